@@ -10,7 +10,7 @@ import (
 // kernModule holds every kernel of package qwen3, compiled for sm_80.
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/llm/qwen3", Arch: "sm_80", PTX: kernPTX}
 
-// matmulF32Kernel launches the kernel matmulF32 (kernels.go:37).
+// matmulF32Kernel launches the kernel matmulF32 (kernels.go:32).
 var matmulF32Kernel = kernMatmulF32Launcher{kern.NewKernel(kern.KernelSpec{
 	Name: "matmulF32", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmulF32", Module: kernModule,
 	Params: []kern.Param{
@@ -24,11 +24,11 @@ var matmulF32Kernel = kernMatmulF32Launcher{kern.NewKernel(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:57:12: integer divide by zero",
-		"panic at kernels.go:58:14: integer divide by zero",
-		"kernels.go:61:18",
-		"kernels.go:61:35",
-		"kernels.go:65:6",
+		"panic at kernels.go:52:12: integer divide by zero",
+		"panic at kernels.go:53:14: integer divide by zero",
+		"kernels.go:56:18",
+		"kernels.go:56:35",
+		"kernels.go:60:6",
 	},
 	Native: func(t gpu.Thread, a []any) {
 		matmulF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(int), a[5].(int))
@@ -48,7 +48,7 @@ func (l kernMatmulF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Bu
 	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
 }
 
-// matmulF16Kernel launches the kernel matmulF16 (kernels.go:42).
+// matmulF16Kernel launches the kernel matmulF16 (kernels.go:37).
 var matmulF16Kernel = kernMatmulF16Launcher{kern.NewKernel(kern.KernelSpec{
 	Name: "matmulF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmulF16", Module: kernModule,
 	Params: []kern.Param{
@@ -62,11 +62,11 @@ var matmulF16Kernel = kernMatmulF16Launcher{kern.NewKernel(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:57:12: integer divide by zero",
-		"panic at kernels.go:58:14: integer divide by zero",
-		"kernels.go:61:18",
-		"kernels.go:61:35",
-		"kernels.go:65:6",
+		"panic at kernels.go:52:12: integer divide by zero",
+		"panic at kernels.go:53:14: integer divide by zero",
+		"kernels.go:56:18",
+		"kernels.go:56:35",
+		"kernels.go:60:6",
 	},
 	Native: func(t gpu.Thread, a []any) {
 		matmulF16(t, a[0].([]float32), a[1].([]float32), a[2].([]gpu.Half), a[3].(int), a[4].(int), a[5].(int))
@@ -86,7 +86,7 @@ func (l kernMatmulF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Bu
 	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
 }
 
-// matmulBF16Kernel launches the kernel matmulBF16 (kernels.go:47).
+// matmulBF16Kernel launches the kernel matmulBF16 (kernels.go:42).
 var matmulBF16Kernel = kernMatmulBF16Launcher{kern.NewKernel(kern.KernelSpec{
 	Name: "matmulBF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmulBF16", Module: kernModule,
 	Params: []kern.Param{
@@ -100,11 +100,11 @@ var matmulBF16Kernel = kernMatmulBF16Launcher{kern.NewKernel(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:57:12: integer divide by zero",
-		"panic at kernels.go:58:14: integer divide by zero",
-		"kernels.go:61:18",
-		"kernels.go:61:35",
-		"kernels.go:65:6",
+		"panic at kernels.go:52:12: integer divide by zero",
+		"panic at kernels.go:53:14: integer divide by zero",
+		"kernels.go:56:18",
+		"kernels.go:56:35",
+		"kernels.go:60:6",
 	},
 	Native: func(t gpu.Thread, a []any) {
 		matmulBF16(t, a[0].([]float32), a[1].([]float32), a[2].([]gpu.BFloat16), a[3].(int), a[4].(int), a[5].(int))
@@ -124,88 +124,177 @@ func (l kernMatmulBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
 }
 
-// attentionKernel launches the kernel attention (kernels.go:70).
-var attentionKernel = kernAttentionLauncher{kern.NewKernel(kern.KernelSpec{
-	Name: "attention", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "attention", Module: kernModule,
+// ropeRowsKernel launches the kernel ropeRows (kernels.go:84).
+var ropeRowsKernel = kernRopeRowsLauncher{kern.NewKernel(kern.KernelSpec{
+	Name: "ropeRows", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "ropeRows", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "pos", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "heads", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "headDim", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "ratio", Kind: kern.ScalarParam, Elem: "float64", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at kernels.go:90:9: integer divide by zero",
+		"panic at kernels.go:91:11: integer divide by zero",
+		"panic at kernels.go:99:22: integer divide by zero",
+		"kernels.go:99:18",
+		"kernels.go:104:13",
+		"kernels.go:104:20",
+		"kernels.go:105:5",
+		"kernels.go:106:5",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		ropeRows(t, a[0].([]float32), a[1].([]float32), a[2].([]int32), a[3].(int), a[4].(int), a[5].(float64))
+	},
+})}
+
+// kernRopeRowsLauncher is the typed launcher of ropeRows.
+type kernRopeRowsLauncher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernRopeRowsLauncher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs ropeRows on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernRopeRowsLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], pos *kern.Buffer[int32], heads int, headDim int, ratio float64) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(pos), kern.ScalarArg(heads), kern.ScalarArg(headDim), kern.ScalarArg(ratio))
+}
+
+// kvWriteKernel launches the kernel kvWrite (kernels.go:116).
+var kvWriteKernel = kernKvWriteLauncher{kern.NewKernel(kern.KernelSpec{
+	Name: "kvWrite", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "kvWrite", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "cache", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "slot", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "kvDim", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at kernels.go:119:19: integer divide by zero",
+		"kernels.go:119:17",
+		"panic at kernels.go:119:35: integer divide by zero",
+		"kernels.go:119:8",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		kvWrite(t, a[0].([]float32), a[1].([]float32), a[2].([]int32), a[3].(int))
+	},
+})}
+
+// kernKvWriteLauncher is the typed launcher of kvWrite.
+type kernKvWriteLauncher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernKvWriteLauncher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs kvWrite on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernKvWriteLauncher) Launch(q kern.Queue, grid kern.Grid, cache *kern.Buffer[float32], x *kern.Buffer[float32], slot *kern.Buffer[int32], kvDim int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(cache), kern.BufferArg(x), kern.BufferArg(slot), kern.ScalarArg(kvDim))
+}
+
+// gatherRowsKernel launches the kernel gatherRows (kernels.go:124).
+var gatherRowsKernel = kernGatherRowsLauncher{kern.NewKernel(kern.KernelSpec{
+	Name: "gatherRows", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "gatherRows", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "rows", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at kernels.go:127:24: integer divide by zero",
+		"kernels.go:127:22",
+		"panic at kernels.go:127:38: integer divide by zero",
+		"kernels.go:127:13",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		gatherRows(t, a[0].([]float32), a[1].([]float32), a[2].([]int32), a[3].(int))
+	},
+})}
+
+// kernGatherRowsLauncher is the typed launcher of gatherRows.
+type kernGatherRowsLauncher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernGatherRowsLauncher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs gatherRows on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernGatherRowsLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], rows *kern.Buffer[int32], cols int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(rows), kern.ScalarArg(cols))
+}
+
+// attentionPagedKernel launches the kernel attentionPaged (kernels.go:132).
+var attentionPagedKernel = kernAttentionPagedLauncher{kern.NewKernel(kern.KernelSpec{
+	Name: "attentionPaged", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "attentionPaged", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
 		{Name: "q", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
 		{Name: "kc", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
 		{Name: "vc", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
 		{Name: "scores", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "pos", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "rowSeq", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
+		{Name: "table", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: false},
 		{Name: "heads", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
 		{Name: "kvHeads", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
 		{Name: "headDim", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "pos0", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "maxPages", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "pageSize", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
 		{Name: "ctx", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
 		{Name: "scale", Kind: kern.ScalarParam, Elem: "float32", Size: 4, Writes: false},
 	},
 	Block:  gpu.Dim3{X: 32, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:72:13: integer divide by zero",
-		"panic at kernels.go:73:11: integer divide by zero",
-		"panic at kernels.go:74:20: integer divide by zero",
-		"panic at kernels.go:74:11: integer divide by zero",
-		"kernels.go:85:17",
-		"kernels.go:85:27",
-		"kernels.go:88:9",
-		"kernels.go:94:22",
-		"kernels.go:95:9",
-		"kernels.go:104:24",
-		"kernels.go:104:34",
-		"kernels.go:106:6",
+		"panic at kernels.go:134:13: integer divide by zero",
+		"panic at kernels.go:135:11: integer divide by zero",
+		"panic at kernels.go:136:20: integer divide by zero",
+		"panic at kernels.go:136:11: integer divide by zero",
+		"kernels.go:137:14",
+		"kernels.go:138:18",
+		"panic at kernels.go:145:25: integer divide by zero",
+		"kernels.go:145:20",
+		"panic at kernels.go:145:49: integer divide by zero",
+		"kernels.go:149:17",
+		"kernels.go:149:27",
+		"kernels.go:152:9",
+		"kernels.go:158:22",
+		"kernels.go:159:9",
+		"panic at kernels.go:168:26: integer divide by zero",
+		"kernels.go:168:21",
+		"panic at kernels.go:168:50: integer divide by zero",
+		"kernels.go:169:24",
+		"kernels.go:169:34",
+		"kernels.go:171:6",
 	},
 	Native: func(t gpu.Thread, a []any) {
-		attention(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(float32))
+		attentionPaged(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]float32), a[4].([]float32), a[5].([]int32), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
 })}
 
-// kernAttentionLauncher is the typed launcher of attention.
-type kernAttentionLauncher struct{ k *kern.Kernel }
+// kernAttentionPagedLauncher is the typed launcher of attentionPaged.
+type kernAttentionPagedLauncher struct{ k *kern.Kernel }
 
 // Kernel returns the untyped kernel, for its Spec and for launching
 // with kern.Arg values.
-func (l kernAttentionLauncher) Kernel() *kern.Kernel { return l.k }
+func (l kernAttentionPagedLauncher) Kernel() *kern.Kernel { return l.k }
 
-// Launch runs attention on q over grid. It returns an error, before running
+// Launch runs attentionPaged on q over grid. It returns an error, before running
 // anything, if an argument or the grid is invalid for the device.
-func (l kernAttentionLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], q_ *kern.Buffer[float32], kc *kern.Buffer[float32], vc *kern.Buffer[float32], scores *kern.Buffer[float32], heads int, kvHeads int, headDim int, pos0 int, ctx int, scale float32) error {
-	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(scores), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(headDim), kern.ScalarArg(pos0), kern.ScalarArg(ctx), kern.ScalarArg(scale))
-}
-
-// copyF32Kernel launches the kernel copyF32 (kernels.go:111).
-var copyF32Kernel = kernCopyF32Launcher{kern.NewKernel(kern.KernelSpec{
-	Name: "copyF32", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "copyF32", Module: kernModule,
-	Params: []kern.Param{
-		{Name: "dst", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "src", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
-		{Name: "dstOff", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "srcOff", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
-	},
-	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
-	Bounds: true,
-	Sites: []string{
-		"kernels.go:114:22",
-		"kernels.go:114:6",
-	},
-	Native: func(t gpu.Thread, a []any) {
-		copyF32(t, a[0].([]float32), a[1].([]float32), a[2].(int), a[3].(int), a[4].(int))
-	},
-})}
-
-// kernCopyF32Launcher is the typed launcher of copyF32.
-type kernCopyF32Launcher struct{ k *kern.Kernel }
-
-// Kernel returns the untyped kernel, for its Spec and for launching
-// with kern.Arg values.
-func (l kernCopyF32Launcher) Kernel() *kern.Kernel { return l.k }
-
-// Launch runs copyF32 on q over grid. It returns an error, before running
-// anything, if an argument or the grid is invalid for the device.
-func (l kernCopyF32Launcher) Launch(q kern.Queue, grid kern.Grid, dst *kern.Buffer[float32], src *kern.Buffer[float32], dstOff int, srcOff int, n int) error {
-	return l.k.Launch(q, grid, kern.BufferArg(dst), kern.BufferArg(src), kern.ScalarArg(dstOff), kern.ScalarArg(srcOff), kern.ScalarArg(n))
+func (l kernAttentionPagedLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], q_ *kern.Buffer[float32], kc *kern.Buffer[float32], vc *kern.Buffer[float32], scores *kern.Buffer[float32], pos *kern.Buffer[int32], rowSeq *kern.Buffer[int32], table *kern.Buffer[int32], heads int, kvHeads int, headDim int, maxPages int, pageSize int, ctx int, scale float32) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(scores), kern.BufferArg(pos), kern.BufferArg(rowSeq), kern.BufferArg(table), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(headDim), kern.ScalarArg(maxPages), kern.ScalarArg(pageSize), kern.ScalarArg(ctx), kern.ScalarArg(scale))
 }
 
 const kernPTX = `//
@@ -238,7 +327,7 @@ const kernPTX = `//
 	.reg .b64 %rd<46>;
 	.reg .f32 %f<15>;
 
-	.loc 1 37 6
+	.loc 1 32 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -253,25 +342,25 @@ const kernPTX = `//
 	ld.param.s64 %rd11, [k];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 1 53 20
+	.loc 1 48 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd12, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd13, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd14, %r2;
-	.loc 1 53 36
+	.loc 1 48 36
 	mov.u32 %r3, %ntid.x;
 	cvt.s64.u32 %rd15, %r3;
 	mov.u32 %r4, %ntid.y;
 	cvt.s64.u32 %rd16, %r4;
 	mov.u32 %r5, %ntid.z;
 	cvt.s64.u32 %rd17, %r5;
-	.loc 1 53 40
+	.loc 1 48 40
 	div.s64 %rd18, %rd15, 32;
-	.loc 1 53 24
+	.loc 1 48 24
 	mul.lo.s64 %rd19, %rd12, %rd18;
-	.loc 1 53 53
+	.loc 1 48 53
 	mov.u32 %r8, %tid.z;
 	mov.u32 %r9, %ntid.y;
 	mov.u32 %r10, %tid.y;
@@ -281,95 +370,95 @@ $L2_entry:
 	mad.lo.u32 %r11, %r7, %r12, %r13;
 	shr.u32 %r6, %r11, 5;
 	cvt.s64.u32 %rd20, %r6;
-	.loc 1 53 45
+	.loc 1 48 45
 	add.s64 %rd21, %rd19, %rd20;
-	.loc 1 54 17
+	.loc 1 49 17
 	mul.lo.s64 %rd22, %rd9, %rd10;
-	.loc 1 54 10
+	.loc 1 49 10
 	setp.ge.s64 %p0, %rd21, %rd22;
 	@%p0 bra $L10_ret_matmulWarp_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ef32w_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 1 57 12
+	.loc 1 52 12
 	setp.eq.s64 %p1, %rd10, 0;
 	@%p1 bra $L13_divzero0;
 	div.s64 %rd23, %rd21, %rd10;
-	.loc 1 58 14
+	.loc 1 53 14
 	setp.eq.s64 %p3, %rd10, 0;
 	@%p3 bra $L14_divzero1;
 	rem.s64 %rd31, %rd21, %rd10;
-	.loc 1 60 17
+	.loc 1 55 17
 	mov.u32 %r17, %laneid;
 	cvt.s64.u32 %rd32, %r17;
 	mov.f32 %f0, 0f00000000;
 	mov.s64 %rd33, %rd32;
 	bra.uni $L5_for_loop;
 $L13_divzero0:
-	.loc 1 57 12
+	.loc 1 52 12
 	mov.u64 %rd24, 0x100000001;
 	mov.u64 %rd25, 0;
 	mov.u64 %rd26, 0;
 	bra.uni $L11_bounds_fail;
 $L14_divzero1:
-	.loc 1 58 14
+	.loc 1 53 14
 	mov.u64 %rd24, 0x100000002;
 	mov.u64 %rd25, 0;
 	mov.u64 %rd26, 0;
 	bra.uni $L11_bounds_fail;
 $L5_for_loop:
-	.loc 1 60 23
+	.loc 1 55 23
 	setp.lt.s64 %p4, %rd33, %rd11;
 	@%p4 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 1 61 20
+	.loc 1 56 20
 	mul.lo.s64 %rd34, %rd23, %rd11;
-	.loc 1 61 22
+	.loc 1 56 22
 	add.s64 %rd35, %rd34, %rd33;
-	.loc 1 61 18
+	.loc 1 56 18
 	setp.hs.u64 %p5, %rd35, %rd5;
 	@%p5 bra $L15_oob2;
 	shl.b64 %rd36, %rd35, 2;
 	add.s64 %rd37, %rd4, %rd36;
 	ld.global.nc.f32 %f1, [%rd37];
-	.loc 1 61 39
+	.loc 1 56 39
 	mul.lo.s64 %rd38, %rd31, %rd11;
-	.loc 1 61 41
+	.loc 1 56 41
 	add.s64 %rd39, %rd38, %rd33;
-	.loc 1 61 35
+	.loc 1 56 35
 	setp.hs.u64 %p6, %rd39, %rd8;
 	@%p6 bra $L16_oob3;
 	shl.b64 %rd40, %rd39, 2;
 	add.s64 %rd41, %rd7, %rd40;
 	ld.global.nc.f32 %f2, [%rd41];
-	.loc 1 61 33
+	.loc 1 56 33
 	bra.uni $L17_entry;
 $L15_oob2:
-	.loc 1 61 18
+	.loc 1 56 18
 	mov.u64 %rd24, 0x100000003;
 	mov.u64 %rd25, %rd35;
 	mov.u64 %rd26, %rd5;
 	bra.uni $L11_bounds_fail;
 $L16_oob3:
-	.loc 1 61 35
+	.loc 1 56 35
 	mov.u64 %rd24, 0x100000004;
 	mov.u64 %rd25, %rd39;
 	mov.u64 %rd26, %rd8;
 	bra.uni $L11_bounds_fail;
 $L17_entry:
-	.loc 1 26 39
+	.loc 1 21 39
 	mov.f32 %f3, %f2;
 	bra.uni $L18_ret_load;
 $L18_ret_load:
-	.loc 1 61 16
+	.loc 1 56 16
 	fma.rn.f32 %f4, %f1, %f3, %f0;
-	.loc 1 60 28
+	.loc 1 55 28
 	add.s64 %rd42, %rd33, 32;
 	mov.f32 %f0, %f4;
 	mov.s64 %rd33, %rd42;
 	bra.uni $L5_for_loop;
 $L7_for_done:
-	.loc 1 63 19
+	.loc 1 58 19
 	shfl.sync.bfly.b32 %f5, %f0, 16, 31, -1;
 	add.rn.f32 %f6, %f0, %f5;
 	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
@@ -380,15 +469,15 @@ $L7_for_done:
 	add.rn.f32 %f12, %f10, %f11;
 	shfl.sync.bfly.b32 %f13, %f12, 1, 31, -1;
 	add.rn.f32 %f14, %f12, %f13;
-	.loc 1 64 11
+	.loc 1 59 11
 	mov.u32 %r18, %laneid;
 	cvt.s64.u32 %rd43, %r18;
-	.loc 1 64 14
+	.loc 1 59 14
 	setp.eq.s64 %p7, %rd43, 0;
 	@%p7 bra $L8_if_then;
 	bra.uni $L10_ret_matmulWarp_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ef32w_u005d;
 $L8_if_then:
-	.loc 1 65 6
+	.loc 1 60 6
 	setp.hs.u64 %p8, %rd21, %rd2;
 	@%p8 bra $L19_oob4;
 	shl.b64 %rd44, %rd21, 2;
@@ -439,7 +528,7 @@ $L10_ret_matmulWarp_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fker
 	.reg .b64 %rd<46>;
 	.reg .f32 %f<15>;
 
-	.loc 1 42 6
+	.loc 1 37 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -454,25 +543,25 @@ $L10_ret_matmulWarp_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fker
 	ld.param.s64 %rd11, [k];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 1 53 20
+	.loc 1 48 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd12, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd13, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd14, %r2;
-	.loc 1 53 36
+	.loc 1 48 36
 	mov.u32 %r3, %ntid.x;
 	cvt.s64.u32 %rd15, %r3;
 	mov.u32 %r4, %ntid.y;
 	cvt.s64.u32 %rd16, %r4;
 	mov.u32 %r5, %ntid.z;
 	cvt.s64.u32 %rd17, %r5;
-	.loc 1 53 40
+	.loc 1 48 40
 	div.s64 %rd18, %rd15, 32;
-	.loc 1 53 24
+	.loc 1 48 24
 	mul.lo.s64 %rd19, %rd12, %rd18;
-	.loc 1 53 53
+	.loc 1 48 53
 	mov.u32 %r8, %tid.z;
 	mov.u32 %r9, %ntid.y;
 	mov.u32 %r10, %tid.y;
@@ -482,97 +571,97 @@ $L2_entry:
 	mad.lo.u32 %r11, %r7, %r12, %r13;
 	shr.u32 %r6, %r11, 5;
 	cvt.s64.u32 %rd20, %r6;
-	.loc 1 53 45
+	.loc 1 48 45
 	add.s64 %rd21, %rd19, %rd20;
-	.loc 1 54 17
+	.loc 1 49 17
 	mul.lo.s64 %rd22, %rd9, %rd10;
-	.loc 1 54 10
+	.loc 1 49 10
 	setp.ge.s64 %p0, %rd21, %rd22;
 	@%p0 bra $L10_ret_matmulWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ef16w_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 1 57 12
+	.loc 1 52 12
 	setp.eq.s64 %p1, %rd10, 0;
 	@%p1 bra $L13_divzero0;
 	div.s64 %rd23, %rd21, %rd10;
-	.loc 1 58 14
+	.loc 1 53 14
 	setp.eq.s64 %p3, %rd10, 0;
 	@%p3 bra $L14_divzero1;
 	rem.s64 %rd31, %rd21, %rd10;
-	.loc 1 60 17
+	.loc 1 55 17
 	mov.u32 %r17, %laneid;
 	cvt.s64.u32 %rd32, %r17;
 	mov.f32 %f0, 0f00000000;
 	mov.s64 %rd33, %rd32;
 	bra.uni $L5_for_loop;
 $L13_divzero0:
-	.loc 1 57 12
+	.loc 1 52 12
 	mov.u64 %rd24, 0x200000001;
 	mov.u64 %rd25, 0;
 	mov.u64 %rd26, 0;
 	bra.uni $L11_bounds_fail;
 $L14_divzero1:
-	.loc 1 58 14
+	.loc 1 53 14
 	mov.u64 %rd24, 0x200000002;
 	mov.u64 %rd25, 0;
 	mov.u64 %rd26, 0;
 	bra.uni $L11_bounds_fail;
 $L5_for_loop:
-	.loc 1 60 23
+	.loc 1 55 23
 	setp.lt.s64 %p4, %rd33, %rd11;
 	@%p4 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 1 61 20
+	.loc 1 56 20
 	mul.lo.s64 %rd34, %rd23, %rd11;
-	.loc 1 61 22
+	.loc 1 56 22
 	add.s64 %rd35, %rd34, %rd33;
-	.loc 1 61 18
+	.loc 1 56 18
 	setp.hs.u64 %p5, %rd35, %rd5;
 	@%p5 bra $L15_oob2;
 	shl.b64 %rd36, %rd35, 2;
 	add.s64 %rd37, %rd4, %rd36;
 	ld.global.nc.f32 %f1, [%rd37];
-	.loc 1 61 39
+	.loc 1 56 39
 	mul.lo.s64 %rd38, %rd31, %rd11;
-	.loc 1 61 41
+	.loc 1 56 41
 	add.s64 %rd39, %rd38, %rd33;
-	.loc 1 61 35
+	.loc 1 56 35
 	setp.hs.u64 %p6, %rd39, %rd8;
 	@%p6 bra $L16_oob3;
 	shl.b64 %rd40, %rd39, 1;
 	add.s64 %rd41, %rd7, %rd40;
 	ld.global.nc.u16 %rs0, [%rd41];
-	.loc 1 61 33
+	.loc 1 56 33
 	bra.uni $L17_entry;
 $L15_oob2:
-	.loc 1 61 18
+	.loc 1 56 18
 	mov.u64 %rd24, 0x200000003;
 	mov.u64 %rd25, %rd35;
 	mov.u64 %rd26, %rd5;
 	bra.uni $L11_bounds_fail;
 $L16_oob3:
-	.loc 1 61 35
+	.loc 1 56 35
 	mov.u64 %rd24, 0x200000004;
 	mov.u64 %rd25, %rd39;
 	mov.u64 %rd26, %rd8;
 	bra.uni $L11_bounds_fail;
 $L17_entry:
-	.loc 1 30 56
+	.loc 1 25 56
 	cvt.f32.f16 %f3, %rs0;
-	.loc 1 30 40
+	.loc 1 25 40
 	mov.f32 %f2, %f3;
 	bra.uni $L18_ret_load;
 $L18_ret_load:
-	.loc 1 61 16
+	.loc 1 56 16
 	fma.rn.f32 %f4, %f1, %f2, %f0;
-	.loc 1 60 28
+	.loc 1 55 28
 	add.s64 %rd42, %rd33, 32;
 	mov.f32 %f0, %f4;
 	mov.s64 %rd33, %rd42;
 	bra.uni $L5_for_loop;
 $L7_for_done:
-	.loc 1 63 19
+	.loc 1 58 19
 	shfl.sync.bfly.b32 %f5, %f0, 16, 31, -1;
 	add.rn.f32 %f6, %f0, %f5;
 	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
@@ -583,15 +672,15 @@ $L7_for_done:
 	add.rn.f32 %f12, %f10, %f11;
 	shfl.sync.bfly.b32 %f13, %f12, 1, 31, -1;
 	add.rn.f32 %f14, %f12, %f13;
-	.loc 1 64 11
+	.loc 1 59 11
 	mov.u32 %r18, %laneid;
 	cvt.s64.u32 %rd43, %r18;
-	.loc 1 64 14
+	.loc 1 59 14
 	setp.eq.s64 %p7, %rd43, 0;
 	@%p7 bra $L8_if_then;
 	bra.uni $L10_ret_matmulWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ef16w_u005d;
 $L8_if_then:
-	.loc 1 65 6
+	.loc 1 60 6
 	setp.hs.u64 %p8, %rd21, %rd2;
 	@%p8 bra $L19_oob4;
 	shl.b64 %rd44, %rd21, 2;
@@ -642,7 +731,7 @@ $L10_ret_matmulWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHal
 	.reg .b64 %rd<46>;
 	.reg .f32 %f<15>;
 
-	.loc 1 47 6
+	.loc 1 42 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -657,25 +746,25 @@ $L10_ret_matmulWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHal
 	ld.param.s64 %rd11, [k];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 1 53 20
+	.loc 1 48 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd12, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd13, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd14, %r2;
-	.loc 1 53 36
+	.loc 1 48 36
 	mov.u32 %r3, %ntid.x;
 	cvt.s64.u32 %rd15, %r3;
 	mov.u32 %r4, %ntid.y;
 	cvt.s64.u32 %rd16, %r4;
 	mov.u32 %r5, %ntid.z;
 	cvt.s64.u32 %rd17, %r5;
-	.loc 1 53 40
+	.loc 1 48 40
 	div.s64 %rd18, %rd15, 32;
-	.loc 1 53 24
+	.loc 1 48 24
 	mul.lo.s64 %rd19, %rd12, %rd18;
-	.loc 1 53 53
+	.loc 1 48 53
 	mov.u32 %r8, %tid.z;
 	mov.u32 %r9, %ntid.y;
 	mov.u32 %r10, %tid.y;
@@ -685,99 +774,99 @@ $L2_entry:
 	mad.lo.u32 %r11, %r7, %r12, %r13;
 	shr.u32 %r6, %r11, 5;
 	cvt.s64.u32 %rd20, %r6;
-	.loc 1 53 45
+	.loc 1 48 45
 	add.s64 %rd21, %rd19, %rd20;
-	.loc 1 54 17
+	.loc 1 49 17
 	mul.lo.s64 %rd22, %rd9, %rd10;
-	.loc 1 54 10
+	.loc 1 49 10
 	setp.ge.s64 %p0, %rd21, %rd22;
 	@%p0 bra $L10_ret_matmulWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ebf16w_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 1 57 12
+	.loc 1 52 12
 	setp.eq.s64 %p1, %rd10, 0;
 	@%p1 bra $L13_divzero0;
 	div.s64 %rd23, %rd21, %rd10;
-	.loc 1 58 14
+	.loc 1 53 14
 	setp.eq.s64 %p3, %rd10, 0;
 	@%p3 bra $L14_divzero1;
 	rem.s64 %rd31, %rd21, %rd10;
-	.loc 1 60 17
+	.loc 1 55 17
 	mov.u32 %r17, %laneid;
 	cvt.s64.u32 %rd32, %r17;
 	mov.f32 %f0, 0f00000000;
 	mov.s64 %rd33, %rd32;
 	bra.uni $L5_for_loop;
 $L13_divzero0:
-	.loc 1 57 12
+	.loc 1 52 12
 	mov.u64 %rd24, 0x300000001;
 	mov.u64 %rd25, 0;
 	mov.u64 %rd26, 0;
 	bra.uni $L11_bounds_fail;
 $L14_divzero1:
-	.loc 1 58 14
+	.loc 1 53 14
 	mov.u64 %rd24, 0x300000002;
 	mov.u64 %rd25, 0;
 	mov.u64 %rd26, 0;
 	bra.uni $L11_bounds_fail;
 $L5_for_loop:
-	.loc 1 60 23
+	.loc 1 55 23
 	setp.lt.s64 %p4, %rd33, %rd11;
 	@%p4 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 1 61 20
+	.loc 1 56 20
 	mul.lo.s64 %rd34, %rd23, %rd11;
-	.loc 1 61 22
+	.loc 1 56 22
 	add.s64 %rd35, %rd34, %rd33;
-	.loc 1 61 18
+	.loc 1 56 18
 	setp.hs.u64 %p5, %rd35, %rd5;
 	@%p5 bra $L15_oob2;
 	shl.b64 %rd36, %rd35, 2;
 	add.s64 %rd37, %rd4, %rd36;
 	ld.global.nc.f32 %f1, [%rd37];
-	.loc 1 61 39
+	.loc 1 56 39
 	mul.lo.s64 %rd38, %rd31, %rd11;
-	.loc 1 61 41
+	.loc 1 56 41
 	add.s64 %rd39, %rd38, %rd33;
-	.loc 1 61 35
+	.loc 1 56 35
 	setp.hs.u64 %p6, %rd39, %rd8;
 	@%p6 bra $L16_oob3;
 	shl.b64 %rd40, %rd39, 1;
 	add.s64 %rd41, %rd7, %rd40;
 	ld.global.nc.u16 %rs0, [%rd41];
-	.loc 1 61 33
+	.loc 1 56 33
 	bra.uni $L17_entry;
 $L15_oob2:
-	.loc 1 61 18
+	.loc 1 56 18
 	mov.u64 %rd24, 0x300000003;
 	mov.u64 %rd25, %rd35;
 	mov.u64 %rd26, %rd5;
 	bra.uni $L11_bounds_fail;
 $L16_oob3:
-	.loc 1 61 35
+	.loc 1 56 35
 	mov.u64 %rd24, 0x300000004;
 	mov.u64 %rd25, %rd39;
 	mov.u64 %rd26, %rd8;
 	bra.uni $L11_bounds_fail;
 $L17_entry:
-	.loc 1 34 61
+	.loc 1 29 61
 	cvt.u32.u16 %r18, %rs0;
 	shl.b32 %r18, %r18, 16;
 	mov.b32 %f3, %r18;
-	.loc 1 34 45
+	.loc 1 29 45
 	mov.f32 %f2, %f3;
 	bra.uni $L18_ret_load;
 $L18_ret_load:
-	.loc 1 61 16
+	.loc 1 56 16
 	fma.rn.f32 %f4, %f1, %f2, %f0;
-	.loc 1 60 28
+	.loc 1 55 28
 	add.s64 %rd42, %rd33, 32;
 	mov.f32 %f0, %f4;
 	mov.s64 %rd33, %rd42;
 	bra.uni $L5_for_loop;
 $L7_for_done:
-	.loc 1 63 19
+	.loc 1 58 19
 	shfl.sync.bfly.b32 %f5, %f0, 16, 31, -1;
 	add.rn.f32 %f6, %f0, %f5;
 	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
@@ -788,15 +877,15 @@ $L7_for_done:
 	add.rn.f32 %f12, %f10, %f11;
 	shfl.sync.bfly.b32 %f13, %f12, 1, 31, -1;
 	add.rn.f32 %f14, %f12, %f13;
-	.loc 1 64 11
+	.loc 1 59 11
 	mov.u32 %r19, %laneid;
 	cvt.s64.u32 %rd43, %r19;
-	.loc 1 64 14
+	.loc 1 59 14
 	setp.eq.s64 %p7, %rd43, 0;
 	@%p7 bra $L8_if_then;
 	bra.uni $L10_ret_matmulWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ebf16w_u005d;
 $L8_if_then:
-	.loc 1 65 6
+	.loc 1 60 6
 	setp.hs.u64 %p8, %rd21, %rd2;
 	@%p8 bra $L19_oob4;
 	shl.b64 %rd44, %rd21, 2;
@@ -828,454 +917,352 @@ $L10_ret_matmulWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFl
 	ret;
 }
 
-.visible .entry attention(
+.visible .entry ropeRows(
 	.param .u64 out_ptr,
 	.param .s64 out_len,
-	.param .u64 q_ptr,
-	.param .s64 q_len,
-	.param .u64 kc_ptr,
-	.param .s64 kc_len,
-	.param .u64 vc_ptr,
-	.param .s64 vc_len,
-	.param .u64 scores_ptr,
-	.param .s64 scores_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .u64 pos_ptr,
+	.param .s64 pos_len,
 	.param .s64 heads,
-	.param .s64 kvHeads,
 	.param .s64 headDim,
-	.param .s64 pos0,
-	.param .s64 ctx,
-	.param .f32 scale
-)
-.maxntid 32, 1, 1
-{
-	.reg .pred %p<19>;
-	.reg .b32 %r<7>;
-	.reg .b64 %rd<79>;
-	.reg .f32 %f<47>;
-
-	.loc 1 70 6
-	ld.param.u64 %rd0, [out_ptr];
-	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [out_len];
-	ld.param.u64 %rd3, [q_ptr];
-	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [q_len];
-	ld.param.u64 %rd6, [kc_ptr];
-	cvta.to.global.u64 %rd7, %rd6;
-	ld.param.s64 %rd8, [kc_len];
-	ld.param.u64 %rd9, [vc_ptr];
-	cvta.to.global.u64 %rd10, %rd9;
-	ld.param.s64 %rd11, [vc_len];
-	ld.param.u64 %rd12, [scores_ptr];
-	cvta.to.global.u64 %rd13, %rd12;
-	ld.param.s64 %rd14, [scores_len];
-	ld.param.s64 %rd15, [heads];
-	ld.param.s64 %rd16, [kvHeads];
-	ld.param.s64 %rd17, [headDim];
-	ld.param.s64 %rd18, [pos0];
-	ld.param.s64 %rd19, [ctx];
-	ld.param.f32 %f0, [scale];
-	bra.uni $L1_entry;
-$L1_entry:
-	.loc 1 71 19
-	mov.u32 %r0, %ctaid.x;
-	cvt.s64.u32 %rd20, %r0;
-	mov.u32 %r1, %ctaid.y;
-	cvt.s64.u32 %rd21, %r1;
-	mov.u32 %r2, %ctaid.z;
-	cvt.s64.u32 %rd22, %r2;
-	.loc 1 72 13
-	setp.eq.s64 %p0, %rd15, 0;
-	@%p0 bra $L19_divzero0;
-	div.s64 %rd23, %rd20, %rd15;
-	.loc 1 73 11
-	setp.eq.s64 %p2, %rd15, 0;
-	@%p2 bra $L20_divzero1;
-	rem.s64 %rd31, %rd20, %rd15;
-	.loc 1 74 20
-	setp.eq.s64 %p3, %rd16, 0;
-	@%p3 bra $L21_divzero2;
-	div.s64 %rd32, %rd15, %rd16;
-	.loc 1 74 11
-	setp.eq.s64 %p4, %rd32, 0;
-	@%p4 bra $L22_divzero3;
-	div.s64 %rd33, %rd31, %rd32;
-	.loc 1 75 12
-	add.s64 %rd34, %rd18, %rd23;
-	.loc 1 75 18
-	add.s64 %rd35, %rd34, 1;
-	.loc 1 76 12
-	mul.lo.s64 %rd36, %rd20, %rd17;
-	.loc 1 77 12
-	mul.lo.s64 %rd37, %rd20, %rd19;
-	.loc 1 78 16
-	mov.u32 %r6, %laneid;
-	cvt.s64.u32 %rd38, %r6;
-	mov.f32 %f1, 0fFF7FC99E;
-	mov.s64 %rd39, %rd38;
-	bra.uni $L2_for_loop;
-$L19_divzero0:
-	.loc 1 72 13
-	mov.u64 %rd24, 0x400000001;
-	mov.u64 %rd25, 0;
-	mov.u64 %rd26, 0;
-	bra.uni $L17_bounds_fail;
-$L20_divzero1:
-	.loc 1 73 11
-	mov.u64 %rd24, 0x400000002;
-	mov.u64 %rd25, 0;
-	mov.u64 %rd26, 0;
-	bra.uni $L17_bounds_fail;
-$L21_divzero2:
-	.loc 1 74 20
-	mov.u64 %rd24, 0x400000003;
-	mov.u64 %rd25, 0;
-	mov.u64 %rd26, 0;
-	bra.uni $L17_bounds_fail;
-$L22_divzero3:
-	.loc 1 74 11
-	mov.u64 %rd24, 0x400000004;
-	mov.u64 %rd25, 0;
-	mov.u64 %rd26, 0;
-	bra.uni $L17_bounds_fail;
-$L2_for_loop:
-	.loc 1 81 19
-	setp.lt.s64 %p5, %rd39, %rd35;
-	@%p5 bra $L3_for_body;
-	bra.uni $L4_for_done;
-$L3_for_body:
-	.loc 1 82 11
-	mul.lo.s64 %rd40, %rd39, %rd16;
-	.loc 1 82 20
-	add.s64 %rd41, %rd40, %rd33;
-	.loc 1 82 27
-	mul.lo.s64 %rd42, %rd41, %rd17;
-	mov.f32 %f2, 0f00000000;
-	mov.s64 %rd43, 0;
-	bra.uni $L5_for_loop;
-$L5_for_loop:
-	.loc 1 84 17
-	setp.lt.s64 %p6, %rd43, %rd17;
-	@%p6 bra $L6_for_body;
-	bra.uni $L7_for_done;
-$L6_for_body:
-	.loc 1 85 20
-	add.s64 %rd44, %rd36, %rd43;
-	.loc 1 85 17
-	setp.hs.u64 %p7, %rd44, %rd5;
-	@%p7 bra $L23_oob4;
-	shl.b64 %rd45, %rd44, 2;
-	add.s64 %rd46, %rd4, %rd45;
-	ld.global.nc.f32 %f3, [%rd46];
-	.loc 1 85 30
-	add.s64 %rd47, %rd42, %rd43;
-	.loc 1 85 27
-	setp.hs.u64 %p8, %rd47, %rd8;
-	@%p8 bra $L24_oob5;
-	shl.b64 %rd48, %rd47, 2;
-	add.s64 %rd49, %rd7, %rd48;
-	ld.global.nc.f32 %f4, [%rd49];
-	.loc 1 85 15
-	fma.rn.f32 %f5, %f3, %f4, %f2;
-	.loc 1 84 28
-	add.s64 %rd50, %rd43, 1;
-	mov.f32 %f2, %f5;
-	mov.s64 %rd43, %rd50;
-	bra.uni $L5_for_loop;
-$L23_oob4:
-	.loc 1 85 17
-	mov.u64 %rd24, 0x400000005;
-	mov.u64 %rd25, %rd44;
-	mov.u64 %rd26, %rd5;
-	bra.uni $L17_bounds_fail;
-$L24_oob5:
-	.loc 1 85 27
-	mov.u64 %rd24, 0x400000006;
-	mov.u64 %rd25, %rd47;
-	mov.u64 %rd26, %rd8;
-	bra.uni $L17_bounds_fail;
-$L7_for_done:
-	.loc 1 87 3
-	mul.rn.f32 %f6, %f2, %f0;
-	.loc 1 88 12
-	add.s64 %rd51, %rd37, %rd39;
-	.loc 1 88 9
-	setp.hs.u64 %p9, %rd51, %rd14;
-	@%p9 bra $L25_oob6;
-	shl.b64 %rd52, %rd51, 2;
-	add.s64 %rd53, %rd13, %rd52;
-	st.global.f32 [%rd53], %f6;
-	.loc 1 89 14
-	max.f32 %f7, %f1, %f6;
-	.loc 1 81 24
-	add.s64 %rd54, %rd39, 32;
-	mov.f32 %f1, %f7;
-	mov.s64 %rd39, %rd54;
-	bra.uni $L2_for_loop;
-$L25_oob6:
-	.loc 1 88 9
-	mov.u64 %rd24, 0x400000007;
-	mov.u64 %rd25, %rd51;
-	mov.u64 %rd26, %rd14;
-	bra.uni $L17_bounds_fail;
-$L4_for_done:
-	.loc 1 91 17
-	shfl.sync.bfly.b32 %f8, %f1, 16, 31, -1;
-	max.NaN.f32 %f9, %f1, %f8;
-	shfl.sync.bfly.b32 %f10, %f9, 8, 31, -1;
-	max.NaN.f32 %f11, %f9, %f10;
-	shfl.sync.bfly.b32 %f12, %f11, 4, 31, -1;
-	max.NaN.f32 %f13, %f11, %f12;
-	shfl.sync.bfly.b32 %f14, %f13, 2, 31, -1;
-	max.NaN.f32 %f15, %f13, %f14;
-	shfl.sync.bfly.b32 %f16, %f15, 1, 31, -1;
-	max.NaN.f32 %f17, %f15, %f16;
-	mov.f32 %f18, 0f00000000;
-	mov.s64 %rd55, %rd38;
-	bra.uni $L8_for_loop;
-$L8_for_loop:
-	.loc 1 93 19
-	setp.lt.s64 %p10, %rd55, %rd35;
-	@%p10 bra $L9_for_body;
-	bra.uni $L10_for_done;
-$L9_for_body:
-	.loc 1 94 25
-	add.s64 %rd56, %rd37, %rd55;
-	.loc 1 94 22
-	setp.hs.u64 %p11, %rd56, %rd14;
-	@%p11 bra $L26_oob7;
-	shl.b64 %rd57, %rd56, 2;
-	add.s64 %rd58, %rd13, %rd57;
-	ld.global.f32 %f19, [%rd58];
-	.loc 1 94 29
-	sub.rn.f32 %f20, %f19, %f17;
-	.loc 1 94 15
-	max.f32 %f21, %f20, 0fC2D00000;
-	min.f32 %f21, %f21, 0f42B20000;
-	mul.rn.f32 %f22, %f21, 0f3FB8AA3B;
-	cvt.rni.f32.f32 %f23, %f22;
-	fma.rn.f32 %f24, %f23, 0fBF317200, %f21;
-	fma.rn.f32 %f24, %f23, 0fB5BFBE8E, %f24;
-	mul.rn.f32 %f24, %f24, 0f3FB8AA3B;
-	ex2.approx.f32 %f25, %f24;
-	mul.rn.f32 %f26, %f23, 0f3F000000;
-	cvt.rmi.f32.f32 %f26, %f26;
-	sub.rn.f32 %f27, %f23, %f26;
-	ex2.approx.f32 %f28, %f26;
-	ex2.approx.f32 %f29, %f27;
-	mul.rn.f32 %f25, %f25, %f28;
-	mul.rn.f32 %f25, %f25, %f29;
-	setp.nan.f32 %p12, %f20, %f20;
-	selp.f32 %f25, %f20, %f25, %p12;
-	.loc 1 95 12
-	add.s64 %rd59, %rd37, %rd55;
-	.loc 1 95 9
-	setp.hs.u64 %p13, %rd59, %rd14;
-	@%p13 bra $L27_oob8;
-	shl.b64 %rd60, %rd59, 2;
-	add.s64 %rd61, %rd13, %rd60;
-	st.global.f32 [%rd61], %f25;
-	.loc 1 96 3
-	add.rn.f32 %f30, %f18, %f25;
-	.loc 1 93 24
-	add.s64 %rd62, %rd55, 32;
-	mov.f32 %f18, %f30;
-	mov.s64 %rd55, %rd62;
-	bra.uni $L8_for_loop;
-$L26_oob7:
-	.loc 1 94 22
-	mov.u64 %rd24, 0x400000008;
-	mov.u64 %rd25, %rd56;
-	mov.u64 %rd26, %rd14;
-	bra.uni $L17_bounds_fail;
-$L27_oob8:
-	.loc 1 95 9
-	mov.u64 %rd24, 0x400000009;
-	mov.u64 %rd25, %rd59;
-	mov.u64 %rd26, %rd14;
-	bra.uni $L17_bounds_fail;
-$L10_for_done:
-	.loc 1 98 19
-	shfl.sync.bfly.b32 %f31, %f18, 16, 31, -1;
-	add.rn.f32 %f32, %f18, %f31;
-	shfl.sync.bfly.b32 %f33, %f32, 8, 31, -1;
-	add.rn.f32 %f34, %f32, %f33;
-	shfl.sync.bfly.b32 %f35, %f34, 4, 31, -1;
-	add.rn.f32 %f36, %f34, %f35;
-	shfl.sync.bfly.b32 %f37, %f36, 2, 31, -1;
-	add.rn.f32 %f38, %f36, %f37;
-	shfl.sync.bfly.b32 %f39, %f38, 1, 31, -1;
-	add.rn.f32 %f40, %f38, %f39;
-	.loc 1 99 12
-	bar.warp.sync -1;
-	.loc 1 100 11
-	div.rn.f32 %f41, 0f3F800000, %f40;
-	mov.s64 %rd63, %rd38;
-	bra.uni $L11_for_loop;
-$L11_for_loop:
-	.loc 1 101 19
-	setp.lt.s64 %p14, %rd63, %rd17;
-	@%p14 bra $L12_for_body;
-	bra.uni $L13_for_done;
-$L12_for_body:
-	mov.f32 %f42, 0f00000000;
-	mov.s64 %rd64, 0;
-	bra.uni $L14_for_loop;
-$L14_for_loop:
-	.loc 1 103 17
-	setp.lt.s64 %p15, %rd64, %rd35;
-	@%p15 bra $L15_for_body;
-	bra.uni $L16_for_done;
-$L15_for_body:
-	.loc 1 104 27
-	add.s64 %rd65, %rd37, %rd64;
-	.loc 1 104 24
-	setp.hs.u64 %p16, %rd65, %rd14;
-	@%p16 bra $L28_oob9;
-	shl.b64 %rd66, %rd65, 2;
-	add.s64 %rd67, %rd13, %rd66;
-	ld.global.f32 %f43, [%rd67];
-	.loc 1 104 37
-	mul.lo.s64 %rd68, %rd64, %rd16;
-	.loc 1 104 45
-	add.s64 %rd69, %rd68, %rd33;
-	.loc 1 104 50
-	mul.lo.s64 %rd70, %rd69, %rd17;
-	.loc 1 104 58
-	add.s64 %rd71, %rd70, %rd63;
-	.loc 1 104 34
-	setp.hs.u64 %p17, %rd71, %rd11;
-	@%p17 bra $L29_oob10;
-	shl.b64 %rd72, %rd71, 2;
-	add.s64 %rd73, %rd10, %rd72;
-	ld.global.nc.f32 %f44, [%rd73];
-	.loc 1 104 17
-	fma.rn.f32 %f45, %f43, %f44, %f42;
-	.loc 1 103 22
-	add.s64 %rd74, %rd64, 1;
-	mov.f32 %f42, %f45;
-	mov.s64 %rd64, %rd74;
-	bra.uni $L14_for_loop;
-$L28_oob9:
-	.loc 1 104 24
-	mov.u64 %rd24, 0x40000000A;
-	mov.u64 %rd25, %rd65;
-	mov.u64 %rd26, %rd14;
-	bra.uni $L17_bounds_fail;
-$L29_oob10:
-	.loc 1 104 34
-	mov.u64 %rd24, 0x40000000B;
-	mov.u64 %rd25, %rd71;
-	mov.u64 %rd26, %rd11;
-	bra.uni $L17_bounds_fail;
-$L16_for_done:
-	.loc 1 106 9
-	add.s64 %rd75, %rd36, %rd63;
-	.loc 1 106 19
-	mul.rn.f32 %f46, %f42, %f41;
-	.loc 1 106 6
-	setp.hs.u64 %p18, %rd75, %rd2;
-	@%p18 bra $L30_oob11;
-	shl.b64 %rd76, %rd75, 2;
-	add.s64 %rd77, %rd1, %rd76;
-	st.global.f32 [%rd77], %f46;
-	.loc 1 101 30
-	add.s64 %rd78, %rd63, 32;
-	mov.s64 %rd63, %rd78;
-	bra.uni $L11_for_loop;
-$L30_oob11:
-	.loc 1 106 6
-	mov.u64 %rd24, 0x40000000C;
-	mov.u64 %rd25, %rd75;
-	mov.u64 %rd26, %rd2;
-	bra.uni $L17_bounds_fail;
-$L17_bounds_fail:
-	atom.global.cas.b64 %rd27, [kern_error], 0, %rd24;
-	setp.eq.u64 %p1, %rd27, 0;
-	@!%p1 bra $L18_bounds_exit;
-	st.global.u64 [kern_error+8], %rd25;
-	st.global.u64 [kern_error+16], %rd26;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd28, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd29, %r5;
-	add.s64 %rd30, %rd28, %rd29;
-	st.global.u64 [kern_error+24], %rd30;
-	bra.uni $L18_bounds_exit;
-$L18_bounds_exit:
-	exit;
-$L13_for_done:
-	ret;
-}
-
-.visible .entry copyF32(
-	.param .u64 dst_ptr,
-	.param .s64 dst_len,
-	.param .u64 src_ptr,
-	.param .s64 src_len,
-	.param .s64 dstOff,
-	.param .s64 srcOff,
-	.param .s64 n
+	.param .f64 ratio
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<4>;
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<25>;
-	.reg .f32 %f<1>;
+	.reg .pred %p<12>;
+	.reg .b32 %r<7>;
+	.reg .b64 %rd<43>;
+	.reg .f32 %f<16>;
+	.reg .f64 %fd<15>;
 
-	.loc 1 111 6
-	ld.param.u64 %rd0, [dst_ptr];
+	.loc 1 84 6
+	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
-	ld.param.s64 %rd2, [dst_len];
-	ld.param.u64 %rd3, [src_ptr];
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
 	cvta.to.global.u64 %rd4, %rd3;
-	ld.param.s64 %rd5, [src_len];
-	ld.param.s64 %rd6, [dstOff];
-	ld.param.s64 %rd7, [srcOff];
-	ld.param.s64 %rd8, [n];
+	ld.param.s64 %rd5, [x_len];
+	ld.param.u64 %rd6, [pos_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [pos_len];
+	ld.param.s64 %rd9, [heads];
+	ld.param.s64 %rd10, [headDim];
+	ld.param.f64 %fd0, [ratio];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 1 112 16
+	.loc 1 85 18
+	div.s64 %rd11, %rd10, 2;
+	.loc 1 86 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
-	mul.wide.u32 %rd9, %r0, %r1;
+	mul.wide.u32 %rd12, %r0, %r1;
 	mov.u32 %r2, %tid.x;
-	cvt.u64.u32 %rd10, %r2;
-	add.s64 %rd11, %rd9, %rd10;
-	.loc 1 113 7
-	setp.lt.s64 %p0, %rd11, %rd8;
+	cvt.u64.u32 %rd13, %r2;
+	add.s64 %rd14, %rd12, %rd13;
+	.loc 1 87 16
+	div.s64 %rd15, %rd5, 2;
+	.loc 1 87 7
+	setp.ge.s64 %p0, %rd14, %rd15;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 1 114 13
-	add.s64 %rd12, %rd6, %rd11;
-	.loc 1 114 29
-	add.s64 %rd13, %rd7, %rd11;
-	.loc 1 114 22
-	setp.hs.u64 %p1, %rd13, %rd5;
-	@%p1 bra $L6_oob0;
-	shl.b64 %rd21, %rd13, 2;
-	add.s64 %rd22, %rd4, %rd21;
-	ld.global.nc.f32 %f0, [%rd22];
-	.loc 1 114 6
-	setp.hs.u64 %p3, %rd12, %rd2;
-	@%p3 bra $L7_oob1;
-	shl.b64 %rd23, %rd12, 2;
-	add.s64 %rd24, %rd1, %rd23;
-	st.global.f32 [%rd24], %f0;
+	.loc 1 88 3
+	ret;
+$L3_if_done:
+	.loc 1 90 9
+	setp.eq.s64 %p1, %rd11, 0;
+	@%p1 bra $L11_divzero0;
+	rem.s64 %rd16, %rd14, %rd11;
+	.loc 1 91 11
+	setp.eq.s64 %p3, %rd11, 0;
+	@%p3 bra $L12_divzero1;
+	div.s64 %rd24, %rd14, %rd11;
+	mov.f64 %fd1, 0d3FF0000000000000;
+	mov.f64 %fd2, %fd0;
+	mov.s64 %rd25, %rd16;
+	bra.uni $L4_for_loop;
+$L11_divzero0:
+	.loc 1 90 9
+	mov.u64 %rd17, 0x400000001;
+	mov.u64 %rd18, 0;
+	mov.u64 %rd19, 0;
+	bra.uni $L9_bounds_fail;
+$L12_divzero1:
+	.loc 1 91 11
+	mov.u64 %rd17, 0x400000002;
+	mov.u64 %rd18, 0;
+	mov.u64 %rd19, 0;
+	bra.uni $L9_bounds_fail;
+$L4_for_loop:
+	.loc 1 93 16
+	setp.gt.s64 %p4, %rd25, 0;
+	@%p4 bra $L5_for_body;
+	bra.uni $L6_for_done;
+$L5_for_body:
+	.loc 1 94 7
+	and.b64 %rd26, %rd25, 1;
+	.loc 1 94 10
+	setp.ne.s64 %p5, %rd26, 0;
+	@%p5 bra $L7_if_then;
+	bra.uni $L13_edge;
+$L7_if_then:
+	.loc 1 95 4
+	mul.rn.f64 %fd4, %fd1, %fd2;
+	mov.f64 %fd3, %fd4;
+	bra.uni $L8_if_done;
+$L13_edge:
+	mov.f64 %fd3, %fd1;
+	bra.uni $L8_if_done;
+$L8_if_done:
+	.loc 1 97 3
+	mul.rn.f64 %fd5, %fd2, %fd2;
+	.loc 1 93 21
+	shr.s64 %rd27, %rd25, 1;
+	mov.f64 %fd1, %fd3;
+	mov.f64 %fd2, %fd5;
+	mov.s64 %rd25, %rd27;
+	bra.uni $L4_for_loop;
+$L6_for_done:
+	.loc 1 99 22
+	setp.eq.s64 %p6, %rd9, 0;
+	@%p6 bra $L14_divzero2;
+	div.s64 %rd28, %rd24, %rd9;
+	.loc 1 99 18
+	setp.hs.u64 %p7, %rd28, %rd8;
+	@%p7 bra $L15_oob3;
+	shl.b64 %rd29, %rd28, 2;
+	add.s64 %rd30, %rd7, %rd29;
+	ld.global.nc.s32 %r6, [%rd30];
+	.loc 1 99 14
+	cvt.rn.f64.s32 %fd6, %r6;
+	.loc 1 99 31
+	mul.rn.f64 %fd7, %fd6, %fd1;
+	.loc 1 100 19
+	mul.rn.f64 %fd8, %fd7, 0d3FC45F306DC9C883;
+	.loc 1 100 36
+	add.rn.f64 %fd9, %fd8, 0d3FE0000000000000;
+	.loc 1 100 17
+	cvt.rmi.f64.f64 %fd10, %fd9;
+	.loc 1 101 12
+	mul.rn.f64 %fd11, %fd10, 0d401921FB54442D18;
+	.loc 1 101 9
+	sub.rn.f64 %fd12, %fd7, %fd11;
+	.loc 1 101 24
+	mul.rn.f64 %fd13, %fd10, 0d3CB1A62633145C07;
+	.loc 1 101 21
+	sub.rn.f64 %fd14, %fd12, %fd13;
+	.loc 1 102 29
+	cvt.rn.f32.f64 %f0, %fd14;
+	.loc 1 102 21
+	mul.rn.f32 %f1, %f0, 0f3E22F983;
+	cvt.rni.f32.f32 %f1, %f1;
+	fma.rn.f32 %f2, %f1, 0fC0C90000, %f0;
+	fma.rn.f32 %f2, %f1, 0fBAFDAA22, %f2;
+	fma.rn.f32 %f2, %f1, 0fAD346000, %f2;
+	sin.approx.f32 %f3, %f2;
+	.loc 1 102 50
+	cvt.rn.f32.f64 %f4, %fd14;
+	.loc 1 102 42
+	mul.rn.f32 %f5, %f4, 0f3E22F983;
+	cvt.rni.f32.f32 %f5, %f5;
+	fma.rn.f32 %f6, %f5, 0fC0C90000, %f4;
+	fma.rn.f32 %f6, %f5, 0fBAFDAA22, %f6;
+	fma.rn.f32 %f6, %f5, 0fAD346000, %f6;
+	cos.approx.f32 %f7, %f6;
+	.loc 1 103 11
+	mul.lo.s64 %rd31, %rd24, %rd10;
+	.loc 1 103 20
+	add.s64 %rd32, %rd31, %rd16;
+	.loc 1 104 13
+	setp.hs.u64 %p8, %rd32, %rd5;
+	@%p8 bra $L16_oob4;
+	shl.b64 %rd33, %rd32, 2;
+	add.s64 %rd34, %rd4, %rd33;
+	ld.global.nc.f32 %f8, [%rd34];
+	.loc 1 104 23
+	add.s64 %rd35, %rd32, %rd11;
+	.loc 1 104 20
+	setp.hs.u64 %p9, %rd35, %rd5;
+	@%p9 bra $L17_oob5;
+	shl.b64 %rd36, %rd35, 2;
+	add.s64 %rd37, %rd4, %rd36;
+	ld.global.nc.f32 %f9, [%rd37];
+	.loc 1 105 14
+	mul.rn.f32 %f10, %f8, %f7;
+	.loc 1 105 23
+	mul.rn.f32 %f11, %f9, %f3;
+	.loc 1 105 19
+	sub.rn.f32 %f12, %f10, %f11;
+	.loc 1 105 5
+	setp.hs.u64 %p10, %rd32, %rd2;
+	@%p10 bra $L18_oob6;
+	shl.b64 %rd38, %rd32, 2;
+	add.s64 %rd39, %rd1, %rd38;
+	st.global.f32 [%rd39], %f12;
+	.loc 1 106 8
+	add.s64 %rd40, %rd32, %rd11;
+	.loc 1 106 19
+	mul.rn.f32 %f13, %f9, %f7;
+	.loc 1 106 28
+	mul.rn.f32 %f14, %f8, %f3;
+	.loc 1 106 24
+	add.rn.f32 %f15, %f13, %f14;
+	.loc 1 106 5
+	setp.hs.u64 %p11, %rd40, %rd2;
+	@%p11 bra $L19_oob7;
+	shl.b64 %rd41, %rd40, 2;
+	add.s64 %rd42, %rd1, %rd41;
+	st.global.f32 [%rd42], %f15;
+	ret;
+$L14_divzero2:
+	.loc 1 99 22
+	mov.u64 %rd17, 0x400000003;
+	mov.u64 %rd18, 0;
+	mov.u64 %rd19, 0;
+	bra.uni $L9_bounds_fail;
+$L15_oob3:
+	.loc 1 99 18
+	mov.u64 %rd17, 0x400000004;
+	mov.u64 %rd18, %rd28;
+	mov.u64 %rd19, %rd8;
+	bra.uni $L9_bounds_fail;
+$L16_oob4:
+	.loc 1 104 13
+	mov.u64 %rd17, 0x400000005;
+	mov.u64 %rd18, %rd32;
+	mov.u64 %rd19, %rd5;
+	bra.uni $L9_bounds_fail;
+$L17_oob5:
+	.loc 1 104 20
+	mov.u64 %rd17, 0x400000006;
+	mov.u64 %rd18, %rd35;
+	mov.u64 %rd19, %rd5;
+	bra.uni $L9_bounds_fail;
+$L18_oob6:
+	.loc 1 105 5
+	mov.u64 %rd17, 0x400000007;
+	mov.u64 %rd18, %rd32;
+	mov.u64 %rd19, %rd2;
+	bra.uni $L9_bounds_fail;
+$L19_oob7:
+	.loc 1 106 5
+	mov.u64 %rd17, 0x400000008;
+	mov.u64 %rd18, %rd40;
+	mov.u64 %rd19, %rd2;
+	bra.uni $L9_bounds_fail;
+$L9_bounds_fail:
+	atom.global.cas.b64 %rd20, [kern_error], 0, %rd17;
+	setp.eq.u64 %p2, %rd20, 0;
+	@!%p2 bra $L10_bounds_exit;
+	st.global.u64 [kern_error+8], %rd18;
+	st.global.u64 [kern_error+16], %rd19;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd21, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd22, %r5;
+	add.s64 %rd23, %rd21, %rd22;
+	st.global.u64 [kern_error+24], %rd23;
+	bra.uni $L10_bounds_exit;
+$L10_bounds_exit:
+	exit;
+}
+
+.visible .entry kvWrite(
+	.param .u64 cache_ptr,
+	.param .s64 cache_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .u64 slot_ptr,
+	.param .s64 slot_len,
+	.param .s64 kvDim
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<6>;
+	.reg .b32 %r<7>;
+	.reg .b64 %rd<31>;
+	.reg .f32 %f<1>;
+
+	.loc 1 116 6
+	ld.param.u64 %rd0, [cache_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [cache_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	ld.param.u64 %rd6, [slot_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [slot_len];
+	ld.param.s64 %rd9, [kvDim];
+	bra.uni $L1_entry;
+$L1_entry:
+	.loc 1 117 16
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd10, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd11, %r2;
+	add.s64 %rd12, %rd10, %rd11;
+	.loc 1 118 7
+	setp.lt.s64 %p0, %rd12, %rd5;
+	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
-$L6_oob0:
-	.loc 1 114 22
+$L2_if_then:
+	.loc 1 119 19
+	setp.eq.s64 %p1, %rd9, 0;
+	@%p1 bra $L6_divzero0;
+	div.s64 %rd13, %rd12, %rd9;
+	.loc 1 119 17
+	setp.hs.u64 %p3, %rd13, %rd8;
+	@%p3 bra $L7_oob1;
+	shl.b64 %rd21, %rd13, 2;
+	add.s64 %rd22, %rd7, %rd21;
+	ld.global.nc.s32 %r6, [%rd22];
+	.loc 1 119 12
+	cvt.s64.s32 %rd23, %r6;
+	.loc 1 119 27
+	mul.lo.s64 %rd24, %rd23, %rd9;
+	.loc 1 119 35
+	setp.eq.s64 %p4, %rd9, 0;
+	@%p4 bra $L8_divzero2;
+	rem.s64 %rd25, %rd12, %rd9;
+	.loc 1 119 33
+	add.s64 %rd26, %rd24, %rd25;
+	.loc 1 119 46
+	shl.b64 %rd27, %rd12, 2;
+	add.s64 %rd28, %rd4, %rd27;
+	ld.global.nc.f32 %f0, [%rd28];
+	.loc 1 119 8
+	setp.hs.u64 %p5, %rd26, %rd2;
+	@%p5 bra $L9_oob3;
+	shl.b64 %rd29, %rd26, 2;
+	add.s64 %rd30, %rd1, %rd29;
+	st.global.f32 [%rd30], %f0;
+	bra.uni $L3_if_done;
+$L6_divzero0:
+	.loc 1 119 19
 	mov.u64 %rd14, 0x500000001;
-	mov.u64 %rd15, %rd13;
-	mov.u64 %rd16, %rd5;
+	mov.u64 %rd15, 0;
+	mov.u64 %rd16, 0;
 	bra.uni $L4_bounds_fail;
 $L7_oob1:
-	.loc 1 114 6
+	.loc 1 119 17
 	mov.u64 %rd14, 0x500000002;
-	mov.u64 %rd15, %rd12;
+	mov.u64 %rd15, %rd13;
+	mov.u64 %rd16, %rd8;
+	bra.uni $L4_bounds_fail;
+$L8_divzero2:
+	.loc 1 119 35
+	mov.u64 %rd14, 0x500000003;
+	mov.u64 %rd15, 0;
+	mov.u64 %rd16, 0;
+	bra.uni $L4_bounds_fail;
+$L9_oob3:
+	.loc 1 119 8
+	mov.u64 %rd14, 0x500000004;
+	mov.u64 %rd15, %rd26;
 	mov.u64 %rd16, %rd2;
 	bra.uni $L4_bounds_fail;
 $L4_bounds_fail:
@@ -1295,6 +1282,628 @@ $L4_bounds_fail:
 $L5_bounds_exit:
 	exit;
 $L3_if_done:
+	ret;
+}
+
+.visible .entry gatherRows(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .u64 rows_ptr,
+	.param .s64 rows_len,
+	.param .s64 cols
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<6>;
+	.reg .b32 %r<7>;
+	.reg .b64 %rd<31>;
+	.reg .f32 %f<1>;
+
+	.loc 1 124 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	ld.param.u64 %rd6, [rows_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [rows_len];
+	ld.param.s64 %rd9, [cols];
+	bra.uni $L1_entry;
+$L1_entry:
+	.loc 1 125 16
+	mov.u32 %r0, %ctaid.x;
+	mov.u32 %r1, %ntid.x;
+	mul.wide.u32 %rd10, %r0, %r1;
+	mov.u32 %r2, %tid.x;
+	cvt.u64.u32 %rd11, %r2;
+	add.s64 %rd12, %rd10, %rd11;
+	.loc 1 126 7
+	setp.lt.s64 %p0, %rd12, %rd2;
+	@%p0 bra $L2_if_then;
+	bra.uni $L3_if_done;
+$L2_if_then:
+	.loc 1 127 24
+	setp.eq.s64 %p1, %rd9, 0;
+	@%p1 bra $L6_divzero0;
+	div.s64 %rd13, %rd12, %rd9;
+	.loc 1 127 22
+	setp.hs.u64 %p3, %rd13, %rd8;
+	@%p3 bra $L7_oob1;
+	shl.b64 %rd21, %rd13, 2;
+	add.s64 %rd22, %rd7, %rd21;
+	ld.global.nc.s32 %r6, [%rd22];
+	.loc 1 127 17
+	cvt.s64.s32 %rd23, %r6;
+	.loc 1 127 31
+	mul.lo.s64 %rd24, %rd23, %rd9;
+	.loc 1 127 38
+	setp.eq.s64 %p4, %rd9, 0;
+	@%p4 bra $L8_divzero2;
+	rem.s64 %rd25, %rd12, %rd9;
+	.loc 1 127 36
+	add.s64 %rd26, %rd24, %rd25;
+	.loc 1 127 13
+	setp.hs.u64 %p5, %rd26, %rd5;
+	@%p5 bra $L9_oob3;
+	shl.b64 %rd27, %rd26, 2;
+	add.s64 %rd28, %rd4, %rd27;
+	ld.global.nc.f32 %f0, [%rd28];
+	.loc 1 127 6
+	shl.b64 %rd29, %rd12, 2;
+	add.s64 %rd30, %rd1, %rd29;
+	st.global.f32 [%rd30], %f0;
+	bra.uni $L3_if_done;
+$L6_divzero0:
+	.loc 1 127 24
+	mov.u64 %rd14, 0x600000001;
+	mov.u64 %rd15, 0;
+	mov.u64 %rd16, 0;
+	bra.uni $L4_bounds_fail;
+$L7_oob1:
+	.loc 1 127 22
+	mov.u64 %rd14, 0x600000002;
+	mov.u64 %rd15, %rd13;
+	mov.u64 %rd16, %rd8;
+	bra.uni $L4_bounds_fail;
+$L8_divzero2:
+	.loc 1 127 38
+	mov.u64 %rd14, 0x600000003;
+	mov.u64 %rd15, 0;
+	mov.u64 %rd16, 0;
+	bra.uni $L4_bounds_fail;
+$L9_oob3:
+	.loc 1 127 13
+	mov.u64 %rd14, 0x600000004;
+	mov.u64 %rd15, %rd26;
+	mov.u64 %rd16, %rd5;
+	bra.uni $L4_bounds_fail;
+$L4_bounds_fail:
+	atom.global.cas.b64 %rd17, [kern_error], 0, %rd14;
+	setp.eq.u64 %p2, %rd17, 0;
+	@!%p2 bra $L5_bounds_exit;
+	st.global.u64 [kern_error+8], %rd15;
+	st.global.u64 [kern_error+16], %rd16;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd18, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd19, %r5;
+	add.s64 %rd20, %rd18, %rd19;
+	st.global.u64 [kern_error+24], %rd20;
+	bra.uni $L5_bounds_exit;
+$L5_bounds_exit:
+	exit;
+$L3_if_done:
+	ret;
+}
+
+.visible .entry attentionPaged(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 q_ptr,
+	.param .s64 q_len,
+	.param .u64 kc_ptr,
+	.param .s64 kc_len,
+	.param .u64 vc_ptr,
+	.param .s64 vc_len,
+	.param .u64 scores_ptr,
+	.param .s64 scores_len,
+	.param .u64 pos_ptr,
+	.param .s64 pos_len,
+	.param .u64 rowSeq_ptr,
+	.param .s64 rowSeq_len,
+	.param .u64 table_ptr,
+	.param .s64 table_len,
+	.param .s64 heads,
+	.param .s64 kvHeads,
+	.param .s64 headDim,
+	.param .s64 maxPages,
+	.param .s64 pageSize,
+	.param .s64 ctx,
+	.param .f32 scale
+)
+.maxntid 32, 1, 1
+{
+	.reg .pred %p<27>;
+	.reg .b32 %r<11>;
+	.reg .b64 %rd<111>;
+	.reg .f32 %f<47>;
+
+	.loc 1 132 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [q_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [q_len];
+	ld.param.u64 %rd6, [kc_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [kc_len];
+	ld.param.u64 %rd9, [vc_ptr];
+	cvta.to.global.u64 %rd10, %rd9;
+	ld.param.s64 %rd11, [vc_len];
+	ld.param.u64 %rd12, [scores_ptr];
+	cvta.to.global.u64 %rd13, %rd12;
+	ld.param.s64 %rd14, [scores_len];
+	ld.param.u64 %rd15, [pos_ptr];
+	cvta.to.global.u64 %rd16, %rd15;
+	ld.param.s64 %rd17, [pos_len];
+	ld.param.u64 %rd18, [rowSeq_ptr];
+	cvta.to.global.u64 %rd19, %rd18;
+	ld.param.s64 %rd20, [rowSeq_len];
+	ld.param.u64 %rd21, [table_ptr];
+	cvta.to.global.u64 %rd22, %rd21;
+	ld.param.s64 %rd23, [table_len];
+	ld.param.s64 %rd24, [heads];
+	ld.param.s64 %rd25, [kvHeads];
+	ld.param.s64 %rd26, [headDim];
+	ld.param.s64 %rd27, [maxPages];
+	ld.param.s64 %rd28, [pageSize];
+	ld.param.s64 %rd29, [ctx];
+	ld.param.f32 %f0, [scale];
+	bra.uni $L1_entry;
+$L1_entry:
+	.loc 1 133 19
+	mov.u32 %r0, %ctaid.x;
+	cvt.s64.u32 %rd30, %r0;
+	mov.u32 %r1, %ctaid.y;
+	cvt.s64.u32 %rd31, %r1;
+	mov.u32 %r2, %ctaid.z;
+	cvt.s64.u32 %rd32, %r2;
+	.loc 1 134 13
+	setp.eq.s64 %p0, %rd24, 0;
+	@%p0 bra $L19_divzero0;
+	div.s64 %rd33, %rd30, %rd24;
+	.loc 1 135 11
+	setp.eq.s64 %p2, %rd24, 0;
+	@%p2 bra $L20_divzero1;
+	rem.s64 %rd41, %rd30, %rd24;
+	.loc 1 136 20
+	setp.eq.s64 %p3, %rd25, 0;
+	@%p3 bra $L21_divzero2;
+	div.s64 %rd42, %rd24, %rd25;
+	.loc 1 136 11
+	setp.eq.s64 %p4, %rd42, 0;
+	@%p4 bra $L22_divzero3;
+	div.s64 %rd43, %rd41, %rd42;
+	.loc 1 137 14
+	setp.hs.u64 %p5, %rd33, %rd17;
+	@%p5 bra $L23_oob4;
+	shl.b64 %rd44, %rd33, 2;
+	add.s64 %rd45, %rd16, %rd44;
+	ld.global.nc.s32 %r6, [%rd45];
+	.loc 1 137 10
+	cvt.s64.s32 %rd46, %r6;
+	.loc 1 137 21
+	add.s64 %rd47, %rd46, 1;
+	.loc 1 138 18
+	setp.hs.u64 %p6, %rd33, %rd20;
+	@%p6 bra $L24_oob5;
+	shl.b64 %rd48, %rd33, 2;
+	add.s64 %rd49, %rd19, %rd48;
+	ld.global.nc.s32 %r7, [%rd49];
+	.loc 1 138 11
+	cvt.s64.s32 %rd50, %r7;
+	.loc 1 138 25
+	mul.lo.s64 %rd51, %rd50, %rd27;
+	.loc 1 139 12
+	mul.lo.s64 %rd52, %rd30, %rd26;
+	.loc 1 140 12
+	mul.lo.s64 %rd53, %rd30, %rd29;
+	.loc 1 141 16
+	mov.u32 %r8, %laneid;
+	cvt.s64.u32 %rd54, %r8;
+	mov.f32 %f1, 0fFF7FC99E;
+	mov.s64 %rd55, %rd54;
+	bra.uni $L2_for_loop;
+$L19_divzero0:
+	.loc 1 134 13
+	mov.u64 %rd34, 0x700000001;
+	mov.u64 %rd35, 0;
+	mov.u64 %rd36, 0;
+	bra.uni $L17_bounds_fail;
+$L20_divzero1:
+	.loc 1 135 11
+	mov.u64 %rd34, 0x700000002;
+	mov.u64 %rd35, 0;
+	mov.u64 %rd36, 0;
+	bra.uni $L17_bounds_fail;
+$L21_divzero2:
+	.loc 1 136 20
+	mov.u64 %rd34, 0x700000003;
+	mov.u64 %rd35, 0;
+	mov.u64 %rd36, 0;
+	bra.uni $L17_bounds_fail;
+$L22_divzero3:
+	.loc 1 136 11
+	mov.u64 %rd34, 0x700000004;
+	mov.u64 %rd35, 0;
+	mov.u64 %rd36, 0;
+	bra.uni $L17_bounds_fail;
+$L23_oob4:
+	.loc 1 137 14
+	mov.u64 %rd34, 0x700000005;
+	mov.u64 %rd35, %rd33;
+	mov.u64 %rd36, %rd17;
+	bra.uni $L17_bounds_fail;
+$L24_oob5:
+	.loc 1 138 18
+	mov.u64 %rd34, 0x700000006;
+	mov.u64 %rd35, %rd33;
+	mov.u64 %rd36, %rd20;
+	bra.uni $L17_bounds_fail;
+$L2_for_loop:
+	.loc 1 144 19
+	setp.lt.s64 %p7, %rd55, %rd47;
+	@%p7 bra $L3_for_body;
+	bra.uni $L4_for_done;
+$L3_for_body:
+	.loc 1 145 25
+	setp.eq.s64 %p8, %rd28, 0;
+	@%p8 bra $L25_divzero6;
+	div.s64 %rd56, %rd55, %rd28;
+	.loc 1 145 23
+	add.s64 %rd57, %rd51, %rd56;
+	.loc 1 145 20
+	setp.hs.u64 %p9, %rd57, %rd23;
+	@%p9 bra $L26_oob7;
+	shl.b64 %rd58, %rd57, 2;
+	add.s64 %rd59, %rd22, %rd58;
+	ld.global.nc.s32 %r9, [%rd59];
+	.loc 1 145 14
+	cvt.s64.s32 %rd60, %r9;
+	.loc 1 145 36
+	mul.lo.s64 %rd61, %rd60, %rd28;
+	.loc 1 145 49
+	setp.eq.s64 %p10, %rd28, 0;
+	@%p10 bra $L27_divzero8;
+	rem.s64 %rd62, %rd55, %rd28;
+	.loc 1 145 46
+	add.s64 %rd63, %rd61, %rd62;
+	.loc 1 146 14
+	mul.lo.s64 %rd64, %rd63, %rd25;
+	.loc 1 146 23
+	add.s64 %rd65, %rd64, %rd43;
+	.loc 1 146 30
+	mul.lo.s64 %rd66, %rd65, %rd26;
+	mov.f32 %f2, 0f00000000;
+	mov.s64 %rd67, 0;
+	bra.uni $L5_for_loop;
+$L25_divzero6:
+	.loc 1 145 25
+	mov.u64 %rd34, 0x700000007;
+	mov.u64 %rd35, 0;
+	mov.u64 %rd36, 0;
+	bra.uni $L17_bounds_fail;
+$L26_oob7:
+	.loc 1 145 20
+	mov.u64 %rd34, 0x700000008;
+	mov.u64 %rd35, %rd57;
+	mov.u64 %rd36, %rd23;
+	bra.uni $L17_bounds_fail;
+$L27_divzero8:
+	.loc 1 145 49
+	mov.u64 %rd34, 0x700000009;
+	mov.u64 %rd35, 0;
+	mov.u64 %rd36, 0;
+	bra.uni $L17_bounds_fail;
+$L5_for_loop:
+	.loc 1 148 17
+	setp.lt.s64 %p11, %rd67, %rd26;
+	@%p11 bra $L6_for_body;
+	bra.uni $L7_for_done;
+$L6_for_body:
+	.loc 1 149 20
+	add.s64 %rd68, %rd52, %rd67;
+	.loc 1 149 17
+	setp.hs.u64 %p12, %rd68, %rd5;
+	@%p12 bra $L28_oob9;
+	shl.b64 %rd69, %rd68, 2;
+	add.s64 %rd70, %rd4, %rd69;
+	ld.global.nc.f32 %f3, [%rd70];
+	.loc 1 149 30
+	add.s64 %rd71, %rd66, %rd67;
+	.loc 1 149 27
+	setp.hs.u64 %p13, %rd71, %rd8;
+	@%p13 bra $L29_oob10;
+	shl.b64 %rd72, %rd71, 2;
+	add.s64 %rd73, %rd7, %rd72;
+	ld.global.nc.f32 %f4, [%rd73];
+	.loc 1 149 15
+	fma.rn.f32 %f5, %f3, %f4, %f2;
+	.loc 1 148 28
+	add.s64 %rd74, %rd67, 1;
+	mov.f32 %f2, %f5;
+	mov.s64 %rd67, %rd74;
+	bra.uni $L5_for_loop;
+$L28_oob9:
+	.loc 1 149 17
+	mov.u64 %rd34, 0x70000000A;
+	mov.u64 %rd35, %rd68;
+	mov.u64 %rd36, %rd5;
+	bra.uni $L17_bounds_fail;
+$L29_oob10:
+	.loc 1 149 27
+	mov.u64 %rd34, 0x70000000B;
+	mov.u64 %rd35, %rd71;
+	mov.u64 %rd36, %rd8;
+	bra.uni $L17_bounds_fail;
+$L7_for_done:
+	.loc 1 151 3
+	mul.rn.f32 %f6, %f2, %f0;
+	.loc 1 152 12
+	add.s64 %rd75, %rd53, %rd55;
+	.loc 1 152 9
+	setp.hs.u64 %p14, %rd75, %rd14;
+	@%p14 bra $L30_oob11;
+	shl.b64 %rd76, %rd75, 2;
+	add.s64 %rd77, %rd13, %rd76;
+	st.global.f32 [%rd77], %f6;
+	.loc 1 153 14
+	max.f32 %f7, %f1, %f6;
+	.loc 1 144 24
+	add.s64 %rd78, %rd55, 32;
+	mov.f32 %f1, %f7;
+	mov.s64 %rd55, %rd78;
+	bra.uni $L2_for_loop;
+$L30_oob11:
+	.loc 1 152 9
+	mov.u64 %rd34, 0x70000000C;
+	mov.u64 %rd35, %rd75;
+	mov.u64 %rd36, %rd14;
+	bra.uni $L17_bounds_fail;
+$L4_for_done:
+	.loc 1 155 17
+	shfl.sync.bfly.b32 %f8, %f1, 16, 31, -1;
+	max.NaN.f32 %f9, %f1, %f8;
+	shfl.sync.bfly.b32 %f10, %f9, 8, 31, -1;
+	max.NaN.f32 %f11, %f9, %f10;
+	shfl.sync.bfly.b32 %f12, %f11, 4, 31, -1;
+	max.NaN.f32 %f13, %f11, %f12;
+	shfl.sync.bfly.b32 %f14, %f13, 2, 31, -1;
+	max.NaN.f32 %f15, %f13, %f14;
+	shfl.sync.bfly.b32 %f16, %f15, 1, 31, -1;
+	max.NaN.f32 %f17, %f15, %f16;
+	mov.f32 %f18, 0f00000000;
+	mov.s64 %rd79, %rd54;
+	bra.uni $L8_for_loop;
+$L8_for_loop:
+	.loc 1 157 19
+	setp.lt.s64 %p15, %rd79, %rd47;
+	@%p15 bra $L9_for_body;
+	bra.uni $L10_for_done;
+$L9_for_body:
+	.loc 1 158 25
+	add.s64 %rd80, %rd53, %rd79;
+	.loc 1 158 22
+	setp.hs.u64 %p16, %rd80, %rd14;
+	@%p16 bra $L31_oob12;
+	shl.b64 %rd81, %rd80, 2;
+	add.s64 %rd82, %rd13, %rd81;
+	ld.global.f32 %f19, [%rd82];
+	.loc 1 158 29
+	sub.rn.f32 %f20, %f19, %f17;
+	.loc 1 158 15
+	max.f32 %f21, %f20, 0fC2D00000;
+	min.f32 %f21, %f21, 0f42B20000;
+	mul.rn.f32 %f22, %f21, 0f3FB8AA3B;
+	cvt.rni.f32.f32 %f23, %f22;
+	fma.rn.f32 %f24, %f23, 0fBF317200, %f21;
+	fma.rn.f32 %f24, %f23, 0fB5BFBE8E, %f24;
+	mul.rn.f32 %f24, %f24, 0f3FB8AA3B;
+	ex2.approx.f32 %f25, %f24;
+	mul.rn.f32 %f26, %f23, 0f3F000000;
+	cvt.rmi.f32.f32 %f26, %f26;
+	sub.rn.f32 %f27, %f23, %f26;
+	ex2.approx.f32 %f28, %f26;
+	ex2.approx.f32 %f29, %f27;
+	mul.rn.f32 %f25, %f25, %f28;
+	mul.rn.f32 %f25, %f25, %f29;
+	setp.nan.f32 %p17, %f20, %f20;
+	selp.f32 %f25, %f20, %f25, %p17;
+	.loc 1 159 12
+	add.s64 %rd83, %rd53, %rd79;
+	.loc 1 159 9
+	setp.hs.u64 %p18, %rd83, %rd14;
+	@%p18 bra $L32_oob13;
+	shl.b64 %rd84, %rd83, 2;
+	add.s64 %rd85, %rd13, %rd84;
+	st.global.f32 [%rd85], %f25;
+	.loc 1 160 3
+	add.rn.f32 %f30, %f18, %f25;
+	.loc 1 157 24
+	add.s64 %rd86, %rd79, 32;
+	mov.f32 %f18, %f30;
+	mov.s64 %rd79, %rd86;
+	bra.uni $L8_for_loop;
+$L31_oob12:
+	.loc 1 158 22
+	mov.u64 %rd34, 0x70000000D;
+	mov.u64 %rd35, %rd80;
+	mov.u64 %rd36, %rd14;
+	bra.uni $L17_bounds_fail;
+$L32_oob13:
+	.loc 1 159 9
+	mov.u64 %rd34, 0x70000000E;
+	mov.u64 %rd35, %rd83;
+	mov.u64 %rd36, %rd14;
+	bra.uni $L17_bounds_fail;
+$L10_for_done:
+	.loc 1 162 19
+	shfl.sync.bfly.b32 %f31, %f18, 16, 31, -1;
+	add.rn.f32 %f32, %f18, %f31;
+	shfl.sync.bfly.b32 %f33, %f32, 8, 31, -1;
+	add.rn.f32 %f34, %f32, %f33;
+	shfl.sync.bfly.b32 %f35, %f34, 4, 31, -1;
+	add.rn.f32 %f36, %f34, %f35;
+	shfl.sync.bfly.b32 %f37, %f36, 2, 31, -1;
+	add.rn.f32 %f38, %f36, %f37;
+	shfl.sync.bfly.b32 %f39, %f38, 1, 31, -1;
+	add.rn.f32 %f40, %f38, %f39;
+	.loc 1 163 12
+	bar.warp.sync -1;
+	.loc 1 164 11
+	div.rn.f32 %f41, 0f3F800000, %f40;
+	mov.s64 %rd87, %rd54;
+	bra.uni $L11_for_loop;
+$L11_for_loop:
+	.loc 1 165 19
+	setp.lt.s64 %p19, %rd87, %rd26;
+	@%p19 bra $L12_for_body;
+	bra.uni $L13_for_done;
+$L12_for_body:
+	mov.f32 %f42, 0f00000000;
+	mov.s64 %rd88, 0;
+	bra.uni $L14_for_loop;
+$L14_for_loop:
+	.loc 1 167 17
+	setp.lt.s64 %p20, %rd88, %rd47;
+	@%p20 bra $L15_for_body;
+	bra.uni $L16_for_done;
+$L15_for_body:
+	.loc 1 168 26
+	setp.eq.s64 %p21, %rd28, 0;
+	@%p21 bra $L33_divzero14;
+	div.s64 %rd89, %rd88, %rd28;
+	.loc 1 168 24
+	add.s64 %rd90, %rd51, %rd89;
+	.loc 1 168 21
+	setp.hs.u64 %p22, %rd90, %rd23;
+	@%p22 bra $L34_oob15;
+	shl.b64 %rd91, %rd90, 2;
+	add.s64 %rd92, %rd22, %rd91;
+	ld.global.nc.s32 %r10, [%rd92];
+	.loc 1 168 15
+	cvt.s64.s32 %rd93, %r10;
+	.loc 1 168 37
+	mul.lo.s64 %rd94, %rd93, %rd28;
+	.loc 1 168 50
+	setp.eq.s64 %p23, %rd28, 0;
+	@%p23 bra $L35_divzero16;
+	rem.s64 %rd95, %rd88, %rd28;
+	.loc 1 168 47
+	add.s64 %rd96, %rd94, %rd95;
+	.loc 1 169 27
+	add.s64 %rd97, %rd53, %rd88;
+	.loc 1 169 24
+	setp.hs.u64 %p24, %rd97, %rd14;
+	@%p24 bra $L36_oob17;
+	shl.b64 %rd98, %rd97, 2;
+	add.s64 %rd99, %rd13, %rd98;
+	ld.global.f32 %f43, [%rd99];
+	.loc 1 169 40
+	mul.lo.s64 %rd100, %rd96, %rd25;
+	.loc 1 169 48
+	add.s64 %rd101, %rd100, %rd43;
+	.loc 1 169 53
+	mul.lo.s64 %rd102, %rd101, %rd26;
+	.loc 1 169 61
+	add.s64 %rd103, %rd102, %rd87;
+	.loc 1 169 34
+	setp.hs.u64 %p25, %rd103, %rd11;
+	@%p25 bra $L37_oob18;
+	shl.b64 %rd104, %rd103, 2;
+	add.s64 %rd105, %rd10, %rd104;
+	ld.global.nc.f32 %f44, [%rd105];
+	.loc 1 169 17
+	fma.rn.f32 %f45, %f43, %f44, %f42;
+	.loc 1 167 22
+	add.s64 %rd106, %rd88, 1;
+	mov.f32 %f42, %f45;
+	mov.s64 %rd88, %rd106;
+	bra.uni $L14_for_loop;
+$L33_divzero14:
+	.loc 1 168 26
+	mov.u64 %rd34, 0x70000000F;
+	mov.u64 %rd35, 0;
+	mov.u64 %rd36, 0;
+	bra.uni $L17_bounds_fail;
+$L34_oob15:
+	.loc 1 168 21
+	mov.u64 %rd34, 0x700000010;
+	mov.u64 %rd35, %rd90;
+	mov.u64 %rd36, %rd23;
+	bra.uni $L17_bounds_fail;
+$L35_divzero16:
+	.loc 1 168 50
+	mov.u64 %rd34, 0x700000011;
+	mov.u64 %rd35, 0;
+	mov.u64 %rd36, 0;
+	bra.uni $L17_bounds_fail;
+$L36_oob17:
+	.loc 1 169 24
+	mov.u64 %rd34, 0x700000012;
+	mov.u64 %rd35, %rd97;
+	mov.u64 %rd36, %rd14;
+	bra.uni $L17_bounds_fail;
+$L37_oob18:
+	.loc 1 169 34
+	mov.u64 %rd34, 0x700000013;
+	mov.u64 %rd35, %rd103;
+	mov.u64 %rd36, %rd11;
+	bra.uni $L17_bounds_fail;
+$L16_for_done:
+	.loc 1 171 9
+	add.s64 %rd107, %rd52, %rd87;
+	.loc 1 171 19
+	mul.rn.f32 %f46, %f42, %f41;
+	.loc 1 171 6
+	setp.hs.u64 %p26, %rd107, %rd2;
+	@%p26 bra $L38_oob19;
+	shl.b64 %rd108, %rd107, 2;
+	add.s64 %rd109, %rd1, %rd108;
+	st.global.f32 [%rd109], %f46;
+	.loc 1 165 30
+	add.s64 %rd110, %rd87, 32;
+	mov.s64 %rd87, %rd110;
+	bra.uni $L11_for_loop;
+$L38_oob19:
+	.loc 1 171 6
+	mov.u64 %rd34, 0x700000014;
+	mov.u64 %rd35, %rd107;
+	mov.u64 %rd36, %rd2;
+	bra.uni $L17_bounds_fail;
+$L17_bounds_fail:
+	atom.global.cas.b64 %rd37, [kern_error], 0, %rd34;
+	setp.eq.u64 %p1, %rd37, 0;
+	@!%p1 bra $L18_bounds_exit;
+	st.global.u64 [kern_error+8], %rd35;
+	st.global.u64 [kern_error+16], %rd36;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd38, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd39, %r5;
+	add.s64 %rd40, %rd38, %rd39;
+	st.global.u64 [kern_error+24], %rd40;
+	bra.uni $L18_bounds_exit;
+$L18_bounds_exit:
+	exit;
+$L13_for_done:
 	ret;
 }
 `
