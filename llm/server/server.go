@@ -2,12 +2,13 @@
 // /v1/chat/completions and /v1/completions (JSON or server-sent events,
 // with usage), /v1/models, /health and /metrics (Prometheus text).
 //
-// Requests wait in a bounded queue: when MaxQueue requests are already
-// queued or running, a new one gets 429 at once rather than piling up
-// memory. The engine runs one request at a time (no continuous batching
-// yet), in arrival order. A request's generation stops at the next decode
-// step once its client disconnects (the request's context is cancelled),
-// which frees the engine for the next one.
+// Requests are admitted to a bounded queue: when MaxQueue requests are
+// already queued or running, a new one gets 429 at once rather than
+// piling up memory. Admitted requests are batched continuously by the
+// engine (up to its MaxBatch decode together, in arrival order). A
+// request's generation stops at the next step once its client
+// disconnects (the request's context is cancelled), and its KV pages go
+// back to the pool.
 package server
 
 import (
@@ -40,7 +41,6 @@ type Server struct {
 type metrics struct {
 	requests, rejected, failed, cancelled atomic.Int64
 	promptTokens, completionTokens        atomic.Int64
-	running, waiting                      atomic.Int64
 }
 
 // Handler returns the server's routes.
@@ -75,6 +75,7 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+	st := s.Engine.Stats()
 	for _, m := range []struct {
 		name, kind, help string
 		v                int64
@@ -85,8 +86,9 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		{"kern_requests_cancelled_total", "counter", "Requests whose client went away.", s.m.cancelled.Load()},
 		{"kern_prompt_tokens_total", "counter", "Prompt tokens prefilled.", s.m.promptTokens.Load()},
 		{"kern_generation_tokens_total", "counter", "Tokens generated.", s.m.completionTokens.Load()},
-		{"kern_num_requests_running", "gauge", "Requests generating now.", s.m.running.Load()},
-		{"kern_num_requests_waiting", "gauge", "Requests waiting for the engine.", s.m.waiting.Load()},
+		{"kern_num_requests_running", "gauge", "Requests in the engine's batch.", int64(st.Running)},
+		{"kern_num_requests_waiting", "gauge", "Requests waiting for a place in the batch.", int64(st.Waiting)},
+		{"kern_engine_steps_total", "counter", "Batched forward passes.", st.Steps},
 	} {
 		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s %d\n", m.name, m.help, m.name, m.kind, m.name, m.v)
 	}
@@ -121,21 +123,7 @@ func (s *Server) id(prefix string) string {
 
 // run generates for one request and keeps the metrics.
 func (s *Server) run(ctx context.Context, req engine.Request) (*engine.Result, error) {
-	s.m.waiting.Add(1)
-	waiting := true
-	req.OnToken = func(int32) {
-		if waiting {
-			waiting = false
-			s.m.waiting.Add(-1)
-			s.m.running.Add(1)
-		}
-	}
 	res, err := s.Engine.Generate(ctx, req)
-	if waiting {
-		s.m.waiting.Add(-1)
-	} else {
-		s.m.running.Add(-1)
-	}
 	if res != nil {
 		s.m.promptTokens.Add(int64(res.PromptTokens))
 		s.m.completionTokens.Add(int64(res.CompletionTokens))

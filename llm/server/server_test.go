@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -193,15 +194,16 @@ func TestMalformedRequests(t *testing.T) {
 	}
 }
 
-// TestConcurrentStreamsMatchSolo: concurrent seeded streaming requests
-// each receive exactly what the same request alone receives.
+// TestConcurrentStreamsMatchSolo: 16 concurrent seeded streaming requests,
+// batched by the engine, each receive exactly what the same request
+// alone receives.
 func TestConcurrentStreamsMatchSolo(t *testing.T) {
-	ts, _ := newServer(t, 16)
-	body := func(seed int) string {
-		return fmt.Sprintf(`{"messages":[{"role":"user","content":"tell me %d"}],"max_tokens":4,"temperature":1,"top_k":40,"seed":%d,"stream":true}`, seed, seed)
+	ts, s := newServer(t, 32)
+	body := func(seed int) string { // short prompts: the solo runs are the test's cost
+		return fmt.Sprintf(`{"prompt":[%d, %d],"max_tokens":3,"temperature":1,"top_k":40,"seed":%d,"stream":true}`, 10+seed, 20+seed, seed)
 	}
 	stream := func(seed int) (string, error) {
-		resp, err := http.Post(ts.URL+"/v1/chat/completions", "application/json", strings.NewReader(body(seed)))
+		resp, err := http.Post(ts.URL+"/v1/completions", "application/json", strings.NewReader(body(seed)))
 		if err != nil {
 			return "", err
 		}
@@ -216,7 +218,7 @@ func TestConcurrentStreamsMatchSolo(t *testing.T) {
 		text, _ := streamedContent(chunks)
 		return text, nil
 	}
-	const n = 3
+	const n = 16
 	solo := make([]string, n)
 	for i := range solo {
 		var err error
@@ -239,6 +241,57 @@ func TestConcurrentStreamsMatchSolo(t *testing.T) {
 		if errs[i] != nil || got[i] != solo[i] {
 			t.Errorf("request %d: concurrent %q (%v), solo %q", i, got[i], errs[i], solo[i])
 		}
+	}
+	if st := s.Engine.Stats(); st.MaxBatch < 2 {
+		t.Errorf("the concurrent requests were not batched: %+v", st)
+	}
+}
+
+// TestFloodStaysBounded: 300 requests at once against a queue of 8: each
+// gets 200 or 429 at once, and afterwards no goroutine or KV page is left
+// behind.
+func TestFloodStaysBounded(t *testing.T) {
+	ts, s := newServer(t, 8)
+	before := runtime.NumGoroutine()
+	const n = 300
+	codes := make([]int, n)
+	var wg sync.WaitGroup
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := client.Post(ts.URL+"/v1/completions", "application/json", strings.NewReader(`{"prompt":"hi","max_tokens":1}`))
+			if err != nil {
+				codes[i] = -1
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			codes[i] = resp.StatusCode
+		}()
+	}
+	wg.Wait()
+	client.CloseIdleConnections()
+	count := map[int]int{}
+	for _, c := range codes {
+		count[c]++
+	}
+	if count[200]+count[429] != n || count[429] == 0 || count[200] == 0 {
+		t.Errorf("status counts %v: want only 200 and 429, some of each", count)
+	}
+	if got := s.m.rejected.Load(); got != int64(count[429]) {
+		t.Errorf("metrics say %d rejected, clients saw %d", got, count[429])
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before+4 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if g := runtime.NumGoroutine(); g > before+4 {
+		t.Errorf("%d goroutines after the flood, %d before", g, before)
+	}
+	if st := s.Engine.Stats(); st.Running != 0 || st.Waiting != 0 {
+		t.Errorf("engine still busy: %+v", st)
 	}
 }
 
