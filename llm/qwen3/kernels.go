@@ -4,9 +4,16 @@ package qwen3
 //
 //	matmul*   out[r, c] = Σ_j x[r, j]·w[c, j]: x [rows, k] float32, w [cols, k]
 //	          in the weights' type (f32, f16, bf16), out [rows, cols] float32.
-//	          v1: a warp per output element; lanes stride over j (coalesced
-//	          reads of w's row and x's row), then a warp sum. Simple and
-//	          exact to float32; a tensor-core ops.Matmul replaces it.
+//	          v1 (any k): a warp per output element; lanes stride over j
+//	          (coalesced reads of w's row and x's row), then a warp sum.
+//	          v2 (k a multiple of 4, every real model): a warp per output
+//	          column and group of 4 rows; each lane loads 4 weights in one
+//	          vector load and uses them for the 4 rows (w read once per 4
+//	          rows instead of per row), then 4 warp sums. Row r's sum is
+//	          formed in the same order whatever rows share its group, so a
+//	          batch gives each row exactly its solo result. Both are
+//	          float32-exact in the usual sense; a tensor-core ops.Matmul
+//	          replaces them through the Matmul interface.
 
 import (
 	"math"
@@ -14,19 +21,36 @@ import (
 	"github.com/gokern/kern/gpu"
 )
 
-type wcodec[T any] interface{ load(T) float32 }
+// wcodec widens weights to float32: one element, or four in one vector
+// load (load4 returns float32s so generic code never holds a T local,
+// which kern's generic helpers cannot yet declare).
+type wcodec[T any] interface {
+	load(T) float32
+	load4(w []T, i int) [4]float32
+}
 
 type f32w struct{}
 
 func (f32w) load(x float32) float32 { return x }
+func (f32w) load4(w []float32, i int) [4]float32 {
+	return gpu.Load4(w, i)
+}
 
 type f16w struct{}
 
 func (f16w) load(x gpu.Half) float32 { return x.Float32() }
+func (f16w) load4(w []gpu.Half, i int) [4]float32 {
+	v := gpu.Load4(w, i)
+	return [4]float32{v[0].Float32(), v[1].Float32(), v[2].Float32(), v[3].Float32()}
+}
 
 type bf16w struct{}
 
 func (bf16w) load(x gpu.BFloat16) float32 { return x.Float32() }
+func (bf16w) load4(w []gpu.BFloat16, i int) [4]float32 {
+	v := gpu.Load4(w, i)
+	return [4]float32{v[0].Float32(), v[1].Float32(), v[2].Float32(), v[3].Float32()}
+}
 
 //kern:kernel block=256
 func matmulF32(t gpu.Thread, out, x, w []float32, rows, cols, k int) {
@@ -125,6 +149,58 @@ func gatherRows(t gpu.Thread, out, x []float32, rows []int32, cols int) {
 	i := t.GlobalX()
 	if i < len(out) {
 		out[i] = x[int(rows[i/cols])*cols+i%cols]
+	}
+}
+
+//kern:kernel block=256
+func matmul4F32(t gpu.Thread, out, x, w []float32, rows, cols, k int) {
+	matmulWarp4(f32w{}, t, out, x, w, rows, cols, k)
+}
+
+//kern:kernel block=256
+func matmul4F16(t gpu.Thread, out, x []float32, w []gpu.Half, rows, cols, k int) {
+	matmulWarp4(f16w{}, t, out, x, w, rows, cols, k)
+}
+
+//kern:kernel block=256
+func matmul4BF16(t gpu.Thread, out, x []float32, w []gpu.BFloat16, rows, cols, k int) {
+	matmulWarp4(bf16w{}, t, out, x, w, rows, cols, k)
+}
+
+// matmulWarp4 is v2: warp number w computes column w%cols of rows
+// 4·(w/cols) … +3. k must be a multiple of 4 (the vector loads' alignment).
+func matmulWarp4[T any, C wcodec[T]](c C, t gpu.Thread, out, x []float32, w []T, rows, cols, k int) {
+	warp := t.BlockIdx().X*(t.BlockDim().X/32) + t.Warp()
+	groups := (rows + 3) / 4
+	if warp >= groups*cols {
+		return
+	}
+	col := warp % cols
+	r0 := warp / cols * 4
+	nr := min(4, rows-r0)
+	var acc [4]float32
+	for j := t.Lane() * 4; j < k; j += 128 {
+		wv := c.load4(w, col*k+j)
+		//kern:unroll
+		for ri := 0; ri < 4; ri++ {
+			if ri < nr {
+				xv := gpu.Load4(x, (r0+ri)*k+j)
+				a := acc[ri]
+				a = gpu.FMA(xv[0], wv[0], a)
+				a = gpu.FMA(xv[1], wv[1], a)
+				a = gpu.FMA(xv[2], wv[2], a)
+				acc[ri] = gpu.FMA(xv[3], wv[3], a)
+			}
+		}
+	}
+	//kern:unroll
+	for ri := 0; ri < 4; ri++ {
+		if ri < nr { // warp-uniform: nr depends on the warp's number only
+			s := gpu.WarpSum(t, acc[ri])
+			if t.Lane() == 0 {
+				out[(r0+ri)*cols+col] = s
+			}
+		}
 	}
 }
 

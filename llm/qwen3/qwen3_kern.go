@@ -10,7 +10,7 @@ import (
 // kernModule holds every kernel of package qwen3, compiled for sm_80.
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/llm/qwen3", Arch: "sm_80", PTX: kernPTX}
 
-// matmulF32Kernel launches the kernel matmulF32 (kernels.go:32).
+// matmulF32Kernel launches the kernel matmulF32 (kernels.go:56).
 var matmulF32Kernel = kernMatmulF32Launcher{kern.NewKernel(kern.KernelSpec{
 	Name: "matmulF32", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmulF32", Module: kernModule,
 	Params: []kern.Param{
@@ -24,11 +24,11 @@ var matmulF32Kernel = kernMatmulF32Launcher{kern.NewKernel(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:52:12: integer divide by zero",
-		"panic at kernels.go:53:14: integer divide by zero",
-		"kernels.go:56:18",
-		"kernels.go:56:35",
-		"kernels.go:60:6",
+		"panic at kernels.go:76:12: integer divide by zero",
+		"panic at kernels.go:77:14: integer divide by zero",
+		"kernels.go:80:18",
+		"kernels.go:80:35",
+		"kernels.go:84:6",
 	},
 	Native: func(t gpu.Thread, a []any) {
 		matmulF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(int), a[5].(int))
@@ -48,7 +48,7 @@ func (l kernMatmulF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Bu
 	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
 }
 
-// matmulF16Kernel launches the kernel matmulF16 (kernels.go:37).
+// matmulF16Kernel launches the kernel matmulF16 (kernels.go:61).
 var matmulF16Kernel = kernMatmulF16Launcher{kern.NewKernel(kern.KernelSpec{
 	Name: "matmulF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmulF16", Module: kernModule,
 	Params: []kern.Param{
@@ -62,11 +62,11 @@ var matmulF16Kernel = kernMatmulF16Launcher{kern.NewKernel(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:52:12: integer divide by zero",
-		"panic at kernels.go:53:14: integer divide by zero",
-		"kernels.go:56:18",
-		"kernels.go:56:35",
-		"kernels.go:60:6",
+		"panic at kernels.go:76:12: integer divide by zero",
+		"panic at kernels.go:77:14: integer divide by zero",
+		"kernels.go:80:18",
+		"kernels.go:80:35",
+		"kernels.go:84:6",
 	},
 	Native: func(t gpu.Thread, a []any) {
 		matmulF16(t, a[0].([]float32), a[1].([]float32), a[2].([]gpu.Half), a[3].(int), a[4].(int), a[5].(int))
@@ -86,7 +86,7 @@ func (l kernMatmulF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Bu
 	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
 }
 
-// matmulBF16Kernel launches the kernel matmulBF16 (kernels.go:42).
+// matmulBF16Kernel launches the kernel matmulBF16 (kernels.go:66).
 var matmulBF16Kernel = kernMatmulBF16Launcher{kern.NewKernel(kern.KernelSpec{
 	Name: "matmulBF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmulBF16", Module: kernModule,
 	Params: []kern.Param{
@@ -100,11 +100,11 @@ var matmulBF16Kernel = kernMatmulBF16Launcher{kern.NewKernel(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:52:12: integer divide by zero",
-		"panic at kernels.go:53:14: integer divide by zero",
-		"kernels.go:56:18",
-		"kernels.go:56:35",
-		"kernels.go:60:6",
+		"panic at kernels.go:76:12: integer divide by zero",
+		"panic at kernels.go:77:14: integer divide by zero",
+		"kernels.go:80:18",
+		"kernels.go:80:35",
+		"kernels.go:84:6",
 	},
 	Native: func(t gpu.Thread, a []any) {
 		matmulBF16(t, a[0].([]float32), a[1].([]float32), a[2].([]gpu.BFloat16), a[3].(int), a[4].(int), a[5].(int))
@@ -124,7 +124,7 @@ func (l kernMatmulBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
 }
 
-// ropeRowsKernel launches the kernel ropeRows (kernels.go:84).
+// ropeRowsKernel launches the kernel ropeRows (kernels.go:108).
 var ropeRowsKernel = kernRopeRowsLauncher{kern.NewKernel(kern.KernelSpec{
 	Name: "ropeRows", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "ropeRows", Module: kernModule,
 	Params: []kern.Param{
@@ -138,14 +138,14 @@ var ropeRowsKernel = kernRopeRowsLauncher{kern.NewKernel(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:90:9: integer divide by zero",
-		"panic at kernels.go:91:11: integer divide by zero",
-		"panic at kernels.go:99:22: integer divide by zero",
-		"kernels.go:99:18",
-		"kernels.go:104:13",
-		"kernels.go:104:20",
-		"kernels.go:105:5",
-		"kernels.go:106:5",
+		"panic at kernels.go:114:9: integer divide by zero",
+		"panic at kernels.go:115:11: integer divide by zero",
+		"panic at kernels.go:123:22: integer divide by zero",
+		"kernels.go:123:18",
+		"kernels.go:128:13",
+		"kernels.go:128:20",
+		"kernels.go:129:5",
+		"kernels.go:130:5",
 	},
 	Native: func(t gpu.Thread, a []any) {
 		ropeRows(t, a[0].([]float32), a[1].([]float32), a[2].([]int32), a[3].(int), a[4].(int), a[5].(float64))
@@ -165,7 +165,7 @@ func (l kernRopeRowsLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buf
 	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(pos), kern.ScalarArg(heads), kern.ScalarArg(headDim), kern.ScalarArg(ratio))
 }
 
-// kvWriteKernel launches the kernel kvWrite (kernels.go:116).
+// kvWriteKernel launches the kernel kvWrite (kernels.go:140).
 var kvWriteKernel = kernKvWriteLauncher{kern.NewKernel(kern.KernelSpec{
 	Name: "kvWrite", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "kvWrite", Module: kernModule,
 	Params: []kern.Param{
@@ -177,10 +177,10 @@ var kvWriteKernel = kernKvWriteLauncher{kern.NewKernel(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:119:19: integer divide by zero",
-		"kernels.go:119:17",
-		"panic at kernels.go:119:35: integer divide by zero",
-		"kernels.go:119:8",
+		"panic at kernels.go:143:19: integer divide by zero",
+		"kernels.go:143:17",
+		"panic at kernels.go:143:35: integer divide by zero",
+		"kernels.go:143:8",
 	},
 	Native: func(t gpu.Thread, a []any) {
 		kvWrite(t, a[0].([]float32), a[1].([]float32), a[2].([]int32), a[3].(int))
@@ -200,7 +200,7 @@ func (l kernKvWriteLauncher) Launch(q kern.Queue, grid kern.Grid, cache *kern.Bu
 	return l.k.Launch(q, grid, kern.BufferArg(cache), kern.BufferArg(x), kern.BufferArg(slot), kern.ScalarArg(kvDim))
 }
 
-// gatherRowsKernel launches the kernel gatherRows (kernels.go:124).
+// gatherRowsKernel launches the kernel gatherRows (kernels.go:148).
 var gatherRowsKernel = kernGatherRowsLauncher{kern.NewKernel(kern.KernelSpec{
 	Name: "gatherRows", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "gatherRows", Module: kernModule,
 	Params: []kern.Param{
@@ -212,10 +212,10 @@ var gatherRowsKernel = kernGatherRowsLauncher{kern.NewKernel(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:127:24: integer divide by zero",
-		"kernels.go:127:22",
-		"panic at kernels.go:127:38: integer divide by zero",
-		"kernels.go:127:13",
+		"panic at kernels.go:151:24: integer divide by zero",
+		"kernels.go:151:22",
+		"panic at kernels.go:151:38: integer divide by zero",
+		"kernels.go:151:13",
 	},
 	Native: func(t gpu.Thread, a []any) {
 		gatherRows(t, a[0].([]float32), a[1].([]float32), a[2].([]int32), a[3].(int))
@@ -235,7 +235,154 @@ func (l kernGatherRowsLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(rows), kern.ScalarArg(cols))
 }
 
-// attentionPagedKernel launches the kernel attentionPaged (kernels.go:132).
+// matmul4F32Kernel launches the kernel matmul4F32 (kernels.go:156).
+var matmul4F32Kernel = kernMatmul4F32Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "matmul4F32", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmul4F32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "w", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at kernels.go:178:14: integer divide by zero",
+		"panic at kernels.go:179:13: integer divide by zero",
+		"kernels.go:36:18",
+		"kernels.go:36:18",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:201:8",
+		"kernels.go:201:8",
+		"kernels.go:201:8",
+		"kernels.go:201:8",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		matmul4F32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(int), a[5].(int))
+	},
+})}
+
+// kernMatmul4F32Launcher is the typed launcher of matmul4F32.
+type kernMatmul4F32Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernMatmul4F32Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs matmul4F32 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernMatmul4F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], w *kern.Buffer[float32], rows int, cols int, k int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
+}
+
+// matmul4F16Kernel launches the kernel matmul4F16 (kernels.go:161).
+var matmul4F16Kernel = kernMatmul4F16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "matmul4F16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmul4F16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "w", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: false},
+		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at kernels.go:178:14: integer divide by zero",
+		"panic at kernels.go:179:13: integer divide by zero",
+		"kernels.go:43:16",
+		"kernels.go:43:16",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:201:8",
+		"kernels.go:201:8",
+		"kernels.go:201:8",
+		"kernels.go:201:8",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		matmul4F16(t, a[0].([]float32), a[1].([]float32), a[2].([]gpu.Half), a[3].(int), a[4].(int), a[5].(int))
+	},
+})}
+
+// kernMatmul4F16Launcher is the typed launcher of matmul4F16.
+type kernMatmul4F16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernMatmul4F16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs matmul4F16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernMatmul4F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], w *kern.Buffer[gpu.Half], rows int, cols int, k int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
+}
+
+// matmul4BF16Kernel launches the kernel matmul4BF16 (kernels.go:166).
+var matmul4BF16Kernel = kernMatmul4BF16Launcher{kern.NewKernel(kern.KernelSpec{
+	Name: "matmul4BF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmul4BF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "w", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: false},
+		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at kernels.go:178:14: integer divide by zero",
+		"panic at kernels.go:179:13: integer divide by zero",
+		"kernels.go:51:16",
+		"kernels.go:51:16",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:201:8",
+		"kernels.go:201:8",
+		"kernels.go:201:8",
+		"kernels.go:201:8",
+	},
+	Native: func(t gpu.Thread, a []any) {
+		matmul4BF16(t, a[0].([]float32), a[1].([]float32), a[2].([]gpu.BFloat16), a[3].(int), a[4].(int), a[5].(int))
+	},
+})}
+
+// kernMatmul4BF16Launcher is the typed launcher of matmul4BF16.
+type kernMatmul4BF16Launcher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernMatmul4BF16Launcher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs matmul4BF16 on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernMatmul4BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], w *kern.Buffer[gpu.BFloat16], rows int, cols int, k int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
+}
+
+// attentionPagedKernel launches the kernel attentionPaged (kernels.go:208).
 var attentionPagedKernel = kernAttentionPagedLauncher{kern.NewKernel(kern.KernelSpec{
 	Name: "attentionPaged", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "attentionPaged", Module: kernModule,
 	Params: []kern.Param{
@@ -258,26 +405,26 @@ var attentionPagedKernel = kernAttentionPagedLauncher{kern.NewKernel(kern.Kernel
 	Block:  gpu.Dim3{X: 32, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:134:13: integer divide by zero",
-		"panic at kernels.go:135:11: integer divide by zero",
-		"panic at kernels.go:136:20: integer divide by zero",
-		"panic at kernels.go:136:11: integer divide by zero",
-		"kernels.go:137:14",
-		"kernels.go:138:18",
-		"panic at kernels.go:145:25: integer divide by zero",
-		"kernels.go:145:20",
-		"panic at kernels.go:145:49: integer divide by zero",
-		"kernels.go:149:17",
-		"kernels.go:149:27",
-		"kernels.go:152:9",
-		"kernels.go:158:22",
-		"kernels.go:159:9",
-		"panic at kernels.go:168:26: integer divide by zero",
-		"kernels.go:168:21",
-		"panic at kernels.go:168:50: integer divide by zero",
-		"kernels.go:169:24",
-		"kernels.go:169:34",
-		"kernels.go:171:6",
+		"panic at kernels.go:210:13: integer divide by zero",
+		"panic at kernels.go:211:11: integer divide by zero",
+		"panic at kernels.go:212:20: integer divide by zero",
+		"panic at kernels.go:212:11: integer divide by zero",
+		"kernels.go:213:14",
+		"kernels.go:214:18",
+		"panic at kernels.go:221:25: integer divide by zero",
+		"kernels.go:221:20",
+		"panic at kernels.go:221:49: integer divide by zero",
+		"kernels.go:225:17",
+		"kernels.go:225:27",
+		"kernels.go:228:9",
+		"kernels.go:234:22",
+		"kernels.go:235:9",
+		"panic at kernels.go:244:26: integer divide by zero",
+		"kernels.go:244:21",
+		"panic at kernels.go:244:50: integer divide by zero",
+		"kernels.go:245:24",
+		"kernels.go:245:34",
+		"kernels.go:247:6",
 	},
 	Native: func(t gpu.Thread, a []any) {
 		attentionPaged(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]float32), a[4].([]float32), a[5].([]int32), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
@@ -327,7 +474,7 @@ const kernPTX = `//
 	.reg .b64 %rd<46>;
 	.reg .f32 %f<15>;
 
-	.loc 1 32 6
+	.loc 1 56 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -342,25 +489,25 @@ const kernPTX = `//
 	ld.param.s64 %rd11, [k];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 1 48 20
+	.loc 1 72 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd12, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd13, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd14, %r2;
-	.loc 1 48 36
+	.loc 1 72 36
 	mov.u32 %r3, %ntid.x;
 	cvt.s64.u32 %rd15, %r3;
 	mov.u32 %r4, %ntid.y;
 	cvt.s64.u32 %rd16, %r4;
 	mov.u32 %r5, %ntid.z;
 	cvt.s64.u32 %rd17, %r5;
-	.loc 1 48 40
+	.loc 1 72 40
 	div.s64 %rd18, %rd15, 32;
-	.loc 1 48 24
+	.loc 1 72 24
 	mul.lo.s64 %rd19, %rd12, %rd18;
-	.loc 1 48 53
+	.loc 1 72 53
 	mov.u32 %r8, %tid.z;
 	mov.u32 %r9, %ntid.y;
 	mov.u32 %r10, %tid.y;
@@ -370,95 +517,95 @@ $L2_entry:
 	mad.lo.u32 %r11, %r7, %r12, %r13;
 	shr.u32 %r6, %r11, 5;
 	cvt.s64.u32 %rd20, %r6;
-	.loc 1 48 45
+	.loc 1 72 45
 	add.s64 %rd21, %rd19, %rd20;
-	.loc 1 49 17
+	.loc 1 73 17
 	mul.lo.s64 %rd22, %rd9, %rd10;
-	.loc 1 49 10
+	.loc 1 73 10
 	setp.ge.s64 %p0, %rd21, %rd22;
 	@%p0 bra $L10_ret_matmulWarp_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ef32w_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 1 52 12
+	.loc 1 76 12
 	setp.eq.s64 %p1, %rd10, 0;
 	@%p1 bra $L13_divzero0;
 	div.s64 %rd23, %rd21, %rd10;
-	.loc 1 53 14
+	.loc 1 77 14
 	setp.eq.s64 %p3, %rd10, 0;
 	@%p3 bra $L14_divzero1;
 	rem.s64 %rd31, %rd21, %rd10;
-	.loc 1 55 17
+	.loc 1 79 17
 	mov.u32 %r17, %laneid;
 	cvt.s64.u32 %rd32, %r17;
 	mov.f32 %f0, 0f00000000;
 	mov.s64 %rd33, %rd32;
 	bra.uni $L5_for_loop;
 $L13_divzero0:
-	.loc 1 52 12
+	.loc 1 76 12
 	mov.u64 %rd24, 0x100000001;
 	mov.u64 %rd25, 0;
 	mov.u64 %rd26, 0;
 	bra.uni $L11_bounds_fail;
 $L14_divzero1:
-	.loc 1 53 14
+	.loc 1 77 14
 	mov.u64 %rd24, 0x100000002;
 	mov.u64 %rd25, 0;
 	mov.u64 %rd26, 0;
 	bra.uni $L11_bounds_fail;
 $L5_for_loop:
-	.loc 1 55 23
+	.loc 1 79 23
 	setp.lt.s64 %p4, %rd33, %rd11;
 	@%p4 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 1 56 20
+	.loc 1 80 20
 	mul.lo.s64 %rd34, %rd23, %rd11;
-	.loc 1 56 22
+	.loc 1 80 22
 	add.s64 %rd35, %rd34, %rd33;
-	.loc 1 56 18
+	.loc 1 80 18
 	setp.hs.u64 %p5, %rd35, %rd5;
 	@%p5 bra $L15_oob2;
 	shl.b64 %rd36, %rd35, 2;
 	add.s64 %rd37, %rd4, %rd36;
 	ld.global.nc.f32 %f1, [%rd37];
-	.loc 1 56 39
+	.loc 1 80 39
 	mul.lo.s64 %rd38, %rd31, %rd11;
-	.loc 1 56 41
+	.loc 1 80 41
 	add.s64 %rd39, %rd38, %rd33;
-	.loc 1 56 35
+	.loc 1 80 35
 	setp.hs.u64 %p6, %rd39, %rd8;
 	@%p6 bra $L16_oob3;
 	shl.b64 %rd40, %rd39, 2;
 	add.s64 %rd41, %rd7, %rd40;
 	ld.global.nc.f32 %f2, [%rd41];
-	.loc 1 56 33
+	.loc 1 80 33
 	bra.uni $L17_entry;
 $L15_oob2:
-	.loc 1 56 18
+	.loc 1 80 18
 	mov.u64 %rd24, 0x100000003;
 	mov.u64 %rd25, %rd35;
 	mov.u64 %rd26, %rd5;
 	bra.uni $L11_bounds_fail;
 $L16_oob3:
-	.loc 1 56 35
+	.loc 1 80 35
 	mov.u64 %rd24, 0x100000004;
 	mov.u64 %rd25, %rd39;
 	mov.u64 %rd26, %rd8;
 	bra.uni $L11_bounds_fail;
 $L17_entry:
-	.loc 1 21 39
+	.loc 1 34 39
 	mov.f32 %f3, %f2;
 	bra.uni $L18_ret_load;
 $L18_ret_load:
-	.loc 1 56 16
+	.loc 1 80 16
 	fma.rn.f32 %f4, %f1, %f3, %f0;
-	.loc 1 55 28
+	.loc 1 79 28
 	add.s64 %rd42, %rd33, 32;
 	mov.f32 %f0, %f4;
 	mov.s64 %rd33, %rd42;
 	bra.uni $L5_for_loop;
 $L7_for_done:
-	.loc 1 58 19
+	.loc 1 82 19
 	shfl.sync.bfly.b32 %f5, %f0, 16, 31, -1;
 	add.rn.f32 %f6, %f0, %f5;
 	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
@@ -469,15 +616,15 @@ $L7_for_done:
 	add.rn.f32 %f12, %f10, %f11;
 	shfl.sync.bfly.b32 %f13, %f12, 1, 31, -1;
 	add.rn.f32 %f14, %f12, %f13;
-	.loc 1 59 11
+	.loc 1 83 11
 	mov.u32 %r18, %laneid;
 	cvt.s64.u32 %rd43, %r18;
-	.loc 1 59 14
+	.loc 1 83 14
 	setp.eq.s64 %p7, %rd43, 0;
 	@%p7 bra $L8_if_then;
 	bra.uni $L10_ret_matmulWarp_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ef32w_u005d;
 $L8_if_then:
-	.loc 1 60 6
+	.loc 1 84 6
 	setp.hs.u64 %p8, %rd21, %rd2;
 	@%p8 bra $L19_oob4;
 	shl.b64 %rd44, %rd21, 2;
@@ -528,7 +675,7 @@ $L10_ret_matmulWarp_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fker
 	.reg .b64 %rd<46>;
 	.reg .f32 %f<15>;
 
-	.loc 1 37 6
+	.loc 1 61 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -543,25 +690,25 @@ $L10_ret_matmulWarp_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fker
 	ld.param.s64 %rd11, [k];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 1 48 20
+	.loc 1 72 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd12, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd13, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd14, %r2;
-	.loc 1 48 36
+	.loc 1 72 36
 	mov.u32 %r3, %ntid.x;
 	cvt.s64.u32 %rd15, %r3;
 	mov.u32 %r4, %ntid.y;
 	cvt.s64.u32 %rd16, %r4;
 	mov.u32 %r5, %ntid.z;
 	cvt.s64.u32 %rd17, %r5;
-	.loc 1 48 40
+	.loc 1 72 40
 	div.s64 %rd18, %rd15, 32;
-	.loc 1 48 24
+	.loc 1 72 24
 	mul.lo.s64 %rd19, %rd12, %rd18;
-	.loc 1 48 53
+	.loc 1 72 53
 	mov.u32 %r8, %tid.z;
 	mov.u32 %r9, %ntid.y;
 	mov.u32 %r10, %tid.y;
@@ -571,97 +718,97 @@ $L2_entry:
 	mad.lo.u32 %r11, %r7, %r12, %r13;
 	shr.u32 %r6, %r11, 5;
 	cvt.s64.u32 %rd20, %r6;
-	.loc 1 48 45
+	.loc 1 72 45
 	add.s64 %rd21, %rd19, %rd20;
-	.loc 1 49 17
+	.loc 1 73 17
 	mul.lo.s64 %rd22, %rd9, %rd10;
-	.loc 1 49 10
+	.loc 1 73 10
 	setp.ge.s64 %p0, %rd21, %rd22;
 	@%p0 bra $L10_ret_matmulWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ef16w_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 1 52 12
+	.loc 1 76 12
 	setp.eq.s64 %p1, %rd10, 0;
 	@%p1 bra $L13_divzero0;
 	div.s64 %rd23, %rd21, %rd10;
-	.loc 1 53 14
+	.loc 1 77 14
 	setp.eq.s64 %p3, %rd10, 0;
 	@%p3 bra $L14_divzero1;
 	rem.s64 %rd31, %rd21, %rd10;
-	.loc 1 55 17
+	.loc 1 79 17
 	mov.u32 %r17, %laneid;
 	cvt.s64.u32 %rd32, %r17;
 	mov.f32 %f0, 0f00000000;
 	mov.s64 %rd33, %rd32;
 	bra.uni $L5_for_loop;
 $L13_divzero0:
-	.loc 1 52 12
+	.loc 1 76 12
 	mov.u64 %rd24, 0x200000001;
 	mov.u64 %rd25, 0;
 	mov.u64 %rd26, 0;
 	bra.uni $L11_bounds_fail;
 $L14_divzero1:
-	.loc 1 53 14
+	.loc 1 77 14
 	mov.u64 %rd24, 0x200000002;
 	mov.u64 %rd25, 0;
 	mov.u64 %rd26, 0;
 	bra.uni $L11_bounds_fail;
 $L5_for_loop:
-	.loc 1 55 23
+	.loc 1 79 23
 	setp.lt.s64 %p4, %rd33, %rd11;
 	@%p4 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 1 56 20
+	.loc 1 80 20
 	mul.lo.s64 %rd34, %rd23, %rd11;
-	.loc 1 56 22
+	.loc 1 80 22
 	add.s64 %rd35, %rd34, %rd33;
-	.loc 1 56 18
+	.loc 1 80 18
 	setp.hs.u64 %p5, %rd35, %rd5;
 	@%p5 bra $L15_oob2;
 	shl.b64 %rd36, %rd35, 2;
 	add.s64 %rd37, %rd4, %rd36;
 	ld.global.nc.f32 %f1, [%rd37];
-	.loc 1 56 39
+	.loc 1 80 39
 	mul.lo.s64 %rd38, %rd31, %rd11;
-	.loc 1 56 41
+	.loc 1 80 41
 	add.s64 %rd39, %rd38, %rd33;
-	.loc 1 56 35
+	.loc 1 80 35
 	setp.hs.u64 %p6, %rd39, %rd8;
 	@%p6 bra $L16_oob3;
 	shl.b64 %rd40, %rd39, 1;
 	add.s64 %rd41, %rd7, %rd40;
 	ld.global.nc.u16 %rs0, [%rd41];
-	.loc 1 56 33
+	.loc 1 80 33
 	bra.uni $L17_entry;
 $L15_oob2:
-	.loc 1 56 18
+	.loc 1 80 18
 	mov.u64 %rd24, 0x200000003;
 	mov.u64 %rd25, %rd35;
 	mov.u64 %rd26, %rd5;
 	bra.uni $L11_bounds_fail;
 $L16_oob3:
-	.loc 1 56 35
+	.loc 1 80 35
 	mov.u64 %rd24, 0x200000004;
 	mov.u64 %rd25, %rd39;
 	mov.u64 %rd26, %rd8;
 	bra.uni $L11_bounds_fail;
 $L17_entry:
-	.loc 1 25 56
+	.loc 1 41 56
 	cvt.f32.f16 %f3, %rs0;
-	.loc 1 25 40
+	.loc 1 41 40
 	mov.f32 %f2, %f3;
 	bra.uni $L18_ret_load;
 $L18_ret_load:
-	.loc 1 56 16
+	.loc 1 80 16
 	fma.rn.f32 %f4, %f1, %f2, %f0;
-	.loc 1 55 28
+	.loc 1 79 28
 	add.s64 %rd42, %rd33, 32;
 	mov.f32 %f0, %f4;
 	mov.s64 %rd33, %rd42;
 	bra.uni $L5_for_loop;
 $L7_for_done:
-	.loc 1 58 19
+	.loc 1 82 19
 	shfl.sync.bfly.b32 %f5, %f0, 16, 31, -1;
 	add.rn.f32 %f6, %f0, %f5;
 	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
@@ -672,15 +819,15 @@ $L7_for_done:
 	add.rn.f32 %f12, %f10, %f11;
 	shfl.sync.bfly.b32 %f13, %f12, 1, 31, -1;
 	add.rn.f32 %f14, %f12, %f13;
-	.loc 1 59 11
+	.loc 1 83 11
 	mov.u32 %r18, %laneid;
 	cvt.s64.u32 %rd43, %r18;
-	.loc 1 59 14
+	.loc 1 83 14
 	setp.eq.s64 %p7, %rd43, 0;
 	@%p7 bra $L8_if_then;
 	bra.uni $L10_ret_matmulWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ef16w_u005d;
 $L8_if_then:
-	.loc 1 60 6
+	.loc 1 84 6
 	setp.hs.u64 %p8, %rd21, %rd2;
 	@%p8 bra $L19_oob4;
 	shl.b64 %rd44, %rd21, 2;
@@ -731,7 +878,7 @@ $L10_ret_matmulWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHal
 	.reg .b64 %rd<46>;
 	.reg .f32 %f<15>;
 
-	.loc 1 42 6
+	.loc 1 66 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -746,25 +893,25 @@ $L10_ret_matmulWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHal
 	ld.param.s64 %rd11, [k];
 	bra.uni $L2_entry;
 $L2_entry:
-	.loc 1 48 20
+	.loc 1 72 20
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd12, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd13, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd14, %r2;
-	.loc 1 48 36
+	.loc 1 72 36
 	mov.u32 %r3, %ntid.x;
 	cvt.s64.u32 %rd15, %r3;
 	mov.u32 %r4, %ntid.y;
 	cvt.s64.u32 %rd16, %r4;
 	mov.u32 %r5, %ntid.z;
 	cvt.s64.u32 %rd17, %r5;
-	.loc 1 48 40
+	.loc 1 72 40
 	div.s64 %rd18, %rd15, 32;
-	.loc 1 48 24
+	.loc 1 72 24
 	mul.lo.s64 %rd19, %rd12, %rd18;
-	.loc 1 48 53
+	.loc 1 72 53
 	mov.u32 %r8, %tid.z;
 	mov.u32 %r9, %ntid.y;
 	mov.u32 %r10, %tid.y;
@@ -774,99 +921,99 @@ $L2_entry:
 	mad.lo.u32 %r11, %r7, %r12, %r13;
 	shr.u32 %r6, %r11, 5;
 	cvt.s64.u32 %rd20, %r6;
-	.loc 1 48 45
+	.loc 1 72 45
 	add.s64 %rd21, %rd19, %rd20;
-	.loc 1 49 17
+	.loc 1 73 17
 	mul.lo.s64 %rd22, %rd9, %rd10;
-	.loc 1 49 10
+	.loc 1 73 10
 	setp.ge.s64 %p0, %rd21, %rd22;
 	@%p0 bra $L10_ret_matmulWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ebf16w_u005d;
 	bra.uni $L4_if_done;
 $L4_if_done:
-	.loc 1 52 12
+	.loc 1 76 12
 	setp.eq.s64 %p1, %rd10, 0;
 	@%p1 bra $L13_divzero0;
 	div.s64 %rd23, %rd21, %rd10;
-	.loc 1 53 14
+	.loc 1 77 14
 	setp.eq.s64 %p3, %rd10, 0;
 	@%p3 bra $L14_divzero1;
 	rem.s64 %rd31, %rd21, %rd10;
-	.loc 1 55 17
+	.loc 1 79 17
 	mov.u32 %r17, %laneid;
 	cvt.s64.u32 %rd32, %r17;
 	mov.f32 %f0, 0f00000000;
 	mov.s64 %rd33, %rd32;
 	bra.uni $L5_for_loop;
 $L13_divzero0:
-	.loc 1 52 12
+	.loc 1 76 12
 	mov.u64 %rd24, 0x300000001;
 	mov.u64 %rd25, 0;
 	mov.u64 %rd26, 0;
 	bra.uni $L11_bounds_fail;
 $L14_divzero1:
-	.loc 1 53 14
+	.loc 1 77 14
 	mov.u64 %rd24, 0x300000002;
 	mov.u64 %rd25, 0;
 	mov.u64 %rd26, 0;
 	bra.uni $L11_bounds_fail;
 $L5_for_loop:
-	.loc 1 55 23
+	.loc 1 79 23
 	setp.lt.s64 %p4, %rd33, %rd11;
 	@%p4 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 1 56 20
+	.loc 1 80 20
 	mul.lo.s64 %rd34, %rd23, %rd11;
-	.loc 1 56 22
+	.loc 1 80 22
 	add.s64 %rd35, %rd34, %rd33;
-	.loc 1 56 18
+	.loc 1 80 18
 	setp.hs.u64 %p5, %rd35, %rd5;
 	@%p5 bra $L15_oob2;
 	shl.b64 %rd36, %rd35, 2;
 	add.s64 %rd37, %rd4, %rd36;
 	ld.global.nc.f32 %f1, [%rd37];
-	.loc 1 56 39
+	.loc 1 80 39
 	mul.lo.s64 %rd38, %rd31, %rd11;
-	.loc 1 56 41
+	.loc 1 80 41
 	add.s64 %rd39, %rd38, %rd33;
-	.loc 1 56 35
+	.loc 1 80 35
 	setp.hs.u64 %p6, %rd39, %rd8;
 	@%p6 bra $L16_oob3;
 	shl.b64 %rd40, %rd39, 1;
 	add.s64 %rd41, %rd7, %rd40;
 	ld.global.nc.u16 %rs0, [%rd41];
-	.loc 1 56 33
+	.loc 1 80 33
 	bra.uni $L17_entry;
 $L15_oob2:
-	.loc 1 56 18
+	.loc 1 80 18
 	mov.u64 %rd24, 0x300000003;
 	mov.u64 %rd25, %rd35;
 	mov.u64 %rd26, %rd5;
 	bra.uni $L11_bounds_fail;
 $L16_oob3:
-	.loc 1 56 35
+	.loc 1 80 35
 	mov.u64 %rd24, 0x300000004;
 	mov.u64 %rd25, %rd39;
 	mov.u64 %rd26, %rd8;
 	bra.uni $L11_bounds_fail;
 $L17_entry:
-	.loc 1 29 61
+	.loc 1 49 61
 	cvt.u32.u16 %r18, %rs0;
 	shl.b32 %r18, %r18, 16;
 	mov.b32 %f3, %r18;
-	.loc 1 29 45
+	.loc 1 49 45
 	mov.f32 %f2, %f3;
 	bra.uni $L18_ret_load;
 $L18_ret_load:
-	.loc 1 56 16
+	.loc 1 80 16
 	fma.rn.f32 %f4, %f1, %f2, %f0;
-	.loc 1 55 28
+	.loc 1 79 28
 	add.s64 %rd42, %rd33, 32;
 	mov.f32 %f0, %f4;
 	mov.s64 %rd33, %rd42;
 	bra.uni $L5_for_loop;
 $L7_for_done:
-	.loc 1 58 19
+	.loc 1 82 19
 	shfl.sync.bfly.b32 %f5, %f0, 16, 31, -1;
 	add.rn.f32 %f6, %f0, %f5;
 	shfl.sync.bfly.b32 %f7, %f6, 8, 31, -1;
@@ -877,15 +1024,15 @@ $L7_for_done:
 	add.rn.f32 %f12, %f10, %f11;
 	shfl.sync.bfly.b32 %f13, %f12, 1, 31, -1;
 	add.rn.f32 %f14, %f12, %f13;
-	.loc 1 59 11
+	.loc 1 83 11
 	mov.u32 %r19, %laneid;
 	cvt.s64.u32 %rd43, %r19;
-	.loc 1 59 14
+	.loc 1 83 14
 	setp.eq.s64 %p7, %rd43, 0;
 	@%p7 bra $L8_if_then;
 	bra.uni $L10_ret_matmulWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ebf16w_u005d;
 $L8_if_then:
-	.loc 1 60 6
+	.loc 1 84 6
 	setp.hs.u64 %p8, %rd21, %rd2;
 	@%p8 bra $L19_oob4;
 	shl.b64 %rd44, %rd21, 2;
@@ -936,7 +1083,7 @@ $L10_ret_matmulWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFl
 	.reg .f32 %f<16>;
 	.reg .f64 %fd<15>;
 
-	.loc 1 84 6
+	.loc 1 108 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -951,30 +1098,30 @@ $L10_ret_matmulWarp_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFl
 	ld.param.f64 %fd0, [ratio];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 1 85 18
+	.loc 1 109 18
 	div.s64 %rd11, %rd10, 2;
-	.loc 1 86 16
+	.loc 1 110 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd12, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd13, %r2;
 	add.s64 %rd14, %rd12, %rd13;
-	.loc 1 87 16
+	.loc 1 111 16
 	div.s64 %rd15, %rd5, 2;
-	.loc 1 87 7
+	.loc 1 111 7
 	setp.ge.s64 %p0, %rd14, %rd15;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 1 88 3
+	.loc 1 112 3
 	ret;
 $L3_if_done:
-	.loc 1 90 9
+	.loc 1 114 9
 	setp.eq.s64 %p1, %rd11, 0;
 	@%p1 bra $L11_divzero0;
 	rem.s64 %rd16, %rd14, %rd11;
-	.loc 1 91 11
+	.loc 1 115 11
 	setp.eq.s64 %p3, %rd11, 0;
 	@%p3 bra $L12_divzero1;
 	div.s64 %rd24, %rd14, %rd11;
@@ -983,31 +1130,31 @@ $L3_if_done:
 	mov.s64 %rd25, %rd16;
 	bra.uni $L4_for_loop;
 $L11_divzero0:
-	.loc 1 90 9
+	.loc 1 114 9
 	mov.u64 %rd17, 0x400000001;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L9_bounds_fail;
 $L12_divzero1:
-	.loc 1 91 11
+	.loc 1 115 11
 	mov.u64 %rd17, 0x400000002;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L9_bounds_fail;
 $L4_for_loop:
-	.loc 1 93 16
+	.loc 1 117 16
 	setp.gt.s64 %p4, %rd25, 0;
 	@%p4 bra $L5_for_body;
 	bra.uni $L6_for_done;
 $L5_for_body:
-	.loc 1 94 7
+	.loc 1 118 7
 	and.b64 %rd26, %rd25, 1;
-	.loc 1 94 10
+	.loc 1 118 10
 	setp.ne.s64 %p5, %rd26, 0;
 	@%p5 bra $L7_if_then;
 	bra.uni $L13_edge;
 $L7_if_then:
-	.loc 1 95 4
+	.loc 1 119 4
 	mul.rn.f64 %fd4, %fd1, %fd2;
 	mov.f64 %fd3, %fd4;
 	bra.uni $L8_if_done;
@@ -1015,100 +1162,100 @@ $L13_edge:
 	mov.f64 %fd3, %fd1;
 	bra.uni $L8_if_done;
 $L8_if_done:
-	.loc 1 97 3
+	.loc 1 121 3
 	mul.rn.f64 %fd5, %fd2, %fd2;
-	.loc 1 93 21
+	.loc 1 117 21
 	shr.s64 %rd27, %rd25, 1;
 	mov.f64 %fd1, %fd3;
 	mov.f64 %fd2, %fd5;
 	mov.s64 %rd25, %rd27;
 	bra.uni $L4_for_loop;
 $L6_for_done:
-	.loc 1 99 22
+	.loc 1 123 22
 	setp.eq.s64 %p6, %rd9, 0;
 	@%p6 bra $L14_divzero2;
 	div.s64 %rd28, %rd24, %rd9;
-	.loc 1 99 18
+	.loc 1 123 18
 	setp.hs.u64 %p7, %rd28, %rd8;
 	@%p7 bra $L15_oob3;
 	shl.b64 %rd29, %rd28, 2;
 	add.s64 %rd30, %rd7, %rd29;
 	ld.global.nc.s32 %r6, [%rd30];
-	.loc 1 99 14
+	.loc 1 123 14
 	cvt.rn.f64.s32 %fd6, %r6;
-	.loc 1 99 31
+	.loc 1 123 31
 	mul.rn.f64 %fd7, %fd6, %fd1;
-	.loc 1 100 19
+	.loc 1 124 19
 	mul.rn.f64 %fd8, %fd7, 0d3FC45F306DC9C883;
-	.loc 1 100 36
+	.loc 1 124 36
 	add.rn.f64 %fd9, %fd8, 0d3FE0000000000000;
-	.loc 1 100 17
+	.loc 1 124 17
 	cvt.rmi.f64.f64 %fd10, %fd9;
-	.loc 1 101 12
+	.loc 1 125 12
 	mul.rn.f64 %fd11, %fd10, 0d401921FB54442D18;
-	.loc 1 101 9
+	.loc 1 125 9
 	sub.rn.f64 %fd12, %fd7, %fd11;
-	.loc 1 101 24
+	.loc 1 125 24
 	mul.rn.f64 %fd13, %fd10, 0d3CB1A62633145C07;
-	.loc 1 101 21
+	.loc 1 125 21
 	sub.rn.f64 %fd14, %fd12, %fd13;
-	.loc 1 102 29
+	.loc 1 126 29
 	cvt.rn.f32.f64 %f0, %fd14;
-	.loc 1 102 21
+	.loc 1 126 21
 	mul.rn.f32 %f1, %f0, 0f3E22F983;
 	cvt.rni.f32.f32 %f1, %f1;
 	fma.rn.f32 %f2, %f1, 0fC0C90000, %f0;
 	fma.rn.f32 %f2, %f1, 0fBAFDAA22, %f2;
 	fma.rn.f32 %f2, %f1, 0fAD346000, %f2;
 	sin.approx.f32 %f3, %f2;
-	.loc 1 102 50
+	.loc 1 126 50
 	cvt.rn.f32.f64 %f4, %fd14;
-	.loc 1 102 42
+	.loc 1 126 42
 	mul.rn.f32 %f5, %f4, 0f3E22F983;
 	cvt.rni.f32.f32 %f5, %f5;
 	fma.rn.f32 %f6, %f5, 0fC0C90000, %f4;
 	fma.rn.f32 %f6, %f5, 0fBAFDAA22, %f6;
 	fma.rn.f32 %f6, %f5, 0fAD346000, %f6;
 	cos.approx.f32 %f7, %f6;
-	.loc 1 103 11
+	.loc 1 127 11
 	mul.lo.s64 %rd31, %rd24, %rd10;
-	.loc 1 103 20
+	.loc 1 127 20
 	add.s64 %rd32, %rd31, %rd16;
-	.loc 1 104 13
+	.loc 1 128 13
 	setp.hs.u64 %p8, %rd32, %rd5;
 	@%p8 bra $L16_oob4;
 	shl.b64 %rd33, %rd32, 2;
 	add.s64 %rd34, %rd4, %rd33;
 	ld.global.nc.f32 %f8, [%rd34];
-	.loc 1 104 23
+	.loc 1 128 23
 	add.s64 %rd35, %rd32, %rd11;
-	.loc 1 104 20
+	.loc 1 128 20
 	setp.hs.u64 %p9, %rd35, %rd5;
 	@%p9 bra $L17_oob5;
 	shl.b64 %rd36, %rd35, 2;
 	add.s64 %rd37, %rd4, %rd36;
 	ld.global.nc.f32 %f9, [%rd37];
-	.loc 1 105 14
+	.loc 1 129 14
 	mul.rn.f32 %f10, %f8, %f7;
-	.loc 1 105 23
+	.loc 1 129 23
 	mul.rn.f32 %f11, %f9, %f3;
-	.loc 1 105 19
+	.loc 1 129 19
 	sub.rn.f32 %f12, %f10, %f11;
-	.loc 1 105 5
+	.loc 1 129 5
 	setp.hs.u64 %p10, %rd32, %rd2;
 	@%p10 bra $L18_oob6;
 	shl.b64 %rd38, %rd32, 2;
 	add.s64 %rd39, %rd1, %rd38;
 	st.global.f32 [%rd39], %f12;
-	.loc 1 106 8
+	.loc 1 130 8
 	add.s64 %rd40, %rd32, %rd11;
-	.loc 1 106 19
+	.loc 1 130 19
 	mul.rn.f32 %f13, %f9, %f7;
-	.loc 1 106 28
+	.loc 1 130 28
 	mul.rn.f32 %f14, %f8, %f3;
-	.loc 1 106 24
+	.loc 1 130 24
 	add.rn.f32 %f15, %f13, %f14;
-	.loc 1 106 5
+	.loc 1 130 5
 	setp.hs.u64 %p11, %rd40, %rd2;
 	@%p11 bra $L19_oob7;
 	shl.b64 %rd41, %rd40, 2;
@@ -1116,37 +1263,37 @@ $L6_for_done:
 	st.global.f32 [%rd42], %f15;
 	ret;
 $L14_divzero2:
-	.loc 1 99 22
+	.loc 1 123 22
 	mov.u64 %rd17, 0x400000003;
 	mov.u64 %rd18, 0;
 	mov.u64 %rd19, 0;
 	bra.uni $L9_bounds_fail;
 $L15_oob3:
-	.loc 1 99 18
+	.loc 1 123 18
 	mov.u64 %rd17, 0x400000004;
 	mov.u64 %rd18, %rd28;
 	mov.u64 %rd19, %rd8;
 	bra.uni $L9_bounds_fail;
 $L16_oob4:
-	.loc 1 104 13
+	.loc 1 128 13
 	mov.u64 %rd17, 0x400000005;
 	mov.u64 %rd18, %rd32;
 	mov.u64 %rd19, %rd5;
 	bra.uni $L9_bounds_fail;
 $L17_oob5:
-	.loc 1 104 20
+	.loc 1 128 20
 	mov.u64 %rd17, 0x400000006;
 	mov.u64 %rd18, %rd35;
 	mov.u64 %rd19, %rd5;
 	bra.uni $L9_bounds_fail;
 $L18_oob6:
-	.loc 1 105 5
+	.loc 1 129 5
 	mov.u64 %rd17, 0x400000007;
 	mov.u64 %rd18, %rd32;
 	mov.u64 %rd19, %rd2;
 	bra.uni $L9_bounds_fail;
 $L19_oob7:
-	.loc 1 106 5
+	.loc 1 130 5
 	mov.u64 %rd17, 0x400000008;
 	mov.u64 %rd18, %rd40;
 	mov.u64 %rd19, %rd2;
@@ -1185,7 +1332,7 @@ $L10_bounds_exit:
 	.reg .b64 %rd<31>;
 	.reg .f32 %f<1>;
 
-	.loc 1 116 6
+	.loc 1 140 6
 	ld.param.u64 %rd0, [cache_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [cache_len];
@@ -1198,43 +1345,43 @@ $L10_bounds_exit:
 	ld.param.s64 %rd9, [kvDim];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 1 117 16
+	.loc 1 141 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd10, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd11, %r2;
 	add.s64 %rd12, %rd10, %rd11;
-	.loc 1 118 7
+	.loc 1 142 7
 	setp.lt.s64 %p0, %rd12, %rd5;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 1 119 19
+	.loc 1 143 19
 	setp.eq.s64 %p1, %rd9, 0;
 	@%p1 bra $L6_divzero0;
 	div.s64 %rd13, %rd12, %rd9;
-	.loc 1 119 17
+	.loc 1 143 17
 	setp.hs.u64 %p3, %rd13, %rd8;
 	@%p3 bra $L7_oob1;
 	shl.b64 %rd21, %rd13, 2;
 	add.s64 %rd22, %rd7, %rd21;
 	ld.global.nc.s32 %r6, [%rd22];
-	.loc 1 119 12
+	.loc 1 143 12
 	cvt.s64.s32 %rd23, %r6;
-	.loc 1 119 27
+	.loc 1 143 27
 	mul.lo.s64 %rd24, %rd23, %rd9;
-	.loc 1 119 35
+	.loc 1 143 35
 	setp.eq.s64 %p4, %rd9, 0;
 	@%p4 bra $L8_divzero2;
 	rem.s64 %rd25, %rd12, %rd9;
-	.loc 1 119 33
+	.loc 1 143 33
 	add.s64 %rd26, %rd24, %rd25;
-	.loc 1 119 46
+	.loc 1 143 46
 	shl.b64 %rd27, %rd12, 2;
 	add.s64 %rd28, %rd4, %rd27;
 	ld.global.nc.f32 %f0, [%rd28];
-	.loc 1 119 8
+	.loc 1 143 8
 	setp.hs.u64 %p5, %rd26, %rd2;
 	@%p5 bra $L9_oob3;
 	shl.b64 %rd29, %rd26, 2;
@@ -1242,25 +1389,25 @@ $L2_if_then:
 	st.global.f32 [%rd30], %f0;
 	bra.uni $L3_if_done;
 $L6_divzero0:
-	.loc 1 119 19
+	.loc 1 143 19
 	mov.u64 %rd14, 0x500000001;
 	mov.u64 %rd15, 0;
 	mov.u64 %rd16, 0;
 	bra.uni $L4_bounds_fail;
 $L7_oob1:
-	.loc 1 119 17
+	.loc 1 143 17
 	mov.u64 %rd14, 0x500000002;
 	mov.u64 %rd15, %rd13;
 	mov.u64 %rd16, %rd8;
 	bra.uni $L4_bounds_fail;
 $L8_divzero2:
-	.loc 1 119 35
+	.loc 1 143 35
 	mov.u64 %rd14, 0x500000003;
 	mov.u64 %rd15, 0;
 	mov.u64 %rd16, 0;
 	bra.uni $L4_bounds_fail;
 $L9_oob3:
-	.loc 1 119 8
+	.loc 1 143 8
 	mov.u64 %rd14, 0x500000004;
 	mov.u64 %rd15, %rd26;
 	mov.u64 %rd16, %rd2;
@@ -1301,7 +1448,7 @@ $L3_if_done:
 	.reg .b64 %rd<31>;
 	.reg .f32 %f<1>;
 
-	.loc 1 124 6
+	.loc 1 148 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -1314,69 +1461,69 @@ $L3_if_done:
 	ld.param.s64 %rd9, [cols];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 1 125 16
+	.loc 1 149 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd10, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd11, %r2;
 	add.s64 %rd12, %rd10, %rd11;
-	.loc 1 126 7
+	.loc 1 150 7
 	setp.lt.s64 %p0, %rd12, %rd2;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 1 127 24
+	.loc 1 151 24
 	setp.eq.s64 %p1, %rd9, 0;
 	@%p1 bra $L6_divzero0;
 	div.s64 %rd13, %rd12, %rd9;
-	.loc 1 127 22
+	.loc 1 151 22
 	setp.hs.u64 %p3, %rd13, %rd8;
 	@%p3 bra $L7_oob1;
 	shl.b64 %rd21, %rd13, 2;
 	add.s64 %rd22, %rd7, %rd21;
 	ld.global.nc.s32 %r6, [%rd22];
-	.loc 1 127 17
+	.loc 1 151 17
 	cvt.s64.s32 %rd23, %r6;
-	.loc 1 127 31
+	.loc 1 151 31
 	mul.lo.s64 %rd24, %rd23, %rd9;
-	.loc 1 127 38
+	.loc 1 151 38
 	setp.eq.s64 %p4, %rd9, 0;
 	@%p4 bra $L8_divzero2;
 	rem.s64 %rd25, %rd12, %rd9;
-	.loc 1 127 36
+	.loc 1 151 36
 	add.s64 %rd26, %rd24, %rd25;
-	.loc 1 127 13
+	.loc 1 151 13
 	setp.hs.u64 %p5, %rd26, %rd5;
 	@%p5 bra $L9_oob3;
 	shl.b64 %rd27, %rd26, 2;
 	add.s64 %rd28, %rd4, %rd27;
 	ld.global.nc.f32 %f0, [%rd28];
-	.loc 1 127 6
+	.loc 1 151 6
 	shl.b64 %rd29, %rd12, 2;
 	add.s64 %rd30, %rd1, %rd29;
 	st.global.f32 [%rd30], %f0;
 	bra.uni $L3_if_done;
 $L6_divzero0:
-	.loc 1 127 24
+	.loc 1 151 24
 	mov.u64 %rd14, 0x600000001;
 	mov.u64 %rd15, 0;
 	mov.u64 %rd16, 0;
 	bra.uni $L4_bounds_fail;
 $L7_oob1:
-	.loc 1 127 22
+	.loc 1 151 22
 	mov.u64 %rd14, 0x600000002;
 	mov.u64 %rd15, %rd13;
 	mov.u64 %rd16, %rd8;
 	bra.uni $L4_bounds_fail;
 $L8_divzero2:
-	.loc 1 127 38
+	.loc 1 151 38
 	mov.u64 %rd14, 0x600000003;
 	mov.u64 %rd15, 0;
 	mov.u64 %rd16, 0;
 	bra.uni $L4_bounds_fail;
 $L9_oob3:
-	.loc 1 127 13
+	.loc 1 151 13
 	mov.u64 %rd14, 0x600000004;
 	mov.u64 %rd15, %rd26;
 	mov.u64 %rd16, %rd5;
@@ -1398,6 +1545,2060 @@ $L4_bounds_fail:
 $L5_bounds_exit:
 	exit;
 $L3_if_done:
+	ret;
+}
+
+.visible .entry matmul4F32(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .u64 w_ptr,
+	.param .s64 w_len,
+	.param .s64 rows,
+	.param .s64 cols,
+	.param .s64 k
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<31>;
+	.reg .b32 %r<22>;
+	.reg .b64 %rd<94>;
+	.reg .f32 %f<144>;
+
+	.loc 1 156 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	ld.param.u64 %rd6, [w_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [w_len];
+	ld.param.s64 %rd9, [rows];
+	ld.param.s64 %rd10, [cols];
+	ld.param.s64 %rd11, [k];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 1 173 20
+	mov.u32 %r0, %ctaid.x;
+	cvt.s64.u32 %rd12, %r0;
+	mov.u32 %r1, %ctaid.y;
+	cvt.s64.u32 %rd13, %r1;
+	mov.u32 %r2, %ctaid.z;
+	cvt.s64.u32 %rd14, %r2;
+	.loc 1 173 36
+	mov.u32 %r3, %ntid.x;
+	cvt.s64.u32 %rd15, %r3;
+	mov.u32 %r4, %ntid.y;
+	cvt.s64.u32 %rd16, %r4;
+	mov.u32 %r5, %ntid.z;
+	cvt.s64.u32 %rd17, %r5;
+	.loc 1 173 40
+	div.s64 %rd18, %rd15, 32;
+	.loc 1 173 24
+	mul.lo.s64 %rd19, %rd12, %rd18;
+	.loc 1 173 53
+	mov.u32 %r8, %tid.z;
+	mov.u32 %r9, %ntid.y;
+	mov.u32 %r10, %tid.y;
+	mad.lo.u32 %r7, %r8, %r9, %r10;
+	mov.u32 %r12, %ntid.x;
+	mov.u32 %r13, %tid.x;
+	mad.lo.u32 %r11, %r7, %r12, %r13;
+	shr.u32 %r6, %r11, 5;
+	cvt.s64.u32 %rd20, %r6;
+	.loc 1 173 45
+	add.s64 %rd21, %rd19, %rd20;
+	.loc 1 174 18
+	add.s64 %rd22, %rd9, 3;
+	.loc 1 174 23
+	div.s64 %rd23, %rd22, 4;
+	.loc 1 175 19
+	mul.lo.s64 %rd24, %rd23, %rd10;
+	.loc 1 175 10
+	setp.ge.s64 %p0, %rd21, %rd24;
+	@%p0 bra $L19_ret_matmulWarp4_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ef32w_u005d;
+	bra.uni $L4_if_done;
+$L4_if_done:
+	.loc 1 178 14
+	setp.eq.s64 %p1, %rd10, 0;
+	@%p1 bra $L22_divzero0;
+	rem.s64 %rd25, %rd21, %rd10;
+	.loc 1 179 13
+	setp.eq.s64 %p3, %rd10, 0;
+	@%p3 bra $L23_divzero1;
+	div.s64 %rd33, %rd21, %rd10;
+	.loc 1 179 20
+	mul.lo.s64 %rd34, %rd33, 4;
+	.loc 1 180 19
+	sub.s64 %rd35, %rd9, %rd34;
+	.loc 1 180 11
+	min.s64 %rd36, %rd35, 4;
+	.loc 1 181 6
+	mov.f32 %f0, 0f00000000;
+	mov.f32 %f1, 0f00000000;
+	mov.f32 %f2, 0f00000000;
+	mov.f32 %f3, 0f00000000;
+	.loc 1 182 17
+	mov.u32 %r17, %laneid;
+	cvt.s64.u32 %rd37, %r17;
+	.loc 1 182 20
+	mul.lo.s64 %rd38, %rd37, 4;
+	mov.s64 %rd39, %rd38;
+	bra.uni $L5_for_loop;
+$L22_divzero0:
+	.loc 1 178 14
+	mov.u64 %rd26, 0x700000001;
+	mov.u64 %rd27, 0;
+	mov.u64 %rd28, 0;
+	bra.uni $L20_bounds_fail;
+$L23_divzero1:
+	.loc 1 179 13
+	mov.u64 %rd26, 0x700000002;
+	mov.u64 %rd27, 0;
+	mov.u64 %rd28, 0;
+	bra.uni $L20_bounds_fail;
+$L5_for_loop:
+	.loc 1 182 27
+	setp.lt.s64 %p4, %rd39, %rd11;
+	@%p4 bra $L6_for_body;
+	bra.uni $L14_for_body;
+$L6_for_body:
+	.loc 1 183 3
+	mov.f32 %f4, 0f00000000;
+	mov.f32 %f5, 0f00000000;
+	mov.f32 %f6, 0f00000000;
+	mov.f32 %f7, 0f00000000;
+	.loc 1 183 23
+	mul.lo.s64 %rd40, %rd25, %rd11;
+	.loc 1 183 25
+	add.s64 %rd41, %rd40, %rd39;
+	.loc 1 183 16
+	bra.uni $L24_entry;
+$L24_entry:
+	.loc 1 36 18
+	setp.hs.u64 %p5, %rd41, %rd8;
+	@%p5 bra $L26_oob2;
+	add.s64 %rd42, %rd41, 3;
+	setp.hs.u64 %p6, %rd42, %rd8;
+	@%p6 bra $L27_oob3;
+	shl.b64 %rd43, %rd41, 2;
+	add.s64 %rd44, %rd7, %rd43;
+	ld.global.nc.v4.f32 {%f12, %f13, %f14, %f15}, [%rd44];
+	.loc 1 36 2
+	mov.f32 %f8, %f12;
+	mov.f32 %f9, %f13;
+	mov.f32 %f10, %f14;
+	mov.f32 %f11, %f15;
+	bra.uni $L25_ret_load4;
+$L26_oob2:
+	.loc 1 36 18
+	mov.u64 %rd26, 0x700000003;
+	mov.u64 %rd27, %rd41;
+	mov.u64 %rd28, %rd8;
+	bra.uni $L20_bounds_fail;
+$L27_oob3:
+	mov.u64 %rd26, 0x700000004;
+	mov.u64 %rd27, %rd42;
+	mov.u64 %rd28, %rd8;
+	bra.uni $L20_bounds_fail;
+$L25_ret_load4:
+	.loc 1 183 3
+	mov.f32 %f4, %f8;
+	mov.f32 %f5, %f9;
+	mov.f32 %f6, %f10;
+	mov.f32 %f7, %f11;
+	bra.uni $L9_for_body;
+$L9_for_body:
+	.loc 1 186 10
+	setp.lt.s64 %p7, 0, %rd36;
+	@%p7 bra $L11_if_then;
+	bra.uni $L31_for_body;
+$L11_if_then:
+	.loc 1 187 5
+	mov.f32 %f16, 0f00000000;
+	mov.f32 %f17, 0f00000000;
+	mov.f32 %f18, 0f00000000;
+	mov.f32 %f19, 0f00000000;
+	.loc 1 187 27
+	add.s64 %rd45, %rd34, 0;
+	.loc 1 187 31
+	mul.lo.s64 %rd46, %rd45, %rd11;
+	.loc 1 187 33
+	add.s64 %rd47, %rd46, %rd39;
+	.loc 1 187 20
+	setp.hs.u64 %p8, %rd47, %rd5;
+	@%p8 bra $L28_oob4;
+	add.s64 %rd48, %rd47, 3;
+	setp.hs.u64 %p9, %rd48, %rd5;
+	@%p9 bra $L29_oob5;
+	shl.b64 %rd49, %rd47, 2;
+	add.s64 %rd50, %rd4, %rd49;
+	ld.global.nc.v4.f32 {%f20, %f21, %f22, %f23}, [%rd50];
+	.loc 1 187 5
+	mov.f32 %f16, %f20;
+	mov.f32 %f17, %f21;
+	mov.f32 %f18, %f22;
+	mov.f32 %f19, %f23;
+	.loc 1 188 13
+	mov.f32 %f24, %f0;
+	.loc 1 189 19
+	mov.f32 %f25, %f16;
+	.loc 1 189 26
+	mov.f32 %f26, %f4;
+	.loc 1 189 16
+	fma.rn.f32 %f27, %f25, %f26, %f24;
+	.loc 1 190 19
+	mov.f32 %f28, %f17;
+	.loc 1 190 26
+	mov.f32 %f29, %f5;
+	.loc 1 190 16
+	fma.rn.f32 %f30, %f28, %f29, %f27;
+	.loc 1 191 19
+	mov.f32 %f31, %f18;
+	.loc 1 191 26
+	mov.f32 %f32, %f6;
+	.loc 1 191 16
+	fma.rn.f32 %f33, %f31, %f32, %f30;
+	.loc 1 192 25
+	mov.f32 %f34, %f19;
+	.loc 1 192 32
+	mov.f32 %f35, %f7;
+	.loc 1 192 22
+	fma.rn.f32 %f36, %f34, %f35, %f33;
+	.loc 1 192 8
+	mov.f32 %f0, %f36;
+	bra.uni $L31_for_body;
+$L28_oob4:
+	.loc 1 187 20
+	mov.u64 %rd26, 0x700000005;
+	mov.u64 %rd27, %rd47;
+	mov.u64 %rd28, %rd5;
+	bra.uni $L20_bounds_fail;
+$L29_oob5:
+	mov.u64 %rd26, 0x700000006;
+	mov.u64 %rd27, %rd48;
+	mov.u64 %rd28, %rd5;
+	bra.uni $L20_bounds_fail;
+$L31_for_body:
+	.loc 1 186 10
+	setp.lt.s64 %p10, 1, %rd36;
+	@%p10 bra $L32_if_then;
+	bra.uni $L37_for_body;
+$L32_if_then:
+	.loc 1 187 5
+	mov.f32 %f37, 0f00000000;
+	mov.f32 %f38, 0f00000000;
+	mov.f32 %f39, 0f00000000;
+	mov.f32 %f40, 0f00000000;
+	.loc 1 187 27
+	add.s64 %rd51, %rd34, 1;
+	.loc 1 187 31
+	mul.lo.s64 %rd52, %rd51, %rd11;
+	.loc 1 187 33
+	add.s64 %rd53, %rd52, %rd39;
+	.loc 1 187 20
+	setp.hs.u64 %p11, %rd53, %rd5;
+	@%p11 bra $L34_oob6;
+	add.s64 %rd54, %rd53, 3;
+	setp.hs.u64 %p12, %rd54, %rd5;
+	@%p12 bra $L35_oob7;
+	shl.b64 %rd55, %rd53, 2;
+	add.s64 %rd56, %rd4, %rd55;
+	ld.global.nc.v4.f32 {%f41, %f42, %f43, %f44}, [%rd56];
+	.loc 1 187 5
+	mov.f32 %f37, %f41;
+	mov.f32 %f38, %f42;
+	mov.f32 %f39, %f43;
+	mov.f32 %f40, %f44;
+	.loc 1 188 13
+	mov.f32 %f45, %f1;
+	.loc 1 189 19
+	mov.f32 %f46, %f37;
+	.loc 1 189 26
+	mov.f32 %f47, %f4;
+	.loc 1 189 16
+	fma.rn.f32 %f48, %f46, %f47, %f45;
+	.loc 1 190 19
+	mov.f32 %f49, %f38;
+	.loc 1 190 26
+	mov.f32 %f50, %f5;
+	.loc 1 190 16
+	fma.rn.f32 %f51, %f49, %f50, %f48;
+	.loc 1 191 19
+	mov.f32 %f52, %f39;
+	.loc 1 191 26
+	mov.f32 %f53, %f6;
+	.loc 1 191 16
+	fma.rn.f32 %f54, %f52, %f53, %f51;
+	.loc 1 192 25
+	mov.f32 %f55, %f40;
+	.loc 1 192 32
+	mov.f32 %f56, %f7;
+	.loc 1 192 22
+	fma.rn.f32 %f57, %f55, %f56, %f54;
+	.loc 1 192 8
+	mov.f32 %f1, %f57;
+	bra.uni $L37_for_body;
+$L34_oob6:
+	.loc 1 187 20
+	mov.u64 %rd26, 0x700000007;
+	mov.u64 %rd27, %rd53;
+	mov.u64 %rd28, %rd5;
+	bra.uni $L20_bounds_fail;
+$L35_oob7:
+	mov.u64 %rd26, 0x700000008;
+	mov.u64 %rd27, %rd54;
+	mov.u64 %rd28, %rd5;
+	bra.uni $L20_bounds_fail;
+$L37_for_body:
+	.loc 1 186 10
+	setp.lt.s64 %p13, 2, %rd36;
+	@%p13 bra $L38_if_then;
+	bra.uni $L43_for_body;
+$L38_if_then:
+	.loc 1 187 5
+	mov.f32 %f58, 0f00000000;
+	mov.f32 %f59, 0f00000000;
+	mov.f32 %f60, 0f00000000;
+	mov.f32 %f61, 0f00000000;
+	.loc 1 187 27
+	add.s64 %rd57, %rd34, 2;
+	.loc 1 187 31
+	mul.lo.s64 %rd58, %rd57, %rd11;
+	.loc 1 187 33
+	add.s64 %rd59, %rd58, %rd39;
+	.loc 1 187 20
+	setp.hs.u64 %p14, %rd59, %rd5;
+	@%p14 bra $L40_oob8;
+	add.s64 %rd60, %rd59, 3;
+	setp.hs.u64 %p15, %rd60, %rd5;
+	@%p15 bra $L41_oob9;
+	shl.b64 %rd61, %rd59, 2;
+	add.s64 %rd62, %rd4, %rd61;
+	ld.global.nc.v4.f32 {%f62, %f63, %f64, %f65}, [%rd62];
+	.loc 1 187 5
+	mov.f32 %f58, %f62;
+	mov.f32 %f59, %f63;
+	mov.f32 %f60, %f64;
+	mov.f32 %f61, %f65;
+	.loc 1 188 13
+	mov.f32 %f66, %f2;
+	.loc 1 189 19
+	mov.f32 %f67, %f58;
+	.loc 1 189 26
+	mov.f32 %f68, %f4;
+	.loc 1 189 16
+	fma.rn.f32 %f69, %f67, %f68, %f66;
+	.loc 1 190 19
+	mov.f32 %f70, %f59;
+	.loc 1 190 26
+	mov.f32 %f71, %f5;
+	.loc 1 190 16
+	fma.rn.f32 %f72, %f70, %f71, %f69;
+	.loc 1 191 19
+	mov.f32 %f73, %f60;
+	.loc 1 191 26
+	mov.f32 %f74, %f6;
+	.loc 1 191 16
+	fma.rn.f32 %f75, %f73, %f74, %f72;
+	.loc 1 192 25
+	mov.f32 %f76, %f61;
+	.loc 1 192 32
+	mov.f32 %f77, %f7;
+	.loc 1 192 22
+	fma.rn.f32 %f78, %f76, %f77, %f75;
+	.loc 1 192 8
+	mov.f32 %f2, %f78;
+	bra.uni $L43_for_body;
+$L40_oob8:
+	.loc 1 187 20
+	mov.u64 %rd26, 0x700000009;
+	mov.u64 %rd27, %rd59;
+	mov.u64 %rd28, %rd5;
+	bra.uni $L20_bounds_fail;
+$L41_oob9:
+	mov.u64 %rd26, 0x70000000A;
+	mov.u64 %rd27, %rd60;
+	mov.u64 %rd28, %rd5;
+	bra.uni $L20_bounds_fail;
+$L43_for_body:
+	.loc 1 186 10
+	setp.lt.s64 %p16, 3, %rd36;
+	@%p16 bra $L44_if_then;
+	bra.uni $L10_for_done;
+$L44_if_then:
+	.loc 1 187 5
+	mov.f32 %f79, 0f00000000;
+	mov.f32 %f80, 0f00000000;
+	mov.f32 %f81, 0f00000000;
+	mov.f32 %f82, 0f00000000;
+	.loc 1 187 27
+	add.s64 %rd63, %rd34, 3;
+	.loc 1 187 31
+	mul.lo.s64 %rd64, %rd63, %rd11;
+	.loc 1 187 33
+	add.s64 %rd65, %rd64, %rd39;
+	.loc 1 187 20
+	setp.hs.u64 %p17, %rd65, %rd5;
+	@%p17 bra $L46_oob10;
+	add.s64 %rd66, %rd65, 3;
+	setp.hs.u64 %p18, %rd66, %rd5;
+	@%p18 bra $L47_oob11;
+	shl.b64 %rd67, %rd65, 2;
+	add.s64 %rd68, %rd4, %rd67;
+	ld.global.nc.v4.f32 {%f83, %f84, %f85, %f86}, [%rd68];
+	.loc 1 187 5
+	mov.f32 %f79, %f83;
+	mov.f32 %f80, %f84;
+	mov.f32 %f81, %f85;
+	mov.f32 %f82, %f86;
+	.loc 1 188 13
+	mov.f32 %f87, %f3;
+	.loc 1 189 19
+	mov.f32 %f88, %f79;
+	.loc 1 189 26
+	mov.f32 %f89, %f4;
+	.loc 1 189 16
+	fma.rn.f32 %f90, %f88, %f89, %f87;
+	.loc 1 190 19
+	mov.f32 %f91, %f80;
+	.loc 1 190 26
+	mov.f32 %f92, %f5;
+	.loc 1 190 16
+	fma.rn.f32 %f93, %f91, %f92, %f90;
+	.loc 1 191 19
+	mov.f32 %f94, %f81;
+	.loc 1 191 26
+	mov.f32 %f95, %f6;
+	.loc 1 191 16
+	fma.rn.f32 %f96, %f94, %f95, %f93;
+	.loc 1 192 25
+	mov.f32 %f97, %f82;
+	.loc 1 192 32
+	mov.f32 %f98, %f7;
+	.loc 1 192 22
+	fma.rn.f32 %f99, %f97, %f98, %f96;
+	.loc 1 192 8
+	mov.f32 %f3, %f99;
+	bra.uni $L10_for_done;
+$L46_oob10:
+	.loc 1 187 20
+	mov.u64 %rd26, 0x70000000B;
+	mov.u64 %rd27, %rd65;
+	mov.u64 %rd28, %rd5;
+	bra.uni $L20_bounds_fail;
+$L47_oob11:
+	mov.u64 %rd26, 0x70000000C;
+	mov.u64 %rd27, %rd66;
+	mov.u64 %rd28, %rd5;
+	bra.uni $L20_bounds_fail;
+$L10_for_done:
+	.loc 1 182 32
+	add.s64 %rd69, %rd39, 128;
+	mov.s64 %rd39, %rd69;
+	bra.uni $L5_for_loop;
+$L14_for_body:
+	.loc 1 198 9
+	setp.lt.s64 %p19, 0, %rd36;
+	@%p19 bra $L16_if_then;
+	bra.uni $L54_for_body;
+$L16_if_then:
+	.loc 1 199 27
+	mov.f32 %f100, %f0;
+	.loc 1 199 20
+	shfl.sync.bfly.b32 %f101, %f100, 16, 31, -1;
+	add.rn.f32 %f102, %f100, %f101;
+	shfl.sync.bfly.b32 %f103, %f102, 8, 31, -1;
+	add.rn.f32 %f104, %f102, %f103;
+	shfl.sync.bfly.b32 %f105, %f104, 4, 31, -1;
+	add.rn.f32 %f106, %f104, %f105;
+	shfl.sync.bfly.b32 %f107, %f106, 2, 31, -1;
+	add.rn.f32 %f108, %f106, %f107;
+	shfl.sync.bfly.b32 %f109, %f108, 1, 31, -1;
+	add.rn.f32 %f110, %f108, %f109;
+	.loc 1 200 13
+	mov.u32 %r18, %laneid;
+	cvt.s64.u32 %rd70, %r18;
+	.loc 1 200 16
+	setp.eq.s64 %p20, %rd70, 0;
+	@%p20 bra $L18_if_then;
+	bra.uni $L54_for_body;
+$L18_if_then:
+	.loc 1 201 12
+	add.s64 %rd71, %rd34, 0;
+	.loc 1 201 16
+	mul.lo.s64 %rd72, %rd71, %rd10;
+	.loc 1 201 21
+	add.s64 %rd73, %rd72, %rd25;
+	.loc 1 201 8
+	setp.hs.u64 %p21, %rd73, %rd2;
+	@%p21 bra $L52_oob12;
+	shl.b64 %rd74, %rd73, 2;
+	add.s64 %rd75, %rd1, %rd74;
+	st.global.f32 [%rd75], %f110;
+	bra.uni $L54_for_body;
+$L52_oob12:
+	mov.u64 %rd26, 0x70000000D;
+	mov.u64 %rd27, %rd73;
+	mov.u64 %rd28, %rd2;
+	bra.uni $L20_bounds_fail;
+$L54_for_body:
+	.loc 1 198 9
+	setp.lt.s64 %p22, 1, %rd36;
+	@%p22 bra $L55_if_then;
+	bra.uni $L60_for_body;
+$L55_if_then:
+	.loc 1 199 27
+	mov.f32 %f111, %f1;
+	.loc 1 199 20
+	shfl.sync.bfly.b32 %f112, %f111, 16, 31, -1;
+	add.rn.f32 %f113, %f111, %f112;
+	shfl.sync.bfly.b32 %f114, %f113, 8, 31, -1;
+	add.rn.f32 %f115, %f113, %f114;
+	shfl.sync.bfly.b32 %f116, %f115, 4, 31, -1;
+	add.rn.f32 %f117, %f115, %f116;
+	shfl.sync.bfly.b32 %f118, %f117, 2, 31, -1;
+	add.rn.f32 %f119, %f117, %f118;
+	shfl.sync.bfly.b32 %f120, %f119, 1, 31, -1;
+	add.rn.f32 %f121, %f119, %f120;
+	.loc 1 200 13
+	mov.u32 %r19, %laneid;
+	cvt.s64.u32 %rd76, %r19;
+	.loc 1 200 16
+	setp.eq.s64 %p23, %rd76, 0;
+	@%p23 bra $L57_if_then;
+	bra.uni $L60_for_body;
+$L57_if_then:
+	.loc 1 201 12
+	add.s64 %rd77, %rd34, 1;
+	.loc 1 201 16
+	mul.lo.s64 %rd78, %rd77, %rd10;
+	.loc 1 201 21
+	add.s64 %rd79, %rd78, %rd25;
+	.loc 1 201 8
+	setp.hs.u64 %p24, %rd79, %rd2;
+	@%p24 bra $L58_oob13;
+	shl.b64 %rd80, %rd79, 2;
+	add.s64 %rd81, %rd1, %rd80;
+	st.global.f32 [%rd81], %f121;
+	bra.uni $L60_for_body;
+$L58_oob13:
+	mov.u64 %rd26, 0x70000000E;
+	mov.u64 %rd27, %rd79;
+	mov.u64 %rd28, %rd2;
+	bra.uni $L20_bounds_fail;
+$L60_for_body:
+	.loc 1 198 9
+	setp.lt.s64 %p25, 2, %rd36;
+	@%p25 bra $L61_if_then;
+	bra.uni $L66_for_body;
+$L61_if_then:
+	.loc 1 199 27
+	mov.f32 %f122, %f2;
+	.loc 1 199 20
+	shfl.sync.bfly.b32 %f123, %f122, 16, 31, -1;
+	add.rn.f32 %f124, %f122, %f123;
+	shfl.sync.bfly.b32 %f125, %f124, 8, 31, -1;
+	add.rn.f32 %f126, %f124, %f125;
+	shfl.sync.bfly.b32 %f127, %f126, 4, 31, -1;
+	add.rn.f32 %f128, %f126, %f127;
+	shfl.sync.bfly.b32 %f129, %f128, 2, 31, -1;
+	add.rn.f32 %f130, %f128, %f129;
+	shfl.sync.bfly.b32 %f131, %f130, 1, 31, -1;
+	add.rn.f32 %f132, %f130, %f131;
+	.loc 1 200 13
+	mov.u32 %r20, %laneid;
+	cvt.s64.u32 %rd82, %r20;
+	.loc 1 200 16
+	setp.eq.s64 %p26, %rd82, 0;
+	@%p26 bra $L63_if_then;
+	bra.uni $L66_for_body;
+$L63_if_then:
+	.loc 1 201 12
+	add.s64 %rd83, %rd34, 2;
+	.loc 1 201 16
+	mul.lo.s64 %rd84, %rd83, %rd10;
+	.loc 1 201 21
+	add.s64 %rd85, %rd84, %rd25;
+	.loc 1 201 8
+	setp.hs.u64 %p27, %rd85, %rd2;
+	@%p27 bra $L64_oob14;
+	shl.b64 %rd86, %rd85, 2;
+	add.s64 %rd87, %rd1, %rd86;
+	st.global.f32 [%rd87], %f132;
+	bra.uni $L66_for_body;
+$L64_oob14:
+	mov.u64 %rd26, 0x70000000F;
+	mov.u64 %rd27, %rd85;
+	mov.u64 %rd28, %rd2;
+	bra.uni $L20_bounds_fail;
+$L66_for_body:
+	.loc 1 198 9
+	setp.lt.s64 %p28, 3, %rd36;
+	@%p28 bra $L67_if_then;
+	bra.uni $L19_ret_matmulWarp4_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ef32w_u005d;
+$L67_if_then:
+	.loc 1 199 27
+	mov.f32 %f133, %f3;
+	.loc 1 199 20
+	shfl.sync.bfly.b32 %f134, %f133, 16, 31, -1;
+	add.rn.f32 %f135, %f133, %f134;
+	shfl.sync.bfly.b32 %f136, %f135, 8, 31, -1;
+	add.rn.f32 %f137, %f135, %f136;
+	shfl.sync.bfly.b32 %f138, %f137, 4, 31, -1;
+	add.rn.f32 %f139, %f137, %f138;
+	shfl.sync.bfly.b32 %f140, %f139, 2, 31, -1;
+	add.rn.f32 %f141, %f139, %f140;
+	shfl.sync.bfly.b32 %f142, %f141, 1, 31, -1;
+	add.rn.f32 %f143, %f141, %f142;
+	.loc 1 200 13
+	mov.u32 %r21, %laneid;
+	cvt.s64.u32 %rd88, %r21;
+	.loc 1 200 16
+	setp.eq.s64 %p29, %rd88, 0;
+	@%p29 bra $L69_if_then;
+	bra.uni $L19_ret_matmulWarp4_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ef32w_u005d;
+$L69_if_then:
+	.loc 1 201 12
+	add.s64 %rd89, %rd34, 3;
+	.loc 1 201 16
+	mul.lo.s64 %rd90, %rd89, %rd10;
+	.loc 1 201 21
+	add.s64 %rd91, %rd90, %rd25;
+	.loc 1 201 8
+	setp.hs.u64 %p30, %rd91, %rd2;
+	@%p30 bra $L70_oob15;
+	shl.b64 %rd92, %rd91, 2;
+	add.s64 %rd93, %rd1, %rd92;
+	st.global.f32 [%rd93], %f143;
+	bra.uni $L19_ret_matmulWarp4_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ef32w_u005d;
+$L70_oob15:
+	mov.u64 %rd26, 0x700000010;
+	mov.u64 %rd27, %rd91;
+	mov.u64 %rd28, %rd2;
+	bra.uni $L20_bounds_fail;
+$L20_bounds_fail:
+	atom.global.cas.b64 %rd29, [kern_error], 0, %rd26;
+	setp.eq.u64 %p2, %rd29, 0;
+	@!%p2 bra $L21_bounds_exit;
+	st.global.u64 [kern_error+8], %rd27;
+	st.global.u64 [kern_error+16], %rd28;
+	mov.u32 %r14, %ctaid.x;
+	mov.u32 %r15, %ntid.x;
+	mul.wide.u32 %rd30, %r14, %r15;
+	mov.u32 %r16, %tid.x;
+	cvt.u64.u32 %rd31, %r16;
+	add.s64 %rd32, %rd30, %rd31;
+	st.global.u64 [kern_error+24], %rd32;
+	bra.uni $L21_bounds_exit;
+$L21_bounds_exit:
+	exit;
+$L19_ret_matmulWarp4_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ef32w_u005d:
+	ret;
+}
+
+.visible .entry matmul4F16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .u64 w_ptr,
+	.param .s64 w_len,
+	.param .s64 rows,
+	.param .s64 cols,
+	.param .s64 k
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<31>;
+	.reg .b16 %rs<12>;
+	.reg .b32 %r<22>;
+	.reg .b64 %rd<94>;
+	.reg .f32 %f<152>;
+
+	.loc 1 161 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	ld.param.u64 %rd6, [w_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [w_len];
+	ld.param.s64 %rd9, [rows];
+	ld.param.s64 %rd10, [cols];
+	ld.param.s64 %rd11, [k];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 1 173 20
+	mov.u32 %r0, %ctaid.x;
+	cvt.s64.u32 %rd12, %r0;
+	mov.u32 %r1, %ctaid.y;
+	cvt.s64.u32 %rd13, %r1;
+	mov.u32 %r2, %ctaid.z;
+	cvt.s64.u32 %rd14, %r2;
+	.loc 1 173 36
+	mov.u32 %r3, %ntid.x;
+	cvt.s64.u32 %rd15, %r3;
+	mov.u32 %r4, %ntid.y;
+	cvt.s64.u32 %rd16, %r4;
+	mov.u32 %r5, %ntid.z;
+	cvt.s64.u32 %rd17, %r5;
+	.loc 1 173 40
+	div.s64 %rd18, %rd15, 32;
+	.loc 1 173 24
+	mul.lo.s64 %rd19, %rd12, %rd18;
+	.loc 1 173 53
+	mov.u32 %r8, %tid.z;
+	mov.u32 %r9, %ntid.y;
+	mov.u32 %r10, %tid.y;
+	mad.lo.u32 %r7, %r8, %r9, %r10;
+	mov.u32 %r12, %ntid.x;
+	mov.u32 %r13, %tid.x;
+	mad.lo.u32 %r11, %r7, %r12, %r13;
+	shr.u32 %r6, %r11, 5;
+	cvt.s64.u32 %rd20, %r6;
+	.loc 1 173 45
+	add.s64 %rd21, %rd19, %rd20;
+	.loc 1 174 18
+	add.s64 %rd22, %rd9, 3;
+	.loc 1 174 23
+	div.s64 %rd23, %rd22, 4;
+	.loc 1 175 19
+	mul.lo.s64 %rd24, %rd23, %rd10;
+	.loc 1 175 10
+	setp.ge.s64 %p0, %rd21, %rd24;
+	@%p0 bra $L19_ret_matmulWarp4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ef16w_u005d;
+	bra.uni $L4_if_done;
+$L4_if_done:
+	.loc 1 178 14
+	setp.eq.s64 %p1, %rd10, 0;
+	@%p1 bra $L22_divzero0;
+	rem.s64 %rd25, %rd21, %rd10;
+	.loc 1 179 13
+	setp.eq.s64 %p3, %rd10, 0;
+	@%p3 bra $L23_divzero1;
+	div.s64 %rd33, %rd21, %rd10;
+	.loc 1 179 20
+	mul.lo.s64 %rd34, %rd33, 4;
+	.loc 1 180 19
+	sub.s64 %rd35, %rd9, %rd34;
+	.loc 1 180 11
+	min.s64 %rd36, %rd35, 4;
+	.loc 1 181 6
+	mov.f32 %f0, 0f00000000;
+	mov.f32 %f1, 0f00000000;
+	mov.f32 %f2, 0f00000000;
+	mov.f32 %f3, 0f00000000;
+	.loc 1 182 17
+	mov.u32 %r17, %laneid;
+	cvt.s64.u32 %rd37, %r17;
+	.loc 1 182 20
+	mul.lo.s64 %rd38, %rd37, 4;
+	mov.s64 %rd39, %rd38;
+	bra.uni $L5_for_loop;
+$L22_divzero0:
+	.loc 1 178 14
+	mov.u64 %rd26, 0x800000001;
+	mov.u64 %rd27, 0;
+	mov.u64 %rd28, 0;
+	bra.uni $L20_bounds_fail;
+$L23_divzero1:
+	.loc 1 179 13
+	mov.u64 %rd26, 0x800000002;
+	mov.u64 %rd27, 0;
+	mov.u64 %rd28, 0;
+	bra.uni $L20_bounds_fail;
+$L5_for_loop:
+	.loc 1 182 27
+	setp.lt.s64 %p4, %rd39, %rd11;
+	@%p4 bra $L6_for_body;
+	bra.uni $L14_for_body;
+$L6_for_body:
+	.loc 1 183 3
+	mov.f32 %f4, 0f00000000;
+	mov.f32 %f5, 0f00000000;
+	mov.f32 %f6, 0f00000000;
+	mov.f32 %f7, 0f00000000;
+	.loc 1 183 23
+	mul.lo.s64 %rd40, %rd25, %rd11;
+	.loc 1 183 25
+	add.s64 %rd41, %rd40, %rd39;
+	.loc 1 183 16
+	bra.uni $L24_entry;
+$L24_entry:
+	.loc 1 43 2
+	mov.u16 %rs0, 0;
+	mov.u16 %rs1, 0;
+	mov.u16 %rs2, 0;
+	mov.u16 %rs3, 0;
+	.loc 1 43 16
+	setp.hs.u64 %p5, %rd41, %rd8;
+	@%p5 bra $L26_oob2;
+	add.s64 %rd42, %rd41, 3;
+	setp.hs.u64 %p6, %rd42, %rd8;
+	@%p6 bra $L27_oob3;
+	shl.b64 %rd43, %rd41, 1;
+	add.s64 %rd44, %rd7, %rd43;
+	ld.global.nc.v4.u16 {%rs4, %rs5, %rs6, %rs7}, [%rd44];
+	.loc 1 43 2
+	mov.u16 %rs0, %rs4;
+	mov.u16 %rs1, %rs5;
+	mov.u16 %rs2, %rs6;
+	mov.u16 %rs3, %rs7;
+	.loc 1 44 19
+	mov.f32 %f12, 0f00000000;
+	mov.f32 %f13, 0f00000000;
+	mov.f32 %f14, 0f00000000;
+	mov.f32 %f15, 0f00000000;
+	.loc 1 44 21
+	mov.u16 %rs8, %rs0;
+	.loc 1 44 32
+	cvt.f32.f16 %f16, %rs8;
+	.loc 1 44 20
+	mov.f32 %f12, %f16;
+	.loc 1 44 37
+	mov.u16 %rs9, %rs1;
+	.loc 1 44 48
+	cvt.f32.f16 %f17, %rs9;
+	.loc 1 44 36
+	mov.f32 %f13, %f17;
+	.loc 1 44 53
+	mov.u16 %rs10, %rs2;
+	.loc 1 44 64
+	cvt.f32.f16 %f18, %rs10;
+	.loc 1 44 52
+	mov.f32 %f14, %f18;
+	.loc 1 44 69
+	mov.u16 %rs11, %rs3;
+	.loc 1 44 80
+	cvt.f32.f16 %f19, %rs11;
+	.loc 1 44 68
+	mov.f32 %f15, %f19;
+	.loc 1 44 19
+	mov.f32 %f20, %f12;
+	mov.f32 %f21, %f13;
+	mov.f32 %f22, %f14;
+	mov.f32 %f23, %f15;
+	.loc 1 44 2
+	mov.f32 %f8, %f20;
+	mov.f32 %f9, %f21;
+	mov.f32 %f10, %f22;
+	mov.f32 %f11, %f23;
+	bra.uni $L25_ret_load4;
+$L26_oob2:
+	.loc 1 43 16
+	mov.u64 %rd26, 0x800000003;
+	mov.u64 %rd27, %rd41;
+	mov.u64 %rd28, %rd8;
+	bra.uni $L20_bounds_fail;
+$L27_oob3:
+	mov.u64 %rd26, 0x800000004;
+	mov.u64 %rd27, %rd42;
+	mov.u64 %rd28, %rd8;
+	bra.uni $L20_bounds_fail;
+$L25_ret_load4:
+	.loc 1 183 3
+	mov.f32 %f4, %f8;
+	mov.f32 %f5, %f9;
+	mov.f32 %f6, %f10;
+	mov.f32 %f7, %f11;
+	bra.uni $L9_for_body;
+$L9_for_body:
+	.loc 1 186 10
+	setp.lt.s64 %p7, 0, %rd36;
+	@%p7 bra $L11_if_then;
+	bra.uni $L31_for_body;
+$L11_if_then:
+	.loc 1 187 5
+	mov.f32 %f24, 0f00000000;
+	mov.f32 %f25, 0f00000000;
+	mov.f32 %f26, 0f00000000;
+	mov.f32 %f27, 0f00000000;
+	.loc 1 187 27
+	add.s64 %rd45, %rd34, 0;
+	.loc 1 187 31
+	mul.lo.s64 %rd46, %rd45, %rd11;
+	.loc 1 187 33
+	add.s64 %rd47, %rd46, %rd39;
+	.loc 1 187 20
+	setp.hs.u64 %p8, %rd47, %rd5;
+	@%p8 bra $L28_oob4;
+	add.s64 %rd48, %rd47, 3;
+	setp.hs.u64 %p9, %rd48, %rd5;
+	@%p9 bra $L29_oob5;
+	shl.b64 %rd49, %rd47, 2;
+	add.s64 %rd50, %rd4, %rd49;
+	ld.global.nc.v4.f32 {%f28, %f29, %f30, %f31}, [%rd50];
+	.loc 1 187 5
+	mov.f32 %f24, %f28;
+	mov.f32 %f25, %f29;
+	mov.f32 %f26, %f30;
+	mov.f32 %f27, %f31;
+	.loc 1 188 13
+	mov.f32 %f32, %f0;
+	.loc 1 189 19
+	mov.f32 %f33, %f24;
+	.loc 1 189 26
+	mov.f32 %f34, %f4;
+	.loc 1 189 16
+	fma.rn.f32 %f35, %f33, %f34, %f32;
+	.loc 1 190 19
+	mov.f32 %f36, %f25;
+	.loc 1 190 26
+	mov.f32 %f37, %f5;
+	.loc 1 190 16
+	fma.rn.f32 %f38, %f36, %f37, %f35;
+	.loc 1 191 19
+	mov.f32 %f39, %f26;
+	.loc 1 191 26
+	mov.f32 %f40, %f6;
+	.loc 1 191 16
+	fma.rn.f32 %f41, %f39, %f40, %f38;
+	.loc 1 192 25
+	mov.f32 %f42, %f27;
+	.loc 1 192 32
+	mov.f32 %f43, %f7;
+	.loc 1 192 22
+	fma.rn.f32 %f44, %f42, %f43, %f41;
+	.loc 1 192 8
+	mov.f32 %f0, %f44;
+	bra.uni $L31_for_body;
+$L28_oob4:
+	.loc 1 187 20
+	mov.u64 %rd26, 0x800000005;
+	mov.u64 %rd27, %rd47;
+	mov.u64 %rd28, %rd5;
+	bra.uni $L20_bounds_fail;
+$L29_oob5:
+	mov.u64 %rd26, 0x800000006;
+	mov.u64 %rd27, %rd48;
+	mov.u64 %rd28, %rd5;
+	bra.uni $L20_bounds_fail;
+$L31_for_body:
+	.loc 1 186 10
+	setp.lt.s64 %p10, 1, %rd36;
+	@%p10 bra $L32_if_then;
+	bra.uni $L37_for_body;
+$L32_if_then:
+	.loc 1 187 5
+	mov.f32 %f45, 0f00000000;
+	mov.f32 %f46, 0f00000000;
+	mov.f32 %f47, 0f00000000;
+	mov.f32 %f48, 0f00000000;
+	.loc 1 187 27
+	add.s64 %rd51, %rd34, 1;
+	.loc 1 187 31
+	mul.lo.s64 %rd52, %rd51, %rd11;
+	.loc 1 187 33
+	add.s64 %rd53, %rd52, %rd39;
+	.loc 1 187 20
+	setp.hs.u64 %p11, %rd53, %rd5;
+	@%p11 bra $L34_oob6;
+	add.s64 %rd54, %rd53, 3;
+	setp.hs.u64 %p12, %rd54, %rd5;
+	@%p12 bra $L35_oob7;
+	shl.b64 %rd55, %rd53, 2;
+	add.s64 %rd56, %rd4, %rd55;
+	ld.global.nc.v4.f32 {%f49, %f50, %f51, %f52}, [%rd56];
+	.loc 1 187 5
+	mov.f32 %f45, %f49;
+	mov.f32 %f46, %f50;
+	mov.f32 %f47, %f51;
+	mov.f32 %f48, %f52;
+	.loc 1 188 13
+	mov.f32 %f53, %f1;
+	.loc 1 189 19
+	mov.f32 %f54, %f45;
+	.loc 1 189 26
+	mov.f32 %f55, %f4;
+	.loc 1 189 16
+	fma.rn.f32 %f56, %f54, %f55, %f53;
+	.loc 1 190 19
+	mov.f32 %f57, %f46;
+	.loc 1 190 26
+	mov.f32 %f58, %f5;
+	.loc 1 190 16
+	fma.rn.f32 %f59, %f57, %f58, %f56;
+	.loc 1 191 19
+	mov.f32 %f60, %f47;
+	.loc 1 191 26
+	mov.f32 %f61, %f6;
+	.loc 1 191 16
+	fma.rn.f32 %f62, %f60, %f61, %f59;
+	.loc 1 192 25
+	mov.f32 %f63, %f48;
+	.loc 1 192 32
+	mov.f32 %f64, %f7;
+	.loc 1 192 22
+	fma.rn.f32 %f65, %f63, %f64, %f62;
+	.loc 1 192 8
+	mov.f32 %f1, %f65;
+	bra.uni $L37_for_body;
+$L34_oob6:
+	.loc 1 187 20
+	mov.u64 %rd26, 0x800000007;
+	mov.u64 %rd27, %rd53;
+	mov.u64 %rd28, %rd5;
+	bra.uni $L20_bounds_fail;
+$L35_oob7:
+	mov.u64 %rd26, 0x800000008;
+	mov.u64 %rd27, %rd54;
+	mov.u64 %rd28, %rd5;
+	bra.uni $L20_bounds_fail;
+$L37_for_body:
+	.loc 1 186 10
+	setp.lt.s64 %p13, 2, %rd36;
+	@%p13 bra $L38_if_then;
+	bra.uni $L43_for_body;
+$L38_if_then:
+	.loc 1 187 5
+	mov.f32 %f66, 0f00000000;
+	mov.f32 %f67, 0f00000000;
+	mov.f32 %f68, 0f00000000;
+	mov.f32 %f69, 0f00000000;
+	.loc 1 187 27
+	add.s64 %rd57, %rd34, 2;
+	.loc 1 187 31
+	mul.lo.s64 %rd58, %rd57, %rd11;
+	.loc 1 187 33
+	add.s64 %rd59, %rd58, %rd39;
+	.loc 1 187 20
+	setp.hs.u64 %p14, %rd59, %rd5;
+	@%p14 bra $L40_oob8;
+	add.s64 %rd60, %rd59, 3;
+	setp.hs.u64 %p15, %rd60, %rd5;
+	@%p15 bra $L41_oob9;
+	shl.b64 %rd61, %rd59, 2;
+	add.s64 %rd62, %rd4, %rd61;
+	ld.global.nc.v4.f32 {%f70, %f71, %f72, %f73}, [%rd62];
+	.loc 1 187 5
+	mov.f32 %f66, %f70;
+	mov.f32 %f67, %f71;
+	mov.f32 %f68, %f72;
+	mov.f32 %f69, %f73;
+	.loc 1 188 13
+	mov.f32 %f74, %f2;
+	.loc 1 189 19
+	mov.f32 %f75, %f66;
+	.loc 1 189 26
+	mov.f32 %f76, %f4;
+	.loc 1 189 16
+	fma.rn.f32 %f77, %f75, %f76, %f74;
+	.loc 1 190 19
+	mov.f32 %f78, %f67;
+	.loc 1 190 26
+	mov.f32 %f79, %f5;
+	.loc 1 190 16
+	fma.rn.f32 %f80, %f78, %f79, %f77;
+	.loc 1 191 19
+	mov.f32 %f81, %f68;
+	.loc 1 191 26
+	mov.f32 %f82, %f6;
+	.loc 1 191 16
+	fma.rn.f32 %f83, %f81, %f82, %f80;
+	.loc 1 192 25
+	mov.f32 %f84, %f69;
+	.loc 1 192 32
+	mov.f32 %f85, %f7;
+	.loc 1 192 22
+	fma.rn.f32 %f86, %f84, %f85, %f83;
+	.loc 1 192 8
+	mov.f32 %f2, %f86;
+	bra.uni $L43_for_body;
+$L40_oob8:
+	.loc 1 187 20
+	mov.u64 %rd26, 0x800000009;
+	mov.u64 %rd27, %rd59;
+	mov.u64 %rd28, %rd5;
+	bra.uni $L20_bounds_fail;
+$L41_oob9:
+	mov.u64 %rd26, 0x80000000A;
+	mov.u64 %rd27, %rd60;
+	mov.u64 %rd28, %rd5;
+	bra.uni $L20_bounds_fail;
+$L43_for_body:
+	.loc 1 186 10
+	setp.lt.s64 %p16, 3, %rd36;
+	@%p16 bra $L44_if_then;
+	bra.uni $L10_for_done;
+$L44_if_then:
+	.loc 1 187 5
+	mov.f32 %f87, 0f00000000;
+	mov.f32 %f88, 0f00000000;
+	mov.f32 %f89, 0f00000000;
+	mov.f32 %f90, 0f00000000;
+	.loc 1 187 27
+	add.s64 %rd63, %rd34, 3;
+	.loc 1 187 31
+	mul.lo.s64 %rd64, %rd63, %rd11;
+	.loc 1 187 33
+	add.s64 %rd65, %rd64, %rd39;
+	.loc 1 187 20
+	setp.hs.u64 %p17, %rd65, %rd5;
+	@%p17 bra $L46_oob10;
+	add.s64 %rd66, %rd65, 3;
+	setp.hs.u64 %p18, %rd66, %rd5;
+	@%p18 bra $L47_oob11;
+	shl.b64 %rd67, %rd65, 2;
+	add.s64 %rd68, %rd4, %rd67;
+	ld.global.nc.v4.f32 {%f91, %f92, %f93, %f94}, [%rd68];
+	.loc 1 187 5
+	mov.f32 %f87, %f91;
+	mov.f32 %f88, %f92;
+	mov.f32 %f89, %f93;
+	mov.f32 %f90, %f94;
+	.loc 1 188 13
+	mov.f32 %f95, %f3;
+	.loc 1 189 19
+	mov.f32 %f96, %f87;
+	.loc 1 189 26
+	mov.f32 %f97, %f4;
+	.loc 1 189 16
+	fma.rn.f32 %f98, %f96, %f97, %f95;
+	.loc 1 190 19
+	mov.f32 %f99, %f88;
+	.loc 1 190 26
+	mov.f32 %f100, %f5;
+	.loc 1 190 16
+	fma.rn.f32 %f101, %f99, %f100, %f98;
+	.loc 1 191 19
+	mov.f32 %f102, %f89;
+	.loc 1 191 26
+	mov.f32 %f103, %f6;
+	.loc 1 191 16
+	fma.rn.f32 %f104, %f102, %f103, %f101;
+	.loc 1 192 25
+	mov.f32 %f105, %f90;
+	.loc 1 192 32
+	mov.f32 %f106, %f7;
+	.loc 1 192 22
+	fma.rn.f32 %f107, %f105, %f106, %f104;
+	.loc 1 192 8
+	mov.f32 %f3, %f107;
+	bra.uni $L10_for_done;
+$L46_oob10:
+	.loc 1 187 20
+	mov.u64 %rd26, 0x80000000B;
+	mov.u64 %rd27, %rd65;
+	mov.u64 %rd28, %rd5;
+	bra.uni $L20_bounds_fail;
+$L47_oob11:
+	mov.u64 %rd26, 0x80000000C;
+	mov.u64 %rd27, %rd66;
+	mov.u64 %rd28, %rd5;
+	bra.uni $L20_bounds_fail;
+$L10_for_done:
+	.loc 1 182 32
+	add.s64 %rd69, %rd39, 128;
+	mov.s64 %rd39, %rd69;
+	bra.uni $L5_for_loop;
+$L14_for_body:
+	.loc 1 198 9
+	setp.lt.s64 %p19, 0, %rd36;
+	@%p19 bra $L16_if_then;
+	bra.uni $L54_for_body;
+$L16_if_then:
+	.loc 1 199 27
+	mov.f32 %f108, %f0;
+	.loc 1 199 20
+	shfl.sync.bfly.b32 %f109, %f108, 16, 31, -1;
+	add.rn.f32 %f110, %f108, %f109;
+	shfl.sync.bfly.b32 %f111, %f110, 8, 31, -1;
+	add.rn.f32 %f112, %f110, %f111;
+	shfl.sync.bfly.b32 %f113, %f112, 4, 31, -1;
+	add.rn.f32 %f114, %f112, %f113;
+	shfl.sync.bfly.b32 %f115, %f114, 2, 31, -1;
+	add.rn.f32 %f116, %f114, %f115;
+	shfl.sync.bfly.b32 %f117, %f116, 1, 31, -1;
+	add.rn.f32 %f118, %f116, %f117;
+	.loc 1 200 13
+	mov.u32 %r18, %laneid;
+	cvt.s64.u32 %rd70, %r18;
+	.loc 1 200 16
+	setp.eq.s64 %p20, %rd70, 0;
+	@%p20 bra $L18_if_then;
+	bra.uni $L54_for_body;
+$L18_if_then:
+	.loc 1 201 12
+	add.s64 %rd71, %rd34, 0;
+	.loc 1 201 16
+	mul.lo.s64 %rd72, %rd71, %rd10;
+	.loc 1 201 21
+	add.s64 %rd73, %rd72, %rd25;
+	.loc 1 201 8
+	setp.hs.u64 %p21, %rd73, %rd2;
+	@%p21 bra $L52_oob12;
+	shl.b64 %rd74, %rd73, 2;
+	add.s64 %rd75, %rd1, %rd74;
+	st.global.f32 [%rd75], %f118;
+	bra.uni $L54_for_body;
+$L52_oob12:
+	mov.u64 %rd26, 0x80000000D;
+	mov.u64 %rd27, %rd73;
+	mov.u64 %rd28, %rd2;
+	bra.uni $L20_bounds_fail;
+$L54_for_body:
+	.loc 1 198 9
+	setp.lt.s64 %p22, 1, %rd36;
+	@%p22 bra $L55_if_then;
+	bra.uni $L60_for_body;
+$L55_if_then:
+	.loc 1 199 27
+	mov.f32 %f119, %f1;
+	.loc 1 199 20
+	shfl.sync.bfly.b32 %f120, %f119, 16, 31, -1;
+	add.rn.f32 %f121, %f119, %f120;
+	shfl.sync.bfly.b32 %f122, %f121, 8, 31, -1;
+	add.rn.f32 %f123, %f121, %f122;
+	shfl.sync.bfly.b32 %f124, %f123, 4, 31, -1;
+	add.rn.f32 %f125, %f123, %f124;
+	shfl.sync.bfly.b32 %f126, %f125, 2, 31, -1;
+	add.rn.f32 %f127, %f125, %f126;
+	shfl.sync.bfly.b32 %f128, %f127, 1, 31, -1;
+	add.rn.f32 %f129, %f127, %f128;
+	.loc 1 200 13
+	mov.u32 %r19, %laneid;
+	cvt.s64.u32 %rd76, %r19;
+	.loc 1 200 16
+	setp.eq.s64 %p23, %rd76, 0;
+	@%p23 bra $L57_if_then;
+	bra.uni $L60_for_body;
+$L57_if_then:
+	.loc 1 201 12
+	add.s64 %rd77, %rd34, 1;
+	.loc 1 201 16
+	mul.lo.s64 %rd78, %rd77, %rd10;
+	.loc 1 201 21
+	add.s64 %rd79, %rd78, %rd25;
+	.loc 1 201 8
+	setp.hs.u64 %p24, %rd79, %rd2;
+	@%p24 bra $L58_oob13;
+	shl.b64 %rd80, %rd79, 2;
+	add.s64 %rd81, %rd1, %rd80;
+	st.global.f32 [%rd81], %f129;
+	bra.uni $L60_for_body;
+$L58_oob13:
+	mov.u64 %rd26, 0x80000000E;
+	mov.u64 %rd27, %rd79;
+	mov.u64 %rd28, %rd2;
+	bra.uni $L20_bounds_fail;
+$L60_for_body:
+	.loc 1 198 9
+	setp.lt.s64 %p25, 2, %rd36;
+	@%p25 bra $L61_if_then;
+	bra.uni $L66_for_body;
+$L61_if_then:
+	.loc 1 199 27
+	mov.f32 %f130, %f2;
+	.loc 1 199 20
+	shfl.sync.bfly.b32 %f131, %f130, 16, 31, -1;
+	add.rn.f32 %f132, %f130, %f131;
+	shfl.sync.bfly.b32 %f133, %f132, 8, 31, -1;
+	add.rn.f32 %f134, %f132, %f133;
+	shfl.sync.bfly.b32 %f135, %f134, 4, 31, -1;
+	add.rn.f32 %f136, %f134, %f135;
+	shfl.sync.bfly.b32 %f137, %f136, 2, 31, -1;
+	add.rn.f32 %f138, %f136, %f137;
+	shfl.sync.bfly.b32 %f139, %f138, 1, 31, -1;
+	add.rn.f32 %f140, %f138, %f139;
+	.loc 1 200 13
+	mov.u32 %r20, %laneid;
+	cvt.s64.u32 %rd82, %r20;
+	.loc 1 200 16
+	setp.eq.s64 %p26, %rd82, 0;
+	@%p26 bra $L63_if_then;
+	bra.uni $L66_for_body;
+$L63_if_then:
+	.loc 1 201 12
+	add.s64 %rd83, %rd34, 2;
+	.loc 1 201 16
+	mul.lo.s64 %rd84, %rd83, %rd10;
+	.loc 1 201 21
+	add.s64 %rd85, %rd84, %rd25;
+	.loc 1 201 8
+	setp.hs.u64 %p27, %rd85, %rd2;
+	@%p27 bra $L64_oob14;
+	shl.b64 %rd86, %rd85, 2;
+	add.s64 %rd87, %rd1, %rd86;
+	st.global.f32 [%rd87], %f140;
+	bra.uni $L66_for_body;
+$L64_oob14:
+	mov.u64 %rd26, 0x80000000F;
+	mov.u64 %rd27, %rd85;
+	mov.u64 %rd28, %rd2;
+	bra.uni $L20_bounds_fail;
+$L66_for_body:
+	.loc 1 198 9
+	setp.lt.s64 %p28, 3, %rd36;
+	@%p28 bra $L67_if_then;
+	bra.uni $L19_ret_matmulWarp4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ef16w_u005d;
+$L67_if_then:
+	.loc 1 199 27
+	mov.f32 %f141, %f3;
+	.loc 1 199 20
+	shfl.sync.bfly.b32 %f142, %f141, 16, 31, -1;
+	add.rn.f32 %f143, %f141, %f142;
+	shfl.sync.bfly.b32 %f144, %f143, 8, 31, -1;
+	add.rn.f32 %f145, %f143, %f144;
+	shfl.sync.bfly.b32 %f146, %f145, 4, 31, -1;
+	add.rn.f32 %f147, %f145, %f146;
+	shfl.sync.bfly.b32 %f148, %f147, 2, 31, -1;
+	add.rn.f32 %f149, %f147, %f148;
+	shfl.sync.bfly.b32 %f150, %f149, 1, 31, -1;
+	add.rn.f32 %f151, %f149, %f150;
+	.loc 1 200 13
+	mov.u32 %r21, %laneid;
+	cvt.s64.u32 %rd88, %r21;
+	.loc 1 200 16
+	setp.eq.s64 %p29, %rd88, 0;
+	@%p29 bra $L69_if_then;
+	bra.uni $L19_ret_matmulWarp4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ef16w_u005d;
+$L69_if_then:
+	.loc 1 201 12
+	add.s64 %rd89, %rd34, 3;
+	.loc 1 201 16
+	mul.lo.s64 %rd90, %rd89, %rd10;
+	.loc 1 201 21
+	add.s64 %rd91, %rd90, %rd25;
+	.loc 1 201 8
+	setp.hs.u64 %p30, %rd91, %rd2;
+	@%p30 bra $L70_oob15;
+	shl.b64 %rd92, %rd91, 2;
+	add.s64 %rd93, %rd1, %rd92;
+	st.global.f32 [%rd93], %f151;
+	bra.uni $L19_ret_matmulWarp4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ef16w_u005d;
+$L70_oob15:
+	mov.u64 %rd26, 0x800000010;
+	mov.u64 %rd27, %rd91;
+	mov.u64 %rd28, %rd2;
+	bra.uni $L20_bounds_fail;
+$L20_bounds_fail:
+	atom.global.cas.b64 %rd29, [kern_error], 0, %rd26;
+	setp.eq.u64 %p2, %rd29, 0;
+	@!%p2 bra $L21_bounds_exit;
+	st.global.u64 [kern_error+8], %rd27;
+	st.global.u64 [kern_error+16], %rd28;
+	mov.u32 %r14, %ctaid.x;
+	mov.u32 %r15, %ntid.x;
+	mul.wide.u32 %rd30, %r14, %r15;
+	mov.u32 %r16, %tid.x;
+	cvt.u64.u32 %rd31, %r16;
+	add.s64 %rd32, %rd30, %rd31;
+	st.global.u64 [kern_error+24], %rd32;
+	bra.uni $L21_bounds_exit;
+$L21_bounds_exit:
+	exit;
+$L19_ret_matmulWarp4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ef16w_u005d:
+	ret;
+}
+
+.visible .entry matmul4BF16(
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .u64 w_ptr,
+	.param .s64 w_len,
+	.param .s64 rows,
+	.param .s64 cols,
+	.param .s64 k
+)
+.maxntid 256, 1, 1
+{
+	.reg .pred %p<31>;
+	.reg .b16 %rs<12>;
+	.reg .b32 %r<26>;
+	.reg .b64 %rd<94>;
+	.reg .f32 %f<152>;
+
+	.loc 1 166 6
+	ld.param.u64 %rd0, [out_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [out_len];
+	ld.param.u64 %rd3, [x_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [x_len];
+	ld.param.u64 %rd6, [w_ptr];
+	cvta.to.global.u64 %rd7, %rd6;
+	ld.param.s64 %rd8, [w_len];
+	ld.param.s64 %rd9, [rows];
+	ld.param.s64 %rd10, [cols];
+	ld.param.s64 %rd11, [k];
+	bra.uni $L2_entry;
+$L2_entry:
+	.loc 1 173 20
+	mov.u32 %r0, %ctaid.x;
+	cvt.s64.u32 %rd12, %r0;
+	mov.u32 %r1, %ctaid.y;
+	cvt.s64.u32 %rd13, %r1;
+	mov.u32 %r2, %ctaid.z;
+	cvt.s64.u32 %rd14, %r2;
+	.loc 1 173 36
+	mov.u32 %r3, %ntid.x;
+	cvt.s64.u32 %rd15, %r3;
+	mov.u32 %r4, %ntid.y;
+	cvt.s64.u32 %rd16, %r4;
+	mov.u32 %r5, %ntid.z;
+	cvt.s64.u32 %rd17, %r5;
+	.loc 1 173 40
+	div.s64 %rd18, %rd15, 32;
+	.loc 1 173 24
+	mul.lo.s64 %rd19, %rd12, %rd18;
+	.loc 1 173 53
+	mov.u32 %r8, %tid.z;
+	mov.u32 %r9, %ntid.y;
+	mov.u32 %r10, %tid.y;
+	mad.lo.u32 %r7, %r8, %r9, %r10;
+	mov.u32 %r12, %ntid.x;
+	mov.u32 %r13, %tid.x;
+	mad.lo.u32 %r11, %r7, %r12, %r13;
+	shr.u32 %r6, %r11, 5;
+	cvt.s64.u32 %rd20, %r6;
+	.loc 1 173 45
+	add.s64 %rd21, %rd19, %rd20;
+	.loc 1 174 18
+	add.s64 %rd22, %rd9, 3;
+	.loc 1 174 23
+	div.s64 %rd23, %rd22, 4;
+	.loc 1 175 19
+	mul.lo.s64 %rd24, %rd23, %rd10;
+	.loc 1 175 10
+	setp.ge.s64 %p0, %rd21, %rd24;
+	@%p0 bra $L19_ret_matmulWarp4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ebf16w_u005d;
+	bra.uni $L4_if_done;
+$L4_if_done:
+	.loc 1 178 14
+	setp.eq.s64 %p1, %rd10, 0;
+	@%p1 bra $L22_divzero0;
+	rem.s64 %rd25, %rd21, %rd10;
+	.loc 1 179 13
+	setp.eq.s64 %p3, %rd10, 0;
+	@%p3 bra $L23_divzero1;
+	div.s64 %rd33, %rd21, %rd10;
+	.loc 1 179 20
+	mul.lo.s64 %rd34, %rd33, 4;
+	.loc 1 180 19
+	sub.s64 %rd35, %rd9, %rd34;
+	.loc 1 180 11
+	min.s64 %rd36, %rd35, 4;
+	.loc 1 181 6
+	mov.f32 %f0, 0f00000000;
+	mov.f32 %f1, 0f00000000;
+	mov.f32 %f2, 0f00000000;
+	mov.f32 %f3, 0f00000000;
+	.loc 1 182 17
+	mov.u32 %r17, %laneid;
+	cvt.s64.u32 %rd37, %r17;
+	.loc 1 182 20
+	mul.lo.s64 %rd38, %rd37, 4;
+	mov.s64 %rd39, %rd38;
+	bra.uni $L5_for_loop;
+$L22_divzero0:
+	.loc 1 178 14
+	mov.u64 %rd26, 0x900000001;
+	mov.u64 %rd27, 0;
+	mov.u64 %rd28, 0;
+	bra.uni $L20_bounds_fail;
+$L23_divzero1:
+	.loc 1 179 13
+	mov.u64 %rd26, 0x900000002;
+	mov.u64 %rd27, 0;
+	mov.u64 %rd28, 0;
+	bra.uni $L20_bounds_fail;
+$L5_for_loop:
+	.loc 1 182 27
+	setp.lt.s64 %p4, %rd39, %rd11;
+	@%p4 bra $L6_for_body;
+	bra.uni $L14_for_body;
+$L6_for_body:
+	.loc 1 183 3
+	mov.f32 %f4, 0f00000000;
+	mov.f32 %f5, 0f00000000;
+	mov.f32 %f6, 0f00000000;
+	mov.f32 %f7, 0f00000000;
+	.loc 1 183 23
+	mul.lo.s64 %rd40, %rd25, %rd11;
+	.loc 1 183 25
+	add.s64 %rd41, %rd40, %rd39;
+	.loc 1 183 16
+	bra.uni $L24_entry;
+$L24_entry:
+	.loc 1 51 2
+	mov.u16 %rs0, 0;
+	mov.u16 %rs1, 0;
+	mov.u16 %rs2, 0;
+	mov.u16 %rs3, 0;
+	.loc 1 51 16
+	setp.hs.u64 %p5, %rd41, %rd8;
+	@%p5 bra $L26_oob2;
+	add.s64 %rd42, %rd41, 3;
+	setp.hs.u64 %p6, %rd42, %rd8;
+	@%p6 bra $L27_oob3;
+	shl.b64 %rd43, %rd41, 1;
+	add.s64 %rd44, %rd7, %rd43;
+	ld.global.nc.v4.u16 {%rs4, %rs5, %rs6, %rs7}, [%rd44];
+	.loc 1 51 2
+	mov.u16 %rs0, %rs4;
+	mov.u16 %rs1, %rs5;
+	mov.u16 %rs2, %rs6;
+	mov.u16 %rs3, %rs7;
+	.loc 1 52 19
+	mov.f32 %f12, 0f00000000;
+	mov.f32 %f13, 0f00000000;
+	mov.f32 %f14, 0f00000000;
+	mov.f32 %f15, 0f00000000;
+	.loc 1 52 21
+	mov.u16 %rs8, %rs0;
+	.loc 1 52 32
+	cvt.u32.u16 %r18, %rs8;
+	shl.b32 %r18, %r18, 16;
+	mov.b32 %f16, %r18;
+	.loc 1 52 20
+	mov.f32 %f12, %f16;
+	.loc 1 52 37
+	mov.u16 %rs9, %rs1;
+	.loc 1 52 48
+	cvt.u32.u16 %r19, %rs9;
+	shl.b32 %r19, %r19, 16;
+	mov.b32 %f17, %r19;
+	.loc 1 52 36
+	mov.f32 %f13, %f17;
+	.loc 1 52 53
+	mov.u16 %rs10, %rs2;
+	.loc 1 52 64
+	cvt.u32.u16 %r20, %rs10;
+	shl.b32 %r20, %r20, 16;
+	mov.b32 %f18, %r20;
+	.loc 1 52 52
+	mov.f32 %f14, %f18;
+	.loc 1 52 69
+	mov.u16 %rs11, %rs3;
+	.loc 1 52 80
+	cvt.u32.u16 %r21, %rs11;
+	shl.b32 %r21, %r21, 16;
+	mov.b32 %f19, %r21;
+	.loc 1 52 68
+	mov.f32 %f15, %f19;
+	.loc 1 52 19
+	mov.f32 %f20, %f12;
+	mov.f32 %f21, %f13;
+	mov.f32 %f22, %f14;
+	mov.f32 %f23, %f15;
+	.loc 1 52 2
+	mov.f32 %f8, %f20;
+	mov.f32 %f9, %f21;
+	mov.f32 %f10, %f22;
+	mov.f32 %f11, %f23;
+	bra.uni $L25_ret_load4;
+$L26_oob2:
+	.loc 1 51 16
+	mov.u64 %rd26, 0x900000003;
+	mov.u64 %rd27, %rd41;
+	mov.u64 %rd28, %rd8;
+	bra.uni $L20_bounds_fail;
+$L27_oob3:
+	mov.u64 %rd26, 0x900000004;
+	mov.u64 %rd27, %rd42;
+	mov.u64 %rd28, %rd8;
+	bra.uni $L20_bounds_fail;
+$L25_ret_load4:
+	.loc 1 183 3
+	mov.f32 %f4, %f8;
+	mov.f32 %f5, %f9;
+	mov.f32 %f6, %f10;
+	mov.f32 %f7, %f11;
+	bra.uni $L9_for_body;
+$L9_for_body:
+	.loc 1 186 10
+	setp.lt.s64 %p7, 0, %rd36;
+	@%p7 bra $L11_if_then;
+	bra.uni $L31_for_body;
+$L11_if_then:
+	.loc 1 187 5
+	mov.f32 %f24, 0f00000000;
+	mov.f32 %f25, 0f00000000;
+	mov.f32 %f26, 0f00000000;
+	mov.f32 %f27, 0f00000000;
+	.loc 1 187 27
+	add.s64 %rd45, %rd34, 0;
+	.loc 1 187 31
+	mul.lo.s64 %rd46, %rd45, %rd11;
+	.loc 1 187 33
+	add.s64 %rd47, %rd46, %rd39;
+	.loc 1 187 20
+	setp.hs.u64 %p8, %rd47, %rd5;
+	@%p8 bra $L28_oob4;
+	add.s64 %rd48, %rd47, 3;
+	setp.hs.u64 %p9, %rd48, %rd5;
+	@%p9 bra $L29_oob5;
+	shl.b64 %rd49, %rd47, 2;
+	add.s64 %rd50, %rd4, %rd49;
+	ld.global.nc.v4.f32 {%f28, %f29, %f30, %f31}, [%rd50];
+	.loc 1 187 5
+	mov.f32 %f24, %f28;
+	mov.f32 %f25, %f29;
+	mov.f32 %f26, %f30;
+	mov.f32 %f27, %f31;
+	.loc 1 188 13
+	mov.f32 %f32, %f0;
+	.loc 1 189 19
+	mov.f32 %f33, %f24;
+	.loc 1 189 26
+	mov.f32 %f34, %f4;
+	.loc 1 189 16
+	fma.rn.f32 %f35, %f33, %f34, %f32;
+	.loc 1 190 19
+	mov.f32 %f36, %f25;
+	.loc 1 190 26
+	mov.f32 %f37, %f5;
+	.loc 1 190 16
+	fma.rn.f32 %f38, %f36, %f37, %f35;
+	.loc 1 191 19
+	mov.f32 %f39, %f26;
+	.loc 1 191 26
+	mov.f32 %f40, %f6;
+	.loc 1 191 16
+	fma.rn.f32 %f41, %f39, %f40, %f38;
+	.loc 1 192 25
+	mov.f32 %f42, %f27;
+	.loc 1 192 32
+	mov.f32 %f43, %f7;
+	.loc 1 192 22
+	fma.rn.f32 %f44, %f42, %f43, %f41;
+	.loc 1 192 8
+	mov.f32 %f0, %f44;
+	bra.uni $L31_for_body;
+$L28_oob4:
+	.loc 1 187 20
+	mov.u64 %rd26, 0x900000005;
+	mov.u64 %rd27, %rd47;
+	mov.u64 %rd28, %rd5;
+	bra.uni $L20_bounds_fail;
+$L29_oob5:
+	mov.u64 %rd26, 0x900000006;
+	mov.u64 %rd27, %rd48;
+	mov.u64 %rd28, %rd5;
+	bra.uni $L20_bounds_fail;
+$L31_for_body:
+	.loc 1 186 10
+	setp.lt.s64 %p10, 1, %rd36;
+	@%p10 bra $L32_if_then;
+	bra.uni $L37_for_body;
+$L32_if_then:
+	.loc 1 187 5
+	mov.f32 %f45, 0f00000000;
+	mov.f32 %f46, 0f00000000;
+	mov.f32 %f47, 0f00000000;
+	mov.f32 %f48, 0f00000000;
+	.loc 1 187 27
+	add.s64 %rd51, %rd34, 1;
+	.loc 1 187 31
+	mul.lo.s64 %rd52, %rd51, %rd11;
+	.loc 1 187 33
+	add.s64 %rd53, %rd52, %rd39;
+	.loc 1 187 20
+	setp.hs.u64 %p11, %rd53, %rd5;
+	@%p11 bra $L34_oob6;
+	add.s64 %rd54, %rd53, 3;
+	setp.hs.u64 %p12, %rd54, %rd5;
+	@%p12 bra $L35_oob7;
+	shl.b64 %rd55, %rd53, 2;
+	add.s64 %rd56, %rd4, %rd55;
+	ld.global.nc.v4.f32 {%f49, %f50, %f51, %f52}, [%rd56];
+	.loc 1 187 5
+	mov.f32 %f45, %f49;
+	mov.f32 %f46, %f50;
+	mov.f32 %f47, %f51;
+	mov.f32 %f48, %f52;
+	.loc 1 188 13
+	mov.f32 %f53, %f1;
+	.loc 1 189 19
+	mov.f32 %f54, %f45;
+	.loc 1 189 26
+	mov.f32 %f55, %f4;
+	.loc 1 189 16
+	fma.rn.f32 %f56, %f54, %f55, %f53;
+	.loc 1 190 19
+	mov.f32 %f57, %f46;
+	.loc 1 190 26
+	mov.f32 %f58, %f5;
+	.loc 1 190 16
+	fma.rn.f32 %f59, %f57, %f58, %f56;
+	.loc 1 191 19
+	mov.f32 %f60, %f47;
+	.loc 1 191 26
+	mov.f32 %f61, %f6;
+	.loc 1 191 16
+	fma.rn.f32 %f62, %f60, %f61, %f59;
+	.loc 1 192 25
+	mov.f32 %f63, %f48;
+	.loc 1 192 32
+	mov.f32 %f64, %f7;
+	.loc 1 192 22
+	fma.rn.f32 %f65, %f63, %f64, %f62;
+	.loc 1 192 8
+	mov.f32 %f1, %f65;
+	bra.uni $L37_for_body;
+$L34_oob6:
+	.loc 1 187 20
+	mov.u64 %rd26, 0x900000007;
+	mov.u64 %rd27, %rd53;
+	mov.u64 %rd28, %rd5;
+	bra.uni $L20_bounds_fail;
+$L35_oob7:
+	mov.u64 %rd26, 0x900000008;
+	mov.u64 %rd27, %rd54;
+	mov.u64 %rd28, %rd5;
+	bra.uni $L20_bounds_fail;
+$L37_for_body:
+	.loc 1 186 10
+	setp.lt.s64 %p13, 2, %rd36;
+	@%p13 bra $L38_if_then;
+	bra.uni $L43_for_body;
+$L38_if_then:
+	.loc 1 187 5
+	mov.f32 %f66, 0f00000000;
+	mov.f32 %f67, 0f00000000;
+	mov.f32 %f68, 0f00000000;
+	mov.f32 %f69, 0f00000000;
+	.loc 1 187 27
+	add.s64 %rd57, %rd34, 2;
+	.loc 1 187 31
+	mul.lo.s64 %rd58, %rd57, %rd11;
+	.loc 1 187 33
+	add.s64 %rd59, %rd58, %rd39;
+	.loc 1 187 20
+	setp.hs.u64 %p14, %rd59, %rd5;
+	@%p14 bra $L40_oob8;
+	add.s64 %rd60, %rd59, 3;
+	setp.hs.u64 %p15, %rd60, %rd5;
+	@%p15 bra $L41_oob9;
+	shl.b64 %rd61, %rd59, 2;
+	add.s64 %rd62, %rd4, %rd61;
+	ld.global.nc.v4.f32 {%f70, %f71, %f72, %f73}, [%rd62];
+	.loc 1 187 5
+	mov.f32 %f66, %f70;
+	mov.f32 %f67, %f71;
+	mov.f32 %f68, %f72;
+	mov.f32 %f69, %f73;
+	.loc 1 188 13
+	mov.f32 %f74, %f2;
+	.loc 1 189 19
+	mov.f32 %f75, %f66;
+	.loc 1 189 26
+	mov.f32 %f76, %f4;
+	.loc 1 189 16
+	fma.rn.f32 %f77, %f75, %f76, %f74;
+	.loc 1 190 19
+	mov.f32 %f78, %f67;
+	.loc 1 190 26
+	mov.f32 %f79, %f5;
+	.loc 1 190 16
+	fma.rn.f32 %f80, %f78, %f79, %f77;
+	.loc 1 191 19
+	mov.f32 %f81, %f68;
+	.loc 1 191 26
+	mov.f32 %f82, %f6;
+	.loc 1 191 16
+	fma.rn.f32 %f83, %f81, %f82, %f80;
+	.loc 1 192 25
+	mov.f32 %f84, %f69;
+	.loc 1 192 32
+	mov.f32 %f85, %f7;
+	.loc 1 192 22
+	fma.rn.f32 %f86, %f84, %f85, %f83;
+	.loc 1 192 8
+	mov.f32 %f2, %f86;
+	bra.uni $L43_for_body;
+$L40_oob8:
+	.loc 1 187 20
+	mov.u64 %rd26, 0x900000009;
+	mov.u64 %rd27, %rd59;
+	mov.u64 %rd28, %rd5;
+	bra.uni $L20_bounds_fail;
+$L41_oob9:
+	mov.u64 %rd26, 0x90000000A;
+	mov.u64 %rd27, %rd60;
+	mov.u64 %rd28, %rd5;
+	bra.uni $L20_bounds_fail;
+$L43_for_body:
+	.loc 1 186 10
+	setp.lt.s64 %p16, 3, %rd36;
+	@%p16 bra $L44_if_then;
+	bra.uni $L10_for_done;
+$L44_if_then:
+	.loc 1 187 5
+	mov.f32 %f87, 0f00000000;
+	mov.f32 %f88, 0f00000000;
+	mov.f32 %f89, 0f00000000;
+	mov.f32 %f90, 0f00000000;
+	.loc 1 187 27
+	add.s64 %rd63, %rd34, 3;
+	.loc 1 187 31
+	mul.lo.s64 %rd64, %rd63, %rd11;
+	.loc 1 187 33
+	add.s64 %rd65, %rd64, %rd39;
+	.loc 1 187 20
+	setp.hs.u64 %p17, %rd65, %rd5;
+	@%p17 bra $L46_oob10;
+	add.s64 %rd66, %rd65, 3;
+	setp.hs.u64 %p18, %rd66, %rd5;
+	@%p18 bra $L47_oob11;
+	shl.b64 %rd67, %rd65, 2;
+	add.s64 %rd68, %rd4, %rd67;
+	ld.global.nc.v4.f32 {%f91, %f92, %f93, %f94}, [%rd68];
+	.loc 1 187 5
+	mov.f32 %f87, %f91;
+	mov.f32 %f88, %f92;
+	mov.f32 %f89, %f93;
+	mov.f32 %f90, %f94;
+	.loc 1 188 13
+	mov.f32 %f95, %f3;
+	.loc 1 189 19
+	mov.f32 %f96, %f87;
+	.loc 1 189 26
+	mov.f32 %f97, %f4;
+	.loc 1 189 16
+	fma.rn.f32 %f98, %f96, %f97, %f95;
+	.loc 1 190 19
+	mov.f32 %f99, %f88;
+	.loc 1 190 26
+	mov.f32 %f100, %f5;
+	.loc 1 190 16
+	fma.rn.f32 %f101, %f99, %f100, %f98;
+	.loc 1 191 19
+	mov.f32 %f102, %f89;
+	.loc 1 191 26
+	mov.f32 %f103, %f6;
+	.loc 1 191 16
+	fma.rn.f32 %f104, %f102, %f103, %f101;
+	.loc 1 192 25
+	mov.f32 %f105, %f90;
+	.loc 1 192 32
+	mov.f32 %f106, %f7;
+	.loc 1 192 22
+	fma.rn.f32 %f107, %f105, %f106, %f104;
+	.loc 1 192 8
+	mov.f32 %f3, %f107;
+	bra.uni $L10_for_done;
+$L46_oob10:
+	.loc 1 187 20
+	mov.u64 %rd26, 0x90000000B;
+	mov.u64 %rd27, %rd65;
+	mov.u64 %rd28, %rd5;
+	bra.uni $L20_bounds_fail;
+$L47_oob11:
+	mov.u64 %rd26, 0x90000000C;
+	mov.u64 %rd27, %rd66;
+	mov.u64 %rd28, %rd5;
+	bra.uni $L20_bounds_fail;
+$L10_for_done:
+	.loc 1 182 32
+	add.s64 %rd69, %rd39, 128;
+	mov.s64 %rd39, %rd69;
+	bra.uni $L5_for_loop;
+$L14_for_body:
+	.loc 1 198 9
+	setp.lt.s64 %p19, 0, %rd36;
+	@%p19 bra $L16_if_then;
+	bra.uni $L54_for_body;
+$L16_if_then:
+	.loc 1 199 27
+	mov.f32 %f108, %f0;
+	.loc 1 199 20
+	shfl.sync.bfly.b32 %f109, %f108, 16, 31, -1;
+	add.rn.f32 %f110, %f108, %f109;
+	shfl.sync.bfly.b32 %f111, %f110, 8, 31, -1;
+	add.rn.f32 %f112, %f110, %f111;
+	shfl.sync.bfly.b32 %f113, %f112, 4, 31, -1;
+	add.rn.f32 %f114, %f112, %f113;
+	shfl.sync.bfly.b32 %f115, %f114, 2, 31, -1;
+	add.rn.f32 %f116, %f114, %f115;
+	shfl.sync.bfly.b32 %f117, %f116, 1, 31, -1;
+	add.rn.f32 %f118, %f116, %f117;
+	.loc 1 200 13
+	mov.u32 %r22, %laneid;
+	cvt.s64.u32 %rd70, %r22;
+	.loc 1 200 16
+	setp.eq.s64 %p20, %rd70, 0;
+	@%p20 bra $L18_if_then;
+	bra.uni $L54_for_body;
+$L18_if_then:
+	.loc 1 201 12
+	add.s64 %rd71, %rd34, 0;
+	.loc 1 201 16
+	mul.lo.s64 %rd72, %rd71, %rd10;
+	.loc 1 201 21
+	add.s64 %rd73, %rd72, %rd25;
+	.loc 1 201 8
+	setp.hs.u64 %p21, %rd73, %rd2;
+	@%p21 bra $L52_oob12;
+	shl.b64 %rd74, %rd73, 2;
+	add.s64 %rd75, %rd1, %rd74;
+	st.global.f32 [%rd75], %f118;
+	bra.uni $L54_for_body;
+$L52_oob12:
+	mov.u64 %rd26, 0x90000000D;
+	mov.u64 %rd27, %rd73;
+	mov.u64 %rd28, %rd2;
+	bra.uni $L20_bounds_fail;
+$L54_for_body:
+	.loc 1 198 9
+	setp.lt.s64 %p22, 1, %rd36;
+	@%p22 bra $L55_if_then;
+	bra.uni $L60_for_body;
+$L55_if_then:
+	.loc 1 199 27
+	mov.f32 %f119, %f1;
+	.loc 1 199 20
+	shfl.sync.bfly.b32 %f120, %f119, 16, 31, -1;
+	add.rn.f32 %f121, %f119, %f120;
+	shfl.sync.bfly.b32 %f122, %f121, 8, 31, -1;
+	add.rn.f32 %f123, %f121, %f122;
+	shfl.sync.bfly.b32 %f124, %f123, 4, 31, -1;
+	add.rn.f32 %f125, %f123, %f124;
+	shfl.sync.bfly.b32 %f126, %f125, 2, 31, -1;
+	add.rn.f32 %f127, %f125, %f126;
+	shfl.sync.bfly.b32 %f128, %f127, 1, 31, -1;
+	add.rn.f32 %f129, %f127, %f128;
+	.loc 1 200 13
+	mov.u32 %r23, %laneid;
+	cvt.s64.u32 %rd76, %r23;
+	.loc 1 200 16
+	setp.eq.s64 %p23, %rd76, 0;
+	@%p23 bra $L57_if_then;
+	bra.uni $L60_for_body;
+$L57_if_then:
+	.loc 1 201 12
+	add.s64 %rd77, %rd34, 1;
+	.loc 1 201 16
+	mul.lo.s64 %rd78, %rd77, %rd10;
+	.loc 1 201 21
+	add.s64 %rd79, %rd78, %rd25;
+	.loc 1 201 8
+	setp.hs.u64 %p24, %rd79, %rd2;
+	@%p24 bra $L58_oob13;
+	shl.b64 %rd80, %rd79, 2;
+	add.s64 %rd81, %rd1, %rd80;
+	st.global.f32 [%rd81], %f129;
+	bra.uni $L60_for_body;
+$L58_oob13:
+	mov.u64 %rd26, 0x90000000E;
+	mov.u64 %rd27, %rd79;
+	mov.u64 %rd28, %rd2;
+	bra.uni $L20_bounds_fail;
+$L60_for_body:
+	.loc 1 198 9
+	setp.lt.s64 %p25, 2, %rd36;
+	@%p25 bra $L61_if_then;
+	bra.uni $L66_for_body;
+$L61_if_then:
+	.loc 1 199 27
+	mov.f32 %f130, %f2;
+	.loc 1 199 20
+	shfl.sync.bfly.b32 %f131, %f130, 16, 31, -1;
+	add.rn.f32 %f132, %f130, %f131;
+	shfl.sync.bfly.b32 %f133, %f132, 8, 31, -1;
+	add.rn.f32 %f134, %f132, %f133;
+	shfl.sync.bfly.b32 %f135, %f134, 4, 31, -1;
+	add.rn.f32 %f136, %f134, %f135;
+	shfl.sync.bfly.b32 %f137, %f136, 2, 31, -1;
+	add.rn.f32 %f138, %f136, %f137;
+	shfl.sync.bfly.b32 %f139, %f138, 1, 31, -1;
+	add.rn.f32 %f140, %f138, %f139;
+	.loc 1 200 13
+	mov.u32 %r24, %laneid;
+	cvt.s64.u32 %rd82, %r24;
+	.loc 1 200 16
+	setp.eq.s64 %p26, %rd82, 0;
+	@%p26 bra $L63_if_then;
+	bra.uni $L66_for_body;
+$L63_if_then:
+	.loc 1 201 12
+	add.s64 %rd83, %rd34, 2;
+	.loc 1 201 16
+	mul.lo.s64 %rd84, %rd83, %rd10;
+	.loc 1 201 21
+	add.s64 %rd85, %rd84, %rd25;
+	.loc 1 201 8
+	setp.hs.u64 %p27, %rd85, %rd2;
+	@%p27 bra $L64_oob14;
+	shl.b64 %rd86, %rd85, 2;
+	add.s64 %rd87, %rd1, %rd86;
+	st.global.f32 [%rd87], %f140;
+	bra.uni $L66_for_body;
+$L64_oob14:
+	mov.u64 %rd26, 0x90000000F;
+	mov.u64 %rd27, %rd85;
+	mov.u64 %rd28, %rd2;
+	bra.uni $L20_bounds_fail;
+$L66_for_body:
+	.loc 1 198 9
+	setp.lt.s64 %p28, 3, %rd36;
+	@%p28 bra $L67_if_then;
+	bra.uni $L19_ret_matmulWarp4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ebf16w_u005d;
+$L67_if_then:
+	.loc 1 199 27
+	mov.f32 %f141, %f3;
+	.loc 1 199 20
+	shfl.sync.bfly.b32 %f142, %f141, 16, 31, -1;
+	add.rn.f32 %f143, %f141, %f142;
+	shfl.sync.bfly.b32 %f144, %f143, 8, 31, -1;
+	add.rn.f32 %f145, %f143, %f144;
+	shfl.sync.bfly.b32 %f146, %f145, 4, 31, -1;
+	add.rn.f32 %f147, %f145, %f146;
+	shfl.sync.bfly.b32 %f148, %f147, 2, 31, -1;
+	add.rn.f32 %f149, %f147, %f148;
+	shfl.sync.bfly.b32 %f150, %f149, 1, 31, -1;
+	add.rn.f32 %f151, %f149, %f150;
+	.loc 1 200 13
+	mov.u32 %r25, %laneid;
+	cvt.s64.u32 %rd88, %r25;
+	.loc 1 200 16
+	setp.eq.s64 %p29, %rd88, 0;
+	@%p29 bra $L69_if_then;
+	bra.uni $L19_ret_matmulWarp4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ebf16w_u005d;
+$L69_if_then:
+	.loc 1 201 12
+	add.s64 %rd89, %rd34, 3;
+	.loc 1 201 16
+	mul.lo.s64 %rd90, %rd89, %rd10;
+	.loc 1 201 21
+	add.s64 %rd91, %rd90, %rd25;
+	.loc 1 201 8
+	setp.hs.u64 %p30, %rd91, %rd2;
+	@%p30 bra $L70_oob15;
+	shl.b64 %rd92, %rd91, 2;
+	add.s64 %rd93, %rd1, %rd92;
+	st.global.f32 [%rd93], %f151;
+	bra.uni $L19_ret_matmulWarp4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ebf16w_u005d;
+$L70_oob15:
+	mov.u64 %rd26, 0x900000010;
+	mov.u64 %rd27, %rd91;
+	mov.u64 %rd28, %rd2;
+	bra.uni $L20_bounds_fail;
+$L20_bounds_fail:
+	atom.global.cas.b64 %rd29, [kern_error], 0, %rd26;
+	setp.eq.u64 %p2, %rd29, 0;
+	@!%p2 bra $L21_bounds_exit;
+	st.global.u64 [kern_error+8], %rd27;
+	st.global.u64 [kern_error+16], %rd28;
+	mov.u32 %r14, %ctaid.x;
+	mov.u32 %r15, %ntid.x;
+	mul.wide.u32 %rd30, %r14, %r15;
+	mov.u32 %r16, %tid.x;
+	cvt.u64.u32 %rd31, %r16;
+	add.s64 %rd32, %rd30, %rd31;
+	st.global.u64 [kern_error+24], %rd32;
+	bra.uni $L21_bounds_exit;
+$L21_bounds_exit:
+	exit;
+$L19_ret_matmulWarp4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fllm_u002fqwen3_u002ebf16w_u005d:
 	ret;
 }
 
@@ -1433,7 +3634,7 @@ $L3_if_done:
 	.reg .b64 %rd<111>;
 	.reg .f32 %f<47>;
 
-	.loc 1 132 6
+	.loc 1 208 6
 	ld.param.u64 %rd0, [out_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [out_len];
@@ -1467,217 +3668,217 @@ $L3_if_done:
 	ld.param.f32 %f0, [scale];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 1 133 19
+	.loc 1 209 19
 	mov.u32 %r0, %ctaid.x;
 	cvt.s64.u32 %rd30, %r0;
 	mov.u32 %r1, %ctaid.y;
 	cvt.s64.u32 %rd31, %r1;
 	mov.u32 %r2, %ctaid.z;
 	cvt.s64.u32 %rd32, %r2;
-	.loc 1 134 13
+	.loc 1 210 13
 	setp.eq.s64 %p0, %rd24, 0;
 	@%p0 bra $L19_divzero0;
 	div.s64 %rd33, %rd30, %rd24;
-	.loc 1 135 11
+	.loc 1 211 11
 	setp.eq.s64 %p2, %rd24, 0;
 	@%p2 bra $L20_divzero1;
 	rem.s64 %rd41, %rd30, %rd24;
-	.loc 1 136 20
+	.loc 1 212 20
 	setp.eq.s64 %p3, %rd25, 0;
 	@%p3 bra $L21_divzero2;
 	div.s64 %rd42, %rd24, %rd25;
-	.loc 1 136 11
+	.loc 1 212 11
 	setp.eq.s64 %p4, %rd42, 0;
 	@%p4 bra $L22_divzero3;
 	div.s64 %rd43, %rd41, %rd42;
-	.loc 1 137 14
+	.loc 1 213 14
 	setp.hs.u64 %p5, %rd33, %rd17;
 	@%p5 bra $L23_oob4;
 	shl.b64 %rd44, %rd33, 2;
 	add.s64 %rd45, %rd16, %rd44;
 	ld.global.nc.s32 %r6, [%rd45];
-	.loc 1 137 10
+	.loc 1 213 10
 	cvt.s64.s32 %rd46, %r6;
-	.loc 1 137 21
+	.loc 1 213 21
 	add.s64 %rd47, %rd46, 1;
-	.loc 1 138 18
+	.loc 1 214 18
 	setp.hs.u64 %p6, %rd33, %rd20;
 	@%p6 bra $L24_oob5;
 	shl.b64 %rd48, %rd33, 2;
 	add.s64 %rd49, %rd19, %rd48;
 	ld.global.nc.s32 %r7, [%rd49];
-	.loc 1 138 11
+	.loc 1 214 11
 	cvt.s64.s32 %rd50, %r7;
-	.loc 1 138 25
+	.loc 1 214 25
 	mul.lo.s64 %rd51, %rd50, %rd27;
-	.loc 1 139 12
+	.loc 1 215 12
 	mul.lo.s64 %rd52, %rd30, %rd26;
-	.loc 1 140 12
+	.loc 1 216 12
 	mul.lo.s64 %rd53, %rd30, %rd29;
-	.loc 1 141 16
+	.loc 1 217 16
 	mov.u32 %r8, %laneid;
 	cvt.s64.u32 %rd54, %r8;
 	mov.f32 %f1, 0fFF7FC99E;
 	mov.s64 %rd55, %rd54;
 	bra.uni $L2_for_loop;
 $L19_divzero0:
-	.loc 1 134 13
-	mov.u64 %rd34, 0x700000001;
+	.loc 1 210 13
+	mov.u64 %rd34, 0xA00000001;
 	mov.u64 %rd35, 0;
 	mov.u64 %rd36, 0;
 	bra.uni $L17_bounds_fail;
 $L20_divzero1:
-	.loc 1 135 11
-	mov.u64 %rd34, 0x700000002;
+	.loc 1 211 11
+	mov.u64 %rd34, 0xA00000002;
 	mov.u64 %rd35, 0;
 	mov.u64 %rd36, 0;
 	bra.uni $L17_bounds_fail;
 $L21_divzero2:
-	.loc 1 136 20
-	mov.u64 %rd34, 0x700000003;
+	.loc 1 212 20
+	mov.u64 %rd34, 0xA00000003;
 	mov.u64 %rd35, 0;
 	mov.u64 %rd36, 0;
 	bra.uni $L17_bounds_fail;
 $L22_divzero3:
-	.loc 1 136 11
-	mov.u64 %rd34, 0x700000004;
+	.loc 1 212 11
+	mov.u64 %rd34, 0xA00000004;
 	mov.u64 %rd35, 0;
 	mov.u64 %rd36, 0;
 	bra.uni $L17_bounds_fail;
 $L23_oob4:
-	.loc 1 137 14
-	mov.u64 %rd34, 0x700000005;
+	.loc 1 213 14
+	mov.u64 %rd34, 0xA00000005;
 	mov.u64 %rd35, %rd33;
 	mov.u64 %rd36, %rd17;
 	bra.uni $L17_bounds_fail;
 $L24_oob5:
-	.loc 1 138 18
-	mov.u64 %rd34, 0x700000006;
+	.loc 1 214 18
+	mov.u64 %rd34, 0xA00000006;
 	mov.u64 %rd35, %rd33;
 	mov.u64 %rd36, %rd20;
 	bra.uni $L17_bounds_fail;
 $L2_for_loop:
-	.loc 1 144 19
+	.loc 1 220 19
 	setp.lt.s64 %p7, %rd55, %rd47;
 	@%p7 bra $L3_for_body;
 	bra.uni $L4_for_done;
 $L3_for_body:
-	.loc 1 145 25
+	.loc 1 221 25
 	setp.eq.s64 %p8, %rd28, 0;
 	@%p8 bra $L25_divzero6;
 	div.s64 %rd56, %rd55, %rd28;
-	.loc 1 145 23
+	.loc 1 221 23
 	add.s64 %rd57, %rd51, %rd56;
-	.loc 1 145 20
+	.loc 1 221 20
 	setp.hs.u64 %p9, %rd57, %rd23;
 	@%p9 bra $L26_oob7;
 	shl.b64 %rd58, %rd57, 2;
 	add.s64 %rd59, %rd22, %rd58;
 	ld.global.nc.s32 %r9, [%rd59];
-	.loc 1 145 14
+	.loc 1 221 14
 	cvt.s64.s32 %rd60, %r9;
-	.loc 1 145 36
+	.loc 1 221 36
 	mul.lo.s64 %rd61, %rd60, %rd28;
-	.loc 1 145 49
+	.loc 1 221 49
 	setp.eq.s64 %p10, %rd28, 0;
 	@%p10 bra $L27_divzero8;
 	rem.s64 %rd62, %rd55, %rd28;
-	.loc 1 145 46
+	.loc 1 221 46
 	add.s64 %rd63, %rd61, %rd62;
-	.loc 1 146 14
+	.loc 1 222 14
 	mul.lo.s64 %rd64, %rd63, %rd25;
-	.loc 1 146 23
+	.loc 1 222 23
 	add.s64 %rd65, %rd64, %rd43;
-	.loc 1 146 30
+	.loc 1 222 30
 	mul.lo.s64 %rd66, %rd65, %rd26;
 	mov.f32 %f2, 0f00000000;
 	mov.s64 %rd67, 0;
 	bra.uni $L5_for_loop;
 $L25_divzero6:
-	.loc 1 145 25
-	mov.u64 %rd34, 0x700000007;
+	.loc 1 221 25
+	mov.u64 %rd34, 0xA00000007;
 	mov.u64 %rd35, 0;
 	mov.u64 %rd36, 0;
 	bra.uni $L17_bounds_fail;
 $L26_oob7:
-	.loc 1 145 20
-	mov.u64 %rd34, 0x700000008;
+	.loc 1 221 20
+	mov.u64 %rd34, 0xA00000008;
 	mov.u64 %rd35, %rd57;
 	mov.u64 %rd36, %rd23;
 	bra.uni $L17_bounds_fail;
 $L27_divzero8:
-	.loc 1 145 49
-	mov.u64 %rd34, 0x700000009;
+	.loc 1 221 49
+	mov.u64 %rd34, 0xA00000009;
 	mov.u64 %rd35, 0;
 	mov.u64 %rd36, 0;
 	bra.uni $L17_bounds_fail;
 $L5_for_loop:
-	.loc 1 148 17
+	.loc 1 224 17
 	setp.lt.s64 %p11, %rd67, %rd26;
 	@%p11 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
-	.loc 1 149 20
+	.loc 1 225 20
 	add.s64 %rd68, %rd52, %rd67;
-	.loc 1 149 17
+	.loc 1 225 17
 	setp.hs.u64 %p12, %rd68, %rd5;
 	@%p12 bra $L28_oob9;
 	shl.b64 %rd69, %rd68, 2;
 	add.s64 %rd70, %rd4, %rd69;
 	ld.global.nc.f32 %f3, [%rd70];
-	.loc 1 149 30
+	.loc 1 225 30
 	add.s64 %rd71, %rd66, %rd67;
-	.loc 1 149 27
+	.loc 1 225 27
 	setp.hs.u64 %p13, %rd71, %rd8;
 	@%p13 bra $L29_oob10;
 	shl.b64 %rd72, %rd71, 2;
 	add.s64 %rd73, %rd7, %rd72;
 	ld.global.nc.f32 %f4, [%rd73];
-	.loc 1 149 15
+	.loc 1 225 15
 	fma.rn.f32 %f5, %f3, %f4, %f2;
-	.loc 1 148 28
+	.loc 1 224 28
 	add.s64 %rd74, %rd67, 1;
 	mov.f32 %f2, %f5;
 	mov.s64 %rd67, %rd74;
 	bra.uni $L5_for_loop;
 $L28_oob9:
-	.loc 1 149 17
-	mov.u64 %rd34, 0x70000000A;
+	.loc 1 225 17
+	mov.u64 %rd34, 0xA0000000A;
 	mov.u64 %rd35, %rd68;
 	mov.u64 %rd36, %rd5;
 	bra.uni $L17_bounds_fail;
 $L29_oob10:
-	.loc 1 149 27
-	mov.u64 %rd34, 0x70000000B;
+	.loc 1 225 27
+	mov.u64 %rd34, 0xA0000000B;
 	mov.u64 %rd35, %rd71;
 	mov.u64 %rd36, %rd8;
 	bra.uni $L17_bounds_fail;
 $L7_for_done:
-	.loc 1 151 3
+	.loc 1 227 3
 	mul.rn.f32 %f6, %f2, %f0;
-	.loc 1 152 12
+	.loc 1 228 12
 	add.s64 %rd75, %rd53, %rd55;
-	.loc 1 152 9
+	.loc 1 228 9
 	setp.hs.u64 %p14, %rd75, %rd14;
 	@%p14 bra $L30_oob11;
 	shl.b64 %rd76, %rd75, 2;
 	add.s64 %rd77, %rd13, %rd76;
 	st.global.f32 [%rd77], %f6;
-	.loc 1 153 14
+	.loc 1 229 14
 	max.f32 %f7, %f1, %f6;
-	.loc 1 144 24
+	.loc 1 220 24
 	add.s64 %rd78, %rd55, 32;
 	mov.f32 %f1, %f7;
 	mov.s64 %rd55, %rd78;
 	bra.uni $L2_for_loop;
 $L30_oob11:
-	.loc 1 152 9
-	mov.u64 %rd34, 0x70000000C;
+	.loc 1 228 9
+	mov.u64 %rd34, 0xA0000000C;
 	mov.u64 %rd35, %rd75;
 	mov.u64 %rd36, %rd14;
 	bra.uni $L17_bounds_fail;
 $L4_for_done:
-	.loc 1 155 17
+	.loc 1 231 17
 	shfl.sync.bfly.b32 %f8, %f1, 16, 31, -1;
 	max.NaN.f32 %f9, %f1, %f8;
 	shfl.sync.bfly.b32 %f10, %f9, 8, 31, -1;
@@ -1692,22 +3893,22 @@ $L4_for_done:
 	mov.s64 %rd79, %rd54;
 	bra.uni $L8_for_loop;
 $L8_for_loop:
-	.loc 1 157 19
+	.loc 1 233 19
 	setp.lt.s64 %p15, %rd79, %rd47;
 	@%p15 bra $L9_for_body;
 	bra.uni $L10_for_done;
 $L9_for_body:
-	.loc 1 158 25
+	.loc 1 234 25
 	add.s64 %rd80, %rd53, %rd79;
-	.loc 1 158 22
+	.loc 1 234 22
 	setp.hs.u64 %p16, %rd80, %rd14;
 	@%p16 bra $L31_oob12;
 	shl.b64 %rd81, %rd80, 2;
 	add.s64 %rd82, %rd13, %rd81;
 	ld.global.f32 %f19, [%rd82];
-	.loc 1 158 29
+	.loc 1 234 29
 	sub.rn.f32 %f20, %f19, %f17;
-	.loc 1 158 15
+	.loc 1 234 15
 	max.f32 %f21, %f20, 0fC2D00000;
 	min.f32 %f21, %f21, 0f42B20000;
 	mul.rn.f32 %f22, %f21, 0f3FB8AA3B;
@@ -1725,35 +3926,35 @@ $L9_for_body:
 	mul.rn.f32 %f25, %f25, %f29;
 	setp.nan.f32 %p17, %f20, %f20;
 	selp.f32 %f25, %f20, %f25, %p17;
-	.loc 1 159 12
+	.loc 1 235 12
 	add.s64 %rd83, %rd53, %rd79;
-	.loc 1 159 9
+	.loc 1 235 9
 	setp.hs.u64 %p18, %rd83, %rd14;
 	@%p18 bra $L32_oob13;
 	shl.b64 %rd84, %rd83, 2;
 	add.s64 %rd85, %rd13, %rd84;
 	st.global.f32 [%rd85], %f25;
-	.loc 1 160 3
+	.loc 1 236 3
 	add.rn.f32 %f30, %f18, %f25;
-	.loc 1 157 24
+	.loc 1 233 24
 	add.s64 %rd86, %rd79, 32;
 	mov.f32 %f18, %f30;
 	mov.s64 %rd79, %rd86;
 	bra.uni $L8_for_loop;
 $L31_oob12:
-	.loc 1 158 22
-	mov.u64 %rd34, 0x70000000D;
+	.loc 1 234 22
+	mov.u64 %rd34, 0xA0000000D;
 	mov.u64 %rd35, %rd80;
 	mov.u64 %rd36, %rd14;
 	bra.uni $L17_bounds_fail;
 $L32_oob13:
-	.loc 1 159 9
-	mov.u64 %rd34, 0x70000000E;
+	.loc 1 235 9
+	mov.u64 %rd34, 0xA0000000E;
 	mov.u64 %rd35, %rd83;
 	mov.u64 %rd36, %rd14;
 	bra.uni $L17_bounds_fail;
 $L10_for_done:
-	.loc 1 162 19
+	.loc 1 238 19
 	shfl.sync.bfly.b32 %f31, %f18, 16, 31, -1;
 	add.rn.f32 %f32, %f18, %f31;
 	shfl.sync.bfly.b32 %f33, %f32, 8, 31, -1;
@@ -1764,14 +3965,14 @@ $L10_for_done:
 	add.rn.f32 %f38, %f36, %f37;
 	shfl.sync.bfly.b32 %f39, %f38, 1, 31, -1;
 	add.rn.f32 %f40, %f38, %f39;
-	.loc 1 163 12
+	.loc 1 239 12
 	bar.warp.sync -1;
-	.loc 1 164 11
+	.loc 1 240 11
 	div.rn.f32 %f41, 0f3F800000, %f40;
 	mov.s64 %rd87, %rd54;
 	bra.uni $L11_for_loop;
 $L11_for_loop:
-	.loc 1 165 19
+	.loc 1 241 19
 	setp.lt.s64 %p19, %rd87, %rd26;
 	@%p19 bra $L12_for_body;
 	bra.uni $L13_for_done;
@@ -1780,110 +3981,110 @@ $L12_for_body:
 	mov.s64 %rd88, 0;
 	bra.uni $L14_for_loop;
 $L14_for_loop:
-	.loc 1 167 17
+	.loc 1 243 17
 	setp.lt.s64 %p20, %rd88, %rd47;
 	@%p20 bra $L15_for_body;
 	bra.uni $L16_for_done;
 $L15_for_body:
-	.loc 1 168 26
+	.loc 1 244 26
 	setp.eq.s64 %p21, %rd28, 0;
 	@%p21 bra $L33_divzero14;
 	div.s64 %rd89, %rd88, %rd28;
-	.loc 1 168 24
+	.loc 1 244 24
 	add.s64 %rd90, %rd51, %rd89;
-	.loc 1 168 21
+	.loc 1 244 21
 	setp.hs.u64 %p22, %rd90, %rd23;
 	@%p22 bra $L34_oob15;
 	shl.b64 %rd91, %rd90, 2;
 	add.s64 %rd92, %rd22, %rd91;
 	ld.global.nc.s32 %r10, [%rd92];
-	.loc 1 168 15
+	.loc 1 244 15
 	cvt.s64.s32 %rd93, %r10;
-	.loc 1 168 37
+	.loc 1 244 37
 	mul.lo.s64 %rd94, %rd93, %rd28;
-	.loc 1 168 50
+	.loc 1 244 50
 	setp.eq.s64 %p23, %rd28, 0;
 	@%p23 bra $L35_divzero16;
 	rem.s64 %rd95, %rd88, %rd28;
-	.loc 1 168 47
+	.loc 1 244 47
 	add.s64 %rd96, %rd94, %rd95;
-	.loc 1 169 27
+	.loc 1 245 27
 	add.s64 %rd97, %rd53, %rd88;
-	.loc 1 169 24
+	.loc 1 245 24
 	setp.hs.u64 %p24, %rd97, %rd14;
 	@%p24 bra $L36_oob17;
 	shl.b64 %rd98, %rd97, 2;
 	add.s64 %rd99, %rd13, %rd98;
 	ld.global.f32 %f43, [%rd99];
-	.loc 1 169 40
+	.loc 1 245 40
 	mul.lo.s64 %rd100, %rd96, %rd25;
-	.loc 1 169 48
+	.loc 1 245 48
 	add.s64 %rd101, %rd100, %rd43;
-	.loc 1 169 53
+	.loc 1 245 53
 	mul.lo.s64 %rd102, %rd101, %rd26;
-	.loc 1 169 61
+	.loc 1 245 61
 	add.s64 %rd103, %rd102, %rd87;
-	.loc 1 169 34
+	.loc 1 245 34
 	setp.hs.u64 %p25, %rd103, %rd11;
 	@%p25 bra $L37_oob18;
 	shl.b64 %rd104, %rd103, 2;
 	add.s64 %rd105, %rd10, %rd104;
 	ld.global.nc.f32 %f44, [%rd105];
-	.loc 1 169 17
+	.loc 1 245 17
 	fma.rn.f32 %f45, %f43, %f44, %f42;
-	.loc 1 167 22
+	.loc 1 243 22
 	add.s64 %rd106, %rd88, 1;
 	mov.f32 %f42, %f45;
 	mov.s64 %rd88, %rd106;
 	bra.uni $L14_for_loop;
 $L33_divzero14:
-	.loc 1 168 26
-	mov.u64 %rd34, 0x70000000F;
+	.loc 1 244 26
+	mov.u64 %rd34, 0xA0000000F;
 	mov.u64 %rd35, 0;
 	mov.u64 %rd36, 0;
 	bra.uni $L17_bounds_fail;
 $L34_oob15:
-	.loc 1 168 21
-	mov.u64 %rd34, 0x700000010;
+	.loc 1 244 21
+	mov.u64 %rd34, 0xA00000010;
 	mov.u64 %rd35, %rd90;
 	mov.u64 %rd36, %rd23;
 	bra.uni $L17_bounds_fail;
 $L35_divzero16:
-	.loc 1 168 50
-	mov.u64 %rd34, 0x700000011;
+	.loc 1 244 50
+	mov.u64 %rd34, 0xA00000011;
 	mov.u64 %rd35, 0;
 	mov.u64 %rd36, 0;
 	bra.uni $L17_bounds_fail;
 $L36_oob17:
-	.loc 1 169 24
-	mov.u64 %rd34, 0x700000012;
+	.loc 1 245 24
+	mov.u64 %rd34, 0xA00000012;
 	mov.u64 %rd35, %rd97;
 	mov.u64 %rd36, %rd14;
 	bra.uni $L17_bounds_fail;
 $L37_oob18:
-	.loc 1 169 34
-	mov.u64 %rd34, 0x700000013;
+	.loc 1 245 34
+	mov.u64 %rd34, 0xA00000013;
 	mov.u64 %rd35, %rd103;
 	mov.u64 %rd36, %rd11;
 	bra.uni $L17_bounds_fail;
 $L16_for_done:
-	.loc 1 171 9
+	.loc 1 247 9
 	add.s64 %rd107, %rd52, %rd87;
-	.loc 1 171 19
+	.loc 1 247 19
 	mul.rn.f32 %f46, %f42, %f41;
-	.loc 1 171 6
+	.loc 1 247 6
 	setp.hs.u64 %p26, %rd107, %rd2;
 	@%p26 bra $L38_oob19;
 	shl.b64 %rd108, %rd107, 2;
 	add.s64 %rd109, %rd1, %rd108;
 	st.global.f32 [%rd109], %f46;
-	.loc 1 165 30
+	.loc 1 241 30
 	add.s64 %rd110, %rd87, 32;
 	mov.s64 %rd87, %rd110;
 	bra.uni $L11_for_loop;
 $L38_oob19:
-	.loc 1 171 6
-	mov.u64 %rd34, 0x700000014;
+	.loc 1 247 6
+	mov.u64 %rd34, 0xA00000014;
 	mov.u64 %rd35, %rd107;
 	mov.u64 %rd36, %rd2;
 	bra.uni $L17_bounds_fail;
