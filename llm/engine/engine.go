@@ -29,9 +29,10 @@ type Engine struct {
 	Tok   *tokenizer.Tokenizer
 	// EOS are the tokens that end generation: config.json's and
 	// generation_config.json's eos_token_id and the tokenizer's eos_token.
-	EOS      map[int32]bool
-	Context  int // positions per sequence (prompt + generated)
-	MaxBatch int // sequences stepped together
+	EOS          map[int32]bool
+	Context      int // positions per sequence (prompt + generated)
+	MaxBatch     int // sequences stepped together
+	PrefillChunk int // prompt tokens a sequence prefills per step
 
 	pool  *qwen3.KVPool
 	stats stats
@@ -49,6 +50,9 @@ type Options struct {
 	Context int
 	// MaxBatch caps the sequences decoded together (default 16).
 	MaxBatch int
+	// PrefillChunk caps the prompt tokens a sequence prefills per step
+	// (default 512).
+	PrefillChunk int
 	// KVPositions sizes the KV cache pool shared by the sequences in
 	// flight (default 2·Context). A request reserves its prompt plus its
 	// max_tokens when it starts, and waits while the pool cannot hold it.
@@ -91,6 +95,10 @@ func New(m *qwen3.Model, tok *tokenizer.Tokenizer, opt Options) (*Engine, error)
 	if batch <= 0 {
 		batch = 16
 	}
+	chunk := opt.PrefillChunk
+	if chunk <= 0 {
+		chunk = 512
+	}
 	kvPos := opt.KVPositions
 	if kvPos <= 0 {
 		kvPos = 2 * ctxLen
@@ -100,7 +108,7 @@ func New(m *qwen3.Model, tok *tokenizer.Tokenizer, opt Options) (*Engine, error)
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{Model: m, Tok: tok, EOS: map[int32]bool{}, Context: ctxLen, MaxBatch: batch, pool: pool,
+	e := &Engine{Model: m, Tok: tok, EOS: map[int32]bool{}, Context: ctxLen, MaxBatch: batch, PrefillChunk: chunk, pool: pool,
 		jobs: make(chan *job), quit: make(chan struct{}), done: make(chan struct{})}
 	for _, id := range append(append([]int(nil), m.Config.EOSTokenID...), m.Gen.EOSTokenID...) {
 		e.EOS[int32(id)] = true

@@ -188,3 +188,30 @@ func TestBatchedRequestsMatchSolo(t *testing.T) {
 		t.Errorf("stats %+v: want a batch of ≥ 2 and nothing left", st)
 	}
 }
+
+// TestChunkedPrefill: a prompt prefilled 3 tokens a step gives exactly
+// the tokens of a prompt prefilled at once.
+func TestChunkedPrefill(t *testing.T) {
+	dev := kern.OpenEmulator()
+	dir, tok := fixture.Model(t, "tiny-qwen3-untied"), fixture.Tokenizer(t)
+	run := func(chunk int) (*Result, Stats) {
+		e, err := Open(dev, dir, Options{TokenizerDir: tok, PrefillChunk: chunk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		res, err := e.Generate(context.Background(), Request{Prompt: e.Tok.Encode("the quick brown fox jumps over"), MaxTokens: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, e.Stats()
+	}
+	whole, ws := run(0)
+	chunked, cs := run(3)
+	if fmt.Sprint(whole.Tokens) != fmt.Sprint(chunked.Tokens) {
+		t.Errorf("chunked prefill %v, whole %v", chunked.Tokens, whole.Tokens)
+	}
+	if want := ws.Steps + int64((whole.PromptTokens+2)/3) - 1; cs.Steps != want {
+		t.Errorf("chunked run took %d steps, want %d (prompt of %d)", cs.Steps, want, whole.PromptTokens)
+	}
+}

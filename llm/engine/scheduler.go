@@ -4,7 +4,9 @@ package engine
 // Each iteration admits waiting requests (first come, first served) while
 // the batch has room and the KV pool can hold their prompt plus
 // max_tokens, then runs one ForwardBatch in which new requests prefill
-// their prompts and running ones decode one token, samples each row with
+// their prompts, PrefillChunk tokens a step (so a long prompt neither
+// stalls the others' decoding nor needs activations for all its rows at
+// once), and running ones decode one token, samples each row with
 // its request's own seeded sampler, and hands text to the request's
 // goroutine through a channel sized to hold everything it can produce
 // (two events per token and two at the end), so a slow client never
@@ -35,7 +37,8 @@ type job struct {
 
 	seq     *qwen3.Seq
 	seen    []int32
-	next    []int32 // the next step's input: the prompt, then the last token
+	next    []int32 // the next step's input: a chunk of the prompt, then the last token
+	rest    []int32 // the prompt not yet prefilled
 	stream  *tokenizer.Stream
 	out     *stopWriter
 	started time.Time
@@ -127,7 +130,10 @@ func (e *Engine) schedule() {
 			waiting = waiting[1:]
 			j.seq = seq
 			j.seen = append([]int32(nil), j.prompt...)
-			j.next = j.prompt
+			j.next, j.rest = j.prompt, nil
+			if c := e.PrefillChunk; len(j.prompt) > c {
+				j.next, j.rest = j.prompt[:c], j.prompt[c:]
+			}
 			j.stream = e.Tok.NewStream(true)
 			j.out = newStopWriter(j.stops, func(s string) error { j.events <- event{tok: -1, text: s}; return nil })
 			j.started = time.Now()
@@ -179,6 +185,11 @@ func (e *Engine) schedule() {
 // advance samples j's next token and passes it on; it reports whether j
 // is finished.
 func (e *Engine) advance(j *job, logits []float32) bool {
+	if len(j.rest) > 0 { // mid-prompt: the logits are not wanted
+		n := min(len(j.rest), e.PrefillChunk)
+		j.next, j.rest = j.rest[:n], j.rest[n:]
+		return false
+	}
 	tok := j.smp.Next(logits, j.seen)
 	res := j.res
 	if res.CompletionTokens == 0 {
