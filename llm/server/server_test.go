@@ -247,16 +247,23 @@ func TestConcurrentStreamsMatchSolo(t *testing.T) {
 	}
 }
 
-// TestFloodStaysBounded: 300 requests at once against a queue of 8: each
-// gets 200 or 429 at once, and afterwards no goroutine or KV page is left
-// behind.
+// TestFloodStaysBounded: 1,000 requests, up to 256 at once, against a
+// queue of 8: each gets 200 or 429, and afterwards no goroutine is left
+// behind, the engine is idle and the heap has not grown by more than a
+// few MB (nothing is kept per request).
 func TestFloodStaysBounded(t *testing.T) {
 	ts, s := newServer(t, 8)
-	before := runtime.NumGoroutine()
-	const n = 300
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapInuse
+	}
+	before, heap0 := runtime.NumGoroutine(), heap()
+	const n = 1000
 	codes := make([]int, n)
 	var wg sync.WaitGroup
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1, MaxConnsPerHost: 256}}
 	for i := range codes {
 		wg.Add(1)
 		go func() {
@@ -292,6 +299,9 @@ func TestFloodStaysBounded(t *testing.T) {
 	}
 	if st := s.Engine.Stats(); st.Running != 0 || st.Waiting != 0 {
 		t.Errorf("engine still busy: %+v", st)
+	}
+	if grown := int64(heap()) - int64(heap0); grown > 16<<20 {
+		t.Errorf("heap grew by %d MB over the flood", grown>>20)
 	}
 }
 
