@@ -83,6 +83,12 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 
 // generate runs a checked request and writes the response.
 func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool, prompt []int32, p sample.Params, maxTokens int, f *samplingFields) {
+	if f.Model != "" && f.Model != s.ModelName {
+		code := "model_not_found"
+		writeError(w, &apiError{status: 404, Type: "invalid_request_error", Code: &code,
+			Message: fmt.Sprintf("the model %q does not exist; this server serves %q", f.Model, s.ModelName)})
+		return
+	}
 	if ctxLen := s.Engine.Context; len(prompt) >= ctxLen {
 		code := "context_length_exceeded"
 		writeError(w, &apiError{status: 400, Type: "invalid_request_error", Code: &code,

@@ -178,6 +178,7 @@ func TestMalformedRequests(t *testing.T) {
 		{"/v1/completions", `{"prompt":[5, 100000]}`, 400, "vocabulary"},
 		{"/v1/completions", `{"prompt":""}`, 400, "empty"},
 		{"/v1/nothing", `{}`, 404, "no route"},
+		{"/v1/completions", `{"model":"gpt-4","prompt":"x"}`, 404, "model_not_found"},
 	}
 	for _, c := range cases {
 		resp, body := post(t, ts.URL+c.path, c.body)
