@@ -238,9 +238,10 @@ func (e *Engine) Generate(ctx context.Context, req Request) (*Result, error) {
 
 // Stats are the scheduler's counters.
 type Stats struct {
-	Running, Waiting int   // requests in the batch, and queued for it
-	Steps            int64 // forward passes run
-	MaxBatch         int   // the most requests one step has held
+	Running, Waiting int     // requests in the batch, and queued for it
+	Steps            int64   // forward passes run
+	MaxBatch         int     // the most requests one step has held
+	KVUsage          float64 // share of the KV cache pool's pages in use, 0 to 1
 }
 
 type stats struct {
@@ -251,5 +252,6 @@ type stats struct {
 // Stats returns the scheduler's counters now.
 func (e *Engine) Stats() Stats {
 	return Stats{Running: int(e.stats.running.Load()), Waiting: int(e.stats.waiting.Load()),
-		Steps: e.stats.steps.Load(), MaxBatch: int(e.stats.maxBatch.Load())}
+		Steps: e.stats.steps.Load(), MaxBatch: int(e.stats.maxBatch.Load()),
+		KVUsage: 1 - float64(e.pool.FreePages())/float64(e.pool.Pages)}
 }

@@ -76,21 +76,25 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 	st := s.Engine.Stats()
+	// The gauges and token counters carry vLLM's names, which the
+	// inference gateways (llm-d, the Gateway API Inference Extension)
+	// route on; kern's own counters are kern_*.
 	for _, m := range []struct {
 		name, kind, help string
-		v                int64
+		v                float64
 	}{
-		{"kern_requests_total", "counter", "Completion requests received.", s.m.requests.Load()},
-		{"kern_requests_rejected_total", "counter", "Requests refused with 429 (queue full).", s.m.rejected.Load()},
-		{"kern_requests_failed_total", "counter", "Requests that ended in an error.", s.m.failed.Load()},
-		{"kern_requests_cancelled_total", "counter", "Requests whose client went away.", s.m.cancelled.Load()},
-		{"kern_prompt_tokens_total", "counter", "Prompt tokens prefilled.", s.m.promptTokens.Load()},
-		{"kern_generation_tokens_total", "counter", "Tokens generated.", s.m.completionTokens.Load()},
-		{"kern_num_requests_running", "gauge", "Requests in the engine's batch.", int64(st.Running)},
-		{"kern_num_requests_waiting", "gauge", "Requests waiting for a place in the batch.", int64(st.Waiting)},
-		{"kern_engine_steps_total", "counter", "Batched forward passes.", st.Steps},
+		{"vllm:num_requests_running", "gauge", "Requests in the engine's batch.", float64(st.Running)},
+		{"vllm:num_requests_waiting", "gauge", "Requests waiting for a place in the batch.", float64(st.Waiting)},
+		{"vllm:kv_cache_usage_perc", "gauge", "Share of the KV cache pool in use (0 to 1).", st.KVUsage},
+		{"vllm:prompt_tokens_total", "counter", "Prompt tokens prefilled.", float64(s.m.promptTokens.Load())},
+		{"vllm:generation_tokens_total", "counter", "Tokens generated.", float64(s.m.completionTokens.Load())},
+		{"kern_requests_total", "counter", "Completion requests received.", float64(s.m.requests.Load())},
+		{"kern_requests_rejected_total", "counter", "Requests refused with 429 (queue full).", float64(s.m.rejected.Load())},
+		{"kern_requests_failed_total", "counter", "Requests that ended in an error.", float64(s.m.failed.Load())},
+		{"kern_requests_cancelled_total", "counter", "Requests whose client went away.", float64(s.m.cancelled.Load())},
+		{"kern_engine_steps_total", "counter", "Batched forward passes.", float64(st.Steps)},
 	} {
-		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s %d\n", m.name, m.help, m.name, m.kind, m.name, m.v)
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s %g\n", m.name, m.help, m.name, m.kind, m.name, m.v)
 	}
 }
 

@@ -141,7 +141,7 @@ func TestEndpoints(t *testing.T) {
 	}
 
 	resp, body = get(t, ts.URL+"/metrics")
-	if resp.StatusCode != 200 || !strings.Contains(string(body), "kern_generation_tokens_total ") {
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "vllm:generation_tokens_total ") || !strings.Contains(string(body), "vllm:kv_cache_usage_perc 0\n") {
 		t.Errorf("/metrics: %s", body)
 	}
 }
