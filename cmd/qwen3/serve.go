@@ -24,6 +24,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
 	name := fs.String("name", "", "model id in /v1/models (default: the model directory's name)")
 	queue := fs.Int("queue", 64, "requests queued or running before 429")
+	reasoning := fs.Bool("reasoning", false, "answer a chat reply's <think> block as reasoning_content (vLLM's qwen3 reasoning parser)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -36,7 +37,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *name == "" {
 		*name = filepath.Base(filepath.Clean(c.model))
 	}
-	s := &server.Server{Engine: e, ModelName: *name, MaxQueue: *queue}
+	s := &server.Server{Engine: e, ModelName: *name, MaxQueue: *queue, SplitReasoning: *reasoning}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err

@@ -115,8 +115,12 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool, pro
 		}
 		u := &usage{res.PromptTokens, res.CompletionTokens, res.PromptTokens + res.CompletionTokens}
 		if chat {
+			msg := &chatMessage{Role: "assistant", Content: res.Text}
+			if s.SplitReasoning {
+				msg.ReasoningContent, msg.Content = splitReasoning(res.Text)
+			}
 			writeJSON(w, 200, chatResponse{ID: id, Object: object, Created: created, Model: model, Usage: u,
-				Choices: []chatChoice{{Message: &chatMessage{Role: "assistant", Content: res.Text}, FinishReason: &res.FinishReason}}})
+				Choices: []chatChoice{{Message: msg, FinishReason: &res.FinishReason}}})
 		} else {
 			writeJSON(w, 200, textResponse{ID: id, Object: object, Created: created, Model: model, Usage: u,
 				Choices: []textChoice{{Text: res.Text, FinishReason: &res.FinishReason}}})
@@ -143,10 +147,15 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool, pro
 		}
 		return nil
 	}
+	reasoning := "" // set while chunk builds a reasoning delta
 	chunk := func(text string, role string, finish *string) any {
 		if chat {
+			d := &chatMessage{Role: role, Content: text}
+			if reasoning != "" {
+				d.Content, d.ReasoningContent = "", reasoning
+			}
 			return chatResponse{ID: id, Object: "chat.completion.chunk", Created: created, Model: model,
-				Choices: []chatChoice{{Delta: &chatMessage{Role: role, Content: text}, FinishReason: finish}}}
+				Choices: []chatChoice{{Delta: d, FinishReason: finish}}}
 		}
 		return textResponse{ID: id, Object: object, Created: created, Model: model,
 			Choices: []textChoice{{Text: text, FinishReason: finish}}}
@@ -157,8 +166,35 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool, pro
 			return
 		}
 	}
-	req.OnText = func(t string) error { return send(chunk(t, "", nil)) }
+	var split *thinkSplitter
+	if chat && s.SplitReasoning {
+		split = &thinkSplitter{}
+	}
+	// emit sends text as reasoning and/or content deltas.
+	emit := func(r, c string) error {
+		if r != "" {
+			reasoning = r
+			err := send(chunk("", "", nil))
+			reasoning = ""
+			if err != nil {
+				return err
+			}
+		}
+		if c != "" {
+			return send(chunk(c, "", nil))
+		}
+		return nil
+	}
+	req.OnText = func(t string) error {
+		if split != nil {
+			return emit(split.add(t))
+		}
+		return send(chunk(t, "", nil))
+	}
 	res, err := s.run(r.Context(), req)
+	if err == nil && split != nil {
+		err = emit(split.flush())
+	}
 	if err != nil {
 		if !errors.Is(err, errClientGone) && r.Context().Err() == nil {
 			send(map[string]any{"error": &apiError{Message: err.Error(), Type: "server_error"}})

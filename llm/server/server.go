@@ -31,6 +31,9 @@ type Server struct {
 	MaxQueue  int    // requests queued or running before 429; 0 means 64
 	// MaxBody bounds a request body (0 means 1 MiB).
 	MaxBody int64
+	// SplitReasoning moves a chat reply's <think>…</think> block to
+	// reasoning_content (reasoning.go), as vLLM's qwen3 reasoning parser.
+	SplitReasoning bool
 
 	slots   chan struct{}
 	created int64

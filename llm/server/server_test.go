@@ -91,7 +91,8 @@ func streamedContent(chunks []map[string]any) (string, string) {
 }
 
 func TestEndpoints(t *testing.T) {
-	ts, _ := newServer(t, 8)
+	ts, srv := newServer(t, 8)
+	srv.SplitReasoning = true // the tiny model's replies never open with <think>: all content
 	resp, body := get(t, ts.URL+"/health")
 	if resp.StatusCode != 200 || !strings.Contains(string(body), "ok") {
 		t.Errorf("/health: %d %s", resp.StatusCode, body)
@@ -129,6 +130,9 @@ func TestEndpoints(t *testing.T) {
 	text, finish := streamedContent(chunks)
 	if !done || text != cr.Choices[0].Message.Content || finish != *cr.Choices[0].FinishReason {
 		t.Errorf("stream: done %v text %q finish %q; non-streamed %q %q", done, text, finish, cr.Choices[0].Message.Content, *cr.Choices[0].FinishReason)
+	}
+	if strings.Contains(string(body), "reasoning_content") {
+		t.Errorf("reasoning_content in a reply without <think>: %s", body)
 	}
 	if last := chunks[len(chunks)-1]; last["usage"] == nil {
 		t.Errorf("no usage chunk: %v", last)
