@@ -4,6 +4,8 @@
 //
 //	qwen3 generate -model DIR -prompt "Once upon a time" [-chat] [-n 64]
 //	qwen3 chat     -model DIR
+//	qwen3 serve    -model DIR [-addr 127.0.0.1:8080]   (OpenAI API; see llm/server)
+//	qwen3 bench    -preset qwen3-0.6b [-prompt 128 -n 32 -bandwidth 3350]   (random weights)
 //
 // -device picks emu, native or cuda (the default is $KERN_DEVICE, else
 // the first GPU). -tokenizer DIR is needed when tokenizer.json is not in
@@ -18,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
 
 	"github.com/gokern/kern"
@@ -26,13 +29,15 @@ import (
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "qwen3:", err)
 		os.Exit(1)
 	}
 }
 
-const usage = `usage: qwen3 generate|chat -model DIR [flags]; qwen3 MODE -h lists the flags`
+const usage = `usage: qwen3 generate|chat|serve|bench -model DIR [flags]; qwen3 MODE -h lists the flags`
 
 // common are the flags every mode has.
 type common struct {
@@ -138,6 +143,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return generate(ctx, args[1:], stdout, stderr)
 	case "chat":
 		return chat(ctx, args[1:], stdin, stdout, stderr)
+	case "serve":
+		return serve(ctx, args[1:], stdout, stderr)
+	case "bench":
+		return bench(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprintln(stdout, usage)
 		return nil

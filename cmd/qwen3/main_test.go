@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -41,5 +44,51 @@ func TestGenerateAndChatOnEmulator(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"bogus"}, nil, &out, &errb); err == nil {
 		t.Error("unknown mode: no error")
+	}
+}
+
+func TestServe(t *testing.T) {
+	model := fixture.Model(t, "tiny-qwen3-tied")
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "-device", "emu", "-q", "-model", model, "-tokenizer", fixture.Tokenizer(t), "-addr", "127.0.0.1:0"}, nil, pw, io.Discard)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("serve printed nothing: %v (%v)", err, <-done)
+	}
+	go io.Copy(io.Discard, pr)
+	f := strings.Fields(line)
+	url := strings.TrimSuffix(f[3], "/") // "serving NAME on http://ADDR (…)"
+	resp, err := http.Get(url + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `"tiny-qwen3-tied"`) {
+		t.Errorf("/v1/models: %s", body)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("serve: %v", err)
+	}
+}
+
+func TestBenchRandomWeights(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"bench", "-device", "emu", "-preset", "tiny", "-prompt", "4", "-n", "2", "-bandwidth", "100"}, nil, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"prefill: 4 tokens", "decode:", "tokens/s", "% of 100 GB/s"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("bench output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if err := run(context.Background(), []string{"bench", "-device", "emu", "-preset", "nope"}, nil, &out, io.Discard); err == nil {
+		t.Error("unknown preset: no error")
 	}
 }

@@ -3,17 +3,17 @@
 // out as it is produced. The command (cmd/qwen3) and the server are thin
 // layers over Engine.Generate.
 //
-// One Engine holds one KV cache and runs one request at a time (Generate
-// serializes); batching concurrent requests into one decode step is the
-// server's job and is not implemented yet.
+// Concurrent Generate calls are batched continuously (scheduler.go): one
+// goroutine steps every request in flight in one forward pass over a
+// paged KV cache, new requests joining and finished ones leaving between
+// steps.
 package engine
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gokern/kern"
@@ -22,17 +22,23 @@ import (
 	"github.com/gokern/kern/llm/tokenizer"
 )
 
-// Engine is a model, its tokenizer and a KV cache.
+// Engine is a model, its tokenizer, a paged KV cache shared by the
+// requests in flight, and the scheduler goroutine that steps them.
 type Engine struct {
 	Model *qwen3.Model
 	Tok   *tokenizer.Tokenizer
 	// EOS are the tokens that end generation: config.json's and
 	// generation_config.json's eos_token_id and the tokenizer's eos_token.
-	EOS     map[int32]bool
-	Context int // positions per sequence (prompt + generated)
+	EOS          map[int32]bool
+	Context      int // positions per sequence (prompt + generated)
+	MaxBatch     int // sequences stepped together
+	PrefillChunk int // prompt tokens a sequence prefills per step
 
-	mu    sync.Mutex
-	cache *qwen3.Cache
+	pool  *qwen3.KVPool
+	stats stats
+	jobs  chan *job
+	quit  chan struct{}
+	done  chan struct{}
 }
 
 // Options tune Open.
@@ -41,11 +47,20 @@ type Options struct {
 	TokenizerDir string
 	// Context caps the positions of a sequence; 0 means
 	// min(max_position_embeddings, 4096).
-	Context  int
-	Progress func(done, total int64)
+	Context int
+	// MaxBatch caps the sequences decoded together (default 16).
+	MaxBatch int
+	// PrefillChunk caps the prompt tokens a sequence prefills per step
+	// (default 512).
+	PrefillChunk int
+	// KVPositions sizes the KV cache pool shared by the sequences in
+	// flight (default 2·Context). A request reserves its prompt plus its
+	// max_tokens when it starts, and waits while the pool cannot hold it.
+	KVPositions int
+	Progress    func(done, total int64)
 }
 
-// Open loads a model directory onto dev.
+// Open loads a model directory onto dev and starts the scheduler.
 func Open(dev *kern.Device, modelDir string, opt Options) (*Engine, error) {
 	tokDir := opt.TokenizerDir
 	if tokDir == "" {
@@ -59,31 +74,58 @@ func Open(dev *kern.Device, modelDir string, opt Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	e, err := New(m, tok, opt)
+	if err != nil {
+		m.Free()
+		return nil, err
+	}
+	return e, nil
+}
+
+// New starts an engine over a loaded model and tokenizer.
+func New(m *qwen3.Model, tok *tokenizer.Tokenizer, opt Options) (*Engine, error) {
 	ctxLen := opt.Context
-	if ctxLen == 0 {
+	if ctxLen <= 0 {
 		ctxLen = 4096
 		if mp := m.Config.MaxPositionEmbeddings; mp > 0 {
 			ctxLen = min(ctxLen, mp)
 		}
 	}
-	cache, err := m.NewCache(ctxLen)
+	batch := opt.MaxBatch
+	if batch <= 0 {
+		batch = 16
+	}
+	chunk := opt.PrefillChunk
+	if chunk <= 0 {
+		chunk = 512
+	}
+	kvPos := opt.KVPositions
+	if kvPos <= 0 {
+		kvPos = 2 * ctxLen
+	}
+	kvPos = max(kvPos, ctxLen)
+	pool, err := m.NewKVPool((kvPos+qwen3.DefaultPageSize-1)/qwen3.DefaultPageSize, qwen3.DefaultPageSize)
 	if err != nil {
-		m.Free()
 		return nil, err
 	}
-	e := &Engine{Model: m, Tok: tok, EOS: map[int32]bool{}, Context: ctxLen, cache: cache}
+	e := &Engine{Model: m, Tok: tok, EOS: map[int32]bool{}, Context: ctxLen, MaxBatch: batch, PrefillChunk: chunk, pool: pool,
+		jobs: make(chan *job), quit: make(chan struct{}), done: make(chan struct{})}
 	for _, id := range append(append([]int(nil), m.Config.EOSTokenID...), m.Gen.EOSTokenID...) {
 		e.EOS[int32(id)] = true
 	}
 	if id, ok := tok.TokenID(tok.EOSToken); ok && tok.EOSToken != "" {
 		e.EOS[id] = true
 	}
+	go e.schedule()
 	return e, nil
 }
 
-// Close frees the model and cache.
+// Close stops the scheduler (requests in flight end with an error) and
+// frees the model and the cache.
 func (e *Engine) Close() {
-	e.cache.Free()
+	close(e.quit)
+	<-e.done
+	e.pool.Free()
 	e.Model.Free()
 }
 
@@ -113,8 +155,9 @@ type Result struct {
 	FinishReason     string // "stop" (EOS or a stop string) or "length"
 	PromptTokens     int
 	CompletionTokens int
-	Prefill          time.Duration // the prompt's forward pass and first sample
-	Decode           time.Duration // the remaining steps
+	Queued           time.Duration // waiting for a place in the batch
+	Prefill          time.Duration // from then to the first token
+	Decode           time.Duration // the remaining tokens
 }
 
 // DecodeTokensPerSecond is the decode rate: tokens after the first over
@@ -129,7 +172,13 @@ func (r *Result) DecodeTokensPerSecond() float64 {
 // ErrContext is returned (wrapped) when a prompt does not fit the context.
 var ErrContext = errors.New("prompt too long for the context")
 
-// Generate runs req to completion or until ctx is done.
+// ErrClosed is returned when the engine closes under a request.
+var ErrClosed = errors.New("engine: closed")
+
+// Generate runs req to completion, or until ctx is done or OnText fails.
+// Concurrent calls are batched: each step decodes one token of every
+// request in flight, and a request's tokens do not depend on what else is
+// in the batch.
 func (e *Engine) Generate(ctx context.Context, req Request) (*Result, error) {
 	if len(req.Prompt) == 0 {
 		return nil, errors.New("engine: empty prompt")
@@ -140,142 +189,69 @@ func (e *Engine) Generate(ctx context.Context, req Request) (*Result, error) {
 	if req.MaxTokens < 0 {
 		return nil, fmt.Errorf("engine: max_tokens %d, want ≥ 0", req.MaxTokens)
 	}
+	for _, id := range req.Prompt {
+		if id < 0 || int(id) >= e.Model.Config.VocabSize {
+			return nil, fmt.Errorf("engine: prompt token %d is outside the vocabulary", id)
+		}
+	}
 	smp, err := sample.New(req.Sampling)
 	if err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.cache.Reset()
-	res := &Result{PromptTokens: len(req.Prompt), FinishReason: "length"}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	budget := e.Context - len(req.Prompt)
 	if req.MaxTokens > 0 {
 		budget = min(budget, req.MaxTokens)
 	}
-	out := newStopWriter(req.Stop, req.OnText)
-	stream := e.Tok.NewStream(true)
-	seen := append([]int32(nil), req.Prompt...)
-	input := req.Prompt
-	logits := make([]float32, e.Model.Config.VocabSize)
-	start := time.Now()
-	for step := 0; step < budget; step++ {
-		if err := ctx.Err(); err != nil {
-			return res, err
-		}
-		buf, err := e.Model.Forward(e.cache, input, false)
-		if err != nil {
-			return res, fmt.Errorf("engine: %w", err)
-		}
-		if err := buf.CopyTo(logits); err != nil {
-			return res, fmt.Errorf("engine: logits: %w", err)
-		}
-		tok := smp.Next(logits, seen)
-		if step == 0 {
-			res.Prefill = time.Since(start)
-			start = time.Now()
-		}
-		res.Tokens = append(res.Tokens, tok)
-		res.CompletionTokens++
-		seen = append(seen, tok)
-		if req.OnToken != nil {
-			req.OnToken(tok)
-		}
-		if e.EOS[tok] {
-			res.FinishReason = "stop"
-			break
-		}
-		stopped, err := out.write(stream.Add(tok))
-		if err != nil {
-			return res, err
-		}
-		if stopped {
-			res.FinishReason = "stop"
-			break
-		}
-		input = []int32{tok}
+	j := &job{ctx: ctx, prompt: req.Prompt, budget: budget, smp: smp, stops: req.Stop,
+		events: make(chan event, 2*budget+4), submitted: time.Now()}
+	select {
+	case e.jobs <- j:
+	case <-e.quit:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	res.Decode = time.Since(start)
-	if res.FinishReason == "length" || !out.stopped {
-		if _, err := out.write(stream.Flush()); err != nil {
-			return res, err
+	var cbErr error
+	for ev := range j.events {
+		if cbErr != nil {
+			continue // drain until the scheduler lets the job go
 		}
-	}
-	if err := out.flush(); err != nil {
-		return res, err
-	}
-	res.Text = out.text.String()
-	return res, nil
-}
-
-// stopWriter passes text on, holding back any suffix that could begin a
-// stop string, and cuts the text before the first stop string.
-type stopWriter struct {
-	stops   []string
-	onText  func(string) error
-	held    string
-	text    strings.Builder
-	stopped bool
-}
-
-func newStopWriter(stops []string, onText func(string) error) *stopWriter {
-	var s []string
-	for _, x := range stops {
-		if x != "" {
-			s = append(s, x)
+		if ev.tok >= 0 && req.OnToken != nil {
+			req.OnToken(ev.tok)
 		}
-	}
-	return &stopWriter{stops: s, onText: onText}
-}
-
-func (w *stopWriter) emit(s string) error {
-	if s == "" {
-		return nil
-	}
-	w.text.WriteString(s)
-	if w.onText != nil {
-		return w.onText(s)
-	}
-	return nil
-}
-
-// write adds s; it reports whether a stop string was found.
-func (w *stopWriter) write(s string) (bool, error) {
-	if w.stopped {
-		return true, nil
-	}
-	w.held += s
-	cut := -1
-	for _, st := range w.stops {
-		if i := strings.Index(w.held, st); i >= 0 && (cut < 0 || i < cut) {
-			cut = i
-		}
-	}
-	if cut >= 0 {
-		w.stopped = true
-		err := w.emit(w.held[:cut])
-		w.held = ""
-		return true, err
-	}
-	keep := 0 // the longest suffix of held that is a proper prefix of a stop string
-	for _, st := range w.stops {
-		for k := min(len(st)-1, len(w.held)); k > keep; k-- {
-			if strings.HasSuffix(w.held, st[:k]) {
-				keep = k
-				break
+		if ev.text != "" && req.OnText != nil {
+			if cbErr = req.OnText(ev.text); cbErr != nil {
+				cancel()
 			}
 		}
 	}
-	err := w.emit(w.held[:len(w.held)-keep])
-	w.held = w.held[len(w.held)-keep:]
-	return false, err
+	if cbErr != nil {
+		return j.res, cbErr
+	}
+	return j.res, j.err
 }
 
-// flush emits what is held at the end (it did not become a stop string).
-func (w *stopWriter) flush() error {
-	if w.stopped {
-		return nil
-	}
-	err := w.emit(w.held)
-	w.held = ""
-	return err
+// Stats are the scheduler's counters.
+type Stats struct {
+	Running, Waiting int     // requests in the batch, and queued for it
+	Steps            int64   // forward passes run
+	MaxBatch         int     // the most requests one step has held
+	KVUsage          float64 // share of the KV cache pool's pages in use, 0 to 1
+}
+
+type stats struct {
+	running, waiting, maxBatch atomic.Int64
+	steps                      atomic.Int64
+}
+
+// Stats returns the scheduler's counters now.
+func (e *Engine) Stats() Stats {
+	return Stats{Running: int(e.stats.running.Load()), Waiting: int(e.stats.waiting.Load()),
+		Steps: e.stats.steps.Load(), MaxBatch: int(e.stats.maxBatch.Load()),
+		KVUsage: 1 - float64(e.pool.FreePages())/float64(e.pool.Pages)}
 }

@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gokern/kern"
@@ -66,7 +68,7 @@ func TestSeededSampling(t *testing.T) {
 	prompt := e.ChatPrompt([]tokenizer.Message{{Role: "user", Content: "hello world"}}, false)
 	run := func(seed uint64) *Result {
 		var b strings.Builder
-		res, err := e.Generate(context.Background(), Request{Prompt: prompt, MaxTokens: 12,
+		res, err := e.Generate(context.Background(), Request{Prompt: prompt, MaxTokens: 8,
 			Sampling: sample.Params{Temperature: 1, TopK: 50, TopP: 0.95, MinP: 0.01, RepetitionPenalty: 1.1, Seed: seed},
 			OnText:   func(s string) error { b.WriteString(s); return nil }})
 		if err != nil {
@@ -137,5 +139,79 @@ func TestStopWriter(t *testing.T) {
 		if w.text.String() != c.want || streamed.String() != c.want || stopped != c.stop {
 			t.Errorf("%q stops %q: text %q streamed %q stopped %v, want %q %v", c.pieces, c.stops, w.text.String(), streamed.String(), stopped, c.want, c.stop)
 		}
+	}
+}
+
+// TestBatchedRequestsMatchSolo: six concurrent sampled requests are
+// batched (one step holds several) and each gets exactly the tokens it
+// gets alone.
+func TestBatchedRequestsMatchSolo(t *testing.T) {
+	e := open(t, kern.OpenEmulator(), "tiny-qwen3-hd32")
+	const n = 6
+	req := func(i int) Request {
+		return Request{Prompt: e.Tok.Encode(strings.Repeat("hello world ", i+1)), MaxTokens: 2 + i%3,
+			Sampling: sample.Params{Temperature: 0.9, TopK: 20, Seed: uint64(i)}}
+	}
+	solo := make([]*Result, n)
+	for i := range solo {
+		var err error
+		if solo[i], err = e.Generate(context.Background(), req(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if e.Stats().MaxBatch != 1 {
+		t.Fatalf("solo runs batched: %+v", e.Stats())
+	}
+	got := make([]*Result, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			got[i], errs[i] = e.Generate(context.Background(), req(i))
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i := range got {
+		if errs[i] != nil {
+			t.Fatalf("request %d: %v", i, errs[i])
+		}
+		if fmt.Sprint(got[i].Tokens) != fmt.Sprint(solo[i].Tokens) || got[i].Text != solo[i].Text {
+			t.Errorf("request %d: batched %v %q, solo %v %q", i, got[i].Tokens, got[i].Text, solo[i].Tokens, solo[i].Text)
+		}
+	}
+	if st := e.Stats(); st.MaxBatch < 2 || st.Running != 0 || st.Waiting != 0 {
+		t.Errorf("stats %+v: want a batch of ≥ 2 and nothing left", st)
+	}
+}
+
+// TestChunkedPrefill: a prompt prefilled 3 tokens a step gives exactly
+// the tokens of a prompt prefilled at once.
+func TestChunkedPrefill(t *testing.T) {
+	dev := kern.OpenEmulator()
+	dir, tok := fixture.Model(t, "tiny-qwen3-untied"), fixture.Tokenizer(t)
+	run := func(chunk int) (*Result, Stats) {
+		e, err := Open(dev, dir, Options{TokenizerDir: tok, PrefillChunk: chunk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		res, err := e.Generate(context.Background(), Request{Prompt: e.Tok.Encode("the quick brown fox jumps over"), MaxTokens: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, e.Stats()
+	}
+	whole, ws := run(0)
+	chunked, cs := run(3)
+	if fmt.Sprint(whole.Tokens) != fmt.Sprint(chunked.Tokens) {
+		t.Errorf("chunked prefill %v, whole %v", chunked.Tokens, whole.Tokens)
+	}
+	if want := ws.Steps + int64((whole.PromptTokens+2)/3) - 1; cs.Steps != want {
+		t.Errorf("chunked run took %d steps, want %d (prompt of %d)", cs.Steps, want, whole.PromptTokens)
 	}
 }

@@ -4,34 +4,53 @@ package qwen3
 //
 //	matmul*   out[r, c] = Σ_j x[r, j]·w[c, j]: x [rows, k] float32, w [cols, k]
 //	          in the weights' type (f32, f16, bf16), out [rows, cols] float32.
-//	          v1: a warp per output element; lanes stride over j (coalesced
-//	          reads of w's row and x's row), then a warp sum. Simple and
-//	          exact to float32; a tensor-core ops.Matmul replaces it.
-//	attention causal softmax(q·kᵀ·scale)·v of each query row over the cache.
-//	          q [tokens, heads, headDim]; kc, vc [ctx, kvHeads, headDim];
-//	          out [tokens, heads, headDim]; scores [tokens·heads, ctx] scratch.
-//	          Token t sits at position pos0+t and sees cache positions
-//	          0..pos0+t. One 32-thread block per (token, head): pass 1 the
-//	          scores and their max, pass 2 exp and sum, pass 3 each lane a
-//	          slice of headDim. v1 only; flash attention is another issue.
-//	copyF32   dst[dstOff+i] = src[srcOff+i], i < n: writing K and V into
-//	          the cache, taking the last row of hidden states.
+//	          v1 (any k): a warp per output element; lanes stride over j
+//	          (coalesced reads of w's row and x's row), then a warp sum.
+//	          v2 (k a multiple of 4, every real model): a warp per output
+//	          column and group of 4 rows; each lane loads 4 weights in one
+//	          vector load and uses them for the 4 rows (w read once per 4
+//	          rows instead of per row), then 4 warp sums. Row r's sum is
+//	          formed in the same order whatever rows share its group, so a
+//	          batch gives each row exactly its solo result. Both are
+//	          float32-exact in the usual sense; a tensor-core ops.Matmul
+//	          replaces them through the Matmul interface.
 
-import "github.com/gokern/kern/gpu"
+import (
+	"math"
 
-type wcodec[T any] interface{ load(T) float32 }
+	"github.com/gokern/kern/gpu"
+)
+
+// wcodec widens weights to float32: one element, or four in one vector
+// load (load4 returns float32s so generic code never holds a T local,
+// which kern's generic helpers cannot yet declare).
+type wcodec[T any] interface {
+	load(T) float32
+	load4(w []T, i int) [4]float32
+}
 
 type f32w struct{}
 
 func (f32w) load(x float32) float32 { return x }
+func (f32w) load4(w []float32, i int) [4]float32 {
+	return gpu.Load4(w, i)
+}
 
 type f16w struct{}
 
 func (f16w) load(x gpu.Half) float32 { return x.Float32() }
+func (f16w) load4(w []gpu.Half, i int) [4]float32 {
+	v := gpu.Load4(w, i)
+	return [4]float32{v[0].Float32(), v[1].Float32(), v[2].Float32(), v[3].Float32()}
+}
 
 type bf16w struct{}
 
 func (bf16w) load(x gpu.BFloat16) float32 { return x.Float32() }
+func (bf16w) load4(w []gpu.BFloat16, i int) [4]float32 {
+	v := gpu.Load4(w, i)
+	return [4]float32{v[0].Float32(), v[1].Float32(), v[2].Float32(), v[3].Float32()}
+}
 
 //kern:kernel block=256
 func matmulF32(t gpu.Thread, out, x, w []float32, rows, cols, k int) {
@@ -66,20 +85,141 @@ func matmulWarp[T any, C wcodec[T]](c C, t gpu.Thread, out, x []float32, w []T, 
 	}
 }
 
+// The batched path's kernels: rows of a batch come from several
+// sequences, each row with its own position and KV-cache slot.
+//
+//	ropeRows      RoPE of x [rows, heads, headDim] with row r at position
+//	              pos[r] (ops.RoPE takes one offset for contiguous tokens).
+//	              The angle is formed in float64 as in ops/rope.go (see its
+//	              header for why float32 is not accurate enough).
+//	kvWrite       cache[slot[r], :] = x[r, :] for the rows' K or V [rows, kvDim].
+//	attentionPaged causal softmax(q·kᵀ·scale)·v of each query row over its
+//	              sequence's positions 0..pos[r], found through the
+//	              sequence's page table: position j is cache slot
+//	              table[seq·maxPages + j/pageSize]·pageSize + j%pageSize.
+//	              q, out [rows, heads, headDim]; kc, vc [slots, kvHeads,
+//	              headDim]; scores [rows·heads, ctx] scratch. One 32-thread
+//	              block per (row, head): pass 1 the scores and their max,
+//	              pass 2 exp and sum, pass 3 each lane a slice of headDim.
+//	              v1 only; flash attention is another issue.
+//	gatherRows    out[i, :] = x[rows[i], :]: the last row of each sequence.
+
+//kern:kernel block=256
+func ropeRows(t gpu.Thread, out, x []float32, pos []int32, heads, headDim int, ratio float64) {
+	half := headDim / 2
+	g := t.GlobalX()
+	if g >= len(x)/2 {
+		return
+	}
+	i := g % half
+	vec := g / half // row·heads + head
+	f, sq := 1.0, ratio
+	for e := i; e > 0; e >>= 1 {
+		if e&1 != 0 {
+			f *= sq
+		}
+		sq *= sq
+	}
+	a := float64(pos[vec/heads]) * f
+	k := math.Floor(a*(1/(2*math.Pi)) + 0.5)
+	r := a - k*twoPiHi - k*twoPiLo
+	sin, cos := gpu.Sin(float32(r)), gpu.Cos(float32(r))
+	lo := vec*headDim + i
+	x1, x2 := x[lo], x[lo+half]
+	out[lo] = x1*cos - x2*sin
+	out[lo+half] = x2*cos + x1*sin
+}
+
+// 2π = twoPiHi + twoPiLo to about 2^-106.
+const (
+	twoPiHi = 6.283185307179586
+	twoPiLo = 2.4492935982947064e-16
+)
+
+//kern:kernel block=256
+func kvWrite(t gpu.Thread, cache, x []float32, slot []int32, kvDim int) {
+	i := t.GlobalX()
+	if i < len(x) {
+		cache[int(slot[i/kvDim])*kvDim+i%kvDim] = x[i]
+	}
+}
+
+//kern:kernel block=256
+func gatherRows(t gpu.Thread, out, x []float32, rows []int32, cols int) {
+	i := t.GlobalX()
+	if i < len(out) {
+		out[i] = x[int(rows[i/cols])*cols+i%cols]
+	}
+}
+
+//kern:kernel block=256
+func matmul4F32(t gpu.Thread, out, x, w []float32, rows, cols, k int) {
+	matmulWarp4(f32w{}, t, out, x, w, rows, cols, k)
+}
+
+//kern:kernel block=256
+func matmul4F16(t gpu.Thread, out, x []float32, w []gpu.Half, rows, cols, k int) {
+	matmulWarp4(f16w{}, t, out, x, w, rows, cols, k)
+}
+
+//kern:kernel block=256
+func matmul4BF16(t gpu.Thread, out, x []float32, w []gpu.BFloat16, rows, cols, k int) {
+	matmulWarp4(bf16w{}, t, out, x, w, rows, cols, k)
+}
+
+// matmulWarp4 is v2: warp number w computes column w%cols of rows
+// 4·(w/cols) … +3. k must be a multiple of 4 (the vector loads' alignment).
+func matmulWarp4[T any, C wcodec[T]](c C, t gpu.Thread, out, x []float32, w []T, rows, cols, k int) {
+	warp := t.BlockIdx().X*(t.BlockDim().X/32) + t.Warp()
+	groups := (rows + 3) / 4
+	if warp >= groups*cols {
+		return
+	}
+	col := warp % cols
+	r0 := warp / cols * 4
+	nr := min(4, rows-r0)
+	var acc [4]float32
+	for j := t.Lane() * 4; j < k; j += 128 {
+		wv := c.load4(w, col*k+j)
+		//kern:unroll
+		for ri := 0; ri < 4; ri++ {
+			if ri < nr {
+				xv := gpu.Load4(x, (r0+ri)*k+j)
+				a := acc[ri]
+				a = gpu.FMA(xv[0], wv[0], a)
+				a = gpu.FMA(xv[1], wv[1], a)
+				a = gpu.FMA(xv[2], wv[2], a)
+				acc[ri] = gpu.FMA(xv[3], wv[3], a)
+			}
+		}
+	}
+	//kern:unroll
+	for ri := 0; ri < 4; ri++ {
+		if ri < nr { // warp-uniform: nr depends on the warp's number only
+			s := gpu.WarpSum(t, acc[ri])
+			if t.Lane() == 0 {
+				out[(r0+ri)*cols+col] = s
+			}
+		}
+	}
+}
+
 //kern:kernel block=32
-func attention(t gpu.Thread, out, q, kc, vc, scores []float32, heads, kvHeads, headDim, pos0, ctx int, scale float32) {
+func attentionPaged(t gpu.Thread, out, q, kc, vc, scores []float32, pos, rowSeq, table []int32, heads, kvHeads, headDim, maxPages, pageSize, ctx int, scale float32) {
 	row := t.BlockIdx().X // token·heads + head
 	tok := row / heads
 	h := row % heads
 	kvh := h / (heads / kvHeads)
-	n := pos0 + tok + 1 // causal: positions 0..pos0+tok
+	n := int(pos[tok]) + 1 // causal: positions 0..pos
+	tb := int(rowSeq[tok]) * maxPages
 	qb := row * headDim
 	sb := row * ctx
 	lane := t.Lane()
 
 	m := float32(-3.4e38)
 	for j := lane; j < n; j += 32 {
-		kb := (j*kvHeads + kvh) * headDim
+		slot := int(table[tb+j/pageSize])*pageSize + j%pageSize
+		kb := (slot*kvHeads + kvh) * headDim
 		s := float32(0)
 		for d := 0; d < headDim; d++ {
 			s = gpu.FMA(q[qb+d], kc[kb+d], s)
@@ -101,16 +241,9 @@ func attention(t gpu.Thread, out, q, kc, vc, scores []float32, heads, kvHeads, h
 	for d := lane; d < headDim; d += 32 {
 		acc := float32(0)
 		for j := 0; j < n; j++ {
-			acc = gpu.FMA(scores[sb+j], vc[(j*kvHeads+kvh)*headDim+d], acc)
+			slot := int(table[tb+j/pageSize])*pageSize + j%pageSize
+			acc = gpu.FMA(scores[sb+j], vc[(slot*kvHeads+kvh)*headDim+d], acc)
 		}
 		out[qb+d] = acc * inv
-	}
-}
-
-//kern:kernel block=256
-func copyF32(t gpu.Thread, dst, src []float32, dstOff, srcOff, n int) {
-	i := t.GlobalX()
-	if i < n {
-		dst[dstOff+i] = src[srcOff+i]
 	}
 }

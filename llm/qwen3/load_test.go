@@ -2,6 +2,7 @@ package qwen3
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,5 +123,39 @@ func TestPTXAssembles(t *testing.T) {
 				t.Errorf("%s: %s spills: %v", arch, f.Name, f)
 			}
 		}
+	}
+}
+
+// TestRandomModel: a random model of the tiny preset runs, and its weight
+// bytes add up from the shapes.
+func TestRandomModel(t *testing.T) {
+	m, err := NewRandom(testDevices[0].dev, Presets["tiny"], 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Free()
+	c := m.Config
+	per := c.QDim()*c.HiddenSize*2 + c.KVDim()*c.HiddenSize*2 + 3*c.IntermediateSize*c.HiddenSize
+	want := 2 * int64(c.VocabSize*c.HiddenSize+c.NumHiddenLayers*per)
+	if got := m.WeightBytes(); got != want {
+		t.Errorf("WeightBytes = %d, want %d", got, want)
+	}
+	cache, err := m.NewCache(16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cache.Free()
+	out, err := m.Forward(cache, []int32{1, 2, 3}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs, _ := out.Download()
+	for _, x := range xs {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			t.Fatalf("non-finite logit %g", x)
+		}
+	}
+	if _, err := NewRandom(testDevices[0].dev, Config{ModelType: "qwen3"}, 1); err == nil {
+		t.Error("NewRandom of an empty config: no error")
 	}
 }

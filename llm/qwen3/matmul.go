@@ -16,12 +16,20 @@ type Matmul interface {
 	MatmulT(q kern.Queue, out, x *kern.Buffer[float32], w *Weight, rows int) error
 }
 
-// WarpMatmul is the default Matmul: matmul* in kernels.go, a warp per
-// output element, on every device.
-type WarpMatmul struct{}
+// WarpMatmul is the default Matmul: matmul* in kernels.go on every
+// device, v2 (4 rows per warp, vector loads) when the inner dimension is
+// a multiple of 4 and at least v2MinK, else v1.
+type WarpMatmul struct {
+	V1 bool // always v1 (for tests)
+}
+
+// v2MinK: below it half a warp's lanes or more idle in v2's 4-wide loop
+// and its per-row predication costs more than it saves (on the emulator,
+// the tiny test models' decode step took twice as long with v2 at k = 64).
+const v2MinK = 256
 
 // MatmulT implements Matmul.
-func (WarpMatmul) MatmulT(q kern.Queue, out, x *kern.Buffer[float32], w *Weight, rows int) error {
+func (m WarpMatmul) MatmulT(q kern.Queue, out, x *kern.Buffer[float32], w *Weight, rows int) error {
 	n := rows * w.Out
 	switch {
 	case x == nil || out == nil:
@@ -35,15 +43,28 @@ func (WarpMatmul) MatmulT(q kern.Queue, out, x *kern.Buffer[float32], w *Weight,
 		return nil
 	}
 	const warpsPerBlock = 8 // block=256
-	grid := kern.Cover((n + warpsPerBlock - 1) / warpsPerBlock * 256)
 	var err error
-	switch {
-	case w.bf16 != nil:
-		err = matmulBF16Kernel.Launch(q, grid, out, x, w.bf16, rows, w.Out, w.In)
-	case w.f16 != nil:
-		err = matmulF16Kernel.Launch(q, grid, out, x, w.f16, rows, w.Out, w.In)
-	default:
-		err = matmulF32Kernel.Launch(q, grid, out, x, w.f32, rows, w.Out, w.In)
+	if w.In%4 == 0 && w.In >= v2MinK && !m.V1 {
+		warps := (rows + 3) / 4 * w.Out
+		grid := kern.Cover((warps + warpsPerBlock - 1) / warpsPerBlock * 256)
+		switch {
+		case w.bf16 != nil:
+			err = matmul4BF16Kernel.Launch(q, grid, out, x, w.bf16, rows, w.Out, w.In)
+		case w.f16 != nil:
+			err = matmul4F16Kernel.Launch(q, grid, out, x, w.f16, rows, w.Out, w.In)
+		default:
+			err = matmul4F32Kernel.Launch(q, grid, out, x, w.f32, rows, w.Out, w.In)
+		}
+	} else {
+		grid := kern.Cover((n + warpsPerBlock - 1) / warpsPerBlock * 256)
+		switch {
+		case w.bf16 != nil:
+			err = matmulBF16Kernel.Launch(q, grid, out, x, w.bf16, rows, w.Out, w.In)
+		case w.f16 != nil:
+			err = matmulF16Kernel.Launch(q, grid, out, x, w.f16, rows, w.Out, w.In)
+		default:
+			err = matmulF32Kernel.Launch(q, grid, out, x, w.f32, rows, w.Out, w.In)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("qwen3: matmul %s: %w", w.Name, err)

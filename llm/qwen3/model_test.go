@@ -117,7 +117,7 @@ func TestForwardMatchesReference(t *testing.T) {
 // Forward(all=true) for the same positions.
 func TestLastLogitsOnly(t *testing.T) {
 	dir := fixture.Model(t, "tiny-qwen3-hd32")
-	dev := testDevices[1].dev
+	dev := testDevices[0].dev
 	m, err := Load(dev, dir, LoadOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,7 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/llm/qwen3", Arch: "sm_80", PTX: kernPTX}
 
-// matmulF32Kernel launches the kernel matmulF32 (kernels.go:37).
+// matmulF32Kernel launches the kernel matmulF32 (kernels.go:56).
 var matmulF32Kernel = kernMatmulF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "matmulF32", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmulF32", Module: kernModule,
 	Params: []kern.Param{
@@ -30,13 +30,13 @@ var matmulF32Kernel = kernMatmulF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:57:12: integer divide by zero",
-		"panic at kernels.go:58:14: integer divide by zero",
-		"kernels.go:61:18",
-		"kernels.go:61:35",
-		"kernels.go:65:6",
+		"panic at kernels.go:76:12: integer divide by zero",
+		"panic at kernels.go:77:14: integer divide by zero",
+		"kernels.go:80:18",
+		"kernels.go:80:35",
+		"kernels.go:84:6",
 	},
-	SourceHash: "d16dbfbb3b785058", Source: []string{"kernels.go:f32w.load", "kernels.go:matmulF32", "kernels.go:matmulWarp", "kernels.go:type f32w", "kernels.go:type wcodec"},
+	SourceHash: "7aee7b39fe6a3daa", Source: []string{"kernels.go:f32w.load", "kernels.go:matmulF32", "kernels.go:matmulWarp", "kernels.go:type f32w", "kernels.go:type wcodec"},
 	Native: func(t gpu.Thread, a []any) {
 		matmulF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(int), a[5].(int))
 	},
@@ -50,7 +50,7 @@ func (l kernMatmulF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Bu
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
 }
 
-// matmulF16Kernel launches the kernel matmulF16 (kernels.go:42).
+// matmulF16Kernel launches the kernel matmulF16 (kernels.go:61).
 var matmulF16Kernel = kernMatmulF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "matmulF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmulF16", Module: kernModule,
 	Params: []kern.Param{
@@ -64,13 +64,13 @@ var matmulF16Kernel = kernMatmulF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:57:12: integer divide by zero",
-		"panic at kernels.go:58:14: integer divide by zero",
-		"kernels.go:61:18",
-		"kernels.go:61:35",
-		"kernels.go:65:6",
+		"panic at kernels.go:76:12: integer divide by zero",
+		"panic at kernels.go:77:14: integer divide by zero",
+		"kernels.go:80:18",
+		"kernels.go:80:35",
+		"kernels.go:84:6",
 	},
-	SourceHash: "cabbe23703b68fc8", Source: []string{"kernels.go:f16w.load", "kernels.go:matmulF16", "kernels.go:matmulWarp", "kernels.go:type f16w", "kernels.go:type wcodec"},
+	SourceHash: "a3e0893ae9e46064", Source: []string{"kernels.go:f16w.load", "kernels.go:matmulF16", "kernels.go:matmulWarp", "kernels.go:type f16w", "kernels.go:type wcodec"},
 	Native: func(t gpu.Thread, a []any) {
 		matmulF16(t, a[0].([]float32), a[1].([]float32), a[2].([]gpu.Half), a[3].(int), a[4].(int), a[5].(int))
 	},
@@ -84,7 +84,7 @@ func (l kernMatmulF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Bu
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
 }
 
-// matmulBF16Kernel launches the kernel matmulBF16 (kernels.go:47).
+// matmulBF16Kernel launches the kernel matmulBF16 (kernels.go:66).
 var matmulBF16Kernel = kernMatmulBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "matmulBF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmulBF16", Module: kernModule,
 	Params: []kern.Param{
@@ -98,13 +98,13 @@ var matmulBF16Kernel = kernMatmulBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:57:12: integer divide by zero",
-		"panic at kernels.go:58:14: integer divide by zero",
-		"kernels.go:61:18",
-		"kernels.go:61:35",
-		"kernels.go:65:6",
+		"panic at kernels.go:76:12: integer divide by zero",
+		"panic at kernels.go:77:14: integer divide by zero",
+		"kernels.go:80:18",
+		"kernels.go:80:35",
+		"kernels.go:84:6",
 	},
-	SourceHash: "a8465232e55a2cce", Source: []string{"kernels.go:bf16w.load", "kernels.go:matmulBF16", "kernels.go:matmulWarp", "kernels.go:type bf16w", "kernels.go:type wcodec"},
+	SourceHash: "e83a4a8804ec1c6b", Source: []string{"kernels.go:bf16w.load", "kernels.go:matmulBF16", "kernels.go:matmulWarp", "kernels.go:type bf16w", "kernels.go:type wcodec"},
 	Native: func(t gpu.Thread, a []any) {
 		matmulBF16(t, a[0].([]float32), a[1].([]float32), a[2].([]gpu.BFloat16), a[3].(int), a[4].(int), a[5].(int))
 	},
@@ -118,78 +118,294 @@ func (l kernMatmulBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
 }
 
-// attentionKernel launches the kernel attention (kernels.go:70).
-var attentionKernel = kernAttentionLauncher{kern.NewLauncher(kern.KernelSpec{
-	Name: "attention", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "attention", Module: kernModule,
+// ropeRowsKernel launches the kernel ropeRows (kernels.go:108).
+var ropeRowsKernel = kernRopeRowsLauncher{kern.NewLauncher(kern.KernelSpec{
+	Name: "ropeRows", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "ropeRows", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "pos", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "heads", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "headDim", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "ratio", Kind: kern.ScalarParam, Elem: "float64", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at kernels.go:114:9: integer divide by zero",
+		"panic at kernels.go:115:11: integer divide by zero",
+		"panic at kernels.go:123:22: integer divide by zero",
+		"kernels.go:123:18",
+		"kernels.go:128:13",
+		"kernels.go:128:20",
+		"kernels.go:129:5",
+		"kernels.go:130:5",
+	},
+	SourceHash: "50410d3bd981b9c4", Source: []string{"kernels.go:const twoPiHi", "kernels.go:const twoPiLo", "kernels.go:ropeRows"},
+	Native: func(t gpu.Thread, a []any) {
+		ropeRows(t, a[0].([]float32), a[1].([]float32), a[2].([]int32), a[3].(int), a[4].(int), a[5].(float64))
+	},
+})}
+
+type kernRopeRowsLauncher struct{ kern.Launcher }
+
+// Launch runs ropeRows on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernRopeRowsLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], pos *kern.Buffer[int32], heads int, headDim int, ratio float64) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(pos), kern.ScalarArg(heads), kern.ScalarArg(headDim), kern.ScalarArg(ratio))
+}
+
+// kvWriteKernel launches the kernel kvWrite (kernels.go:140).
+var kvWriteKernel = kernKvWriteLauncher{kern.NewLauncher(kern.KernelSpec{
+	Name: "kvWrite", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "kvWrite", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "cache", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "slot", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "kvDim", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at kernels.go:143:19: integer divide by zero",
+		"kernels.go:143:17",
+		"panic at kernels.go:143:35: integer divide by zero",
+		"kernels.go:143:8",
+	},
+	SourceHash: "07075c34bbcbaa88", Source: []string{"kernels.go:kvWrite"},
+	Native: func(t gpu.Thread, a []any) {
+		kvWrite(t, a[0].([]float32), a[1].([]float32), a[2].([]int32), a[3].(int))
+	},
+})}
+
+type kernKvWriteLauncher struct{ kern.Launcher }
+
+// Launch runs kvWrite on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernKvWriteLauncher) Launch(q kern.Queue, grid kern.Grid, cache *kern.Buffer[float32], x *kern.Buffer[float32], slot *kern.Buffer[int32], kvDim int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(cache), kern.BufferArg(x), kern.BufferArg(slot), kern.ScalarArg(kvDim))
+}
+
+// gatherRowsKernel launches the kernel gatherRows (kernels.go:148).
+var gatherRowsKernel = kernGatherRowsLauncher{kern.NewLauncher(kern.KernelSpec{
+	Name: "gatherRows", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "gatherRows", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "rows", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at kernels.go:151:24: integer divide by zero",
+		"kernels.go:151:22",
+		"panic at kernels.go:151:38: integer divide by zero",
+		"kernels.go:151:13",
+	},
+	SourceHash: "fffdbf3b60114cbf", Source: []string{"kernels.go:gatherRows"},
+	Native: func(t gpu.Thread, a []any) {
+		gatherRows(t, a[0].([]float32), a[1].([]float32), a[2].([]int32), a[3].(int))
+	},
+})}
+
+type kernGatherRowsLauncher struct{ kern.Launcher }
+
+// Launch runs gatherRows on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernGatherRowsLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], rows *kern.Buffer[int32], cols int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(rows), kern.ScalarArg(cols))
+}
+
+// matmul4F32Kernel launches the kernel matmul4F32 (kernels.go:156).
+var matmul4F32Kernel = kernMatmul4F32Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "matmul4F32", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmul4F32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "w", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at kernels.go:178:14: integer divide by zero",
+		"panic at kernels.go:179:13: integer divide by zero",
+		"kernels.go:36:18",
+		"kernels.go:36:18",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:201:8",
+		"kernels.go:201:8",
+		"kernels.go:201:8",
+		"kernels.go:201:8",
+	},
+	SourceHash: "f69ed3cd4c8d1cd7", Source: []string{"kernels.go:f32w.load4", "kernels.go:matmul4F32", "kernels.go:matmulWarp4", "kernels.go:type f32w", "kernels.go:type wcodec"},
+	Native: func(t gpu.Thread, a []any) {
+		matmul4F32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(int), a[5].(int))
+	},
+})}
+
+type kernMatmul4F32Launcher struct{ kern.Launcher }
+
+// Launch runs matmul4F32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernMatmul4F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], w *kern.Buffer[float32], rows int, cols int, k int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
+}
+
+// matmul4F16Kernel launches the kernel matmul4F16 (kernels.go:161).
+var matmul4F16Kernel = kernMatmul4F16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "matmul4F16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmul4F16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "w", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at kernels.go:178:14: integer divide by zero",
+		"panic at kernels.go:179:13: integer divide by zero",
+		"kernels.go:43:16",
+		"kernels.go:43:16",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:201:8",
+		"kernels.go:201:8",
+		"kernels.go:201:8",
+		"kernels.go:201:8",
+	},
+	SourceHash: "a42e34a2f058ccf1", Source: []string{"kernels.go:f16w.load4", "kernels.go:matmul4F16", "kernels.go:matmulWarp4", "kernels.go:type f16w", "kernels.go:type wcodec"},
+	Native: func(t gpu.Thread, a []any) {
+		matmul4F16(t, a[0].([]float32), a[1].([]float32), a[2].([]gpu.Half), a[3].(int), a[4].(int), a[5].(int))
+	},
+})}
+
+type kernMatmul4F16Launcher struct{ kern.Launcher }
+
+// Launch runs matmul4F16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernMatmul4F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], w *kern.Buffer[gpu.Half], rows int, cols int, k int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
+}
+
+// matmul4BF16Kernel launches the kernel matmul4BF16 (kernels.go:166).
+var matmul4BF16Kernel = kernMatmul4BF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "matmul4BF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmul4BF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "w", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at kernels.go:178:14: integer divide by zero",
+		"panic at kernels.go:179:13: integer divide by zero",
+		"kernels.go:51:16",
+		"kernels.go:51:16",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:187:20",
+		"kernels.go:201:8",
+		"kernels.go:201:8",
+		"kernels.go:201:8",
+		"kernels.go:201:8",
+	},
+	SourceHash: "711df16ef6f77ad3", Source: []string{"kernels.go:bf16w.load4", "kernels.go:matmul4BF16", "kernels.go:matmulWarp4", "kernels.go:type bf16w", "kernels.go:type wcodec"},
+	Native: func(t gpu.Thread, a []any) {
+		matmul4BF16(t, a[0].([]float32), a[1].([]float32), a[2].([]gpu.BFloat16), a[3].(int), a[4].(int), a[5].(int))
+	},
+})}
+
+type kernMatmul4BF16Launcher struct{ kern.Launcher }
+
+// Launch runs matmul4BF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernMatmul4BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], w *kern.Buffer[gpu.BFloat16], rows int, cols int, k int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
+}
+
+// attentionPagedKernel launches the kernel attentionPaged (kernels.go:208).
+var attentionPagedKernel = kernAttentionPagedLauncher{kern.NewLauncher(kern.KernelSpec{
+	Name: "attentionPaged", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "attentionPaged", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
 		{Name: "q", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 		{Name: "kc", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 		{Name: "vc", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 		{Name: "scores", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "pos", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "rowSeq", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "table", Kind: kern.SliceParam, Elem: "int32", Size: 4},
 		{Name: "heads", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "kvHeads", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "headDim", Kind: kern.ScalarParam, Elem: "int", Size: 8},
-		{Name: "pos0", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "maxPages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "pageSize", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "ctx", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "scale", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
 	},
 	Block:  gpu.Dim3{X: 32, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:72:13: integer divide by zero",
-		"panic at kernels.go:73:11: integer divide by zero",
-		"panic at kernels.go:74:20: integer divide by zero",
-		"panic at kernels.go:74:11: integer divide by zero",
-		"kernels.go:85:17",
-		"kernels.go:85:27",
-		"kernels.go:88:9",
-		"kernels.go:94:22",
-		"kernels.go:95:9",
-		"kernels.go:104:24",
-		"kernels.go:104:34",
-		"kernels.go:106:6",
+		"panic at kernels.go:210:13: integer divide by zero",
+		"panic at kernels.go:211:11: integer divide by zero",
+		"panic at kernels.go:212:20: integer divide by zero",
+		"panic at kernels.go:212:11: integer divide by zero",
+		"kernels.go:213:14",
+		"kernels.go:214:18",
+		"panic at kernels.go:221:25: integer divide by zero",
+		"kernels.go:221:20",
+		"panic at kernels.go:221:49: integer divide by zero",
+		"kernels.go:225:17",
+		"kernels.go:225:27",
+		"kernels.go:228:9",
+		"kernels.go:234:22",
+		"kernels.go:235:9",
+		"panic at kernels.go:244:26: integer divide by zero",
+		"kernels.go:244:21",
+		"panic at kernels.go:244:50: integer divide by zero",
+		"kernels.go:245:24",
+		"kernels.go:245:34",
+		"kernels.go:247:6",
 	},
-	SourceHash: "0ecedf5afa479da4", Source: []string{"kernels.go:attention"},
+	SourceHash: "473a9b46a6ed8ead", Source: []string{"kernels.go:attentionPaged"},
 	Native: func(t gpu.Thread, a []any) {
-		attention(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(float32))
+		attentionPaged(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]float32), a[4].([]float32), a[5].([]int32), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
 })}
 
-type kernAttentionLauncher struct{ kern.Launcher }
+type kernAttentionPagedLauncher struct{ kern.Launcher }
 
-// Launch runs attention on q over grid; an invalid argument or grid is an
+// Launch runs attentionPaged on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernAttentionLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], q_ *kern.Buffer[float32], kc *kern.Buffer[float32], vc *kern.Buffer[float32], scores *kern.Buffer[float32], heads int, kvHeads int, headDim int, pos0 int, ctx int, scale float32) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(scores), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(headDim), kern.ScalarArg(pos0), kern.ScalarArg(ctx), kern.ScalarArg(scale))
-}
-
-// copyF32Kernel launches the kernel copyF32 (kernels.go:111).
-var copyF32Kernel = kernCopyF32Launcher{kern.NewLauncher(kern.KernelSpec{
-	Name: "copyF32", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "copyF32", Module: kernModule,
-	Params: []kern.Param{
-		{Name: "dst", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "src", Kind: kern.SliceParam, Elem: "float32", Size: 4},
-		{Name: "dstOff", Kind: kern.ScalarParam, Elem: "int", Size: 8},
-		{Name: "srcOff", Kind: kern.ScalarParam, Elem: "int", Size: 8},
-		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
-	},
-	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
-	Bounds: true,
-	Sites: []string{
-		"kernels.go:114:22",
-		"kernels.go:114:6",
-	},
-	SourceHash: "215873c4dfe75727", Source: []string{"kernels.go:copyF32"},
-	Native: func(t gpu.Thread, a []any) {
-		copyF32(t, a[0].([]float32), a[1].([]float32), a[2].(int), a[3].(int), a[4].(int))
-	},
-})}
-
-type kernCopyF32Launcher struct{ kern.Launcher }
-
-// Launch runs copyF32 on q over grid; an invalid argument or grid is an
-// error before anything runs.
-func (l kernCopyF32Launcher) Launch(q kern.Queue, grid kern.Grid, dst *kern.Buffer[float32], src *kern.Buffer[float32], dstOff int, srcOff int, n int) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(dst), kern.BufferArg(src), kern.ScalarArg(dstOff), kern.ScalarArg(srcOff), kern.ScalarArg(n))
+func (l kernAttentionPagedLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], q_ *kern.Buffer[float32], kc *kern.Buffer[float32], vc *kern.Buffer[float32], scores *kern.Buffer[float32], pos *kern.Buffer[int32], rowSeq *kern.Buffer[int32], table *kern.Buffer[int32], heads int, kvHeads int, headDim int, maxPages int, pageSize int, ctx int, scale float32) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(scores), kern.BufferArg(pos), kern.BufferArg(rowSeq), kern.BufferArg(table), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(headDim), kern.ScalarArg(maxPages), kern.ScalarArg(pageSize), kern.ScalarArg(ctx), kern.ScalarArg(scale))
 }

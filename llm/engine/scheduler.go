@@ -1,0 +1,221 @@
+package engine
+
+// The scheduler: one goroutine steps every request in flight together.
+// Each iteration admits waiting requests (first come, first served) while
+// the batch has room and the KV pool can hold their prompt plus
+// max_tokens, then runs one ForwardBatch in which new requests prefill
+// their prompts, PrefillChunk tokens a step (so a long prompt neither
+// stalls the others' decoding nor needs activations for all its rows at
+// once), and running ones decode one token, samples each row with
+// its request's own seeded sampler, and hands text to the request's
+// goroutine through a channel sized to hold everything it can produce
+// (two events per token and two at the end), so a slow client never
+// stalls the batch. A request whose context ends
+// (its client went away) leaves the batch at the next iteration and its
+// pages go back to the pool.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gokern/kern/llm/qwen3"
+	"github.com/gokern/kern/llm/sample"
+	"github.com/gokern/kern/llm/tokenizer"
+)
+
+// job is one request in the scheduler.
+type job struct {
+	ctx       context.Context
+	prompt    []int32
+	budget    int
+	smp       *sample.Sampler
+	stops     []string
+	events    chan event // closed when the job ends
+	submitted time.Time
+
+	seq     *qwen3.Seq
+	seen    []int32
+	next    []int32 // the next step's input: a chunk of the prompt, then the last token
+	rest    []int32 // the prompt not yet prefilled
+	stream  *tokenizer.Stream
+	out     *stopWriter
+	started time.Time
+	first   time.Time
+	res     *Result
+	err     error
+}
+
+type event struct {
+	tok  int32 // -1 for text only
+	text string
+}
+
+func (e *Engine) schedule() {
+	defer close(e.done)
+	var waiting, active []*job
+	finish := func(j *job, err error) {
+		if j.seq != nil {
+			j.seq.Release()
+			j.seq = nil
+		}
+		if j.res != nil {
+			if !j.first.IsZero() {
+				j.res.Decode = time.Since(j.first)
+			}
+			j.res.Text = j.out.text.String()
+		}
+		j.err = err
+		close(j.events)
+	}
+	defer func() {
+		for _, j := range append(waiting, active...) {
+			finish(j, ErrClosed)
+		}
+		e.stats.running.Store(0)
+		e.stats.waiting.Store(0)
+	}()
+	logits := []float32{}
+	for {
+		if len(waiting) == 0 && len(active) == 0 {
+			select {
+			case j := <-e.jobs:
+				waiting = append(waiting, j)
+			case <-e.quit:
+				return
+			}
+		}
+	drain:
+		for {
+			select {
+			case j := <-e.jobs:
+				waiting = append(waiting, j)
+			case <-e.quit:
+				return
+			default:
+				break drain
+			}
+		}
+		// Requests whose client is gone leave now, waiting or not.
+		keep := waiting[:0]
+		for _, j := range waiting {
+			if err := j.ctx.Err(); err != nil {
+				finish(j, err)
+			} else {
+				keep = append(keep, j)
+			}
+		}
+		waiting = keep
+		keepA := active[:0]
+		for _, j := range active {
+			if err := j.ctx.Err(); err != nil {
+				finish(j, err)
+			} else {
+				keepA = append(keepA, j)
+			}
+		}
+		active = keepA
+		for len(waiting) > 0 && len(active) < e.MaxBatch {
+			j := waiting[0]
+			seq := e.pool.NewSeq()
+			if err := seq.Reserve(len(j.prompt) + j.budget); err != nil {
+				if errors.Is(err, qwen3.ErrPoolFull) && len(active) > 0 {
+					break // wait for pages to come back
+				}
+				waiting = waiting[1:]
+				finish(j, fmt.Errorf("engine: %w", err))
+				continue
+			}
+			waiting = waiting[1:]
+			j.seq = seq
+			j.seen = append([]int32(nil), j.prompt...)
+			j.next, j.rest = j.prompt, nil
+			if c := e.PrefillChunk; len(j.prompt) > c {
+				j.next, j.rest = j.prompt[:c], j.prompt[c:]
+			}
+			j.stream = e.Tok.NewStream(true)
+			j.out = newStopWriter(j.stops, func(s string) error { j.events <- event{tok: -1, text: s}; return nil })
+			j.started = time.Now()
+			j.res = &Result{PromptTokens: len(j.prompt), FinishReason: "length", Queued: j.started.Sub(j.submitted)}
+			active = append(active, j)
+		}
+		e.stats.running.Store(int64(len(active)))
+		e.stats.waiting.Store(int64(len(waiting)))
+		if len(active) == 0 {
+			continue
+		}
+		e.stats.steps.Add(1)
+		if int64(len(active)) > e.stats.maxBatch.Load() {
+			e.stats.maxBatch.Store(int64(len(active)))
+		}
+		seqs := make([]*qwen3.Seq, len(active))
+		inputs := make([][]int32, len(active))
+		for i, j := range active {
+			seqs[i], inputs[i] = j.seq, j.next
+		}
+		out, err := e.Model.ForwardBatch(seqs, inputs)
+		if err == nil {
+			V := e.Model.Config.VocabSize
+			if len(logits) != len(active)*V {
+				logits = make([]float32, len(active)*V)
+			}
+			err = out.CopyTo(logits)
+		}
+		if err != nil {
+			for _, j := range active {
+				finish(j, fmt.Errorf("engine: %w", err))
+			}
+			active = active[:0]
+			continue
+		}
+		keepA = active[:0]
+		for i, j := range active {
+			if done := e.advance(j, logits[i*e.Model.Config.VocabSize:(i+1)*e.Model.Config.VocabSize]); done {
+				finish(j, nil)
+			} else {
+				keepA = append(keepA, j)
+			}
+		}
+		active = keepA
+		e.stats.running.Store(int64(len(active)))
+	}
+}
+
+// advance samples j's next token and passes it on; it reports whether j
+// is finished.
+func (e *Engine) advance(j *job, logits []float32) bool {
+	if len(j.rest) > 0 { // mid-prompt: the logits are not wanted
+		n := min(len(j.rest), e.PrefillChunk)
+		j.next, j.rest = j.rest[:n], j.rest[n:]
+		return false
+	}
+	tok := j.smp.Next(logits, j.seen)
+	res := j.res
+	if res.CompletionTokens == 0 {
+		j.first = time.Now()
+		res.Prefill = j.first.Sub(j.started)
+	}
+	res.Tokens = append(res.Tokens, tok)
+	res.CompletionTokens++
+	j.seen = append(j.seen, tok)
+	j.next = []int32{tok}
+	j.events <- event{tok: tok}
+	stopped := false
+	if e.EOS[tok] {
+		stopped = true
+	} else {
+		stopped, _ = j.out.write(j.stream.Add(tok))
+	}
+	if stopped {
+		res.FinishReason = "stop"
+	}
+	if stopped || res.CompletionTokens >= j.budget {
+		if !j.out.stopped {
+			j.out.write(j.stream.Flush())
+			j.out.flush()
+		}
+		return true
+	}
+	return false
+}

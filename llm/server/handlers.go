@@ -1,0 +1,230 @@
+package server
+
+// /v1/chat/completions and /v1/completions: parse, check, admit, generate,
+// and answer as one JSON object or as server-sent events.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/gokern/kern/llm/engine"
+	"github.com/gokern/kern/llm/sample"
+)
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	s.m.requests.Add(1)
+	var req chatRequest
+	if e := s.decode(r, &req); e != nil {
+		writeError(w, e)
+		return
+	}
+	if len(req.Messages) == 0 {
+		writeError(w, badParam("messages", "empty; want at least one message"))
+		return
+	}
+	for i, m := range req.Messages {
+		switch m.Role {
+		case "system", "user", "assistant", "tool":
+		default:
+			writeError(w, badParam("messages", "message %d has role %q; want system, user, assistant or tool", i, m.Role))
+			return
+		}
+	}
+	p, maxTokens, err := req.params(s.Engine.Context)
+	if err != nil {
+		writeError(w, err.(*apiError))
+		return
+	}
+	thinking := req.ChatTemplateKwargs.EnableThinking == nil || *req.ChatTemplateKwargs.EnableThinking
+	prompt := s.Engine.ChatPrompt(req.Messages, thinking)
+	s.generate(w, r, true, prompt, p, maxTokens, &req.samplingFields)
+}
+
+func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
+	s.m.requests.Add(1)
+	var req completionRequest
+	if e := s.decode(r, &req); e != nil {
+		writeError(w, e)
+		return
+	}
+	var prompt []int32
+	var text string
+	var texts []string
+	switch {
+	case json.Unmarshal(req.Prompt, &text) == nil:
+		prompt = s.Engine.Tok.Encode(text)
+	case json.Unmarshal(req.Prompt, &texts) == nil && len(texts) == 1:
+		prompt = s.Engine.Tok.Encode(texts[0])
+	case json.Unmarshal(req.Prompt, &prompt) == nil:
+		for _, id := range prompt {
+			if id < 0 || int(id) >= s.Engine.Model.Config.VocabSize {
+				writeError(w, badParam("prompt", "token id %d is outside the vocabulary", id))
+				return
+			}
+		}
+	default:
+		writeError(w, badParam("prompt", "want a string, a list of one string, or a list of token ids"))
+		return
+	}
+	if len(prompt) == 0 {
+		writeError(w, badParam("prompt", "empty"))
+		return
+	}
+	p, maxTokens, err := req.params(16) // OpenAI's default for completions
+	if err != nil {
+		writeError(w, err.(*apiError))
+		return
+	}
+	s.generate(w, r, false, prompt, p, maxTokens, &req.samplingFields)
+}
+
+// generate runs a checked request and writes the response.
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool, prompt []int32, p sample.Params, maxTokens int, f *samplingFields) {
+	if f.Model != "" && f.Model != s.ModelName {
+		code := "model_not_found"
+		writeError(w, &apiError{status: 404, Type: "invalid_request_error", Code: &code,
+			Message: fmt.Sprintf("the model %q does not exist; this server serves %q", f.Model, s.ModelName)})
+		return
+	}
+	if ctxLen := s.Engine.Context; len(prompt) >= ctxLen {
+		code := "context_length_exceeded"
+		writeError(w, &apiError{status: 400, Type: "invalid_request_error", Code: &code,
+			Message: fmt.Sprintf("the prompt is %d tokens; this model's context is %d tokens (prompt and completion)", len(prompt), ctxLen)})
+		return
+	}
+	release, e := s.admit()
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	defer release()
+	req := engine.Request{Prompt: prompt, MaxTokens: maxTokens, Sampling: p, Stop: f.Stop}
+	prefix, object := "cmpl", "text_completion"
+	if chat {
+		prefix, object = "chatcmpl", "chat.completion"
+	}
+	id, created, model := s.id(prefix), time.Now().Unix(), s.ModelName
+	if !f.Stream {
+		res, err := s.run(r.Context(), req)
+		if err != nil {
+			s.fail(w, err)
+			return
+		}
+		u := &usage{res.PromptTokens, res.CompletionTokens, res.PromptTokens + res.CompletionTokens}
+		if chat {
+			msg := &chatMessage{Role: "assistant", Content: res.Text}
+			if s.SplitReasoning {
+				msg.ReasoningContent, msg.Content = splitReasoning(res.Text)
+			}
+			writeJSON(w, 200, chatResponse{ID: id, Object: object, Created: created, Model: model, Usage: u,
+				Choices: []chatChoice{{Message: msg, FinishReason: &res.FinishReason}}})
+		} else {
+			writeJSON(w, 200, textResponse{ID: id, Object: object, Created: created, Model: model, Usage: u,
+				Choices: []textChoice{{Text: res.Text, FinishReason: &res.FinishReason}}})
+		}
+		return
+	}
+
+	// Server-sent events: one "data: {chunk}" per piece of text, a last
+	// chunk with the finish reason, usage if asked for, then [DONE].
+	flusher, _ := w.(http.Flusher)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(200)
+	send := func(v any) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+			return fmt.Errorf("%w: %v", errClientGone, err)
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return nil
+	}
+	reasoning := "" // set while chunk builds a reasoning delta
+	chunk := func(text string, role string, finish *string) any {
+		if chat {
+			d := &chatMessage{Role: role, Content: text}
+			if reasoning != "" {
+				d.Content, d.ReasoningContent = "", reasoning
+			}
+			return chatResponse{ID: id, Object: "chat.completion.chunk", Created: created, Model: model,
+				Choices: []chatChoice{{Delta: d, FinishReason: finish}}}
+		}
+		return textResponse{ID: id, Object: object, Created: created, Model: model,
+			Choices: []textChoice{{Text: text, FinishReason: finish}}}
+	}
+	if chat {
+		if send(chunk("", "assistant", nil)) != nil {
+			s.m.cancelled.Add(1)
+			return
+		}
+	}
+	var split *thinkSplitter
+	if chat && s.SplitReasoning {
+		split = &thinkSplitter{}
+	}
+	// emit sends text as reasoning and/or content deltas.
+	emit := func(r, c string) error {
+		if r != "" {
+			reasoning = r
+			err := send(chunk("", "", nil))
+			reasoning = ""
+			if err != nil {
+				return err
+			}
+		}
+		if c != "" {
+			return send(chunk(c, "", nil))
+		}
+		return nil
+	}
+	req.OnText = func(t string) error {
+		if split != nil {
+			return emit(split.add(t))
+		}
+		return send(chunk(t, "", nil))
+	}
+	res, err := s.run(r.Context(), req)
+	if err == nil && split != nil {
+		err = emit(split.flush())
+	}
+	if err != nil {
+		if !errors.Is(err, errClientGone) && r.Context().Err() == nil {
+			send(map[string]any{"error": &apiError{Message: err.Error(), Type: "server_error"}})
+		}
+		return
+	}
+	if send(chunk("", "", &res.FinishReason)) != nil {
+		return
+	}
+	if f.StreamOptions != nil && f.StreamOptions.IncludeUsage {
+		u := &usage{res.PromptTokens, res.CompletionTokens, res.PromptTokens + res.CompletionTokens}
+		var v any = chatResponse{ID: id, Object: "chat.completion.chunk", Created: created, Model: model, Choices: []chatChoice{}, Usage: u}
+		if !chat {
+			v = textResponse{ID: id, Object: object, Created: created, Model: model, Choices: []textChoice{}, Usage: u}
+		}
+		if send(v) != nil {
+			return
+		}
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	if flusher != nil {
+		flusher.Flush()
+	}
+}
+
+// fail answers a non-streaming request whose generation failed.
+func (s *Server) fail(w http.ResponseWriter, err error) {
+	if errors.Is(err, engine.ErrContext) {
+		writeError(w, badRequest("%v", err))
+		return
+	}
+	writeError(w, &apiError{status: 500, Message: err.Error(), Type: "server_error"})
+}

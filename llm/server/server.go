@@ -1,0 +1,158 @@
+// Package server serves an engine over HTTP with the OpenAI API:
+// /v1/chat/completions and /v1/completions (JSON or server-sent events,
+// with usage), /v1/models, /health and /metrics (Prometheus text).
+//
+// Requests are admitted to a bounded queue: when MaxQueue requests are
+// already queued or running, a new one gets 429 at once rather than
+// piling up memory. Admitted requests are batched continuously by the
+// engine (up to its MaxBatch decode together, in arrival order). A
+// request's generation stops at the next step once its client
+// disconnects (the request's context is cancelled), and its KV pages go
+// back to the pool.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/gokern/kern/llm/engine"
+)
+
+// Server is the HTTP front of one engine.
+type Server struct {
+	Engine    *engine.Engine
+	ModelName string // the id /v1/models lists and responses carry
+	MaxQueue  int    // requests queued or running before 429; 0 means 64
+	// MaxBody bounds a request body (0 means 1 MiB).
+	MaxBody int64
+	// SplitReasoning moves a chat reply's <think>…</think> block to
+	// reasoning_content (reasoning.go), as vLLM's qwen3 reasoning parser.
+	SplitReasoning bool
+
+	slots   chan struct{}
+	created int64
+	nextID  atomic.Int64
+	m       metrics
+}
+
+type metrics struct {
+	requests, rejected, failed, cancelled atomic.Int64
+	promptTokens, completionTokens        atomic.Int64
+}
+
+// Handler returns the server's routes.
+func (s *Server) Handler() http.Handler {
+	if s.MaxQueue <= 0 {
+		s.MaxQueue = 64
+	}
+	if s.MaxBody <= 0 {
+		s.MaxBody = 1 << 20
+	}
+	s.slots = make(chan struct{}, s.MaxQueue)
+	s.created = time.Now().Unix()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /v1/models", s.models)
+	mux.HandleFunc("POST /v1/chat/completions", s.chat)
+	mux.HandleFunc("POST /v1/completions", s.completions)
+	mux.HandleFunc("GET /metrics", s.metrics)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &apiError{status: 404, Message: fmt.Sprintf("no route %s %s", r.Method, r.URL.Path), Type: "invalid_request_error"})
+	})
+	return mux
+}
+
+func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, 200, map[string]any{"object": "list", "data": []map[string]any{
+		{"id": s.ModelName, "object": "model", "created": s.created, "owned_by": "kern"},
+	}})
+}
+
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+	st := s.Engine.Stats()
+	// The gauges and token counters carry vLLM's names, which the
+	// inference gateways (llm-d, the Gateway API Inference Extension)
+	// route on; kern's own counters are kern_*.
+	for _, m := range []struct {
+		name, kind, help string
+		v                float64
+	}{
+		{"vllm:num_requests_running", "gauge", "Requests in the engine's batch.", float64(st.Running)},
+		{"vllm:num_requests_waiting", "gauge", "Requests waiting for a place in the batch.", float64(st.Waiting)},
+		{"vllm:kv_cache_usage_perc", "gauge", "Share of the KV cache pool in use (0 to 1).", st.KVUsage},
+		{"vllm:prompt_tokens_total", "counter", "Prompt tokens prefilled.", float64(s.m.promptTokens.Load())},
+		{"vllm:generation_tokens_total", "counter", "Tokens generated.", float64(s.m.completionTokens.Load())},
+		{"kern_requests_total", "counter", "Completion requests received.", float64(s.m.requests.Load())},
+		{"kern_requests_rejected_total", "counter", "Requests refused with 429 (queue full).", float64(s.m.rejected.Load())},
+		{"kern_requests_failed_total", "counter", "Requests that ended in an error.", float64(s.m.failed.Load())},
+		{"kern_requests_cancelled_total", "counter", "Requests whose client went away.", float64(s.m.cancelled.Load())},
+		{"kern_engine_steps_total", "counter", "Batched forward passes.", float64(st.Steps)},
+	} {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s %g\n", m.name, m.help, m.name, m.kind, m.name, m.v)
+	}
+}
+
+// decode reads a JSON body into v; a bad body is a 400.
+func (s *Server) decode(r *http.Request, v any) *apiError {
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.MaxBody))
+	if err != nil {
+		return &apiError{status: 413, Message: fmt.Sprintf("request body: %v", err), Type: "invalid_request_error"}
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return badRequest("bad JSON: %v", err)
+	}
+	return nil
+}
+
+// admit takes a queue slot, or reports 429.
+func (s *Server) admit() (release func(), err *apiError) {
+	select {
+	case s.slots <- struct{}{}:
+		return func() { <-s.slots }, nil
+	default:
+		s.m.rejected.Add(1)
+		return nil, &apiError{status: 429, Message: fmt.Sprintf("the server is busy: %d requests queued or running; retry later", s.MaxQueue), Type: "rate_limit_error"}
+	}
+}
+
+func (s *Server) id(prefix string) string {
+	return fmt.Sprintf("%s-%d-%d", prefix, s.created, s.nextID.Add(1))
+}
+
+// run generates for one request and keeps the metrics.
+func (s *Server) run(ctx context.Context, req engine.Request) (*engine.Result, error) {
+	res, err := s.Engine.Generate(ctx, req)
+	if res != nil {
+		s.m.promptTokens.Add(int64(res.PromptTokens))
+		s.m.completionTokens.Add(int64(res.CompletionTokens))
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, context.Canceled), errors.Is(err, errClientGone):
+		s.m.cancelled.Add(1)
+	default:
+		s.m.failed.Add(1)
+	}
+	return res, err
+}
+
+var errClientGone = errors.New("client disconnected")
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, e *apiError) {
+	writeJSON(w, e.status, map[string]any{"error": e})
+}
