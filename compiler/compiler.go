@@ -66,6 +66,18 @@ type Kernel struct {
 	// Sites lists each bounds-check site: the value written to the error
 	// slot is the site's index + 1.
 	Sites []string
+	// Checks counts the bounds-check sites by outcome (bounds.go).
+	Checks CheckReport
+}
+
+// CheckReport says what became of a kernel's index bounds checks: Proven
+// sites need none (the range analysis showed the index in range), Kept
+// ones test it on the device. A site is a source position; it counts as
+// kept when any inlined or unrolled copy of it keeps its check.
+type CheckReport struct {
+	Proven, Kept int
+	// KeptAt lists the kept sites as file:line:col, in source order.
+	KeptAt []string
 }
 
 // ParamKind says how a kernel parameter is passed.

@@ -108,7 +108,7 @@ func (kb *kernelBuilder) newFrame(fn *ssa.Function, args []*val, params []level,
 	fr.spaces = pointerSpaces(fn, args)
 	fr.unrolled = kb.findUnrolled(fn)
 	fr.promoted = promotable(fn, fr.unrollConst)
-	fr.safe = provablySafe(fn)
+	fr.safe = kb.provablySafe(fn, args)
 	fr.blocks = make([]*ir.Block, len(fn.Blocks))
 	for i, b := range fn.Blocks {
 		fr.blocks[i] = kb.f.NewBlock(blockHint(fn, b))

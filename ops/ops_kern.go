@@ -285,10 +285,6 @@ var argmaxPartF32Kernel = kernArgmaxPartF32Launcher{kern.NewKernel(kern.KernelSp
 	Bounds:      true,
 	Sites: []string{
 		"argmax.go:69:19",
-		"reduce.go:21:5",
-		"reduce.go:21:19",
-		"reduce.go:27:12",
-		"reduce.go:27:26",
 		"argmax.go:76:10",
 		"argmax.go:76:22",
 	},
@@ -325,10 +321,6 @@ var argmaxPartF16Kernel = kernArgmaxPartF16Launcher{kern.NewKernel(kern.KernelSp
 	Bounds:      true,
 	Sites: []string{
 		"argmax.go:69:19",
-		"reduce.go:21:5",
-		"reduce.go:21:19",
-		"reduce.go:27:12",
-		"reduce.go:27:26",
 		"argmax.go:76:10",
 		"argmax.go:76:22",
 	},
@@ -365,10 +357,6 @@ var argmaxPartBF16Kernel = kernArgmaxPartBF16Launcher{kern.NewKernel(kern.Kernel
 	Bounds:      true,
 	Sites: []string{
 		"argmax.go:69:19",
-		"reduce.go:21:5",
-		"reduce.go:21:19",
-		"reduce.go:27:12",
-		"reduce.go:27:26",
 		"argmax.go:76:10",
 		"argmax.go:76:22",
 	},
@@ -405,10 +393,6 @@ var argmaxFinalKernel = kernArgmaxFinalLauncher{kern.NewKernel(kern.KernelSpec{
 	Sites: []string{
 		"argmax.go:87:22",
 		"argmax.go:87:44",
-		"reduce.go:21:5",
-		"reduce.go:21:19",
-		"reduce.go:27:12",
-		"reduce.go:27:26",
 		"argmax.go:93:6",
 	},
 	Native: func(t gpu.Thread, a []any) {
@@ -2013,10 +1997,6 @@ var sampleF32Kernel = kernSampleF32Launcher{kern.NewKernel(kern.KernelSpec{
 		"sample.go:154:15",
 		"sample.go:154:15",
 		"sample.go:154:15",
-		"reduce.go:21:5",
-		"reduce.go:21:19",
-		"reduce.go:27:12",
-		"reduce.go:27:26",
 		"sample.go:135:6",
 	},
 	Native: func(t gpu.Thread, a []any) {
@@ -2058,10 +2038,6 @@ var sampleF16Kernel = kernSampleF16Launcher{kern.NewKernel(kern.KernelSpec{
 		"sample.go:154:15",
 		"sample.go:154:15",
 		"sample.go:154:15",
-		"reduce.go:21:5",
-		"reduce.go:21:19",
-		"reduce.go:27:12",
-		"reduce.go:27:26",
 		"sample.go:135:6",
 	},
 	Native: func(t gpu.Thread, a []any) {
@@ -2103,10 +2079,6 @@ var sampleBF16Kernel = kernSampleBF16Launcher{kern.NewKernel(kern.KernelSpec{
 		"sample.go:154:15",
 		"sample.go:154:15",
 		"sample.go:154:15",
-		"reduce.go:21:5",
-		"reduce.go:21:19",
-		"reduce.go:27:12",
-		"reduce.go:27:26",
 		"sample.go:135:6",
 	},
 	Native: func(t gpu.Thread, a []any) {
@@ -4309,7 +4281,7 @@ $L5_ret_geluTanh_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<47>;
+	.reg .pred %p<43>;
 	.reg .b32 %r<65>;
 	.reg .b64 %rd<76>;
 	.reg .f32 %f<19>;
@@ -4632,45 +4604,29 @@ $L35_if_then:
 	shr.u32 %r36, %r41, 5;
 	cvt.s64.u32 %rd46, %r36;
 	.loc 11 21 5
-	setp.hs.u64 %p27, %rd45, 32;
-	@%p27 bra $L63_oob1;
 	shl.b64 %rd47, %rd45, 2;
 	add.s64 %rd48, %rd40, %rd47;
 	st.shared.f32 [%rd48], %f7;
 	.loc 11 21 19
-	setp.hs.u64 %p28, %rd46, 32;
-	@%p28 bra $L64_oob2;
 	shl.b64 %rd49, %rd46, 2;
 	add.s64 %rd50, %rd41, %rd49;
 	st.shared.s32 [%rd50], %r21;
 	bra.uni $L36_if_done;
-$L63_oob1:
-	.loc 11 21 5
-	mov.u64 %rd27, 0xA00000002;
-	mov.u64 %rd28, %rd45;
-	mov.u64 %rd29, 32;
-	bra.uni $L13_bounds_fail;
-$L64_oob2:
-	.loc 11 21 19
-	mov.u64 %rd27, 0xA00000003;
-	mov.u64 %rd28, %rd46;
-	mov.u64 %rd29, 32;
-	bra.uni $L13_bounds_fail;
 $L36_if_done:
 	.loc 11 23 12
 	bar.warp.sync -1;
 	.loc 11 24 8
 	bar.sync 0;
 	.loc 11 25 15
-	bra.uni $L65_entry;
-$L65_entry:
+	bra.uni $L63_entry;
+$L63_entry:
 	.loc 11 51 52
 	mov.u32 %r44, 0xFF800000;
 	mov.b32 %f12, %r44;
 	.loc 11 51 25
 	mov.f32 %f11, %f12;
-	bra.uni $L66_ret_negInf;
-$L66_ret_negInf:
+	bra.uni $L64_ret_negInf;
+$L64_ret_negInf:
 	.loc 11 26 11
 	mov.u32 %r45, %laneid;
 	cvt.s64.u32 %rd51, %r45;
@@ -4684,16 +4640,14 @@ $L66_ret_negInf:
 	.loc 11 26 30
 	div.s64 %rd55, %rd52, 32;
 	.loc 11 26 14
-	setp.lt.s64 %p29, %rd51, %rd55;
-	@%p29 bra $L37_if_then;
-	bra.uni $L67_edge;
+	setp.lt.s64 %p27, %rd51, %rd55;
+	@%p27 bra $L37_if_then;
+	bra.uni $L65_edge;
 $L37_if_then:
 	.loc 11 27 19
 	mov.u32 %r50, %laneid;
 	cvt.s64.u32 %rd56, %r50;
 	.loc 11 27 12
-	setp.hs.u64 %p30, %rd56, 32;
-	@%p30 bra $L68_oob3;
 	shl.b64 %rd57, %rd56, 2;
 	add.s64 %rd58, %rd40, %rd57;
 	ld.shared.f32 %f14, [%rd58];
@@ -4701,41 +4655,27 @@ $L37_if_then:
 	mov.u32 %r51, %laneid;
 	cvt.s64.u32 %rd59, %r51;
 	.loc 11 27 26
-	setp.hs.u64 %p31, %rd59, 32;
-	@%p31 bra $L69_oob4;
 	shl.b64 %rd60, %rd59, 2;
 	add.s64 %rd61, %rd41, %rd60;
 	ld.shared.s32 %r52, [%rd61];
 	mov.f32 %f13, %f14;
 	mov.s32 %r49, %r52;
-	bra.uni $L70_entry;
-$L68_oob3:
-	.loc 11 27 12
-	mov.u64 %rd27, 0xA00000004;
-	mov.u64 %rd28, %rd56;
-	mov.u64 %rd29, 32;
-	bra.uni $L13_bounds_fail;
-$L69_oob4:
-	.loc 11 27 26
-	mov.u64 %rd27, 0xA00000005;
-	mov.u64 %rd28, %rd59;
-	mov.u64 %rd29, 32;
-	bra.uni $L13_bounds_fail;
-$L67_edge:
+	bra.uni $L66_entry;
+$L65_edge:
 	mov.f32 %f13, %f11;
 	mov.s32 %r49, 2147483647;
-	bra.uni $L70_entry;
-$L70_entry:
+	bra.uni $L66_entry;
+$L66_entry:
 	mov.f32 %f16, %f13;
 	mov.s32 %r54, %r49;
 	mov.s64 %rd62, 16;
-	bra.uni $L71_for_loop;
-$L71_for_loop:
+	bra.uni $L67_for_loop;
+$L67_for_loop:
 	.loc 11 36 17
-	setp.gt.s64 %p32, %rd62, 0;
-	@%p32 bra $L72_for_body;
-	bra.uni $L73_for_done;
-$L72_for_body:
+	setp.gt.s64 %p28, %rd62, 0;
+	@%p28 bra $L68_for_body;
+	bra.uni $L69_for_done;
+$L68_for_body:
 	.loc 11 37 22
 	cvt.u32.u64 %r55, %rd62;
 	shfl.sync.bfly.b32 %f17, %f16, %r55, 31, -1;
@@ -4743,92 +4683,92 @@ $L72_for_body:
 	cvt.u32.u64 %r56, %rd62;
 	shfl.sync.bfly.b32 %r57, %r54, %r56, 31, -1;
 	.loc 11 38 15
-	bra.uni $L77_entry;
-$L77_entry:
+	bra.uni $L73_entry;
+$L73_entry:
 	.loc 5 102 9
-	setp.neu.f32 %p34, %f17, %f17;
-	@%p34 bra $L78_switch_body;
-	bra.uni $L80_switch_next;
-$L78_switch_body:
+	setp.neu.f32 %p30, %f17, %f17;
+	@%p30 bra $L74_switch_body;
+	bra.uni $L76_switch_next;
+$L74_switch_body:
 	.loc 5 103 12
-	setp.eq.f32 %p35, %f16, %f16;
-	@%p35 bra $L89_edge;
-	bra.uni $L81_binop_rhs;
-$L89_edge:
-	mov.pred %p36, 1;
-	bra.uni $L82_binop_done;
-$L81_binop_rhs:
+	setp.eq.f32 %p31, %f16, %f16;
+	@%p31 bra $L85_edge;
+	bra.uni $L77_binop_rhs;
+$L85_edge:
+	mov.pred %p32, 1;
+	bra.uni $L78_binop_done;
+$L77_binop_rhs:
 	.loc 5 103 22
-	setp.lt.s32 %p37, %r57, %r54;
-	mov.pred %p36, %p37;
-	bra.uni $L82_binop_done;
-$L82_binop_done:
+	setp.lt.s32 %p33, %r57, %r54;
+	mov.pred %p32, %p33;
+	bra.uni $L78_binop_done;
+$L78_binop_done:
 	.loc 5 103 3
-	mov.pred %p33, %p36;
-	bra.uni $L88_ret_argBetter;
-$L80_switch_next:
+	mov.pred %p29, %p32;
+	bra.uni $L84_ret_argBetter;
+$L76_switch_next:
 	.loc 5 104 9
-	setp.neu.f32 %p38, %f16, %f16;
-	@%p38 bra $L79_switch_body;
-	bra.uni $L83_switch_next;
-$L79_switch_body:
+	setp.neu.f32 %p34, %f16, %f16;
+	@%p34 bra $L75_switch_body;
+	bra.uni $L79_switch_next;
+$L75_switch_body:
 	.loc 5 105 3
-	mov.pred %p33, 0;
-	bra.uni $L88_ret_argBetter;
-$L83_switch_next:
+	mov.pred %p29, 0;
+	bra.uni $L84_ret_argBetter;
+$L79_switch_next:
 	.loc 5 107 11
-	setp.gt.f32 %p39, %f17, %f16;
-	@%p39 bra $L90_edge;
-	bra.uni $L84_binop_rhs;
-$L90_edge:
-	mov.pred %p40, 1;
-	bra.uni $L85_binop_done;
-$L84_binop_rhs:
+	setp.gt.f32 %p35, %f17, %f16;
+	@%p35 bra $L86_edge;
+	bra.uni $L80_binop_rhs;
+$L86_edge:
+	mov.pred %p36, 1;
+	bra.uni $L81_binop_done;
+$L80_binop_rhs:
 	.loc 5 107 20
-	setp.eq.f32 %p41, %f17, %f16;
-	@%p41 bra $L86_binop_rhs;
-	bra.uni $L91_edge;
-$L86_binop_rhs:
+	setp.eq.f32 %p37, %f17, %f16;
+	@%p37 bra $L82_binop_rhs;
+	bra.uni $L87_edge;
+$L82_binop_rhs:
 	.loc 5 107 30
-	setp.lt.s32 %p43, %r57, %r54;
-	mov.pred %p42, %p43;
-	bra.uni $L87_binop_done;
-$L91_edge:
-	mov.pred %p42, 0;
-	bra.uni $L87_binop_done;
-$L87_binop_done:
-	mov.pred %p40, %p42;
-	bra.uni $L85_binop_done;
-$L85_binop_done:
+	setp.lt.s32 %p39, %r57, %r54;
+	mov.pred %p38, %p39;
+	bra.uni $L83_binop_done;
+$L87_edge:
+	mov.pred %p38, 0;
+	bra.uni $L83_binop_done;
+$L83_binop_done:
+	mov.pred %p36, %p38;
+	bra.uni $L81_binop_done;
+$L81_binop_done:
 	.loc 5 107 2
-	mov.pred %p33, %p40;
-	bra.uni $L88_ret_argBetter;
-$L88_ret_argBetter:
-	@%p33 bra $L74_if_then;
-	bra.uni $L92_edge;
-$L74_if_then:
+	mov.pred %p29, %p36;
+	bra.uni $L84_ret_argBetter;
+$L84_ret_argBetter:
+	@%p29 bra $L70_if_then;
+	bra.uni $L88_edge;
+$L70_if_then:
 	mov.f32 %f18, %f17;
 	mov.s32 %r58, %r57;
-	bra.uni $L75_if_done;
-$L92_edge:
+	bra.uni $L71_if_done;
+$L88_edge:
 	mov.f32 %f18, %f16;
 	mov.s32 %r58, %r54;
-	bra.uni $L75_if_done;
-$L75_if_done:
+	bra.uni $L71_if_done;
+$L71_if_done:
 	.loc 11 36 22
 	div.s64 %rd63, %rd62, 2;
 	mov.f32 %f16, %f18;
 	mov.s32 %r54, %r58;
 	mov.s64 %rd62, %rd63;
-	bra.uni $L71_for_loop;
-$L73_for_done:
+	bra.uni $L67_for_loop;
+$L69_for_done:
 	.loc 11 46 12
 	bar.warp.sync -1;
 	.loc 11 47 2
 	mov.f32 %f15, %f16;
 	mov.s32 %r53, %r54;
-	bra.uni $L76_ret_warpArgMax;
-$L76_ret_warpArgMax:
+	bra.uni $L72_ret_warpArgMax;
+$L72_ret_warpArgMax:
 	.loc 11 30 8
 	bar.sync 0;
 	.loc 11 31 2
@@ -4844,8 +4784,8 @@ $L39_ret_blockArgMax:
 	mov.u32 %r61, %tid.z;
 	cvt.s64.u32 %rd66, %r61;
 	.loc 5 74 21
-	setp.eq.s64 %p44, %rd64, 0;
-	@%p44 bra $L8_if_then;
+	setp.eq.s64 %p40, %rd64, 0;
+	@%p40 bra $L8_if_then;
 	bra.uni $L10_ret_argmaxPart_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L8_if_then:
 	.loc 5 75 21
@@ -4860,27 +4800,27 @@ $L8_if_then:
 	.loc 5 75 26
 	add.s64 %rd71, %rd70, %rd15;
 	.loc 5 76 10
-	setp.hs.u64 %p45, %rd71, %rd2;
-	@%p45 bra $L93_oob5;
+	setp.hs.u64 %p41, %rd71, %rd2;
+	@%p41 bra $L89_oob1;
 	shl.b64 %rd72, %rd71, 2;
 	add.s64 %rd73, %rd1, %rd72;
 	st.global.f32 [%rd73], %f6;
 	.loc 5 76 22
-	setp.hs.u64 %p46, %rd71, %rd5;
-	@%p46 bra $L94_oob6;
+	setp.hs.u64 %p42, %rd71, %rd5;
+	@%p42 bra $L90_oob2;
 	shl.b64 %rd74, %rd71, 2;
 	add.s64 %rd75, %rd4, %rd74;
 	st.global.s32 [%rd75], %r20;
 	bra.uni $L10_ret_argmaxPart_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
-$L93_oob5:
+$L89_oob1:
 	.loc 5 76 10
-	mov.u64 %rd27, 0xA00000006;
+	mov.u64 %rd27, 0xA00000002;
 	mov.u64 %rd28, %rd71;
 	mov.u64 %rd29, %rd2;
 	bra.uni $L13_bounds_fail;
-$L94_oob6:
+$L90_oob2:
 	.loc 5 76 22
-	mov.u64 %rd27, 0xA00000007;
+	mov.u64 %rd27, 0xA00000003;
 	mov.u64 %rd28, %rd71;
 	mov.u64 %rd29, %rd5;
 	bra.uni $L13_bounds_fail;
@@ -4916,7 +4856,7 @@ $L10_ret_argmaxPart_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fker
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<47>;
+	.reg .pred %p<43>;
 	.reg .b16 %rs<1>;
 	.reg .b32 %r<65>;
 	.reg .b64 %rd<76>;
@@ -5242,45 +5182,29 @@ $L35_if_then:
 	shr.u32 %r36, %r41, 5;
 	cvt.s64.u32 %rd46, %r36;
 	.loc 11 21 5
-	setp.hs.u64 %p27, %rd45, 32;
-	@%p27 bra $L63_oob1;
 	shl.b64 %rd47, %rd45, 2;
 	add.s64 %rd48, %rd40, %rd47;
 	st.shared.f32 [%rd48], %f7;
 	.loc 11 21 19
-	setp.hs.u64 %p28, %rd46, 32;
-	@%p28 bra $L64_oob2;
 	shl.b64 %rd49, %rd46, 2;
 	add.s64 %rd50, %rd41, %rd49;
 	st.shared.s32 [%rd50], %r21;
 	bra.uni $L36_if_done;
-$L63_oob1:
-	.loc 11 21 5
-	mov.u64 %rd27, 0xB00000002;
-	mov.u64 %rd28, %rd45;
-	mov.u64 %rd29, 32;
-	bra.uni $L13_bounds_fail;
-$L64_oob2:
-	.loc 11 21 19
-	mov.u64 %rd27, 0xB00000003;
-	mov.u64 %rd28, %rd46;
-	mov.u64 %rd29, 32;
-	bra.uni $L13_bounds_fail;
 $L36_if_done:
 	.loc 11 23 12
 	bar.warp.sync -1;
 	.loc 11 24 8
 	bar.sync 0;
 	.loc 11 25 15
-	bra.uni $L65_entry;
-$L65_entry:
+	bra.uni $L63_entry;
+$L63_entry:
 	.loc 11 51 52
 	mov.u32 %r44, 0xFF800000;
 	mov.b32 %f12, %r44;
 	.loc 11 51 25
 	mov.f32 %f11, %f12;
-	bra.uni $L66_ret_negInf;
-$L66_ret_negInf:
+	bra.uni $L64_ret_negInf;
+$L64_ret_negInf:
 	.loc 11 26 11
 	mov.u32 %r45, %laneid;
 	cvt.s64.u32 %rd51, %r45;
@@ -5294,16 +5218,14 @@ $L66_ret_negInf:
 	.loc 11 26 30
 	div.s64 %rd55, %rd52, 32;
 	.loc 11 26 14
-	setp.lt.s64 %p29, %rd51, %rd55;
-	@%p29 bra $L37_if_then;
-	bra.uni $L67_edge;
+	setp.lt.s64 %p27, %rd51, %rd55;
+	@%p27 bra $L37_if_then;
+	bra.uni $L65_edge;
 $L37_if_then:
 	.loc 11 27 19
 	mov.u32 %r50, %laneid;
 	cvt.s64.u32 %rd56, %r50;
 	.loc 11 27 12
-	setp.hs.u64 %p30, %rd56, 32;
-	@%p30 bra $L68_oob3;
 	shl.b64 %rd57, %rd56, 2;
 	add.s64 %rd58, %rd40, %rd57;
 	ld.shared.f32 %f14, [%rd58];
@@ -5311,41 +5233,27 @@ $L37_if_then:
 	mov.u32 %r51, %laneid;
 	cvt.s64.u32 %rd59, %r51;
 	.loc 11 27 26
-	setp.hs.u64 %p31, %rd59, 32;
-	@%p31 bra $L69_oob4;
 	shl.b64 %rd60, %rd59, 2;
 	add.s64 %rd61, %rd41, %rd60;
 	ld.shared.s32 %r52, [%rd61];
 	mov.f32 %f13, %f14;
 	mov.s32 %r49, %r52;
-	bra.uni $L70_entry;
-$L68_oob3:
-	.loc 11 27 12
-	mov.u64 %rd27, 0xB00000004;
-	mov.u64 %rd28, %rd56;
-	mov.u64 %rd29, 32;
-	bra.uni $L13_bounds_fail;
-$L69_oob4:
-	.loc 11 27 26
-	mov.u64 %rd27, 0xB00000005;
-	mov.u64 %rd28, %rd59;
-	mov.u64 %rd29, 32;
-	bra.uni $L13_bounds_fail;
-$L67_edge:
+	bra.uni $L66_entry;
+$L65_edge:
 	mov.f32 %f13, %f11;
 	mov.s32 %r49, 2147483647;
-	bra.uni $L70_entry;
-$L70_entry:
+	bra.uni $L66_entry;
+$L66_entry:
 	mov.f32 %f16, %f13;
 	mov.s32 %r54, %r49;
 	mov.s64 %rd62, 16;
-	bra.uni $L71_for_loop;
-$L71_for_loop:
+	bra.uni $L67_for_loop;
+$L67_for_loop:
 	.loc 11 36 17
-	setp.gt.s64 %p32, %rd62, 0;
-	@%p32 bra $L72_for_body;
-	bra.uni $L73_for_done;
-$L72_for_body:
+	setp.gt.s64 %p28, %rd62, 0;
+	@%p28 bra $L68_for_body;
+	bra.uni $L69_for_done;
+$L68_for_body:
 	.loc 11 37 22
 	cvt.u32.u64 %r55, %rd62;
 	shfl.sync.bfly.b32 %f17, %f16, %r55, 31, -1;
@@ -5353,92 +5261,92 @@ $L72_for_body:
 	cvt.u32.u64 %r56, %rd62;
 	shfl.sync.bfly.b32 %r57, %r54, %r56, 31, -1;
 	.loc 11 38 15
-	bra.uni $L77_entry;
-$L77_entry:
+	bra.uni $L73_entry;
+$L73_entry:
 	.loc 5 102 9
-	setp.neu.f32 %p34, %f17, %f17;
-	@%p34 bra $L78_switch_body;
-	bra.uni $L80_switch_next;
-$L78_switch_body:
+	setp.neu.f32 %p30, %f17, %f17;
+	@%p30 bra $L74_switch_body;
+	bra.uni $L76_switch_next;
+$L74_switch_body:
 	.loc 5 103 12
-	setp.eq.f32 %p35, %f16, %f16;
-	@%p35 bra $L89_edge;
-	bra.uni $L81_binop_rhs;
-$L89_edge:
-	mov.pred %p36, 1;
-	bra.uni $L82_binop_done;
-$L81_binop_rhs:
+	setp.eq.f32 %p31, %f16, %f16;
+	@%p31 bra $L85_edge;
+	bra.uni $L77_binop_rhs;
+$L85_edge:
+	mov.pred %p32, 1;
+	bra.uni $L78_binop_done;
+$L77_binop_rhs:
 	.loc 5 103 22
-	setp.lt.s32 %p37, %r57, %r54;
-	mov.pred %p36, %p37;
-	bra.uni $L82_binop_done;
-$L82_binop_done:
+	setp.lt.s32 %p33, %r57, %r54;
+	mov.pred %p32, %p33;
+	bra.uni $L78_binop_done;
+$L78_binop_done:
 	.loc 5 103 3
-	mov.pred %p33, %p36;
-	bra.uni $L88_ret_argBetter;
-$L80_switch_next:
+	mov.pred %p29, %p32;
+	bra.uni $L84_ret_argBetter;
+$L76_switch_next:
 	.loc 5 104 9
-	setp.neu.f32 %p38, %f16, %f16;
-	@%p38 bra $L79_switch_body;
-	bra.uni $L83_switch_next;
-$L79_switch_body:
+	setp.neu.f32 %p34, %f16, %f16;
+	@%p34 bra $L75_switch_body;
+	bra.uni $L79_switch_next;
+$L75_switch_body:
 	.loc 5 105 3
-	mov.pred %p33, 0;
-	bra.uni $L88_ret_argBetter;
-$L83_switch_next:
+	mov.pred %p29, 0;
+	bra.uni $L84_ret_argBetter;
+$L79_switch_next:
 	.loc 5 107 11
-	setp.gt.f32 %p39, %f17, %f16;
-	@%p39 bra $L90_edge;
-	bra.uni $L84_binop_rhs;
-$L90_edge:
-	mov.pred %p40, 1;
-	bra.uni $L85_binop_done;
-$L84_binop_rhs:
+	setp.gt.f32 %p35, %f17, %f16;
+	@%p35 bra $L86_edge;
+	bra.uni $L80_binop_rhs;
+$L86_edge:
+	mov.pred %p36, 1;
+	bra.uni $L81_binop_done;
+$L80_binop_rhs:
 	.loc 5 107 20
-	setp.eq.f32 %p41, %f17, %f16;
-	@%p41 bra $L86_binop_rhs;
-	bra.uni $L91_edge;
-$L86_binop_rhs:
+	setp.eq.f32 %p37, %f17, %f16;
+	@%p37 bra $L82_binop_rhs;
+	bra.uni $L87_edge;
+$L82_binop_rhs:
 	.loc 5 107 30
-	setp.lt.s32 %p43, %r57, %r54;
-	mov.pred %p42, %p43;
-	bra.uni $L87_binop_done;
-$L91_edge:
-	mov.pred %p42, 0;
-	bra.uni $L87_binop_done;
-$L87_binop_done:
-	mov.pred %p40, %p42;
-	bra.uni $L85_binop_done;
-$L85_binop_done:
+	setp.lt.s32 %p39, %r57, %r54;
+	mov.pred %p38, %p39;
+	bra.uni $L83_binop_done;
+$L87_edge:
+	mov.pred %p38, 0;
+	bra.uni $L83_binop_done;
+$L83_binop_done:
+	mov.pred %p36, %p38;
+	bra.uni $L81_binop_done;
+$L81_binop_done:
 	.loc 5 107 2
-	mov.pred %p33, %p40;
-	bra.uni $L88_ret_argBetter;
-$L88_ret_argBetter:
-	@%p33 bra $L74_if_then;
-	bra.uni $L92_edge;
-$L74_if_then:
+	mov.pred %p29, %p36;
+	bra.uni $L84_ret_argBetter;
+$L84_ret_argBetter:
+	@%p29 bra $L70_if_then;
+	bra.uni $L88_edge;
+$L70_if_then:
 	mov.f32 %f18, %f17;
 	mov.s32 %r58, %r57;
-	bra.uni $L75_if_done;
-$L92_edge:
+	bra.uni $L71_if_done;
+$L88_edge:
 	mov.f32 %f18, %f16;
 	mov.s32 %r58, %r54;
-	bra.uni $L75_if_done;
-$L75_if_done:
+	bra.uni $L71_if_done;
+$L71_if_done:
 	.loc 11 36 22
 	div.s64 %rd63, %rd62, 2;
 	mov.f32 %f16, %f18;
 	mov.s32 %r54, %r58;
 	mov.s64 %rd62, %rd63;
-	bra.uni $L71_for_loop;
-$L73_for_done:
+	bra.uni $L67_for_loop;
+$L69_for_done:
 	.loc 11 46 12
 	bar.warp.sync -1;
 	.loc 11 47 2
 	mov.f32 %f15, %f16;
 	mov.s32 %r53, %r54;
-	bra.uni $L76_ret_warpArgMax;
-$L76_ret_warpArgMax:
+	bra.uni $L72_ret_warpArgMax;
+$L72_ret_warpArgMax:
 	.loc 11 30 8
 	bar.sync 0;
 	.loc 11 31 2
@@ -5454,8 +5362,8 @@ $L39_ret_blockArgMax:
 	mov.u32 %r61, %tid.z;
 	cvt.s64.u32 %rd66, %r61;
 	.loc 5 74 21
-	setp.eq.s64 %p44, %rd64, 0;
-	@%p44 bra $L8_if_then;
+	setp.eq.s64 %p40, %rd64, 0;
+	@%p40 bra $L8_if_then;
 	bra.uni $L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L8_if_then:
 	.loc 5 75 21
@@ -5470,27 +5378,27 @@ $L8_if_then:
 	.loc 5 75 26
 	add.s64 %rd71, %rd70, %rd15;
 	.loc 5 76 10
-	setp.hs.u64 %p45, %rd71, %rd2;
-	@%p45 bra $L93_oob5;
+	setp.hs.u64 %p41, %rd71, %rd2;
+	@%p41 bra $L89_oob1;
 	shl.b64 %rd72, %rd71, 2;
 	add.s64 %rd73, %rd1, %rd72;
 	st.global.f32 [%rd73], %f6;
 	.loc 5 76 22
-	setp.hs.u64 %p46, %rd71, %rd5;
-	@%p46 bra $L94_oob6;
+	setp.hs.u64 %p42, %rd71, %rd5;
+	@%p42 bra $L90_oob2;
 	shl.b64 %rd74, %rd71, 2;
 	add.s64 %rd75, %rd4, %rd74;
 	st.global.s32 [%rd75], %r20;
 	bra.uni $L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
-$L93_oob5:
+$L89_oob1:
 	.loc 5 76 10
-	mov.u64 %rd27, 0xB00000006;
+	mov.u64 %rd27, 0xB00000002;
 	mov.u64 %rd28, %rd71;
 	mov.u64 %rd29, %rd2;
 	bra.uni $L13_bounds_fail;
-$L94_oob6:
+$L90_oob2:
 	.loc 5 76 22
-	mov.u64 %rd27, 0xB00000007;
+	mov.u64 %rd27, 0xB00000003;
 	mov.u64 %rd28, %rd71;
 	mov.u64 %rd29, %rd5;
 	bra.uni $L13_bounds_fail;
@@ -5526,7 +5434,7 @@ $L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHal
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<47>;
+	.reg .pred %p<43>;
 	.reg .b16 %rs<1>;
 	.reg .b32 %r<66>;
 	.reg .b64 %rd<76>;
@@ -5854,45 +5762,29 @@ $L35_if_then:
 	shr.u32 %r37, %r42, 5;
 	cvt.s64.u32 %rd46, %r37;
 	.loc 11 21 5
-	setp.hs.u64 %p27, %rd45, 32;
-	@%p27 bra $L63_oob1;
 	shl.b64 %rd47, %rd45, 2;
 	add.s64 %rd48, %rd40, %rd47;
 	st.shared.f32 [%rd48], %f7;
 	.loc 11 21 19
-	setp.hs.u64 %p28, %rd46, 32;
-	@%p28 bra $L64_oob2;
 	shl.b64 %rd49, %rd46, 2;
 	add.s64 %rd50, %rd41, %rd49;
 	st.shared.s32 [%rd50], %r22;
 	bra.uni $L36_if_done;
-$L63_oob1:
-	.loc 11 21 5
-	mov.u64 %rd27, 0xC00000002;
-	mov.u64 %rd28, %rd45;
-	mov.u64 %rd29, 32;
-	bra.uni $L13_bounds_fail;
-$L64_oob2:
-	.loc 11 21 19
-	mov.u64 %rd27, 0xC00000003;
-	mov.u64 %rd28, %rd46;
-	mov.u64 %rd29, 32;
-	bra.uni $L13_bounds_fail;
 $L36_if_done:
 	.loc 11 23 12
 	bar.warp.sync -1;
 	.loc 11 24 8
 	bar.sync 0;
 	.loc 11 25 15
-	bra.uni $L65_entry;
-$L65_entry:
+	bra.uni $L63_entry;
+$L63_entry:
 	.loc 11 51 52
 	mov.u32 %r45, 0xFF800000;
 	mov.b32 %f12, %r45;
 	.loc 11 51 25
 	mov.f32 %f11, %f12;
-	bra.uni $L66_ret_negInf;
-$L66_ret_negInf:
+	bra.uni $L64_ret_negInf;
+$L64_ret_negInf:
 	.loc 11 26 11
 	mov.u32 %r46, %laneid;
 	cvt.s64.u32 %rd51, %r46;
@@ -5906,16 +5798,14 @@ $L66_ret_negInf:
 	.loc 11 26 30
 	div.s64 %rd55, %rd52, 32;
 	.loc 11 26 14
-	setp.lt.s64 %p29, %rd51, %rd55;
-	@%p29 bra $L37_if_then;
-	bra.uni $L67_edge;
+	setp.lt.s64 %p27, %rd51, %rd55;
+	@%p27 bra $L37_if_then;
+	bra.uni $L65_edge;
 $L37_if_then:
 	.loc 11 27 19
 	mov.u32 %r51, %laneid;
 	cvt.s64.u32 %rd56, %r51;
 	.loc 11 27 12
-	setp.hs.u64 %p30, %rd56, 32;
-	@%p30 bra $L68_oob3;
 	shl.b64 %rd57, %rd56, 2;
 	add.s64 %rd58, %rd40, %rd57;
 	ld.shared.f32 %f14, [%rd58];
@@ -5923,41 +5813,27 @@ $L37_if_then:
 	mov.u32 %r52, %laneid;
 	cvt.s64.u32 %rd59, %r52;
 	.loc 11 27 26
-	setp.hs.u64 %p31, %rd59, 32;
-	@%p31 bra $L69_oob4;
 	shl.b64 %rd60, %rd59, 2;
 	add.s64 %rd61, %rd41, %rd60;
 	ld.shared.s32 %r53, [%rd61];
 	mov.f32 %f13, %f14;
 	mov.s32 %r50, %r53;
-	bra.uni $L70_entry;
-$L68_oob3:
-	.loc 11 27 12
-	mov.u64 %rd27, 0xC00000004;
-	mov.u64 %rd28, %rd56;
-	mov.u64 %rd29, 32;
-	bra.uni $L13_bounds_fail;
-$L69_oob4:
-	.loc 11 27 26
-	mov.u64 %rd27, 0xC00000005;
-	mov.u64 %rd28, %rd59;
-	mov.u64 %rd29, 32;
-	bra.uni $L13_bounds_fail;
-$L67_edge:
+	bra.uni $L66_entry;
+$L65_edge:
 	mov.f32 %f13, %f11;
 	mov.s32 %r50, 2147483647;
-	bra.uni $L70_entry;
-$L70_entry:
+	bra.uni $L66_entry;
+$L66_entry:
 	mov.f32 %f16, %f13;
 	mov.s32 %r55, %r50;
 	mov.s64 %rd62, 16;
-	bra.uni $L71_for_loop;
-$L71_for_loop:
+	bra.uni $L67_for_loop;
+$L67_for_loop:
 	.loc 11 36 17
-	setp.gt.s64 %p32, %rd62, 0;
-	@%p32 bra $L72_for_body;
-	bra.uni $L73_for_done;
-$L72_for_body:
+	setp.gt.s64 %p28, %rd62, 0;
+	@%p28 bra $L68_for_body;
+	bra.uni $L69_for_done;
+$L68_for_body:
 	.loc 11 37 22
 	cvt.u32.u64 %r56, %rd62;
 	shfl.sync.bfly.b32 %f17, %f16, %r56, 31, -1;
@@ -5965,92 +5841,92 @@ $L72_for_body:
 	cvt.u32.u64 %r57, %rd62;
 	shfl.sync.bfly.b32 %r58, %r55, %r57, 31, -1;
 	.loc 11 38 15
-	bra.uni $L77_entry;
-$L77_entry:
+	bra.uni $L73_entry;
+$L73_entry:
 	.loc 5 102 9
-	setp.neu.f32 %p34, %f17, %f17;
-	@%p34 bra $L78_switch_body;
-	bra.uni $L80_switch_next;
-$L78_switch_body:
+	setp.neu.f32 %p30, %f17, %f17;
+	@%p30 bra $L74_switch_body;
+	bra.uni $L76_switch_next;
+$L74_switch_body:
 	.loc 5 103 12
-	setp.eq.f32 %p35, %f16, %f16;
-	@%p35 bra $L89_edge;
-	bra.uni $L81_binop_rhs;
-$L89_edge:
-	mov.pred %p36, 1;
-	bra.uni $L82_binop_done;
-$L81_binop_rhs:
+	setp.eq.f32 %p31, %f16, %f16;
+	@%p31 bra $L85_edge;
+	bra.uni $L77_binop_rhs;
+$L85_edge:
+	mov.pred %p32, 1;
+	bra.uni $L78_binop_done;
+$L77_binop_rhs:
 	.loc 5 103 22
-	setp.lt.s32 %p37, %r58, %r55;
-	mov.pred %p36, %p37;
-	bra.uni $L82_binop_done;
-$L82_binop_done:
+	setp.lt.s32 %p33, %r58, %r55;
+	mov.pred %p32, %p33;
+	bra.uni $L78_binop_done;
+$L78_binop_done:
 	.loc 5 103 3
-	mov.pred %p33, %p36;
-	bra.uni $L88_ret_argBetter;
-$L80_switch_next:
+	mov.pred %p29, %p32;
+	bra.uni $L84_ret_argBetter;
+$L76_switch_next:
 	.loc 5 104 9
-	setp.neu.f32 %p38, %f16, %f16;
-	@%p38 bra $L79_switch_body;
-	bra.uni $L83_switch_next;
-$L79_switch_body:
+	setp.neu.f32 %p34, %f16, %f16;
+	@%p34 bra $L75_switch_body;
+	bra.uni $L79_switch_next;
+$L75_switch_body:
 	.loc 5 105 3
-	mov.pred %p33, 0;
-	bra.uni $L88_ret_argBetter;
-$L83_switch_next:
+	mov.pred %p29, 0;
+	bra.uni $L84_ret_argBetter;
+$L79_switch_next:
 	.loc 5 107 11
-	setp.gt.f32 %p39, %f17, %f16;
-	@%p39 bra $L90_edge;
-	bra.uni $L84_binop_rhs;
-$L90_edge:
-	mov.pred %p40, 1;
-	bra.uni $L85_binop_done;
-$L84_binop_rhs:
+	setp.gt.f32 %p35, %f17, %f16;
+	@%p35 bra $L86_edge;
+	bra.uni $L80_binop_rhs;
+$L86_edge:
+	mov.pred %p36, 1;
+	bra.uni $L81_binop_done;
+$L80_binop_rhs:
 	.loc 5 107 20
-	setp.eq.f32 %p41, %f17, %f16;
-	@%p41 bra $L86_binop_rhs;
-	bra.uni $L91_edge;
-$L86_binop_rhs:
+	setp.eq.f32 %p37, %f17, %f16;
+	@%p37 bra $L82_binop_rhs;
+	bra.uni $L87_edge;
+$L82_binop_rhs:
 	.loc 5 107 30
-	setp.lt.s32 %p43, %r58, %r55;
-	mov.pred %p42, %p43;
-	bra.uni $L87_binop_done;
-$L91_edge:
-	mov.pred %p42, 0;
-	bra.uni $L87_binop_done;
-$L87_binop_done:
-	mov.pred %p40, %p42;
-	bra.uni $L85_binop_done;
-$L85_binop_done:
+	setp.lt.s32 %p39, %r58, %r55;
+	mov.pred %p38, %p39;
+	bra.uni $L83_binop_done;
+$L87_edge:
+	mov.pred %p38, 0;
+	bra.uni $L83_binop_done;
+$L83_binop_done:
+	mov.pred %p36, %p38;
+	bra.uni $L81_binop_done;
+$L81_binop_done:
 	.loc 5 107 2
-	mov.pred %p33, %p40;
-	bra.uni $L88_ret_argBetter;
-$L88_ret_argBetter:
-	@%p33 bra $L74_if_then;
-	bra.uni $L92_edge;
-$L74_if_then:
+	mov.pred %p29, %p36;
+	bra.uni $L84_ret_argBetter;
+$L84_ret_argBetter:
+	@%p29 bra $L70_if_then;
+	bra.uni $L88_edge;
+$L70_if_then:
 	mov.f32 %f18, %f17;
 	mov.s32 %r59, %r58;
-	bra.uni $L75_if_done;
-$L92_edge:
+	bra.uni $L71_if_done;
+$L88_edge:
 	mov.f32 %f18, %f16;
 	mov.s32 %r59, %r55;
-	bra.uni $L75_if_done;
-$L75_if_done:
+	bra.uni $L71_if_done;
+$L71_if_done:
 	.loc 11 36 22
 	div.s64 %rd63, %rd62, 2;
 	mov.f32 %f16, %f18;
 	mov.s32 %r55, %r59;
 	mov.s64 %rd62, %rd63;
-	bra.uni $L71_for_loop;
-$L73_for_done:
+	bra.uni $L67_for_loop;
+$L69_for_done:
 	.loc 11 46 12
 	bar.warp.sync -1;
 	.loc 11 47 2
 	mov.f32 %f15, %f16;
 	mov.s32 %r54, %r55;
-	bra.uni $L76_ret_warpArgMax;
-$L76_ret_warpArgMax:
+	bra.uni $L72_ret_warpArgMax;
+$L72_ret_warpArgMax:
 	.loc 11 30 8
 	bar.sync 0;
 	.loc 11 31 2
@@ -6066,8 +5942,8 @@ $L39_ret_blockArgMax:
 	mov.u32 %r62, %tid.z;
 	cvt.s64.u32 %rd66, %r62;
 	.loc 5 74 21
-	setp.eq.s64 %p44, %rd64, 0;
-	@%p44 bra $L8_if_then;
+	setp.eq.s64 %p40, %rd64, 0;
+	@%p40 bra $L8_if_then;
 	bra.uni $L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L8_if_then:
 	.loc 5 75 21
@@ -6082,27 +5958,27 @@ $L8_if_then:
 	.loc 5 75 26
 	add.s64 %rd71, %rd70, %rd15;
 	.loc 5 76 10
-	setp.hs.u64 %p45, %rd71, %rd2;
-	@%p45 bra $L93_oob5;
+	setp.hs.u64 %p41, %rd71, %rd2;
+	@%p41 bra $L89_oob1;
 	shl.b64 %rd72, %rd71, 2;
 	add.s64 %rd73, %rd1, %rd72;
 	st.global.f32 [%rd73], %f6;
 	.loc 5 76 22
-	setp.hs.u64 %p46, %rd71, %rd5;
-	@%p46 bra $L94_oob6;
+	setp.hs.u64 %p42, %rd71, %rd5;
+	@%p42 bra $L90_oob2;
 	shl.b64 %rd74, %rd71, 2;
 	add.s64 %rd75, %rd4, %rd74;
 	st.global.s32 [%rd75], %r21;
 	bra.uni $L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
-$L93_oob5:
+$L89_oob1:
 	.loc 5 76 10
-	mov.u64 %rd27, 0xC00000006;
+	mov.u64 %rd27, 0xC00000002;
 	mov.u64 %rd28, %rd71;
 	mov.u64 %rd29, %rd2;
 	bra.uni $L13_bounds_fail;
-$L94_oob6:
+$L90_oob2:
 	.loc 5 76 22
-	mov.u64 %rd27, 0xC00000007;
+	mov.u64 %rd27, 0xC00000003;
 	mov.u64 %rd28, %rd71;
 	mov.u64 %rd29, %rd5;
 	bra.uni $L13_bounds_fail;
@@ -6137,7 +6013,7 @@ $L10_ret_argmaxPart_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFl
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<47>;
+	.reg .pred %p<43>;
 	.reg .b32 %r<58>;
 	.reg .b64 %rd<65>;
 	.reg .f32 %f<18>;
@@ -6449,45 +6325,29 @@ $L32_if_then:
 	shr.u32 %r32, %r37, 5;
 	cvt.s64.u32 %rd42, %r32;
 	.loc 11 21 5
-	setp.hs.u64 %p28, %rd41, 32;
-	@%p28 bra $L60_oob2;
 	shl.b64 %rd43, %rd41, 2;
 	add.s64 %rd44, %rd36, %rd43;
 	st.shared.f32 [%rd44], %f6;
 	.loc 11 21 19
-	setp.hs.u64 %p29, %rd42, 32;
-	@%p29 bra $L61_oob3;
 	shl.b64 %rd45, %rd42, 2;
 	add.s64 %rd46, %rd37, %rd45;
 	st.shared.s32 [%rd46], %r17;
 	bra.uni $L33_if_done;
-$L60_oob2:
-	.loc 11 21 5
-	mov.u64 %rd19, 0xD00000003;
-	mov.u64 %rd20, %rd41;
-	mov.u64 %rd21, 32;
-	bra.uni $L11_bounds_fail;
-$L61_oob3:
-	.loc 11 21 19
-	mov.u64 %rd19, 0xD00000004;
-	mov.u64 %rd20, %rd42;
-	mov.u64 %rd21, 32;
-	bra.uni $L11_bounds_fail;
 $L33_if_done:
 	.loc 11 23 12
 	bar.warp.sync -1;
 	.loc 11 24 8
 	bar.sync 0;
 	.loc 11 25 15
-	bra.uni $L62_entry;
-$L62_entry:
+	bra.uni $L60_entry;
+$L60_entry:
 	.loc 11 51 52
 	mov.u32 %r40, 0xFF800000;
 	mov.b32 %f11, %r40;
 	.loc 11 51 25
 	mov.f32 %f10, %f11;
-	bra.uni $L63_ret_negInf;
-$L63_ret_negInf:
+	bra.uni $L61_ret_negInf;
+$L61_ret_negInf:
 	.loc 11 26 11
 	mov.u32 %r41, %laneid;
 	cvt.s64.u32 %rd47, %r41;
@@ -6501,16 +6361,14 @@ $L63_ret_negInf:
 	.loc 11 26 30
 	div.s64 %rd51, %rd48, 32;
 	.loc 11 26 14
-	setp.lt.s64 %p30, %rd47, %rd51;
-	@%p30 bra $L34_if_then;
-	bra.uni $L64_edge;
+	setp.lt.s64 %p28, %rd47, %rd51;
+	@%p28 bra $L34_if_then;
+	bra.uni $L62_edge;
 $L34_if_then:
 	.loc 11 27 19
 	mov.u32 %r46, %laneid;
 	cvt.s64.u32 %rd52, %r46;
 	.loc 11 27 12
-	setp.hs.u64 %p31, %rd52, 32;
-	@%p31 bra $L65_oob4;
 	shl.b64 %rd53, %rd52, 2;
 	add.s64 %rd54, %rd36, %rd53;
 	ld.shared.f32 %f13, [%rd54];
@@ -6518,41 +6376,27 @@ $L34_if_then:
 	mov.u32 %r47, %laneid;
 	cvt.s64.u32 %rd55, %r47;
 	.loc 11 27 26
-	setp.hs.u64 %p32, %rd55, 32;
-	@%p32 bra $L66_oob5;
 	shl.b64 %rd56, %rd55, 2;
 	add.s64 %rd57, %rd37, %rd56;
 	ld.shared.s32 %r48, [%rd57];
 	mov.f32 %f12, %f13;
 	mov.s32 %r45, %r48;
-	bra.uni $L67_entry;
-$L65_oob4:
-	.loc 11 27 12
-	mov.u64 %rd19, 0xD00000005;
-	mov.u64 %rd20, %rd52;
-	mov.u64 %rd21, 32;
-	bra.uni $L11_bounds_fail;
-$L66_oob5:
-	.loc 11 27 26
-	mov.u64 %rd19, 0xD00000006;
-	mov.u64 %rd20, %rd55;
-	mov.u64 %rd21, 32;
-	bra.uni $L11_bounds_fail;
-$L64_edge:
+	bra.uni $L63_entry;
+$L62_edge:
 	mov.f32 %f12, %f10;
 	mov.s32 %r45, 2147483647;
-	bra.uni $L67_entry;
-$L67_entry:
+	bra.uni $L63_entry;
+$L63_entry:
 	mov.f32 %f15, %f12;
 	mov.s32 %r50, %r45;
 	mov.s64 %rd58, 16;
-	bra.uni $L68_for_loop;
-$L68_for_loop:
+	bra.uni $L64_for_loop;
+$L64_for_loop:
 	.loc 11 36 17
-	setp.gt.s64 %p33, %rd58, 0;
-	@%p33 bra $L69_for_body;
-	bra.uni $L70_for_done;
-$L69_for_body:
+	setp.gt.s64 %p29, %rd58, 0;
+	@%p29 bra $L65_for_body;
+	bra.uni $L66_for_done;
+$L65_for_body:
 	.loc 11 37 22
 	cvt.u32.u64 %r51, %rd58;
 	shfl.sync.bfly.b32 %f16, %f15, %r51, 31, -1;
@@ -6560,92 +6404,92 @@ $L69_for_body:
 	cvt.u32.u64 %r52, %rd58;
 	shfl.sync.bfly.b32 %r53, %r50, %r52, 31, -1;
 	.loc 11 38 15
-	bra.uni $L74_entry;
-$L74_entry:
+	bra.uni $L70_entry;
+$L70_entry:
 	.loc 5 102 9
-	setp.neu.f32 %p35, %f16, %f16;
-	@%p35 bra $L75_switch_body;
-	bra.uni $L77_switch_next;
-$L75_switch_body:
+	setp.neu.f32 %p31, %f16, %f16;
+	@%p31 bra $L71_switch_body;
+	bra.uni $L73_switch_next;
+$L71_switch_body:
 	.loc 5 103 12
-	setp.eq.f32 %p36, %f15, %f15;
-	@%p36 bra $L86_edge;
-	bra.uni $L78_binop_rhs;
-$L86_edge:
-	mov.pred %p37, 1;
-	bra.uni $L79_binop_done;
-$L78_binop_rhs:
+	setp.eq.f32 %p32, %f15, %f15;
+	@%p32 bra $L82_edge;
+	bra.uni $L74_binop_rhs;
+$L82_edge:
+	mov.pred %p33, 1;
+	bra.uni $L75_binop_done;
+$L74_binop_rhs:
 	.loc 5 103 22
-	setp.lt.s32 %p38, %r53, %r50;
-	mov.pred %p37, %p38;
-	bra.uni $L79_binop_done;
-$L79_binop_done:
+	setp.lt.s32 %p34, %r53, %r50;
+	mov.pred %p33, %p34;
+	bra.uni $L75_binop_done;
+$L75_binop_done:
 	.loc 5 103 3
-	mov.pred %p34, %p37;
-	bra.uni $L85_ret_argBetter;
-$L77_switch_next:
+	mov.pred %p30, %p33;
+	bra.uni $L81_ret_argBetter;
+$L73_switch_next:
 	.loc 5 104 9
-	setp.neu.f32 %p39, %f15, %f15;
-	@%p39 bra $L76_switch_body;
-	bra.uni $L80_switch_next;
-$L76_switch_body:
+	setp.neu.f32 %p35, %f15, %f15;
+	@%p35 bra $L72_switch_body;
+	bra.uni $L76_switch_next;
+$L72_switch_body:
 	.loc 5 105 3
-	mov.pred %p34, 0;
-	bra.uni $L85_ret_argBetter;
-$L80_switch_next:
+	mov.pred %p30, 0;
+	bra.uni $L81_ret_argBetter;
+$L76_switch_next:
 	.loc 5 107 11
-	setp.gt.f32 %p40, %f16, %f15;
-	@%p40 bra $L87_edge;
-	bra.uni $L81_binop_rhs;
-$L87_edge:
-	mov.pred %p41, 1;
-	bra.uni $L82_binop_done;
-$L81_binop_rhs:
+	setp.gt.f32 %p36, %f16, %f15;
+	@%p36 bra $L83_edge;
+	bra.uni $L77_binop_rhs;
+$L83_edge:
+	mov.pred %p37, 1;
+	bra.uni $L78_binop_done;
+$L77_binop_rhs:
 	.loc 5 107 20
-	setp.eq.f32 %p42, %f16, %f15;
-	@%p42 bra $L83_binop_rhs;
-	bra.uni $L88_edge;
-$L83_binop_rhs:
+	setp.eq.f32 %p38, %f16, %f15;
+	@%p38 bra $L79_binop_rhs;
+	bra.uni $L84_edge;
+$L79_binop_rhs:
 	.loc 5 107 30
-	setp.lt.s32 %p44, %r53, %r50;
-	mov.pred %p43, %p44;
-	bra.uni $L84_binop_done;
-$L88_edge:
-	mov.pred %p43, 0;
-	bra.uni $L84_binop_done;
-$L84_binop_done:
-	mov.pred %p41, %p43;
-	bra.uni $L82_binop_done;
-$L82_binop_done:
+	setp.lt.s32 %p40, %r53, %r50;
+	mov.pred %p39, %p40;
+	bra.uni $L80_binop_done;
+$L84_edge:
+	mov.pred %p39, 0;
+	bra.uni $L80_binop_done;
+$L80_binop_done:
+	mov.pred %p37, %p39;
+	bra.uni $L78_binop_done;
+$L78_binop_done:
 	.loc 5 107 2
-	mov.pred %p34, %p41;
-	bra.uni $L85_ret_argBetter;
-$L85_ret_argBetter:
-	@%p34 bra $L71_if_then;
-	bra.uni $L89_edge;
-$L71_if_then:
+	mov.pred %p30, %p37;
+	bra.uni $L81_ret_argBetter;
+$L81_ret_argBetter:
+	@%p30 bra $L67_if_then;
+	bra.uni $L85_edge;
+$L67_if_then:
 	mov.f32 %f17, %f16;
 	mov.s32 %r54, %r53;
-	bra.uni $L72_if_done;
-$L89_edge:
+	bra.uni $L68_if_done;
+$L85_edge:
 	mov.f32 %f17, %f15;
 	mov.s32 %r54, %r50;
-	bra.uni $L72_if_done;
-$L72_if_done:
+	bra.uni $L68_if_done;
+$L68_if_done:
 	.loc 11 36 22
 	div.s64 %rd59, %rd58, 2;
 	mov.f32 %f15, %f17;
 	mov.s32 %r50, %r54;
 	mov.s64 %rd58, %rd59;
-	bra.uni $L68_for_loop;
-$L70_for_done:
+	bra.uni $L64_for_loop;
+$L66_for_done:
 	.loc 11 46 12
 	bar.warp.sync -1;
 	.loc 11 47 2
 	mov.f32 %f14, %f15;
 	mov.s32 %r49, %r50;
-	bra.uni $L73_ret_warpArgMax;
-$L73_ret_warpArgMax:
+	bra.uni $L69_ret_warpArgMax;
+$L69_ret_warpArgMax:
 	.loc 11 30 8
 	bar.sync 0;
 	.loc 11 31 2
@@ -6661,19 +6505,19 @@ $L36_ret_blockArgMax:
 	mov.u32 %r57, %tid.z;
 	cvt.s64.u32 %rd62, %r57;
 	.loc 5 92 21
-	setp.eq.s64 %p45, %rd60, 0;
-	@%p45 bra $L7_if_then;
+	setp.eq.s64 %p41, %rd60, 0;
+	@%p41 bra $L7_if_then;
 	bra.uni $L8_if_done;
 $L7_if_then:
 	.loc 5 93 6
-	setp.hs.u64 %p46, %rd10, %rd2;
-	@%p46 bra $L90_oob6;
+	setp.hs.u64 %p42, %rd10, %rd2;
+	@%p42 bra $L86_oob2;
 	shl.b64 %rd63, %rd10, 2;
 	add.s64 %rd64, %rd1, %rd63;
 	st.global.s32 [%rd64], %r16;
 	bra.uni $L8_if_done;
-$L90_oob6:
-	mov.u64 %rd19, 0xD00000007;
+$L86_oob2:
+	mov.u64 %rd19, 0xD00000003;
 	mov.u64 %rd20, %rd10;
 	mov.u64 %rd21, %rd2;
 	bra.uni $L11_bounds_fail;
@@ -15361,7 +15205,7 @@ $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<84>;
+	.reg .pred %p<80>;
 	.reg .b32 %r<188>;
 	.reg .b64 %rd<131>;
 	.reg .f32 %f<156>;
@@ -16538,45 +16382,29 @@ $L150_if_then:
 	shr.u32 %r165, %r170, 5;
 	cvt.s64.u32 %rd111, %r165;
 	.loc 11 21 5
-	setp.hs.u64 %p65, %rd110, 32;
-	@%p65 bra $L178_oob5;
 	shl.b64 %rd112, %rd110, 2;
 	add.s64 %rd113, %rd105, %rd112;
 	st.shared.f32 [%rd113], %f144;
 	.loc 11 21 19
-	setp.hs.u64 %p66, %rd111, 32;
-	@%p66 bra $L179_oob6;
 	shl.b64 %rd114, %rd111, 2;
 	add.s64 %rd115, %rd106, %rd114;
 	st.shared.s32 [%rd115], %r150;
 	bra.uni $L151_if_done;
-$L178_oob5:
-	.loc 11 21 5
-	mov.u64 %rd21, 0x3B00000006;
-	mov.u64 %rd22, %rd110;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L179_oob6:
-	.loc 11 21 19
-	mov.u64 %rd21, 0x3B00000007;
-	mov.u64 %rd22, %rd111;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
 $L151_if_done:
 	.loc 11 23 12
 	bar.warp.sync -1;
 	.loc 11 24 8
 	bar.sync 0;
 	.loc 11 25 15
-	bra.uni $L180_entry;
-$L180_entry:
+	bra.uni $L178_entry;
+$L178_entry:
 	.loc 11 51 52
 	mov.u32 %r173, 0xFF800000;
 	mov.b32 %f149, %r173;
 	.loc 11 51 25
 	mov.f32 %f148, %f149;
-	bra.uni $L181_ret_negInf;
-$L181_ret_negInf:
+	bra.uni $L179_ret_negInf;
+$L179_ret_negInf:
 	.loc 11 26 11
 	mov.u32 %r174, %laneid;
 	cvt.s64.u32 %rd116, %r174;
@@ -16590,16 +16418,14 @@ $L181_ret_negInf:
 	.loc 11 26 30
 	div.s64 %rd120, %rd117, 32;
 	.loc 11 26 14
-	setp.lt.s64 %p67, %rd116, %rd120;
-	@%p67 bra $L152_if_then;
-	bra.uni $L182_edge;
+	setp.lt.s64 %p65, %rd116, %rd120;
+	@%p65 bra $L152_if_then;
+	bra.uni $L180_edge;
 $L152_if_then:
 	.loc 11 27 19
 	mov.u32 %r179, %laneid;
 	cvt.s64.u32 %rd121, %r179;
 	.loc 11 27 12
-	setp.hs.u64 %p68, %rd121, 32;
-	@%p68 bra $L183_oob7;
 	shl.b64 %rd122, %rd121, 2;
 	add.s64 %rd123, %rd105, %rd122;
 	ld.shared.f32 %f151, [%rd123];
@@ -16607,41 +16433,27 @@ $L152_if_then:
 	mov.u32 %r180, %laneid;
 	cvt.s64.u32 %rd124, %r180;
 	.loc 11 27 26
-	setp.hs.u64 %p69, %rd124, 32;
-	@%p69 bra $L184_oob8;
 	shl.b64 %rd125, %rd124, 2;
 	add.s64 %rd126, %rd106, %rd125;
 	ld.shared.s32 %r181, [%rd126];
 	mov.f32 %f150, %f151;
 	mov.s32 %r178, %r181;
-	bra.uni $L185_entry;
-$L183_oob7:
-	.loc 11 27 12
-	mov.u64 %rd21, 0x3B00000008;
-	mov.u64 %rd22, %rd121;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L184_oob8:
-	.loc 11 27 26
-	mov.u64 %rd21, 0x3B00000009;
-	mov.u64 %rd22, %rd124;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L182_edge:
+	bra.uni $L181_entry;
+$L180_edge:
 	mov.f32 %f150, %f148;
 	mov.s32 %r178, 2147483647;
-	bra.uni $L185_entry;
-$L185_entry:
+	bra.uni $L181_entry;
+$L181_entry:
 	mov.f32 %f153, %f150;
 	mov.s32 %r183, %r178;
 	mov.s64 %rd127, 16;
-	bra.uni $L186_for_loop;
-$L186_for_loop:
+	bra.uni $L182_for_loop;
+$L182_for_loop:
 	.loc 11 36 17
-	setp.gt.s64 %p70, %rd127, 0;
-	@%p70 bra $L187_for_body;
-	bra.uni $L188_for_done;
-$L187_for_body:
+	setp.gt.s64 %p66, %rd127, 0;
+	@%p66 bra $L183_for_body;
+	bra.uni $L184_for_done;
+$L183_for_body:
 	.loc 11 37 22
 	cvt.u32.u64 %r184, %rd127;
 	shfl.sync.bfly.b32 %f154, %f153, %r184, 31, -1;
@@ -16649,92 +16461,92 @@ $L187_for_body:
 	cvt.u32.u64 %r185, %rd127;
 	shfl.sync.bfly.b32 %r186, %r183, %r185, 31, -1;
 	.loc 11 38 15
-	bra.uni $L192_entry;
-$L192_entry:
+	bra.uni $L188_entry;
+$L188_entry:
 	.loc 5 102 9
-	setp.neu.f32 %p72, %f154, %f154;
-	@%p72 bra $L193_switch_body;
-	bra.uni $L195_switch_next;
-$L193_switch_body:
+	setp.neu.f32 %p68, %f154, %f154;
+	@%p68 bra $L189_switch_body;
+	bra.uni $L191_switch_next;
+$L189_switch_body:
 	.loc 5 103 12
-	setp.eq.f32 %p73, %f153, %f153;
-	@%p73 bra $L204_edge;
-	bra.uni $L196_binop_rhs;
-$L204_edge:
-	mov.pred %p74, 1;
-	bra.uni $L197_binop_done;
-$L196_binop_rhs:
+	setp.eq.f32 %p69, %f153, %f153;
+	@%p69 bra $L200_edge;
+	bra.uni $L192_binop_rhs;
+$L200_edge:
+	mov.pred %p70, 1;
+	bra.uni $L193_binop_done;
+$L192_binop_rhs:
 	.loc 5 103 22
-	setp.lt.s32 %p75, %r186, %r183;
-	mov.pred %p74, %p75;
-	bra.uni $L197_binop_done;
-$L197_binop_done:
+	setp.lt.s32 %p71, %r186, %r183;
+	mov.pred %p70, %p71;
+	bra.uni $L193_binop_done;
+$L193_binop_done:
 	.loc 5 103 3
-	mov.pred %p71, %p74;
-	bra.uni $L203_ret_argBetter;
-$L195_switch_next:
+	mov.pred %p67, %p70;
+	bra.uni $L199_ret_argBetter;
+$L191_switch_next:
 	.loc 5 104 9
-	setp.neu.f32 %p76, %f153, %f153;
-	@%p76 bra $L194_switch_body;
-	bra.uni $L198_switch_next;
-$L194_switch_body:
+	setp.neu.f32 %p72, %f153, %f153;
+	@%p72 bra $L190_switch_body;
+	bra.uni $L194_switch_next;
+$L190_switch_body:
 	.loc 5 105 3
-	mov.pred %p71, 0;
-	bra.uni $L203_ret_argBetter;
-$L198_switch_next:
+	mov.pred %p67, 0;
+	bra.uni $L199_ret_argBetter;
+$L194_switch_next:
 	.loc 5 107 11
-	setp.gt.f32 %p77, %f154, %f153;
-	@%p77 bra $L205_edge;
-	bra.uni $L199_binop_rhs;
-$L205_edge:
-	mov.pred %p78, 1;
-	bra.uni $L200_binop_done;
-$L199_binop_rhs:
+	setp.gt.f32 %p73, %f154, %f153;
+	@%p73 bra $L201_edge;
+	bra.uni $L195_binop_rhs;
+$L201_edge:
+	mov.pred %p74, 1;
+	bra.uni $L196_binop_done;
+$L195_binop_rhs:
 	.loc 5 107 20
-	setp.eq.f32 %p79, %f154, %f153;
-	@%p79 bra $L201_binop_rhs;
-	bra.uni $L206_edge;
-$L201_binop_rhs:
+	setp.eq.f32 %p75, %f154, %f153;
+	@%p75 bra $L197_binop_rhs;
+	bra.uni $L202_edge;
+$L197_binop_rhs:
 	.loc 5 107 30
-	setp.lt.s32 %p81, %r186, %r183;
-	mov.pred %p80, %p81;
-	bra.uni $L202_binop_done;
-$L206_edge:
-	mov.pred %p80, 0;
-	bra.uni $L202_binop_done;
-$L202_binop_done:
-	mov.pred %p78, %p80;
-	bra.uni $L200_binop_done;
-$L200_binop_done:
+	setp.lt.s32 %p77, %r186, %r183;
+	mov.pred %p76, %p77;
+	bra.uni $L198_binop_done;
+$L202_edge:
+	mov.pred %p76, 0;
+	bra.uni $L198_binop_done;
+$L198_binop_done:
+	mov.pred %p74, %p76;
+	bra.uni $L196_binop_done;
+$L196_binop_done:
 	.loc 5 107 2
-	mov.pred %p71, %p78;
-	bra.uni $L203_ret_argBetter;
-$L203_ret_argBetter:
-	@%p71 bra $L189_if_then;
-	bra.uni $L207_edge;
-$L189_if_then:
+	mov.pred %p67, %p74;
+	bra.uni $L199_ret_argBetter;
+$L199_ret_argBetter:
+	@%p67 bra $L185_if_then;
+	bra.uni $L203_edge;
+$L185_if_then:
 	mov.f32 %f155, %f154;
 	mov.s32 %r187, %r186;
-	bra.uni $L190_if_done;
-$L207_edge:
+	bra.uni $L186_if_done;
+$L203_edge:
 	mov.f32 %f155, %f153;
 	mov.s32 %r187, %r183;
-	bra.uni $L190_if_done;
-$L190_if_done:
+	bra.uni $L186_if_done;
+$L186_if_done:
 	.loc 11 36 22
 	div.s64 %rd128, %rd127, 2;
 	mov.f32 %f153, %f155;
 	mov.s32 %r183, %r187;
 	mov.s64 %rd127, %rd128;
-	bra.uni $L186_for_loop;
-$L188_for_done:
+	bra.uni $L182_for_loop;
+$L184_for_done:
 	.loc 11 46 12
 	bar.warp.sync -1;
 	.loc 11 47 2
 	mov.f32 %f152, %f153;
 	mov.s32 %r182, %r183;
-	bra.uni $L191_ret_warpArgMax;
-$L191_ret_warpArgMax:
+	bra.uni $L187_ret_warpArgMax;
+$L187_ret_warpArgMax:
 	.loc 11 30 8
 	bar.sync 0;
 	.loc 11 31 2
@@ -16743,19 +16555,19 @@ $L191_ret_warpArgMax:
 	bra.uni $L154_ret_blockArgMax;
 $L154_ret_blockArgMax:
 	.loc 13 134 9
-	setp.eq.s64 %p82, %rd13, 0;
-	@%p82 bra $L31_if_then;
+	setp.eq.s64 %p78, %rd13, 0;
+	@%p78 bra $L31_if_then;
 	bra.uni $L33_ret_sampleRow_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L31_if_then:
 	.loc 13 135 6
-	setp.hs.u64 %p83, %rd9, %rd2;
-	@%p83 bra $L208_oob9;
+	setp.hs.u64 %p79, %rd9, %rd2;
+	@%p79 bra $L204_oob5;
 	shl.b64 %rd129, %rd9, 2;
 	add.s64 %rd130, %rd1, %rd129;
 	st.global.s32 [%rd130], %r149;
 	bra.uni $L33_ret_sampleRow_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
-$L208_oob9:
-	mov.u64 %rd21, 0x3B0000000A;
+$L204_oob5:
+	mov.u64 %rd21, 0x3B00000006;
 	mov.u64 %rd22, %rd9;
 	mov.u64 %rd23, %rd2;
 	bra.uni $L40_bounds_fail;
@@ -16792,7 +16604,7 @@ $L33_ret_sampleRow_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<84>;
+	.reg .pred %p<80>;
 	.reg .b16 %rs<5>;
 	.reg .b32 %r<188>;
 	.reg .b64 %rd<131>;
@@ -17980,45 +17792,29 @@ $L150_if_then:
 	shr.u32 %r165, %r170, 5;
 	cvt.s64.u32 %rd111, %r165;
 	.loc 11 21 5
-	setp.hs.u64 %p65, %rd110, 32;
-	@%p65 bra $L178_oob5;
 	shl.b64 %rd112, %rd110, 2;
 	add.s64 %rd113, %rd105, %rd112;
 	st.shared.f32 [%rd113], %f144;
 	.loc 11 21 19
-	setp.hs.u64 %p66, %rd111, 32;
-	@%p66 bra $L179_oob6;
 	shl.b64 %rd114, %rd111, 2;
 	add.s64 %rd115, %rd106, %rd114;
 	st.shared.s32 [%rd115], %r150;
 	bra.uni $L151_if_done;
-$L178_oob5:
-	.loc 11 21 5
-	mov.u64 %rd21, 0x3C00000006;
-	mov.u64 %rd22, %rd110;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L179_oob6:
-	.loc 11 21 19
-	mov.u64 %rd21, 0x3C00000007;
-	mov.u64 %rd22, %rd111;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
 $L151_if_done:
 	.loc 11 23 12
 	bar.warp.sync -1;
 	.loc 11 24 8
 	bar.sync 0;
 	.loc 11 25 15
-	bra.uni $L180_entry;
-$L180_entry:
+	bra.uni $L178_entry;
+$L178_entry:
 	.loc 11 51 52
 	mov.u32 %r173, 0xFF800000;
 	mov.b32 %f149, %r173;
 	.loc 11 51 25
 	mov.f32 %f148, %f149;
-	bra.uni $L181_ret_negInf;
-$L181_ret_negInf:
+	bra.uni $L179_ret_negInf;
+$L179_ret_negInf:
 	.loc 11 26 11
 	mov.u32 %r174, %laneid;
 	cvt.s64.u32 %rd116, %r174;
@@ -18032,16 +17828,14 @@ $L181_ret_negInf:
 	.loc 11 26 30
 	div.s64 %rd120, %rd117, 32;
 	.loc 11 26 14
-	setp.lt.s64 %p67, %rd116, %rd120;
-	@%p67 bra $L152_if_then;
-	bra.uni $L182_edge;
+	setp.lt.s64 %p65, %rd116, %rd120;
+	@%p65 bra $L152_if_then;
+	bra.uni $L180_edge;
 $L152_if_then:
 	.loc 11 27 19
 	mov.u32 %r179, %laneid;
 	cvt.s64.u32 %rd121, %r179;
 	.loc 11 27 12
-	setp.hs.u64 %p68, %rd121, 32;
-	@%p68 bra $L183_oob7;
 	shl.b64 %rd122, %rd121, 2;
 	add.s64 %rd123, %rd105, %rd122;
 	ld.shared.f32 %f151, [%rd123];
@@ -18049,41 +17843,27 @@ $L152_if_then:
 	mov.u32 %r180, %laneid;
 	cvt.s64.u32 %rd124, %r180;
 	.loc 11 27 26
-	setp.hs.u64 %p69, %rd124, 32;
-	@%p69 bra $L184_oob8;
 	shl.b64 %rd125, %rd124, 2;
 	add.s64 %rd126, %rd106, %rd125;
 	ld.shared.s32 %r181, [%rd126];
 	mov.f32 %f150, %f151;
 	mov.s32 %r178, %r181;
-	bra.uni $L185_entry;
-$L183_oob7:
-	.loc 11 27 12
-	mov.u64 %rd21, 0x3C00000008;
-	mov.u64 %rd22, %rd121;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L184_oob8:
-	.loc 11 27 26
-	mov.u64 %rd21, 0x3C00000009;
-	mov.u64 %rd22, %rd124;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L182_edge:
+	bra.uni $L181_entry;
+$L180_edge:
 	mov.f32 %f150, %f148;
 	mov.s32 %r178, 2147483647;
-	bra.uni $L185_entry;
-$L185_entry:
+	bra.uni $L181_entry;
+$L181_entry:
 	mov.f32 %f153, %f150;
 	mov.s32 %r183, %r178;
 	mov.s64 %rd127, 16;
-	bra.uni $L186_for_loop;
-$L186_for_loop:
+	bra.uni $L182_for_loop;
+$L182_for_loop:
 	.loc 11 36 17
-	setp.gt.s64 %p70, %rd127, 0;
-	@%p70 bra $L187_for_body;
-	bra.uni $L188_for_done;
-$L187_for_body:
+	setp.gt.s64 %p66, %rd127, 0;
+	@%p66 bra $L183_for_body;
+	bra.uni $L184_for_done;
+$L183_for_body:
 	.loc 11 37 22
 	cvt.u32.u64 %r184, %rd127;
 	shfl.sync.bfly.b32 %f154, %f153, %r184, 31, -1;
@@ -18091,92 +17871,92 @@ $L187_for_body:
 	cvt.u32.u64 %r185, %rd127;
 	shfl.sync.bfly.b32 %r186, %r183, %r185, 31, -1;
 	.loc 11 38 15
-	bra.uni $L192_entry;
-$L192_entry:
+	bra.uni $L188_entry;
+$L188_entry:
 	.loc 5 102 9
-	setp.neu.f32 %p72, %f154, %f154;
-	@%p72 bra $L193_switch_body;
-	bra.uni $L195_switch_next;
-$L193_switch_body:
+	setp.neu.f32 %p68, %f154, %f154;
+	@%p68 bra $L189_switch_body;
+	bra.uni $L191_switch_next;
+$L189_switch_body:
 	.loc 5 103 12
-	setp.eq.f32 %p73, %f153, %f153;
-	@%p73 bra $L204_edge;
-	bra.uni $L196_binop_rhs;
-$L204_edge:
-	mov.pred %p74, 1;
-	bra.uni $L197_binop_done;
-$L196_binop_rhs:
+	setp.eq.f32 %p69, %f153, %f153;
+	@%p69 bra $L200_edge;
+	bra.uni $L192_binop_rhs;
+$L200_edge:
+	mov.pred %p70, 1;
+	bra.uni $L193_binop_done;
+$L192_binop_rhs:
 	.loc 5 103 22
-	setp.lt.s32 %p75, %r186, %r183;
-	mov.pred %p74, %p75;
-	bra.uni $L197_binop_done;
-$L197_binop_done:
+	setp.lt.s32 %p71, %r186, %r183;
+	mov.pred %p70, %p71;
+	bra.uni $L193_binop_done;
+$L193_binop_done:
 	.loc 5 103 3
-	mov.pred %p71, %p74;
-	bra.uni $L203_ret_argBetter;
-$L195_switch_next:
+	mov.pred %p67, %p70;
+	bra.uni $L199_ret_argBetter;
+$L191_switch_next:
 	.loc 5 104 9
-	setp.neu.f32 %p76, %f153, %f153;
-	@%p76 bra $L194_switch_body;
-	bra.uni $L198_switch_next;
-$L194_switch_body:
+	setp.neu.f32 %p72, %f153, %f153;
+	@%p72 bra $L190_switch_body;
+	bra.uni $L194_switch_next;
+$L190_switch_body:
 	.loc 5 105 3
-	mov.pred %p71, 0;
-	bra.uni $L203_ret_argBetter;
-$L198_switch_next:
+	mov.pred %p67, 0;
+	bra.uni $L199_ret_argBetter;
+$L194_switch_next:
 	.loc 5 107 11
-	setp.gt.f32 %p77, %f154, %f153;
-	@%p77 bra $L205_edge;
-	bra.uni $L199_binop_rhs;
-$L205_edge:
-	mov.pred %p78, 1;
-	bra.uni $L200_binop_done;
-$L199_binop_rhs:
+	setp.gt.f32 %p73, %f154, %f153;
+	@%p73 bra $L201_edge;
+	bra.uni $L195_binop_rhs;
+$L201_edge:
+	mov.pred %p74, 1;
+	bra.uni $L196_binop_done;
+$L195_binop_rhs:
 	.loc 5 107 20
-	setp.eq.f32 %p79, %f154, %f153;
-	@%p79 bra $L201_binop_rhs;
-	bra.uni $L206_edge;
-$L201_binop_rhs:
+	setp.eq.f32 %p75, %f154, %f153;
+	@%p75 bra $L197_binop_rhs;
+	bra.uni $L202_edge;
+$L197_binop_rhs:
 	.loc 5 107 30
-	setp.lt.s32 %p81, %r186, %r183;
-	mov.pred %p80, %p81;
-	bra.uni $L202_binop_done;
-$L206_edge:
-	mov.pred %p80, 0;
-	bra.uni $L202_binop_done;
-$L202_binop_done:
-	mov.pred %p78, %p80;
-	bra.uni $L200_binop_done;
-$L200_binop_done:
+	setp.lt.s32 %p77, %r186, %r183;
+	mov.pred %p76, %p77;
+	bra.uni $L198_binop_done;
+$L202_edge:
+	mov.pred %p76, 0;
+	bra.uni $L198_binop_done;
+$L198_binop_done:
+	mov.pred %p74, %p76;
+	bra.uni $L196_binop_done;
+$L196_binop_done:
 	.loc 5 107 2
-	mov.pred %p71, %p78;
-	bra.uni $L203_ret_argBetter;
-$L203_ret_argBetter:
-	@%p71 bra $L189_if_then;
-	bra.uni $L207_edge;
-$L189_if_then:
+	mov.pred %p67, %p74;
+	bra.uni $L199_ret_argBetter;
+$L199_ret_argBetter:
+	@%p67 bra $L185_if_then;
+	bra.uni $L203_edge;
+$L185_if_then:
 	mov.f32 %f155, %f154;
 	mov.s32 %r187, %r186;
-	bra.uni $L190_if_done;
-$L207_edge:
+	bra.uni $L186_if_done;
+$L203_edge:
 	mov.f32 %f155, %f153;
 	mov.s32 %r187, %r183;
-	bra.uni $L190_if_done;
-$L190_if_done:
+	bra.uni $L186_if_done;
+$L186_if_done:
 	.loc 11 36 22
 	div.s64 %rd128, %rd127, 2;
 	mov.f32 %f153, %f155;
 	mov.s32 %r183, %r187;
 	mov.s64 %rd127, %rd128;
-	bra.uni $L186_for_loop;
-$L188_for_done:
+	bra.uni $L182_for_loop;
+$L184_for_done:
 	.loc 11 46 12
 	bar.warp.sync -1;
 	.loc 11 47 2
 	mov.f32 %f152, %f153;
 	mov.s32 %r182, %r183;
-	bra.uni $L191_ret_warpArgMax;
-$L191_ret_warpArgMax:
+	bra.uni $L187_ret_warpArgMax;
+$L187_ret_warpArgMax:
 	.loc 11 30 8
 	bar.sync 0;
 	.loc 11 31 2
@@ -18185,19 +17965,19 @@ $L191_ret_warpArgMax:
 	bra.uni $L154_ret_blockArgMax;
 $L154_ret_blockArgMax:
 	.loc 13 134 9
-	setp.eq.s64 %p82, %rd13, 0;
-	@%p82 bra $L31_if_then;
+	setp.eq.s64 %p78, %rd13, 0;
+	@%p78 bra $L31_if_then;
 	bra.uni $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L31_if_then:
 	.loc 13 135 6
-	setp.hs.u64 %p83, %rd9, %rd2;
-	@%p83 bra $L208_oob9;
+	setp.hs.u64 %p79, %rd9, %rd2;
+	@%p79 bra $L204_oob5;
 	shl.b64 %rd129, %rd9, 2;
 	add.s64 %rd130, %rd1, %rd129;
 	st.global.s32 [%rd130], %r149;
 	bra.uni $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
-$L208_oob9:
-	mov.u64 %rd21, 0x3C0000000A;
+$L204_oob5:
+	mov.u64 %rd21, 0x3C00000006;
 	mov.u64 %rd22, %rd9;
 	mov.u64 %rd23, %rd2;
 	bra.uni $L40_bounds_fail;
@@ -18234,7 +18014,7 @@ $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<84>;
+	.reg .pred %p<80>;
 	.reg .b16 %rs<5>;
 	.reg .b32 %r<193>;
 	.reg .b64 %rd<131>;
@@ -19432,45 +19212,29 @@ $L150_if_then:
 	shr.u32 %r170, %r175, 5;
 	cvt.s64.u32 %rd111, %r170;
 	.loc 11 21 5
-	setp.hs.u64 %p65, %rd110, 32;
-	@%p65 bra $L178_oob5;
 	shl.b64 %rd112, %rd110, 2;
 	add.s64 %rd113, %rd105, %rd112;
 	st.shared.f32 [%rd113], %f144;
 	.loc 11 21 19
-	setp.hs.u64 %p66, %rd111, 32;
-	@%p66 bra $L179_oob6;
 	shl.b64 %rd114, %rd111, 2;
 	add.s64 %rd115, %rd106, %rd114;
 	st.shared.s32 [%rd115], %r155;
 	bra.uni $L151_if_done;
-$L178_oob5:
-	.loc 11 21 5
-	mov.u64 %rd21, 0x3D00000006;
-	mov.u64 %rd22, %rd110;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L179_oob6:
-	.loc 11 21 19
-	mov.u64 %rd21, 0x3D00000007;
-	mov.u64 %rd22, %rd111;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
 $L151_if_done:
 	.loc 11 23 12
 	bar.warp.sync -1;
 	.loc 11 24 8
 	bar.sync 0;
 	.loc 11 25 15
-	bra.uni $L180_entry;
-$L180_entry:
+	bra.uni $L178_entry;
+$L178_entry:
 	.loc 11 51 52
 	mov.u32 %r178, 0xFF800000;
 	mov.b32 %f149, %r178;
 	.loc 11 51 25
 	mov.f32 %f148, %f149;
-	bra.uni $L181_ret_negInf;
-$L181_ret_negInf:
+	bra.uni $L179_ret_negInf;
+$L179_ret_negInf:
 	.loc 11 26 11
 	mov.u32 %r179, %laneid;
 	cvt.s64.u32 %rd116, %r179;
@@ -19484,16 +19248,14 @@ $L181_ret_negInf:
 	.loc 11 26 30
 	div.s64 %rd120, %rd117, 32;
 	.loc 11 26 14
-	setp.lt.s64 %p67, %rd116, %rd120;
-	@%p67 bra $L152_if_then;
-	bra.uni $L182_edge;
+	setp.lt.s64 %p65, %rd116, %rd120;
+	@%p65 bra $L152_if_then;
+	bra.uni $L180_edge;
 $L152_if_then:
 	.loc 11 27 19
 	mov.u32 %r184, %laneid;
 	cvt.s64.u32 %rd121, %r184;
 	.loc 11 27 12
-	setp.hs.u64 %p68, %rd121, 32;
-	@%p68 bra $L183_oob7;
 	shl.b64 %rd122, %rd121, 2;
 	add.s64 %rd123, %rd105, %rd122;
 	ld.shared.f32 %f151, [%rd123];
@@ -19501,41 +19263,27 @@ $L152_if_then:
 	mov.u32 %r185, %laneid;
 	cvt.s64.u32 %rd124, %r185;
 	.loc 11 27 26
-	setp.hs.u64 %p69, %rd124, 32;
-	@%p69 bra $L184_oob8;
 	shl.b64 %rd125, %rd124, 2;
 	add.s64 %rd126, %rd106, %rd125;
 	ld.shared.s32 %r186, [%rd126];
 	mov.f32 %f150, %f151;
 	mov.s32 %r183, %r186;
-	bra.uni $L185_entry;
-$L183_oob7:
-	.loc 11 27 12
-	mov.u64 %rd21, 0x3D00000008;
-	mov.u64 %rd22, %rd121;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L184_oob8:
-	.loc 11 27 26
-	mov.u64 %rd21, 0x3D00000009;
-	mov.u64 %rd22, %rd124;
-	mov.u64 %rd23, 32;
-	bra.uni $L40_bounds_fail;
-$L182_edge:
+	bra.uni $L181_entry;
+$L180_edge:
 	mov.f32 %f150, %f148;
 	mov.s32 %r183, 2147483647;
-	bra.uni $L185_entry;
-$L185_entry:
+	bra.uni $L181_entry;
+$L181_entry:
 	mov.f32 %f153, %f150;
 	mov.s32 %r188, %r183;
 	mov.s64 %rd127, 16;
-	bra.uni $L186_for_loop;
-$L186_for_loop:
+	bra.uni $L182_for_loop;
+$L182_for_loop:
 	.loc 11 36 17
-	setp.gt.s64 %p70, %rd127, 0;
-	@%p70 bra $L187_for_body;
-	bra.uni $L188_for_done;
-$L187_for_body:
+	setp.gt.s64 %p66, %rd127, 0;
+	@%p66 bra $L183_for_body;
+	bra.uni $L184_for_done;
+$L183_for_body:
 	.loc 11 37 22
 	cvt.u32.u64 %r189, %rd127;
 	shfl.sync.bfly.b32 %f154, %f153, %r189, 31, -1;
@@ -19543,92 +19291,92 @@ $L187_for_body:
 	cvt.u32.u64 %r190, %rd127;
 	shfl.sync.bfly.b32 %r191, %r188, %r190, 31, -1;
 	.loc 11 38 15
-	bra.uni $L192_entry;
-$L192_entry:
+	bra.uni $L188_entry;
+$L188_entry:
 	.loc 5 102 9
-	setp.neu.f32 %p72, %f154, %f154;
-	@%p72 bra $L193_switch_body;
-	bra.uni $L195_switch_next;
-$L193_switch_body:
+	setp.neu.f32 %p68, %f154, %f154;
+	@%p68 bra $L189_switch_body;
+	bra.uni $L191_switch_next;
+$L189_switch_body:
 	.loc 5 103 12
-	setp.eq.f32 %p73, %f153, %f153;
-	@%p73 bra $L204_edge;
-	bra.uni $L196_binop_rhs;
-$L204_edge:
-	mov.pred %p74, 1;
-	bra.uni $L197_binop_done;
-$L196_binop_rhs:
+	setp.eq.f32 %p69, %f153, %f153;
+	@%p69 bra $L200_edge;
+	bra.uni $L192_binop_rhs;
+$L200_edge:
+	mov.pred %p70, 1;
+	bra.uni $L193_binop_done;
+$L192_binop_rhs:
 	.loc 5 103 22
-	setp.lt.s32 %p75, %r191, %r188;
-	mov.pred %p74, %p75;
-	bra.uni $L197_binop_done;
-$L197_binop_done:
+	setp.lt.s32 %p71, %r191, %r188;
+	mov.pred %p70, %p71;
+	bra.uni $L193_binop_done;
+$L193_binop_done:
 	.loc 5 103 3
-	mov.pred %p71, %p74;
-	bra.uni $L203_ret_argBetter;
-$L195_switch_next:
+	mov.pred %p67, %p70;
+	bra.uni $L199_ret_argBetter;
+$L191_switch_next:
 	.loc 5 104 9
-	setp.neu.f32 %p76, %f153, %f153;
-	@%p76 bra $L194_switch_body;
-	bra.uni $L198_switch_next;
-$L194_switch_body:
+	setp.neu.f32 %p72, %f153, %f153;
+	@%p72 bra $L190_switch_body;
+	bra.uni $L194_switch_next;
+$L190_switch_body:
 	.loc 5 105 3
-	mov.pred %p71, 0;
-	bra.uni $L203_ret_argBetter;
-$L198_switch_next:
+	mov.pred %p67, 0;
+	bra.uni $L199_ret_argBetter;
+$L194_switch_next:
 	.loc 5 107 11
-	setp.gt.f32 %p77, %f154, %f153;
-	@%p77 bra $L205_edge;
-	bra.uni $L199_binop_rhs;
-$L205_edge:
-	mov.pred %p78, 1;
-	bra.uni $L200_binop_done;
-$L199_binop_rhs:
+	setp.gt.f32 %p73, %f154, %f153;
+	@%p73 bra $L201_edge;
+	bra.uni $L195_binop_rhs;
+$L201_edge:
+	mov.pred %p74, 1;
+	bra.uni $L196_binop_done;
+$L195_binop_rhs:
 	.loc 5 107 20
-	setp.eq.f32 %p79, %f154, %f153;
-	@%p79 bra $L201_binop_rhs;
-	bra.uni $L206_edge;
-$L201_binop_rhs:
+	setp.eq.f32 %p75, %f154, %f153;
+	@%p75 bra $L197_binop_rhs;
+	bra.uni $L202_edge;
+$L197_binop_rhs:
 	.loc 5 107 30
-	setp.lt.s32 %p81, %r191, %r188;
-	mov.pred %p80, %p81;
-	bra.uni $L202_binop_done;
-$L206_edge:
-	mov.pred %p80, 0;
-	bra.uni $L202_binop_done;
-$L202_binop_done:
-	mov.pred %p78, %p80;
-	bra.uni $L200_binop_done;
-$L200_binop_done:
+	setp.lt.s32 %p77, %r191, %r188;
+	mov.pred %p76, %p77;
+	bra.uni $L198_binop_done;
+$L202_edge:
+	mov.pred %p76, 0;
+	bra.uni $L198_binop_done;
+$L198_binop_done:
+	mov.pred %p74, %p76;
+	bra.uni $L196_binop_done;
+$L196_binop_done:
 	.loc 5 107 2
-	mov.pred %p71, %p78;
-	bra.uni $L203_ret_argBetter;
-$L203_ret_argBetter:
-	@%p71 bra $L189_if_then;
-	bra.uni $L207_edge;
-$L189_if_then:
+	mov.pred %p67, %p74;
+	bra.uni $L199_ret_argBetter;
+$L199_ret_argBetter:
+	@%p67 bra $L185_if_then;
+	bra.uni $L203_edge;
+$L185_if_then:
 	mov.f32 %f155, %f154;
 	mov.s32 %r192, %r191;
-	bra.uni $L190_if_done;
-$L207_edge:
+	bra.uni $L186_if_done;
+$L203_edge:
 	mov.f32 %f155, %f153;
 	mov.s32 %r192, %r188;
-	bra.uni $L190_if_done;
-$L190_if_done:
+	bra.uni $L186_if_done;
+$L186_if_done:
 	.loc 11 36 22
 	div.s64 %rd128, %rd127, 2;
 	mov.f32 %f153, %f155;
 	mov.s32 %r188, %r192;
 	mov.s64 %rd127, %rd128;
-	bra.uni $L186_for_loop;
-$L188_for_done:
+	bra.uni $L182_for_loop;
+$L184_for_done:
 	.loc 11 46 12
 	bar.warp.sync -1;
 	.loc 11 47 2
 	mov.f32 %f152, %f153;
 	mov.s32 %r187, %r188;
-	bra.uni $L191_ret_warpArgMax;
-$L191_ret_warpArgMax:
+	bra.uni $L187_ret_warpArgMax;
+$L187_ret_warpArgMax:
 	.loc 11 30 8
 	bar.sync 0;
 	.loc 11 31 2
@@ -19637,19 +19385,19 @@ $L191_ret_warpArgMax:
 	bra.uni $L154_ret_blockArgMax;
 $L154_ret_blockArgMax:
 	.loc 13 134 9
-	setp.eq.s64 %p82, %rd13, 0;
-	@%p82 bra $L31_if_then;
+	setp.eq.s64 %p78, %rd13, 0;
+	@%p78 bra $L31_if_then;
 	bra.uni $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L31_if_then:
 	.loc 13 135 6
-	setp.hs.u64 %p83, %rd9, %rd2;
-	@%p83 bra $L208_oob9;
+	setp.hs.u64 %p79, %rd9, %rd2;
+	@%p79 bra $L204_oob5;
 	shl.b64 %rd129, %rd9, 2;
 	add.s64 %rd130, %rd1, %rd129;
 	st.global.s32 [%rd130], %r154;
 	bra.uni $L33_ret_sampleRow_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
-$L208_oob9:
-	mov.u64 %rd21, 0x3D0000000A;
+$L204_oob5:
+	mov.u64 %rd21, 0x3D00000006;
 	mov.u64 %rd22, %rd9;
 	mov.u64 %rd23, %rd2;
 	bra.uni $L40_bounds_fail;

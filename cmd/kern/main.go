@@ -79,14 +79,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-var verbose bool
+var verbose, bce bool
 
 func flags(name string, args []string, stderr io.Writer) (*flag.FlagSet, *string, error) {
 	fs := flag.NewFlagSet("kern "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	arch := fs.String("arch", "", "PTX target: sm_70 … sm_90a (default sm_80)")
 	if name == "check" {
-		fs.BoolVar(&verbose, "v", false, "assemble with ptxas and print registers, spills and shared memory per kernel")
+		fs.BoolVar(&verbose, "v", false, "assemble with ptxas and print registers, spills, shared memory and bounds checks per kernel")
+		fs.BoolVar(&bce, "bce", false, "print the position of each bounds check the kernels keep (like go build -gcflags=-d=ssa/check_bce)")
 	}
 	return fs, arch, fs.Parse(args)
 }
@@ -118,6 +119,9 @@ func gen(args []string, stdout, stderr io.Writer, write bool) error {
 		}
 		if !write {
 			fmt.Fprintf(stdout, "%s: %d kernels ok\n", p.Path, len(p.Kernels))
+			if bce {
+				keptChecks(stdout, p)
+			}
 			if verbose {
 				if err := assembleReport(stdout, p); err != nil {
 					return err

@@ -49,9 +49,6 @@ var HistogramSharedKernel = kernHistogramSharedLauncher{kern.NewKernel(kern.Kern
 	SharedBytes: 1024,
 	Bounds:      true,
 	Sites: []string{
-		"kernels.go:38:7",
-		"kernels.go:43:23",
-		"kernels.go:47:15",
 		"kernels.go:48:22",
 	},
 	Native: func(t gpu.Thread, a []any) { HistogramShared(t, a[0].([]uint8), a[1].([]uint32)) },
@@ -185,7 +182,7 @@ $L4_for_done:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<7>;
+	.reg .pred %p<4>;
 	.reg .b32 %r<21>;
 	.reg .b64 %rd<40>;
 	.shared .align 16 .b8 smem0[1024];
@@ -209,121 +206,97 @@ $L1_entry:
 	mov.u32 %r2, %tid.z;
 	cvt.s64.u32 %rd9, %r2;
 	.loc 1 38 7
-	setp.hs.u64 %p0, %rd7, 256;
-	@%p0 bra $L9_oob0;
-	shl.b64 %rd17, %rd7, 2;
-	add.s64 %rd18, %rd6, %rd17;
-	mov.u32 %r6, 0;
-	st.shared.u32 [%rd18], %r6;
+	shl.b64 %rd10, %rd7, 2;
+	add.s64 %rd11, %rd6, %rd10;
+	mov.u32 %r3, 0;
+	st.shared.u32 [%rd11], %r3;
 	.loc 1 39 8
 	bar.sync 0;
 	.loc 1 41 21
-	mov.u32 %r7, %nctaid.x;
-	cvt.s64.u32 %rd19, %r7;
-	mov.u32 %r8, %nctaid.y;
-	cvt.s64.u32 %rd20, %r8;
-	mov.u32 %r9, %nctaid.z;
-	cvt.s64.u32 %rd21, %r9;
+	mov.u32 %r4, %nctaid.x;
+	cvt.s64.u32 %rd12, %r4;
+	mov.u32 %r5, %nctaid.y;
+	cvt.s64.u32 %rd13, %r5;
+	mov.u32 %r6, %nctaid.z;
+	cvt.s64.u32 %rd14, %r6;
 	.loc 1 41 38
-	mov.u32 %r10, %ntid.x;
-	cvt.s64.u32 %rd22, %r10;
-	mov.u32 %r11, %ntid.y;
-	cvt.s64.u32 %rd23, %r11;
-	mov.u32 %r12, %ntid.z;
-	cvt.s64.u32 %rd24, %r12;
+	mov.u32 %r7, %ntid.x;
+	cvt.s64.u32 %rd15, %r7;
+	mov.u32 %r8, %ntid.y;
+	cvt.s64.u32 %rd16, %r8;
+	mov.u32 %r9, %ntid.z;
+	cvt.s64.u32 %rd17, %r9;
 	.loc 1 41 26
-	mul.lo.s64 %rd25, %rd19, %rd22;
+	mul.lo.s64 %rd18, %rd12, %rd15;
 	.loc 1 42 20
-	mov.u32 %r13, %ctaid.x;
-	mov.u32 %r14, %ntid.x;
-	mul.wide.u32 %rd26, %r13, %r14;
-	mov.u32 %r15, %tid.x;
-	cvt.u64.u32 %rd27, %r15;
-	add.s64 %rd28, %rd26, %rd27;
-	mov.s64 %rd29, %rd28;
+	mov.u32 %r10, %ctaid.x;
+	mov.u32 %r11, %ntid.x;
+	mul.wide.u32 %rd19, %r10, %r11;
+	mov.u32 %r12, %tid.x;
+	cvt.u64.u32 %rd20, %r12;
+	add.s64 %rd21, %rd19, %rd20;
+	mov.s64 %rd22, %rd21;
 	bra.uni $L2_for_loop;
-$L9_oob0:
-	.loc 1 38 7
-	mov.u64 %rd10, 0x200000001;
-	mov.u64 %rd11, %rd7;
-	mov.u64 %rd12, 256;
-	bra.uni $L7_bounds_fail;
 $L2_for_loop:
 	.loc 1 42 26
-	setp.lt.s64 %p2, %rd29, %rd2;
-	@%p2 bra $L3_for_body;
+	setp.lt.s64 %p0, %rd22, %rd2;
+	@%p0 bra $L3_for_body;
 	bra.uni $L4_for_done;
 $L3_for_body:
 	.loc 1 43 28
-	shl.b64 %rd30, %rd29, 0;
-	add.s64 %rd31, %rd1, %rd30;
-	ld.global.nc.u8 %r16, [%rd31];
+	shl.b64 %rd23, %rd22, 0;
+	add.s64 %rd24, %rd1, %rd23;
+	ld.global.nc.u8 %r13, [%rd24];
 	.loc 1 43 23
-	cvt.u64.u8 %rd32, %r16;
-	setp.hs.u64 %p3, %rd32, 256;
-	@%p3 bra $L10_oob1;
-	shl.b64 %rd33, %rd32, 2;
-	add.s64 %rd34, %rd6, %rd33;
+	cvt.u64.u8 %rd25, %r13;
+	shl.b64 %rd26, %rd25, 2;
+	add.s64 %rd27, %rd6, %rd26;
 	.loc 1 43 16
-	mov.u32 %r18, 1;
-	atom.shared.add.u32 %r17, [%rd34], %r18;
+	mov.u32 %r15, 1;
+	atom.shared.add.u32 %r14, [%rd27], %r15;
 	.loc 1 42 39
-	add.s64 %rd35, %rd29, %rd25;
-	mov.s64 %rd29, %rd35;
+	add.s64 %rd28, %rd22, %rd18;
+	mov.s64 %rd22, %rd28;
 	bra.uni $L2_for_loop;
-$L10_oob1:
-	.loc 1 43 23
-	mov.u64 %rd10, 0x200000002;
-	mov.u64 %rd11, %rd32;
-	mov.u64 %rd12, 256;
-	bra.uni $L7_bounds_fail;
 $L4_for_done:
 	.loc 1 45 8
 	bar.sync 0;
 	.loc 1 47 15
-	setp.hs.u64 %p4, %rd7, 256;
-	@%p4 bra $L11_oob2;
-	shl.b64 %rd36, %rd7, 2;
-	add.s64 %rd37, %rd6, %rd36;
-	ld.shared.u32 %r19, [%rd37];
+	shl.b64 %rd29, %rd7, 2;
+	add.s64 %rd30, %rd6, %rd29;
+	ld.shared.u32 %r16, [%rd30];
 	.loc 1 47 22
-	setp.ne.u32 %p5, %r19, 0;
-	@%p5 bra $L5_if_then;
+	setp.ne.u32 %p1, %r16, 0;
+	@%p1 bra $L5_if_then;
 	bra.uni $L6_if_done;
-$L11_oob2:
-	.loc 1 47 15
-	mov.u64 %rd10, 0x200000003;
-	mov.u64 %rd11, %rd7;
-	mov.u64 %rd12, 256;
-	bra.uni $L7_bounds_fail;
 $L5_if_then:
 	.loc 1 48 22
-	setp.hs.u64 %p6, %rd7, %rd5;
-	@%p6 bra $L12_oob3;
+	setp.hs.u64 %p2, %rd7, %rd5;
+	@%p2 bra $L9_oob0;
 	shl.b64 %rd38, %rd7, 2;
 	add.s64 %rd39, %rd4, %rd38;
 	.loc 1 48 16
-	atom.global.add.u32 %r20, [%rd39], %r19;
+	atom.global.add.u32 %r20, [%rd39], %r16;
 	bra.uni $L6_if_done;
-$L12_oob3:
+$L9_oob0:
 	.loc 1 48 22
-	mov.u64 %rd10, 0x200000004;
-	mov.u64 %rd11, %rd7;
-	mov.u64 %rd12, %rd5;
+	mov.u64 %rd31, 0x200000001;
+	mov.u64 %rd32, %rd7;
+	mov.u64 %rd33, %rd5;
 	bra.uni $L7_bounds_fail;
 $L7_bounds_fail:
-	atom.global.cas.b64 %rd13, [kern_error], 0, %rd10;
-	setp.eq.u64 %p1, %rd13, 0;
-	@!%p1 bra $L8_bounds_exit;
-	st.global.u64 [kern_error+8], %rd11;
-	st.global.u64 [kern_error+16], %rd12;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd14, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd15, %r5;
-	add.s64 %rd16, %rd14, %rd15;
-	st.global.u64 [kern_error+24], %rd16;
+	atom.global.cas.b64 %rd34, [kern_error], 0, %rd31;
+	setp.eq.u64 %p3, %rd34, 0;
+	@!%p3 bra $L8_bounds_exit;
+	st.global.u64 [kern_error+8], %rd32;
+	st.global.u64 [kern_error+16], %rd33;
+	mov.u32 %r17, %ctaid.x;
+	mov.u32 %r18, %ntid.x;
+	mul.wide.u32 %rd35, %r17, %r18;
+	mov.u32 %r19, %tid.x;
+	cvt.u64.u32 %rd36, %r19;
+	add.s64 %rd37, %rd35, %rd36;
+	st.global.u64 [kern_error+24], %rd37;
 	bra.uni $L8_bounds_exit;
 $L8_bounds_exit:
 	exit;

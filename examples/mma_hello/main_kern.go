@@ -67,11 +67,7 @@ var MMAFromSharedKernel = kernMMAFromSharedLauncher{kern.NewKernel(kern.KernelSp
 	Bounds:      true,
 	Sites: []string{
 		"kernels.go:59:12",
-		"kernels.go:59:5",
 		"kernels.go:62:12",
-		"kernels.go:62:5",
-		"kernels.go:70:31",
-		"kernels.go:77:37",
 		"kernels.go:86:3",
 		"kernels.go:86:15",
 		"kernels.go:87:3",
@@ -572,7 +568,7 @@ $L17_ret_storeD:
 )
 .maxntid 32, 1, 1
 {
-	.reg .pred %p<13>;
+	.reg .pred %p<9>;
 	.reg .b16 %rs<2>;
 	.reg .b32 %r<12>;
 	.reg .b64 %rd<74>;
@@ -614,8 +610,6 @@ $L3_for_body:
 	add.s64 %rd21, %rd1, %rd20;
 	ld.global.nc.u16 %rs0, [%rd21];
 	.loc 1 59 5
-	setp.hs.u64 %p3, %rd12, 256;
-	@%p3 bra $L11_oob1;
 	shl.b64 %rd22, %rd12, 1;
 	add.s64 %rd23, %rd9, %rd22;
 	st.shared.u16 [%rd23], %rs0;
@@ -629,30 +623,22 @@ $L10_oob0:
 	mov.u64 %rd14, %rd12;
 	mov.u64 %rd15, %rd2;
 	bra.uni $L8_bounds_fail;
-$L11_oob1:
-	.loc 1 59 5
-	mov.u64 %rd13, 0x200000002;
-	mov.u64 %rd14, %rd12;
-	mov.u64 %rd15, 256;
-	bra.uni $L8_bounds_fail;
 $L4_for_done:
 	mov.s64 %rd25, %rd11;
 	bra.uni $L5_for_loop;
 $L5_for_loop:
 	.loc 1 61 16
-	setp.lt.s64 %p4, %rd25, 128;
-	@%p4 bra $L6_for_body;
+	setp.lt.s64 %p3, %rd25, 128;
+	@%p3 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
 	.loc 1 62 12
-	setp.hs.u64 %p5, %rd25, %rd5;
-	@%p5 bra $L12_oob2;
+	setp.hs.u64 %p4, %rd25, %rd5;
+	@%p4 bra $L11_oob1;
 	shl.b64 %rd26, %rd25, 1;
 	add.s64 %rd27, %rd4, %rd26;
 	ld.global.nc.u16 %rs1, [%rd27];
 	.loc 1 62 5
-	setp.hs.u64 %p6, %rd25, 128;
-	@%p6 bra $L13_oob3;
 	shl.b64 %rd28, %rd25, 1;
 	add.s64 %rd29, %rd10, %rd28;
 	st.shared.u16 [%rd29], %rs1;
@@ -660,17 +646,11 @@ $L6_for_body:
 	add.s64 %rd30, %rd25, 32;
 	mov.s64 %rd25, %rd30;
 	bra.uni $L5_for_loop;
-$L12_oob2:
+$L11_oob1:
 	.loc 1 62 12
-	mov.u64 %rd13, 0x200000003;
+	mov.u64 %rd13, 0x200000002;
 	mov.u64 %rd14, %rd25;
 	mov.u64 %rd15, %rd5;
-	bra.uni $L8_bounds_fail;
-$L13_oob3:
-	.loc 1 62 5
-	mov.u64 %rd13, 0x200000004;
-	mov.u64 %rd14, %rd25;
-	mov.u64 %rd15, 128;
 	bra.uni $L8_bounds_fail;
 $L7_for_done:
 	.loc 1 64 8
@@ -694,8 +674,6 @@ $L7_for_done:
 	.loc 1 70 46
 	add.s64 %rd39, %rd36, %rd38;
 	.loc 1 70 31
-	setp.hs.u64 %p7, %rd39, 256;
-	@%p7 bra $L14_oob4;
 	shl.b64 %rd40, %rd39, 1;
 	add.s64 %rd41, %rd9, %rd40;
 	.loc 1 70 24
@@ -705,8 +683,6 @@ $L7_for_done:
 	.loc 1 77 44
 	mul.lo.s64 %rd43, %rd42, 8;
 	.loc 1 77 37
-	setp.hs.u64 %p8, %rd43, 128;
-	@%p8 bra $L15_oob5;
 	shl.b64 %rd44, %rd43, 1;
 	add.s64 %rd45, %rd10, %rd44;
 	.loc 1 77 30
@@ -718,20 +694,8 @@ $L7_for_done:
 	mov.f32 %f3, 0f00000000;
 	mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f4, %f5, %f6, %f7}, {%r4, %r5, %r6, %r7}, {%r8, %r9}, {%f0, %f1, %f2, %f3};
 	.loc 1 80 8
-	bra.uni $L16_entry;
-$L14_oob4:
-	.loc 1 70 31
-	mov.u64 %rd13, 0x200000005;
-	mov.u64 %rd14, %rd39;
-	mov.u64 %rd15, 256;
-	bra.uni $L8_bounds_fail;
-$L15_oob5:
-	.loc 1 77 37
-	mov.u64 %rd13, 0x200000006;
-	mov.u64 %rd14, %rd43;
-	mov.u64 %rd15, 128;
-	bra.uni $L8_bounds_fail;
-$L16_entry:
+	bra.uni $L12_entry;
+$L12_entry:
 	.loc 1 84 40
 	mov.f32 %f8, 0f00000000;
 	mov.f32 %f9, 0f00000000;
@@ -770,14 +734,14 @@ $L16_entry:
 	.loc 1 86 40
 	mov.f32 %f13, %f9;
 	.loc 1 86 3
-	setp.hs.u64 %p9, %rd52, %rd8;
-	@%p9 bra $L18_oob6;
+	setp.hs.u64 %p5, %rd52, %rd8;
+	@%p5 bra $L14_oob2;
 	shl.b64 %rd57, %rd52, 2;
 	add.s64 %rd58, %rd7, %rd57;
 	st.global.f32 [%rd58], %f12;
 	.loc 1 86 15
-	setp.hs.u64 %p10, %rd56, %rd8;
-	@%p10 bra $L19_oob7;
+	setp.hs.u64 %p6, %rd56, %rd8;
+	@%p6 bra $L15_oob3;
 	shl.b64 %rd59, %rd56, 2;
 	add.s64 %rd60, %rd7, %rd59;
 	st.global.f32 [%rd60], %f13;
@@ -804,39 +768,39 @@ $L16_entry:
 	.loc 1 87 48
 	mov.f32 %f15, %f11;
 	.loc 1 87 3
-	setp.hs.u64 %p11, %rd64, %rd8;
-	@%p11 bra $L20_oob8;
+	setp.hs.u64 %p7, %rd64, %rd8;
+	@%p7 bra $L16_oob4;
 	shl.b64 %rd70, %rd64, 2;
 	add.s64 %rd71, %rd7, %rd70;
 	st.global.f32 [%rd71], %f14;
 	.loc 1 87 19
-	setp.hs.u64 %p12, %rd69, %rd8;
-	@%p12 bra $L21_oob9;
+	setp.hs.u64 %p8, %rd69, %rd8;
+	@%p8 bra $L17_oob5;
 	shl.b64 %rd72, %rd69, 2;
 	add.s64 %rd73, %rd7, %rd72;
 	st.global.f32 [%rd73], %f15;
-	bra.uni $L17_ret_storeD;
-$L18_oob6:
+	bra.uni $L13_ret_storeD;
+$L14_oob2:
 	.loc 1 86 3
-	mov.u64 %rd13, 0x200000007;
+	mov.u64 %rd13, 0x200000003;
 	mov.u64 %rd14, %rd52;
 	mov.u64 %rd15, %rd8;
 	bra.uni $L8_bounds_fail;
-$L19_oob7:
+$L15_oob3:
 	.loc 1 86 15
-	mov.u64 %rd13, 0x200000008;
+	mov.u64 %rd13, 0x200000004;
 	mov.u64 %rd14, %rd56;
 	mov.u64 %rd15, %rd8;
 	bra.uni $L8_bounds_fail;
-$L20_oob8:
+$L16_oob4:
 	.loc 1 87 3
-	mov.u64 %rd13, 0x200000009;
+	mov.u64 %rd13, 0x200000005;
 	mov.u64 %rd14, %rd64;
 	mov.u64 %rd15, %rd8;
 	bra.uni $L8_bounds_fail;
-$L21_oob9:
+$L17_oob5:
 	.loc 1 87 19
-	mov.u64 %rd13, 0x20000000A;
+	mov.u64 %rd13, 0x200000006;
 	mov.u64 %rd14, %rd69;
 	mov.u64 %rd15, %rd8;
 	bra.uni $L8_bounds_fail;
@@ -856,7 +820,7 @@ $L8_bounds_fail:
 	bra.uni $L9_bounds_exit;
 $L9_bounds_exit:
 	exit;
-$L17_ret_storeD:
+$L13_ret_storeD:
 	ret;
 }
 `

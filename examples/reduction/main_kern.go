@@ -21,8 +21,6 @@ var SumPartialKernel = kernSumPartialLauncher{kern.NewKernel(kern.KernelSpec{
 	SharedBytes: 128,
 	Bounds:      true,
 	Sites: []string{
-		"kernels.go:37:11",
-		"kernels.go:45:16",
 		"kernels.go:49:11",
 	},
 	Native: func(t gpu.Thread, a []any) { SumPartial(t, a[0].([]float32), a[1].([]float32)) },
@@ -61,7 +59,7 @@ const kernPTX = `//
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<9>;
+	.reg .pred %p<7>;
 	.reg .b32 %r<38>;
 	.reg .b64 %rd<47>;
 	.reg .f32 %f<27>;
@@ -179,69 +177,55 @@ $L7_if_then:
 	shr.u32 %r10, %r15, 5;
 	cvt.s64.u32 %rd22, %r10;
 	.loc 1 37 11
-	setp.hs.u64 %p2, %rd22, 32;
-	@%p2 bra $L20_oob0;
-	shl.b64 %rd30, %rd22, 2;
-	add.s64 %rd31, %rd20, %rd30;
-	st.shared.f32 [%rd31], %f14;
+	shl.b64 %rd23, %rd22, 2;
+	add.s64 %rd24, %rd20, %rd23;
+	st.shared.f32 [%rd24], %f14;
 	bra.uni $L8_if_done;
-$L20_oob0:
-	mov.u64 %rd23, 0x100000001;
-	mov.u64 %rd24, %rd22;
-	mov.u64 %rd25, 32;
-	bra.uni $L18_bounds_fail;
 $L8_if_done:
 	.loc 1 39 8
 	bar.sync 0;
 	.loc 1 42 11
-	mov.u32 %r23, %tid.z;
-	mov.u32 %r24, %ntid.y;
-	mov.u32 %r25, %tid.y;
-	mad.lo.u32 %r22, %r23, %r24, %r25;
-	mov.u32 %r27, %ntid.x;
-	mov.u32 %r28, %tid.x;
-	mad.lo.u32 %r26, %r22, %r27, %r28;
-	shr.u32 %r21, %r26, 5;
-	cvt.s64.u32 %rd32, %r21;
+	mov.u32 %r20, %tid.z;
+	mov.u32 %r21, %ntid.y;
+	mov.u32 %r22, %tid.y;
+	mad.lo.u32 %r19, %r20, %r21, %r22;
+	mov.u32 %r24, %ntid.x;
+	mov.u32 %r25, %tid.x;
+	mad.lo.u32 %r23, %r19, %r24, %r25;
+	shr.u32 %r18, %r23, 5;
+	cvt.s64.u32 %rd25, %r18;
 	.loc 1 42 14
-	setp.eq.s64 %p4, %rd32, 0;
-	@%p4 bra $L9_if_then;
+	setp.eq.s64 %p2, %rd25, 0;
+	@%p2 bra $L9_if_then;
 	bra.uni $L10_if_done;
 $L9_if_then:
 	.loc 1 44 12
-	mov.u32 %r29, %laneid;
-	cvt.s64.u32 %rd33, %r29;
+	mov.u32 %r26, %laneid;
+	cvt.s64.u32 %rd26, %r26;
 	.loc 1 44 27
-	mov.u32 %r30, %ntid.x;
-	cvt.s64.u32 %rd34, %r30;
-	mov.u32 %r31, %ntid.y;
-	cvt.s64.u32 %rd35, %r31;
-	mov.u32 %r32, %ntid.z;
-	cvt.s64.u32 %rd36, %r32;
+	mov.u32 %r27, %ntid.x;
+	cvt.s64.u32 %rd27, %r27;
+	mov.u32 %r28, %ntid.y;
+	cvt.s64.u32 %rd28, %r28;
+	mov.u32 %r29, %ntid.z;
+	cvt.s64.u32 %rd29, %r29;
 	.loc 1 44 31
-	div.s64 %rd37, %rd34, 32;
+	div.s64 %rd30, %rd27, 32;
 	.loc 1 44 15
-	setp.lt.s64 %p5, %rd33, %rd37;
-	@%p5 bra $L11_if_then;
-	bra.uni $L21_edge;
+	setp.lt.s64 %p3, %rd26, %rd30;
+	@%p3 bra $L11_if_then;
+	bra.uni $L18_edge;
 $L11_if_then:
 	.loc 1 45 23
-	mov.u32 %r33, %laneid;
-	cvt.s64.u32 %rd38, %r33;
+	mov.u32 %r30, %laneid;
+	cvt.s64.u32 %rd31, %r30;
 	.loc 1 45 16
-	setp.hs.u64 %p6, %rd38, 32;
-	@%p6 bra $L22_oob1;
-	shl.b64 %rd39, %rd38, 2;
-	add.s64 %rd40, %rd20, %rd39;
-	ld.shared.f32 %f16, [%rd40];
+	shl.b64 %rd32, %rd31, 2;
+	add.s64 %rd33, %rd20, %rd32;
+	ld.shared.f32 %f16, [%rd33];
 	mov.f32 %f15, %f16;
 	bra.uni $L12_if_done;
-$L22_oob1:
-	mov.u64 %rd23, 0x100000002;
-	mov.u64 %rd24, %rd38;
-	mov.u64 %rd25, 32;
-	bra.uni $L18_bounds_fail;
-$L21_edge:
+$L18_edge:
 	mov.f32 %f15, 0f00000000;
 	bra.uni $L12_if_done;
 $L12_if_done:
@@ -257,47 +241,47 @@ $L12_if_done:
 	shfl.sync.bfly.b32 %f25, %f24, 1, 31, -1;
 	add.rn.f32 %f26, %f24, %f25;
 	.loc 1 48 12
-	mov.u32 %r34, %laneid;
-	cvt.s64.u32 %rd41, %r34;
+	mov.u32 %r31, %laneid;
+	cvt.s64.u32 %rd34, %r31;
 	.loc 1 48 15
-	setp.eq.s64 %p7, %rd41, 0;
-	@%p7 bra $L13_if_then;
+	setp.eq.s64 %p4, %rd34, 0;
+	@%p4 bra $L13_if_then;
 	bra.uni $L10_if_done;
 $L13_if_then:
 	.loc 1 49 22
-	mov.u32 %r35, %ctaid.x;
-	cvt.s64.u32 %rd42, %r35;
-	mov.u32 %r36, %ctaid.y;
-	cvt.s64.u32 %rd43, %r36;
-	mov.u32 %r37, %ctaid.z;
-	cvt.s64.u32 %rd44, %r37;
+	mov.u32 %r32, %ctaid.x;
+	cvt.s64.u32 %rd35, %r32;
+	mov.u32 %r33, %ctaid.y;
+	cvt.s64.u32 %rd36, %r33;
+	mov.u32 %r34, %ctaid.z;
+	cvt.s64.u32 %rd37, %r34;
 	.loc 1 49 11
-	setp.hs.u64 %p8, %rd42, %rd5;
-	@%p8 bra $L23_oob2;
-	shl.b64 %rd45, %rd42, 2;
+	setp.hs.u64 %p5, %rd35, %rd5;
+	@%p5 bra $L21_oob0;
+	shl.b64 %rd45, %rd35, 2;
 	add.s64 %rd46, %rd4, %rd45;
 	st.global.f32 [%rd46], %f26;
 	bra.uni $L10_if_done;
-$L23_oob2:
-	mov.u64 %rd23, 0x100000003;
-	mov.u64 %rd24, %rd42;
-	mov.u64 %rd25, %rd5;
-	bra.uni $L18_bounds_fail;
-$L18_bounds_fail:
-	atom.global.cas.b64 %rd26, [kern_error], 0, %rd23;
-	setp.eq.u64 %p3, %rd26, 0;
-	@!%p3 bra $L19_bounds_exit;
-	st.global.u64 [kern_error+8], %rd24;
-	st.global.u64 [kern_error+16], %rd25;
-	mov.u32 %r18, %ctaid.x;
-	mov.u32 %r19, %ntid.x;
-	mul.wide.u32 %rd27, %r18, %r19;
-	mov.u32 %r20, %tid.x;
-	cvt.u64.u32 %rd28, %r20;
-	add.s64 %rd29, %rd27, %rd28;
-	st.global.u64 [kern_error+24], %rd29;
-	bra.uni $L19_bounds_exit;
-$L19_bounds_exit:
+$L21_oob0:
+	mov.u64 %rd38, 0x100000001;
+	mov.u64 %rd39, %rd35;
+	mov.u64 %rd40, %rd5;
+	bra.uni $L19_bounds_fail;
+$L19_bounds_fail:
+	atom.global.cas.b64 %rd41, [kern_error], 0, %rd38;
+	setp.eq.u64 %p6, %rd41, 0;
+	@!%p6 bra $L20_bounds_exit;
+	st.global.u64 [kern_error+8], %rd39;
+	st.global.u64 [kern_error+16], %rd40;
+	mov.u32 %r35, %ctaid.x;
+	mov.u32 %r36, %ntid.x;
+	mul.wide.u32 %rd42, %r35, %r36;
+	mov.u32 %r37, %tid.x;
+	cvt.u64.u32 %rd43, %r37;
+	add.s64 %rd44, %rd42, %rd43;
+	st.global.u64 [kern_error+24], %rd44;
+	bra.uni $L20_bounds_exit;
+$L20_bounds_exit:
 	exit;
 $L10_if_done:
 	ret;

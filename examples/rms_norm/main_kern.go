@@ -28,11 +28,7 @@ var RMSNormKernel = kernRMSNormLauncher{kern.NewKernel(kern.KernelSpec{
 		"kernels.go:21:10",
 		"kernels.go:22:12",
 		"kernels.go:22:12",
-		"kernels.go:27:12",
-		"kernels.go:27:21",
-		"kernels.go:35:15",
 		"kernels.go:35:30",
-		"kernels.go:35:6",
 	},
 	Native: func(t gpu.Thread, a []any) {
 		RMSNorm(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(float32))
@@ -76,7 +72,7 @@ const kernPTX = `//
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<14>;
+	.reg .pred %p<10>;
 	.reg .b32 %r<25>;
 	.reg .b64 %rd<61>;
 	.reg .f32 %f<35>;
@@ -183,14 +179,10 @@ $L2_for_loop:
 	bra.uni $L4_for_done;
 $L3_for_body:
 	.loc 1 27 12
-	setp.hs.u64 %p6, %rd44, %rd25;
-	@%p6 bra $L14_oob4;
 	shl.b64 %rd45, %rd44, 2;
 	add.s64 %rd46, %rd28, %rd45;
 	ld.global.nc.f32 %f2, [%rd46];
 	.loc 1 27 21
-	setp.hs.u64 %p7, %rd44, %rd25;
-	@%p7 bra $L15_oob5;
 	shl.b64 %rd47, %rd44, 2;
 	add.s64 %rd48, %rd28, %rd47;
 	ld.global.nc.f32 %f3, [%rd48];
@@ -203,18 +195,6 @@ $L3_for_body:
 	mov.f32 %f1, %f5;
 	mov.s64 %rd44, %rd49;
 	bra.uni $L2_for_loop;
-$L14_oob4:
-	.loc 1 27 12
-	mov.u64 %rd17, 0x100000005;
-	mov.u64 %rd18, %rd44;
-	mov.u64 %rd19, %rd25;
-	bra.uni $L8_bounds_fail;
-$L15_oob5:
-	.loc 1 27 21
-	mov.u64 %rd17, 0x100000006;
-	mov.u64 %rd18, %rd44;
-	mov.u64 %rd19, %rd25;
-	bra.uni $L8_bounds_fail;
 $L4_for_done:
 	.loc 1 31 19
 	shfl.sync.bfly.b32 %f6, %f1, 16, 31, -1;
@@ -238,8 +218,8 @@ $L4_for_done:
 	mov.u32 %r20, %laneid;
 	mov.u64 %rd50, kern_reduce;
 	mad.wide.u32 %rd51, %r19, 4, %rd50;
-	setp.eq.u32 %p8, %r20, 0;
-	@%p8 st.shared.f32 [%rd51], %f15;
+	setp.eq.u32 %p6, %r20, 0;
+	@%p6 st.shared.f32 [%rd51], %f15;
 	bar.sync 0;
 	mov.u32 %r22, %ntid.x;
 	mov.u32 %r23, %ntid.y;
@@ -248,10 +228,10 @@ $L4_for_done:
 	mul.lo.u32 %r21, %r21, %r24;
 	add.u32 %r21, %r21, 31;
 	shr.u32 %r21, %r21, 5;
-	setp.lo.u32 %p9, %r20, %r21;
+	setp.lo.u32 %p7, %r20, %r21;
 	mad.wide.u32 %rd52, %r20, 4, %rd50;
 	mov.f32 %f16, 0f00000000;
-	@%p9 ld.shared.f32 %f16, [%rd52];
+	@%p7 ld.shared.f32 %f16, [%rd52];
 	shfl.sync.bfly.b32 %f17, %f16, 16, 31, -1;
 	add.rn.f32 %f18, %f16, %f17;
 	shfl.sync.bfly.b32 %f19, %f18, 8, 31, -1;
@@ -275,29 +255,25 @@ $L4_for_done:
 	bra.uni $L5_for_loop;
 $L5_for_loop:
 	.loc 1 34 18
-	setp.lt.s64 %p10, %rd53, %rd9;
-	@%p10 bra $L6_for_body;
+	setp.lt.s64 %p8, %rd53, %rd9;
+	@%p8 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
 	.loc 1 35 15
-	setp.hs.u64 %p11, %rd53, %rd25;
-	@%p11 bra $L16_oob6;
 	shl.b64 %rd54, %rd53, 2;
 	add.s64 %rd55, %rd28, %rd54;
 	ld.global.nc.f32 %f31, [%rd55];
 	.loc 1 35 19
 	mul.rn.f32 %f32, %f31, %f30;
 	.loc 1 35 30
-	setp.hs.u64 %p12, %rd53, %rd5;
-	@%p12 bra $L17_oob7;
+	setp.hs.u64 %p9, %rd53, %rd5;
+	@%p9 bra $L14_oob4;
 	shl.b64 %rd56, %rd53, 2;
 	add.s64 %rd57, %rd4, %rd56;
 	ld.global.nc.f32 %f33, [%rd57];
 	.loc 1 35 27
 	mul.rn.f32 %f34, %f32, %f33;
 	.loc 1 35 6
-	setp.hs.u64 %p13, %rd53, %rd34;
-	@%p13 bra $L18_oob8;
 	shl.b64 %rd58, %rd53, 2;
 	add.s64 %rd59, %rd37, %rd58;
 	st.global.f32 [%rd59], %f34;
@@ -305,23 +281,11 @@ $L6_for_body:
 	add.s64 %rd60, %rd53, %rd41;
 	mov.s64 %rd53, %rd60;
 	bra.uni $L5_for_loop;
-$L16_oob6:
-	.loc 1 35 15
-	mov.u64 %rd17, 0x100000007;
-	mov.u64 %rd18, %rd53;
-	mov.u64 %rd19, %rd25;
-	bra.uni $L8_bounds_fail;
-$L17_oob7:
+$L14_oob4:
 	.loc 1 35 30
-	mov.u64 %rd17, 0x100000008;
+	mov.u64 %rd17, 0x100000005;
 	mov.u64 %rd18, %rd53;
 	mov.u64 %rd19, %rd5;
-	bra.uni $L8_bounds_fail;
-$L18_oob8:
-	.loc 1 35 6
-	mov.u64 %rd17, 0x100000009;
-	mov.u64 %rd18, %rd53;
-	mov.u64 %rd19, %rd34;
 	bra.uni $L8_bounds_fail;
 $L8_bounds_fail:
 	atom.global.cas.b64 %rd20, [kern_error], 0, %rd17;

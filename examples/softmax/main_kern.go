@@ -26,10 +26,6 @@ var SoftmaxKernel = kernSoftmaxLauncher{kern.NewKernel(kern.KernelSpec{
 		"kernels.go:24:10",
 		"kernels.go:25:12",
 		"kernels.go:25:12",
-		"kernels.go:30:17",
-		"kernels.go:36:21",
-		"kernels.go:41:23",
-		"kernels.go:41:6",
 	},
 	Native: func(t gpu.Thread, a []any) { Softmax(t, a[0].([]float32), a[1].([]float32), a[2].(int)) },
 })}
@@ -68,7 +64,7 @@ const kernPTX = `//
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<18>;
+	.reg .pred %p<14>;
 	.reg .b32 %r<38>;
 	.reg .b64 %rd<61>;
 	.reg .f32 %f<71>;
@@ -164,6 +160,22 @@ $L16_oob3:
 	mov.u64 %rd15, %rd26;
 	mov.u64 %rd16, %rd30;
 	bra.uni $L11_bounds_fail;
+$L11_bounds_fail:
+	atom.global.cas.b64 %rd17, [kern_error], 0, %rd14;
+	setp.eq.u64 %p1, %rd17, 0;
+	@!%p1 bra $L12_bounds_exit;
+	st.global.u64 [kern_error+8], %rd15;
+	st.global.u64 [kern_error+16], %rd16;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd18, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd19, %r5;
+	add.s64 %rd20, %rd18, %rd19;
+	st.global.u64 [kern_error+24], %rd20;
+	bra.uni $L12_bounds_exit;
+$L12_bounds_exit:
+	exit;
 $L2_for_loop:
 	.loc 1 29 18
 	setp.lt.s64 %p5, %rd41, %rd6;
@@ -171,8 +183,6 @@ $L2_for_loop:
 	bra.uni $L4_for_done;
 $L3_for_body:
 	.loc 1 30 17
-	setp.hs.u64 %p6, %rd41, %rd22;
-	@%p6 bra $L17_oob4;
 	shl.b64 %rd42, %rd41, 2;
 	add.s64 %rd43, %rd25, %rd42;
 	ld.global.nc.f32 %f1, [%rd43];
@@ -183,12 +193,6 @@ $L3_for_body:
 	mov.f32 %f0, %f2;
 	mov.s64 %rd41, %rd44;
 	bra.uni $L2_for_loop;
-$L17_oob4:
-	.loc 1 30 17
-	mov.u64 %rd14, 0x100000005;
-	mov.u64 %rd15, %rd41;
-	mov.u64 %rd16, %rd22;
-	bra.uni $L11_bounds_fail;
 $L4_for_done:
 	.loc 1 32 18
 	shfl.sync.bfly.b32 %f3, %f0, 16, 31, -1;
@@ -212,8 +216,8 @@ $L4_for_done:
 	mov.u32 %r20, %laneid;
 	mov.u64 %rd45, kern_reduce;
 	mad.wide.u32 %rd46, %r19, 4, %rd45;
-	setp.eq.u32 %p7, %r20, 0;
-	@%p7 st.shared.f32 [%rd46], %f12;
+	setp.eq.u32 %p6, %r20, 0;
+	@%p6 st.shared.f32 [%rd46], %f12;
 	bar.sync 0;
 	mov.u32 %r22, %ntid.x;
 	mov.u32 %r23, %ntid.y;
@@ -222,10 +226,10 @@ $L4_for_done:
 	mul.lo.u32 %r21, %r21, %r24;
 	add.u32 %r21, %r21, 31;
 	shr.u32 %r21, %r21, 5;
-	setp.lo.u32 %p8, %r20, %r21;
+	setp.lo.u32 %p7, %r20, %r21;
 	mad.wide.u32 %rd47, %r20, 4, %rd45;
 	mov.f32 %f13, 0fFF800000;
-	@%p8 ld.shared.f32 %f13, [%rd47];
+	@%p7 ld.shared.f32 %f13, [%rd47];
 	shfl.sync.bfly.b32 %f14, %f13, 16, 31, -1;
 	max.NaN.f32 %f15, %f13, %f14;
 	shfl.sync.bfly.b32 %f16, %f15, 8, 31, -1;
@@ -242,13 +246,11 @@ $L4_for_done:
 	bra.uni $L5_for_loop;
 $L5_for_loop:
 	.loc 1 35 18
-	setp.lt.s64 %p9, %rd48, %rd6;
-	@%p9 bra $L6_for_body;
+	setp.lt.s64 %p8, %rd48, %rd6;
+	@%p8 bra $L6_for_body;
 	bra.uni $L7_for_done;
 $L6_for_body:
 	.loc 1 36 21
-	setp.hs.u64 %p10, %rd48, %rd22;
-	@%p10 bra $L18_oob5;
 	shl.b64 %rd49, %rd48, 2;
 	add.s64 %rd50, %rd25, %rd49;
 	ld.global.nc.f32 %f25, [%rd50];
@@ -270,8 +272,8 @@ $L6_for_body:
 	ex2.approx.f32 %f35, %f33;
 	mul.rn.f32 %f31, %f31, %f34;
 	mul.rn.f32 %f31, %f31, %f35;
-	setp.nan.f32 %p11, %f26, %f26;
-	selp.f32 %f31, %f26, %f31, %p11;
+	setp.nan.f32 %p9, %f26, %f26;
+	selp.f32 %f31, %f26, %f31, %p9;
 	.loc 1 36 3
 	add.rn.f32 %f36, %f24, %f31;
 	.loc 1 35 26
@@ -279,12 +281,6 @@ $L6_for_body:
 	mov.f32 %f24, %f36;
 	mov.s64 %rd48, %rd51;
 	bra.uni $L5_for_loop;
-$L18_oob5:
-	.loc 1 36 21
-	mov.u64 %rd14, 0x100000006;
-	mov.u64 %rd15, %rd48;
-	mov.u64 %rd16, %rd22;
-	bra.uni $L11_bounds_fail;
 $L7_for_done:
 	.loc 1 38 25
 	shfl.sync.bfly.b32 %f37, %f24, 16, 31, -1;
@@ -308,8 +304,8 @@ $L7_for_done:
 	mov.u32 %r33, %laneid;
 	mov.u64 %rd52, kern_reduce;
 	mad.wide.u32 %rd53, %r32, 4, %rd52;
-	setp.eq.u32 %p12, %r33, 0;
-	@%p12 st.shared.f32 [%rd53], %f46;
+	setp.eq.u32 %p10, %r33, 0;
+	@%p10 st.shared.f32 [%rd53], %f46;
 	bar.sync 0;
 	mov.u32 %r35, %ntid.x;
 	mov.u32 %r36, %ntid.y;
@@ -318,10 +314,10 @@ $L7_for_done:
 	mul.lo.u32 %r34, %r34, %r37;
 	add.u32 %r34, %r34, 31;
 	shr.u32 %r34, %r34, 5;
-	setp.lo.u32 %p13, %r33, %r34;
+	setp.lo.u32 %p11, %r33, %r34;
 	mad.wide.u32 %rd54, %r33, 4, %rd52;
 	mov.f32 %f47, 0f00000000;
-	@%p13 ld.shared.f32 %f47, [%rd54];
+	@%p11 ld.shared.f32 %f47, [%rd54];
 	shfl.sync.bfly.b32 %f48, %f47, 16, 31, -1;
 	add.rn.f32 %f49, %f47, %f48;
 	shfl.sync.bfly.b32 %f50, %f49, 8, 31, -1;
@@ -339,13 +335,11 @@ $L7_for_done:
 	bra.uni $L8_for_loop;
 $L8_for_loop:
 	.loc 1 40 18
-	setp.lt.s64 %p14, %rd55, %rd6;
-	@%p14 bra $L9_for_body;
+	setp.lt.s64 %p12, %rd55, %rd6;
+	@%p12 bra $L9_for_body;
 	bra.uni $L10_for_done;
 $L9_for_body:
 	.loc 1 41 23
-	setp.hs.u64 %p15, %rd55, %rd22;
-	@%p15 bra $L19_oob6;
 	shl.b64 %rd56, %rd55, 2;
 	add.s64 %rd57, %rd25, %rd56;
 	ld.global.nc.f32 %f59, [%rd57];
@@ -367,13 +361,11 @@ $L9_for_body:
 	ex2.approx.f32 %f69, %f67;
 	mul.rn.f32 %f65, %f65, %f68;
 	mul.rn.f32 %f65, %f65, %f69;
-	setp.nan.f32 %p16, %f60, %f60;
-	selp.f32 %f65, %f60, %f65, %p16;
+	setp.nan.f32 %p13, %f60, %f60;
+	selp.f32 %f65, %f60, %f65, %p13;
 	.loc 1 41 30
 	mul.rn.f32 %f70, %f65, %f58;
 	.loc 1 41 6
-	setp.hs.u64 %p17, %rd55, %rd31;
-	@%p17 bra $L20_oob7;
 	shl.b64 %rd58, %rd55, 2;
 	add.s64 %rd59, %rd34, %rd58;
 	st.global.f32 [%rd59], %f70;
@@ -381,34 +373,6 @@ $L9_for_body:
 	add.s64 %rd60, %rd55, %rd38;
 	mov.s64 %rd55, %rd60;
 	bra.uni $L8_for_loop;
-$L19_oob6:
-	.loc 1 41 23
-	mov.u64 %rd14, 0x100000007;
-	mov.u64 %rd15, %rd55;
-	mov.u64 %rd16, %rd22;
-	bra.uni $L11_bounds_fail;
-$L20_oob7:
-	.loc 1 41 6
-	mov.u64 %rd14, 0x100000008;
-	mov.u64 %rd15, %rd55;
-	mov.u64 %rd16, %rd31;
-	bra.uni $L11_bounds_fail;
-$L11_bounds_fail:
-	atom.global.cas.b64 %rd17, [kern_error], 0, %rd14;
-	setp.eq.u64 %p1, %rd17, 0;
-	@!%p1 bra $L12_bounds_exit;
-	st.global.u64 [kern_error+8], %rd15;
-	st.global.u64 [kern_error+16], %rd16;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd18, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd19, %r5;
-	add.s64 %rd20, %rd18, %rd19;
-	st.global.u64 [kern_error+24], %rd20;
-	bra.uni $L12_bounds_exit;
-$L12_bounds_exit:
-	exit;
 $L10_for_done:
 	ret;
 }

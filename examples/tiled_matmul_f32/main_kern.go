@@ -27,40 +27,6 @@ var MatMul16Kernel = kernMatMul16Launcher{kern.NewKernel(kern.KernelSpec{
 	Sites: []string{
 		"kernels.go:41:10",
 		"kernels.go:44:10",
-		"kernels.go:46:5",
-		"kernels.go:46:20",
-		"kernels.go:50:20",
-		"kernels.go:50:35",
-		"kernels.go:50:20",
-		"kernels.go:50:35",
-		"kernels.go:50:20",
-		"kernels.go:50:35",
-		"kernels.go:50:20",
-		"kernels.go:50:35",
-		"kernels.go:50:20",
-		"kernels.go:50:35",
-		"kernels.go:50:20",
-		"kernels.go:50:35",
-		"kernels.go:50:20",
-		"kernels.go:50:35",
-		"kernels.go:50:20",
-		"kernels.go:50:35",
-		"kernels.go:50:20",
-		"kernels.go:50:35",
-		"kernels.go:50:20",
-		"kernels.go:50:35",
-		"kernels.go:50:20",
-		"kernels.go:50:35",
-		"kernels.go:50:20",
-		"kernels.go:50:35",
-		"kernels.go:50:20",
-		"kernels.go:50:35",
-		"kernels.go:50:20",
-		"kernels.go:50:35",
-		"kernels.go:50:20",
-		"kernels.go:50:35",
-		"kernels.go:50:20",
-		"kernels.go:50:35",
 		"kernels.go:55:4",
 	},
 	Native: func(t gpu.Thread, a []any) {
@@ -98,180 +64,12 @@ var MatMul32Kernel = kernMatMul32Launcher{kern.NewKernel(kern.KernelSpec{
 	Sites: []string{
 		"kernels.go:77:11",
 		"kernels.go:80:11",
-		"kernels.go:82:6",
-		"kernels.go:82:20",
 		"kernels.go:77:11",
 		"kernels.go:80:11",
-		"kernels.go:82:6",
-		"kernels.go:82:20",
 		"kernels.go:77:11",
 		"kernels.go:80:11",
-		"kernels.go:82:6",
-		"kernels.go:82:20",
 		"kernels.go:77:11",
 		"kernels.go:80:11",
-		"kernels.go:82:6",
-		"kernels.go:82:20",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:87:12",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
-		"kernels.go:92:24",
 		"kernels.go:100:5",
 		"kernels.go:100:5",
 		"kernels.go:100:5",
@@ -320,7 +118,7 @@ const kernPTX = `//
 )
 .maxntid 16, 16, 1
 {
-	.reg .pred %p<45>;
+	.reg .pred %p<11>;
 	.reg .b32 %r<15>;
 	.reg .b64 %rd<175>;
 	.reg .f32 %f<55>;
@@ -476,14 +274,10 @@ $L9_if_done:
 	.loc 1 46 27
 	add.s64 %rd53, %rd52, %rd14;
 	.loc 1 46 5
-	setp.hs.u64 %p8, %rd51, 256;
-	@%p8 bra $L24_oob2;
 	shl.b64 %rd54, %rd51, 2;
 	add.s64 %rd55, %rd12, %rd54;
 	st.shared.f32 [%rd55], %f1;
 	.loc 1 46 20
-	setp.hs.u64 %p9, %rd53, 256;
-	@%p9 bra $L25_oob3;
 	shl.b64 %rd56, %rd53, 2;
 	add.s64 %rd57, %rd13, %rd56;
 	st.shared.f32 [%rd57], %f3;
@@ -491,559 +285,303 @@ $L9_if_done:
 	bar.sync 0;
 	mov.f32 %f5, %f0;
 	bra.uni $L11_rangeint_body;
-$L24_oob2:
-	.loc 1 46 5
-	mov.u64 %rd35, 0x100000003;
-	mov.u64 %rd36, %rd51;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L25_oob3:
-	.loc 1 46 20
-	mov.u64 %rd35, 0x100000004;
-	mov.u64 %rd36, %rd53;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
 $L11_rangeint_body:
 	.loc 1 50 23
 	mul.lo.s64 %rd58, %rd18, 16;
 	.loc 1 50 27
 	add.s64 %rd59, %rd58, 0;
 	.loc 1 50 20
-	setp.hs.u64 %p10, %rd59, 256;
-	@%p10 bra $L26_oob4;
 	shl.b64 %rd60, %rd59, 2;
 	add.s64 %rd61, %rd12, %rd60;
 	ld.shared.f32 %f6, [%rd61];
 	.loc 1 50 42
 	add.s64 %rd62, 0, %rd14;
 	.loc 1 50 35
-	setp.hs.u64 %p11, %rd62, 256;
-	@%p11 bra $L27_oob5;
 	shl.b64 %rd63, %rd62, 2;
 	add.s64 %rd64, %rd13, %rd63;
 	ld.shared.f32 %f7, [%rd64];
 	.loc 1 50 17
 	fma.rn.f32 %f8, %f6, %f7, %f5;
 	mov.f32 %f5, %f8;
-	bra.uni $L28_rangeint_body;
-$L26_oob4:
-	.loc 1 50 20
-	mov.u64 %rd35, 0x100000005;
-	mov.u64 %rd36, %rd59;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L27_oob5:
-	.loc 1 50 35
-	mov.u64 %rd35, 0x100000006;
-	mov.u64 %rd36, %rd62;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L28_rangeint_body:
+	bra.uni $L24_rangeint_body;
+$L24_rangeint_body:
 	.loc 1 50 23
 	mul.lo.s64 %rd65, %rd18, 16;
 	.loc 1 50 27
 	add.s64 %rd66, %rd65, 1;
 	.loc 1 50 20
-	setp.hs.u64 %p12, %rd66, 256;
-	@%p12 bra $L29_oob6;
 	shl.b64 %rd67, %rd66, 2;
 	add.s64 %rd68, %rd12, %rd67;
 	ld.shared.f32 %f9, [%rd68];
 	.loc 1 50 42
 	add.s64 %rd69, 16, %rd14;
 	.loc 1 50 35
-	setp.hs.u64 %p13, %rd69, 256;
-	@%p13 bra $L30_oob7;
 	shl.b64 %rd70, %rd69, 2;
 	add.s64 %rd71, %rd13, %rd70;
 	ld.shared.f32 %f10, [%rd71];
 	.loc 1 50 17
 	fma.rn.f32 %f11, %f9, %f10, %f5;
 	mov.f32 %f5, %f11;
-	bra.uni $L31_rangeint_body;
-$L29_oob6:
-	.loc 1 50 20
-	mov.u64 %rd35, 0x100000007;
-	mov.u64 %rd36, %rd66;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L30_oob7:
-	.loc 1 50 35
-	mov.u64 %rd35, 0x100000008;
-	mov.u64 %rd36, %rd69;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L31_rangeint_body:
+	bra.uni $L25_rangeint_body;
+$L25_rangeint_body:
 	.loc 1 50 23
 	mul.lo.s64 %rd72, %rd18, 16;
 	.loc 1 50 27
 	add.s64 %rd73, %rd72, 2;
 	.loc 1 50 20
-	setp.hs.u64 %p14, %rd73, 256;
-	@%p14 bra $L32_oob8;
 	shl.b64 %rd74, %rd73, 2;
 	add.s64 %rd75, %rd12, %rd74;
 	ld.shared.f32 %f12, [%rd75];
 	.loc 1 50 42
 	add.s64 %rd76, 32, %rd14;
 	.loc 1 50 35
-	setp.hs.u64 %p15, %rd76, 256;
-	@%p15 bra $L33_oob9;
 	shl.b64 %rd77, %rd76, 2;
 	add.s64 %rd78, %rd13, %rd77;
 	ld.shared.f32 %f13, [%rd78];
 	.loc 1 50 17
 	fma.rn.f32 %f14, %f12, %f13, %f5;
 	mov.f32 %f5, %f14;
-	bra.uni $L34_rangeint_body;
-$L32_oob8:
-	.loc 1 50 20
-	mov.u64 %rd35, 0x100000009;
-	mov.u64 %rd36, %rd73;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L33_oob9:
-	.loc 1 50 35
-	mov.u64 %rd35, 0x10000000A;
-	mov.u64 %rd36, %rd76;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L34_rangeint_body:
+	bra.uni $L26_rangeint_body;
+$L26_rangeint_body:
 	.loc 1 50 23
 	mul.lo.s64 %rd79, %rd18, 16;
 	.loc 1 50 27
 	add.s64 %rd80, %rd79, 3;
 	.loc 1 50 20
-	setp.hs.u64 %p16, %rd80, 256;
-	@%p16 bra $L35_oob10;
 	shl.b64 %rd81, %rd80, 2;
 	add.s64 %rd82, %rd12, %rd81;
 	ld.shared.f32 %f15, [%rd82];
 	.loc 1 50 42
 	add.s64 %rd83, 48, %rd14;
 	.loc 1 50 35
-	setp.hs.u64 %p17, %rd83, 256;
-	@%p17 bra $L36_oob11;
 	shl.b64 %rd84, %rd83, 2;
 	add.s64 %rd85, %rd13, %rd84;
 	ld.shared.f32 %f16, [%rd85];
 	.loc 1 50 17
 	fma.rn.f32 %f17, %f15, %f16, %f5;
 	mov.f32 %f5, %f17;
-	bra.uni $L37_rangeint_body;
-$L35_oob10:
-	.loc 1 50 20
-	mov.u64 %rd35, 0x10000000B;
-	mov.u64 %rd36, %rd80;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L36_oob11:
-	.loc 1 50 35
-	mov.u64 %rd35, 0x10000000C;
-	mov.u64 %rd36, %rd83;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L37_rangeint_body:
+	bra.uni $L27_rangeint_body;
+$L27_rangeint_body:
 	.loc 1 50 23
 	mul.lo.s64 %rd86, %rd18, 16;
 	.loc 1 50 27
 	add.s64 %rd87, %rd86, 4;
 	.loc 1 50 20
-	setp.hs.u64 %p18, %rd87, 256;
-	@%p18 bra $L38_oob12;
 	shl.b64 %rd88, %rd87, 2;
 	add.s64 %rd89, %rd12, %rd88;
 	ld.shared.f32 %f18, [%rd89];
 	.loc 1 50 42
 	add.s64 %rd90, 64, %rd14;
 	.loc 1 50 35
-	setp.hs.u64 %p19, %rd90, 256;
-	@%p19 bra $L39_oob13;
 	shl.b64 %rd91, %rd90, 2;
 	add.s64 %rd92, %rd13, %rd91;
 	ld.shared.f32 %f19, [%rd92];
 	.loc 1 50 17
 	fma.rn.f32 %f20, %f18, %f19, %f5;
 	mov.f32 %f5, %f20;
-	bra.uni $L40_rangeint_body;
-$L38_oob12:
-	.loc 1 50 20
-	mov.u64 %rd35, 0x10000000D;
-	mov.u64 %rd36, %rd87;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L39_oob13:
-	.loc 1 50 35
-	mov.u64 %rd35, 0x10000000E;
-	mov.u64 %rd36, %rd90;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L40_rangeint_body:
+	bra.uni $L28_rangeint_body;
+$L28_rangeint_body:
 	.loc 1 50 23
 	mul.lo.s64 %rd93, %rd18, 16;
 	.loc 1 50 27
 	add.s64 %rd94, %rd93, 5;
 	.loc 1 50 20
-	setp.hs.u64 %p20, %rd94, 256;
-	@%p20 bra $L41_oob14;
 	shl.b64 %rd95, %rd94, 2;
 	add.s64 %rd96, %rd12, %rd95;
 	ld.shared.f32 %f21, [%rd96];
 	.loc 1 50 42
 	add.s64 %rd97, 80, %rd14;
 	.loc 1 50 35
-	setp.hs.u64 %p21, %rd97, 256;
-	@%p21 bra $L42_oob15;
 	shl.b64 %rd98, %rd97, 2;
 	add.s64 %rd99, %rd13, %rd98;
 	ld.shared.f32 %f22, [%rd99];
 	.loc 1 50 17
 	fma.rn.f32 %f23, %f21, %f22, %f5;
 	mov.f32 %f5, %f23;
-	bra.uni $L43_rangeint_body;
-$L41_oob14:
-	.loc 1 50 20
-	mov.u64 %rd35, 0x10000000F;
-	mov.u64 %rd36, %rd94;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L42_oob15:
-	.loc 1 50 35
-	mov.u64 %rd35, 0x100000010;
-	mov.u64 %rd36, %rd97;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L43_rangeint_body:
+	bra.uni $L29_rangeint_body;
+$L29_rangeint_body:
 	.loc 1 50 23
 	mul.lo.s64 %rd100, %rd18, 16;
 	.loc 1 50 27
 	add.s64 %rd101, %rd100, 6;
 	.loc 1 50 20
-	setp.hs.u64 %p22, %rd101, 256;
-	@%p22 bra $L44_oob16;
 	shl.b64 %rd102, %rd101, 2;
 	add.s64 %rd103, %rd12, %rd102;
 	ld.shared.f32 %f24, [%rd103];
 	.loc 1 50 42
 	add.s64 %rd104, 96, %rd14;
 	.loc 1 50 35
-	setp.hs.u64 %p23, %rd104, 256;
-	@%p23 bra $L45_oob17;
 	shl.b64 %rd105, %rd104, 2;
 	add.s64 %rd106, %rd13, %rd105;
 	ld.shared.f32 %f25, [%rd106];
 	.loc 1 50 17
 	fma.rn.f32 %f26, %f24, %f25, %f5;
 	mov.f32 %f5, %f26;
-	bra.uni $L46_rangeint_body;
-$L44_oob16:
-	.loc 1 50 20
-	mov.u64 %rd35, 0x100000011;
-	mov.u64 %rd36, %rd101;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L45_oob17:
-	.loc 1 50 35
-	mov.u64 %rd35, 0x100000012;
-	mov.u64 %rd36, %rd104;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L46_rangeint_body:
+	bra.uni $L30_rangeint_body;
+$L30_rangeint_body:
 	.loc 1 50 23
 	mul.lo.s64 %rd107, %rd18, 16;
 	.loc 1 50 27
 	add.s64 %rd108, %rd107, 7;
 	.loc 1 50 20
-	setp.hs.u64 %p24, %rd108, 256;
-	@%p24 bra $L47_oob18;
 	shl.b64 %rd109, %rd108, 2;
 	add.s64 %rd110, %rd12, %rd109;
 	ld.shared.f32 %f27, [%rd110];
 	.loc 1 50 42
 	add.s64 %rd111, 112, %rd14;
 	.loc 1 50 35
-	setp.hs.u64 %p25, %rd111, 256;
-	@%p25 bra $L48_oob19;
 	shl.b64 %rd112, %rd111, 2;
 	add.s64 %rd113, %rd13, %rd112;
 	ld.shared.f32 %f28, [%rd113];
 	.loc 1 50 17
 	fma.rn.f32 %f29, %f27, %f28, %f5;
 	mov.f32 %f5, %f29;
-	bra.uni $L49_rangeint_body;
-$L47_oob18:
-	.loc 1 50 20
-	mov.u64 %rd35, 0x100000013;
-	mov.u64 %rd36, %rd108;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L48_oob19:
-	.loc 1 50 35
-	mov.u64 %rd35, 0x100000014;
-	mov.u64 %rd36, %rd111;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L49_rangeint_body:
+	bra.uni $L31_rangeint_body;
+$L31_rangeint_body:
 	.loc 1 50 23
 	mul.lo.s64 %rd114, %rd18, 16;
 	.loc 1 50 27
 	add.s64 %rd115, %rd114, 8;
 	.loc 1 50 20
-	setp.hs.u64 %p26, %rd115, 256;
-	@%p26 bra $L50_oob20;
 	shl.b64 %rd116, %rd115, 2;
 	add.s64 %rd117, %rd12, %rd116;
 	ld.shared.f32 %f30, [%rd117];
 	.loc 1 50 42
 	add.s64 %rd118, 128, %rd14;
 	.loc 1 50 35
-	setp.hs.u64 %p27, %rd118, 256;
-	@%p27 bra $L51_oob21;
 	shl.b64 %rd119, %rd118, 2;
 	add.s64 %rd120, %rd13, %rd119;
 	ld.shared.f32 %f31, [%rd120];
 	.loc 1 50 17
 	fma.rn.f32 %f32, %f30, %f31, %f5;
 	mov.f32 %f5, %f32;
-	bra.uni $L52_rangeint_body;
-$L50_oob20:
-	.loc 1 50 20
-	mov.u64 %rd35, 0x100000015;
-	mov.u64 %rd36, %rd115;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L51_oob21:
-	.loc 1 50 35
-	mov.u64 %rd35, 0x100000016;
-	mov.u64 %rd36, %rd118;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L52_rangeint_body:
+	bra.uni $L32_rangeint_body;
+$L32_rangeint_body:
 	.loc 1 50 23
 	mul.lo.s64 %rd121, %rd18, 16;
 	.loc 1 50 27
 	add.s64 %rd122, %rd121, 9;
 	.loc 1 50 20
-	setp.hs.u64 %p28, %rd122, 256;
-	@%p28 bra $L53_oob22;
 	shl.b64 %rd123, %rd122, 2;
 	add.s64 %rd124, %rd12, %rd123;
 	ld.shared.f32 %f33, [%rd124];
 	.loc 1 50 42
 	add.s64 %rd125, 144, %rd14;
 	.loc 1 50 35
-	setp.hs.u64 %p29, %rd125, 256;
-	@%p29 bra $L54_oob23;
 	shl.b64 %rd126, %rd125, 2;
 	add.s64 %rd127, %rd13, %rd126;
 	ld.shared.f32 %f34, [%rd127];
 	.loc 1 50 17
 	fma.rn.f32 %f35, %f33, %f34, %f5;
 	mov.f32 %f5, %f35;
-	bra.uni $L55_rangeint_body;
-$L53_oob22:
-	.loc 1 50 20
-	mov.u64 %rd35, 0x100000017;
-	mov.u64 %rd36, %rd122;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L54_oob23:
-	.loc 1 50 35
-	mov.u64 %rd35, 0x100000018;
-	mov.u64 %rd36, %rd125;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L55_rangeint_body:
+	bra.uni $L33_rangeint_body;
+$L33_rangeint_body:
 	.loc 1 50 23
 	mul.lo.s64 %rd128, %rd18, 16;
 	.loc 1 50 27
 	add.s64 %rd129, %rd128, 10;
 	.loc 1 50 20
-	setp.hs.u64 %p30, %rd129, 256;
-	@%p30 bra $L56_oob24;
 	shl.b64 %rd130, %rd129, 2;
 	add.s64 %rd131, %rd12, %rd130;
 	ld.shared.f32 %f36, [%rd131];
 	.loc 1 50 42
 	add.s64 %rd132, 160, %rd14;
 	.loc 1 50 35
-	setp.hs.u64 %p31, %rd132, 256;
-	@%p31 bra $L57_oob25;
 	shl.b64 %rd133, %rd132, 2;
 	add.s64 %rd134, %rd13, %rd133;
 	ld.shared.f32 %f37, [%rd134];
 	.loc 1 50 17
 	fma.rn.f32 %f38, %f36, %f37, %f5;
 	mov.f32 %f5, %f38;
-	bra.uni $L58_rangeint_body;
-$L56_oob24:
-	.loc 1 50 20
-	mov.u64 %rd35, 0x100000019;
-	mov.u64 %rd36, %rd129;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L57_oob25:
-	.loc 1 50 35
-	mov.u64 %rd35, 0x10000001A;
-	mov.u64 %rd36, %rd132;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L58_rangeint_body:
+	bra.uni $L34_rangeint_body;
+$L34_rangeint_body:
 	.loc 1 50 23
 	mul.lo.s64 %rd135, %rd18, 16;
 	.loc 1 50 27
 	add.s64 %rd136, %rd135, 11;
 	.loc 1 50 20
-	setp.hs.u64 %p32, %rd136, 256;
-	@%p32 bra $L59_oob26;
 	shl.b64 %rd137, %rd136, 2;
 	add.s64 %rd138, %rd12, %rd137;
 	ld.shared.f32 %f39, [%rd138];
 	.loc 1 50 42
 	add.s64 %rd139, 176, %rd14;
 	.loc 1 50 35
-	setp.hs.u64 %p33, %rd139, 256;
-	@%p33 bra $L60_oob27;
 	shl.b64 %rd140, %rd139, 2;
 	add.s64 %rd141, %rd13, %rd140;
 	ld.shared.f32 %f40, [%rd141];
 	.loc 1 50 17
 	fma.rn.f32 %f41, %f39, %f40, %f5;
 	mov.f32 %f5, %f41;
-	bra.uni $L61_rangeint_body;
-$L59_oob26:
-	.loc 1 50 20
-	mov.u64 %rd35, 0x10000001B;
-	mov.u64 %rd36, %rd136;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L60_oob27:
-	.loc 1 50 35
-	mov.u64 %rd35, 0x10000001C;
-	mov.u64 %rd36, %rd139;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L61_rangeint_body:
+	bra.uni $L35_rangeint_body;
+$L35_rangeint_body:
 	.loc 1 50 23
 	mul.lo.s64 %rd142, %rd18, 16;
 	.loc 1 50 27
 	add.s64 %rd143, %rd142, 12;
 	.loc 1 50 20
-	setp.hs.u64 %p34, %rd143, 256;
-	@%p34 bra $L62_oob28;
 	shl.b64 %rd144, %rd143, 2;
 	add.s64 %rd145, %rd12, %rd144;
 	ld.shared.f32 %f42, [%rd145];
 	.loc 1 50 42
 	add.s64 %rd146, 192, %rd14;
 	.loc 1 50 35
-	setp.hs.u64 %p35, %rd146, 256;
-	@%p35 bra $L63_oob29;
 	shl.b64 %rd147, %rd146, 2;
 	add.s64 %rd148, %rd13, %rd147;
 	ld.shared.f32 %f43, [%rd148];
 	.loc 1 50 17
 	fma.rn.f32 %f44, %f42, %f43, %f5;
 	mov.f32 %f5, %f44;
-	bra.uni $L64_rangeint_body;
-$L62_oob28:
-	.loc 1 50 20
-	mov.u64 %rd35, 0x10000001D;
-	mov.u64 %rd36, %rd143;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L63_oob29:
-	.loc 1 50 35
-	mov.u64 %rd35, 0x10000001E;
-	mov.u64 %rd36, %rd146;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L64_rangeint_body:
+	bra.uni $L36_rangeint_body;
+$L36_rangeint_body:
 	.loc 1 50 23
 	mul.lo.s64 %rd149, %rd18, 16;
 	.loc 1 50 27
 	add.s64 %rd150, %rd149, 13;
 	.loc 1 50 20
-	setp.hs.u64 %p36, %rd150, 256;
-	@%p36 bra $L65_oob30;
 	shl.b64 %rd151, %rd150, 2;
 	add.s64 %rd152, %rd12, %rd151;
 	ld.shared.f32 %f45, [%rd152];
 	.loc 1 50 42
 	add.s64 %rd153, 208, %rd14;
 	.loc 1 50 35
-	setp.hs.u64 %p37, %rd153, 256;
-	@%p37 bra $L66_oob31;
 	shl.b64 %rd154, %rd153, 2;
 	add.s64 %rd155, %rd13, %rd154;
 	ld.shared.f32 %f46, [%rd155];
 	.loc 1 50 17
 	fma.rn.f32 %f47, %f45, %f46, %f5;
 	mov.f32 %f5, %f47;
-	bra.uni $L67_rangeint_body;
-$L65_oob30:
-	.loc 1 50 20
-	mov.u64 %rd35, 0x10000001F;
-	mov.u64 %rd36, %rd150;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L66_oob31:
-	.loc 1 50 35
-	mov.u64 %rd35, 0x100000020;
-	mov.u64 %rd36, %rd153;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L67_rangeint_body:
+	bra.uni $L37_rangeint_body;
+$L37_rangeint_body:
 	.loc 1 50 23
 	mul.lo.s64 %rd156, %rd18, 16;
 	.loc 1 50 27
 	add.s64 %rd157, %rd156, 14;
 	.loc 1 50 20
-	setp.hs.u64 %p38, %rd157, 256;
-	@%p38 bra $L68_oob32;
 	shl.b64 %rd158, %rd157, 2;
 	add.s64 %rd159, %rd12, %rd158;
 	ld.shared.f32 %f48, [%rd159];
 	.loc 1 50 42
 	add.s64 %rd160, 224, %rd14;
 	.loc 1 50 35
-	setp.hs.u64 %p39, %rd160, 256;
-	@%p39 bra $L69_oob33;
 	shl.b64 %rd161, %rd160, 2;
 	add.s64 %rd162, %rd13, %rd161;
 	ld.shared.f32 %f49, [%rd162];
 	.loc 1 50 17
 	fma.rn.f32 %f50, %f48, %f49, %f5;
 	mov.f32 %f5, %f50;
-	bra.uni $L70_rangeint_body;
-$L68_oob32:
-	.loc 1 50 20
-	mov.u64 %rd35, 0x100000021;
-	mov.u64 %rd36, %rd157;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L69_oob33:
-	.loc 1 50 35
-	mov.u64 %rd35, 0x100000022;
-	mov.u64 %rd36, %rd160;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L70_rangeint_body:
+	bra.uni $L38_rangeint_body;
+$L38_rangeint_body:
 	.loc 1 50 23
 	mul.lo.s64 %rd163, %rd18, 16;
 	.loc 1 50 27
 	add.s64 %rd164, %rd163, 15;
 	.loc 1 50 20
-	setp.hs.u64 %p40, %rd164, 256;
-	@%p40 bra $L71_oob34;
 	shl.b64 %rd165, %rd164, 2;
 	add.s64 %rd166, %rd12, %rd165;
 	ld.shared.f32 %f51, [%rd166];
 	.loc 1 50 42
 	add.s64 %rd167, 240, %rd14;
 	.loc 1 50 35
-	setp.hs.u64 %p41, %rd167, 256;
-	@%p41 bra $L72_oob35;
 	shl.b64 %rd168, %rd167, 2;
 	add.s64 %rd169, %rd13, %rd168;
 	ld.shared.f32 %f52, [%rd169];
@@ -1051,18 +589,6 @@ $L70_rangeint_body:
 	fma.rn.f32 %f53, %f51, %f52, %f5;
 	mov.f32 %f54, %f53;
 	bra.uni $L12_rangeint_done;
-$L71_oob34:
-	.loc 1 50 20
-	mov.u64 %rd35, 0x100000023;
-	mov.u64 %rd36, %rd164;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
-$L72_oob35:
-	.loc 1 50 35
-	mov.u64 %rd35, 0x100000024;
-	mov.u64 %rd36, %rd167;
-	mov.u64 %rd37, 256;
-	bra.uni $L18_bounds_fail;
 $L12_rangeint_done:
 	.loc 1 52 9
 	bar.sync 0;
@@ -1073,13 +599,13 @@ $L12_rangeint_done:
 	bra.uni $L2_for_loop;
 $L4_for_done:
 	.loc 1 54 9
-	setp.lt.s64 %p42, %rd24, %rd9;
-	@%p42 bra $L15_cond_true;
+	setp.lt.s64 %p8, %rd24, %rd9;
+	@%p8 bra $L15_cond_true;
 	bra.uni $L14_if_done;
 $L15_cond_true:
 	.loc 1 54 20
-	setp.lt.s64 %p43, %rd29, %rd10;
-	@%p43 bra $L13_if_then;
+	setp.lt.s64 %p9, %rd29, %rd10;
+	@%p9 bra $L13_if_then;
 	bra.uni $L14_if_done;
 $L13_if_then:
 	.loc 1 55 8
@@ -1087,14 +613,14 @@ $L13_if_then:
 	.loc 1 55 10
 	add.s64 %rd172, %rd171, %rd29;
 	.loc 1 55 4
-	setp.hs.u64 %p44, %rd172, %rd8;
-	@%p44 bra $L73_oob36;
+	setp.hs.u64 %p10, %rd172, %rd8;
+	@%p10 bra $L39_oob2;
 	shl.b64 %rd173, %rd172, 2;
 	add.s64 %rd174, %rd7, %rd173;
 	st.global.f32 [%rd174], %f0;
 	bra.uni $L14_if_done;
-$L73_oob36:
-	mov.u64 %rd35, 0x100000025;
+$L39_oob2:
+	mov.u64 %rd35, 0x100000003;
 	mov.u64 %rd36, %rd172;
 	mov.u64 %rd37, %rd8;
 	bra.uni $L18_bounds_fail;
@@ -1131,7 +657,7 @@ $L14_if_done:
 )
 .maxntid 32, 8, 1
 {
-	.reg .pred %p<206>;
+	.reg .pred %p<38>;
 	.reg .b32 %r<15>;
 	.reg .b64 %rd<890>;
 	.reg .f32 %f<434>;
@@ -1295,47 +821,31 @@ $L11_if_done:
 	.loc 1 82 26
 	add.s64 %rd55, %rd54, %rd14;
 	.loc 1 82 6
-	setp.hs.u64 %p8, %rd53, 1024;
-	@%p8 bra $L30_oob2;
 	shl.b64 %rd56, %rd53, 2;
 	add.s64 %rd57, %rd12, %rd56;
 	st.shared.f32 [%rd57], %f4;
 	.loc 1 82 20
-	setp.hs.u64 %p9, %rd55, 1024;
-	@%p9 bra $L31_oob3;
 	shl.b64 %rd58, %rd55, 2;
 	add.s64 %rd59, %rd13, %rd58;
 	st.shared.f32 [%rd59], %f6;
-	bra.uni $L32_rangeint_body;
-$L30_oob2:
-	.loc 1 82 6
-	mov.u64 %rd37, 0x200000003;
-	mov.u64 %rd38, %rd53;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L31_oob3:
-	.loc 1 82 20
-	mov.u64 %rd37, 0x200000004;
-	mov.u64 %rd38, %rd55;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L32_rangeint_body:
+	bra.uni $L30_rangeint_body;
+$L30_rangeint_body:
 	.loc 1 74 12
 	add.s64 %rd60, %rd18, 8;
 	.loc 1 76 9
 	add.s64 %rd61, %rd23, %rd60;
 	.loc 1 76 12
-	setp.lt.s64 %p10, %rd61, %rd9;
-	@%p10 bra $L35_cond_true;
-	bra.uni $L39_edge;
-$L35_cond_true:
+	setp.lt.s64 %p8, %rd61, %rd9;
+	@%p8 bra $L33_cond_true;
+	bra.uni $L37_edge;
+$L33_cond_true:
 	.loc 1 76 21
 	add.s64 %rd62, %rd29, %rd14;
 	.loc 1 76 25
-	setp.lt.s64 %p11, %rd62, %rd11;
-	@%p11 bra $L33_if_then;
-	bra.uni $L40_edge;
-$L33_if_then:
+	setp.lt.s64 %p9, %rd62, %rd11;
+	@%p9 bra $L31_if_then;
+	bra.uni $L38_edge;
+$L31_if_then:
 	.loc 1 77 15
 	add.s64 %rd63, %rd23, %rd60;
 	.loc 1 77 18
@@ -1345,37 +855,37 @@ $L33_if_then:
 	.loc 1 77 23
 	add.s64 %rd66, %rd65, %rd14;
 	.loc 1 77 11
-	setp.hs.u64 %p12, %rd66, %rd2;
-	@%p12 bra $L41_oob4;
+	setp.hs.u64 %p10, %rd66, %rd2;
+	@%p10 bra $L39_oob2;
 	shl.b64 %rd67, %rd66, 2;
 	add.s64 %rd68, %rd1, %rd67;
 	ld.global.nc.f32 %f8, [%rd68];
 	mov.f32 %f4, %f8;
-	bra.uni $L34_if_done;
-$L41_oob4:
-	mov.u64 %rd37, 0x200000005;
+	bra.uni $L32_if_done;
+$L39_oob2:
+	mov.u64 %rd37, 0x200000003;
 	mov.u64 %rd38, %rd66;
 	mov.u64 %rd39, %rd2;
 	bra.uni $L24_bounds_fail;
-$L40_edge:
+$L38_edge:
 	mov.f32 %f4, 0f00000000;
-	bra.uni $L34_if_done;
-$L39_edge:
+	bra.uni $L32_if_done;
+$L37_edge:
 	mov.f32 %f4, 0f00000000;
-	bra.uni $L34_if_done;
-$L34_if_done:
+	bra.uni $L32_if_done;
+$L32_if_done:
 	.loc 1 79 9
 	add.s64 %rd69, %rd29, %rd60;
 	.loc 1 79 12
-	setp.lt.s64 %p13, %rd69, %rd11;
-	@%p13 bra $L38_cond_true;
-	bra.uni $L42_edge;
-$L38_cond_true:
+	setp.lt.s64 %p11, %rd69, %rd11;
+	@%p11 bra $L36_cond_true;
+	bra.uni $L40_edge;
+$L36_cond_true:
 	.loc 1 79 23
-	setp.lt.s64 %p14, %rd28, %rd10;
-	@%p14 bra $L36_if_then;
-	bra.uni $L43_edge;
-$L36_if_then:
+	setp.lt.s64 %p12, %rd28, %rd10;
+	@%p12 bra $L34_if_then;
+	bra.uni $L41_edge;
+$L34_if_then:
 	.loc 1 80 15
 	add.s64 %rd70, %rd29, %rd60;
 	.loc 1 80 18
@@ -1383,25 +893,25 @@ $L36_if_then:
 	.loc 1 80 20
 	add.s64 %rd72, %rd71, %rd28;
 	.loc 1 80 11
-	setp.hs.u64 %p15, %rd72, %rd5;
-	@%p15 bra $L44_oob5;
+	setp.hs.u64 %p13, %rd72, %rd5;
+	@%p13 bra $L42_oob3;
 	shl.b64 %rd73, %rd72, 2;
 	add.s64 %rd74, %rd4, %rd73;
 	ld.global.nc.f32 %f9, [%rd74];
 	mov.f32 %f6, %f9;
-	bra.uni $L37_if_done;
-$L44_oob5:
-	mov.u64 %rd37, 0x200000006;
+	bra.uni $L35_if_done;
+$L42_oob3:
+	mov.u64 %rd37, 0x200000004;
 	mov.u64 %rd38, %rd72;
 	mov.u64 %rd39, %rd5;
 	bra.uni $L24_bounds_fail;
-$L43_edge:
+$L41_edge:
 	mov.f32 %f6, 0f00000000;
-	bra.uni $L37_if_done;
-$L42_edge:
+	bra.uni $L35_if_done;
+$L40_edge:
 	mov.f32 %f6, 0f00000000;
-	bra.uni $L37_if_done;
-$L37_if_done:
+	bra.uni $L35_if_done;
+$L35_if_done:
 	.loc 1 82 8
 	mul.lo.s64 %rd75, %rd60, 32;
 	.loc 1 82 12
@@ -1411,47 +921,31 @@ $L37_if_done:
 	.loc 1 82 26
 	add.s64 %rd78, %rd77, %rd14;
 	.loc 1 82 6
-	setp.hs.u64 %p16, %rd76, 1024;
-	@%p16 bra $L45_oob6;
 	shl.b64 %rd79, %rd76, 2;
 	add.s64 %rd80, %rd12, %rd79;
 	st.shared.f32 [%rd80], %f4;
 	.loc 1 82 20
-	setp.hs.u64 %p17, %rd78, 1024;
-	@%p17 bra $L46_oob7;
 	shl.b64 %rd81, %rd78, 2;
 	add.s64 %rd82, %rd13, %rd81;
 	st.shared.f32 [%rd82], %f6;
-	bra.uni $L47_rangeint_body;
-$L45_oob6:
-	.loc 1 82 6
-	mov.u64 %rd37, 0x200000007;
-	mov.u64 %rd38, %rd76;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L46_oob7:
-	.loc 1 82 20
-	mov.u64 %rd37, 0x200000008;
-	mov.u64 %rd38, %rd78;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L47_rangeint_body:
+	bra.uni $L43_rangeint_body;
+$L43_rangeint_body:
 	.loc 1 74 12
 	add.s64 %rd83, %rd18, 16;
 	.loc 1 76 9
 	add.s64 %rd84, %rd23, %rd83;
 	.loc 1 76 12
-	setp.lt.s64 %p18, %rd84, %rd9;
-	@%p18 bra $L50_cond_true;
-	bra.uni $L54_edge;
-$L50_cond_true:
+	setp.lt.s64 %p14, %rd84, %rd9;
+	@%p14 bra $L46_cond_true;
+	bra.uni $L50_edge;
+$L46_cond_true:
 	.loc 1 76 21
 	add.s64 %rd85, %rd29, %rd14;
 	.loc 1 76 25
-	setp.lt.s64 %p19, %rd85, %rd11;
-	@%p19 bra $L48_if_then;
-	bra.uni $L55_edge;
-$L48_if_then:
+	setp.lt.s64 %p15, %rd85, %rd11;
+	@%p15 bra $L44_if_then;
+	bra.uni $L51_edge;
+$L44_if_then:
 	.loc 1 77 15
 	add.s64 %rd86, %rd23, %rd83;
 	.loc 1 77 18
@@ -1461,37 +955,37 @@ $L48_if_then:
 	.loc 1 77 23
 	add.s64 %rd89, %rd88, %rd14;
 	.loc 1 77 11
-	setp.hs.u64 %p20, %rd89, %rd2;
-	@%p20 bra $L56_oob8;
+	setp.hs.u64 %p16, %rd89, %rd2;
+	@%p16 bra $L52_oob4;
 	shl.b64 %rd90, %rd89, 2;
 	add.s64 %rd91, %rd1, %rd90;
 	ld.global.nc.f32 %f10, [%rd91];
 	mov.f32 %f4, %f10;
-	bra.uni $L49_if_done;
-$L56_oob8:
-	mov.u64 %rd37, 0x200000009;
+	bra.uni $L45_if_done;
+$L52_oob4:
+	mov.u64 %rd37, 0x200000005;
 	mov.u64 %rd38, %rd89;
 	mov.u64 %rd39, %rd2;
 	bra.uni $L24_bounds_fail;
-$L55_edge:
+$L51_edge:
 	mov.f32 %f4, 0f00000000;
-	bra.uni $L49_if_done;
-$L54_edge:
+	bra.uni $L45_if_done;
+$L50_edge:
 	mov.f32 %f4, 0f00000000;
-	bra.uni $L49_if_done;
-$L49_if_done:
+	bra.uni $L45_if_done;
+$L45_if_done:
 	.loc 1 79 9
 	add.s64 %rd92, %rd29, %rd83;
 	.loc 1 79 12
-	setp.lt.s64 %p21, %rd92, %rd11;
-	@%p21 bra $L53_cond_true;
-	bra.uni $L57_edge;
-$L53_cond_true:
+	setp.lt.s64 %p17, %rd92, %rd11;
+	@%p17 bra $L49_cond_true;
+	bra.uni $L53_edge;
+$L49_cond_true:
 	.loc 1 79 23
-	setp.lt.s64 %p22, %rd28, %rd10;
-	@%p22 bra $L51_if_then;
-	bra.uni $L58_edge;
-$L51_if_then:
+	setp.lt.s64 %p18, %rd28, %rd10;
+	@%p18 bra $L47_if_then;
+	bra.uni $L54_edge;
+$L47_if_then:
 	.loc 1 80 15
 	add.s64 %rd93, %rd29, %rd83;
 	.loc 1 80 18
@@ -1499,25 +993,25 @@ $L51_if_then:
 	.loc 1 80 20
 	add.s64 %rd95, %rd94, %rd28;
 	.loc 1 80 11
-	setp.hs.u64 %p23, %rd95, %rd5;
-	@%p23 bra $L59_oob9;
+	setp.hs.u64 %p19, %rd95, %rd5;
+	@%p19 bra $L55_oob5;
 	shl.b64 %rd96, %rd95, 2;
 	add.s64 %rd97, %rd4, %rd96;
 	ld.global.nc.f32 %f11, [%rd97];
 	mov.f32 %f6, %f11;
-	bra.uni $L52_if_done;
-$L59_oob9:
-	mov.u64 %rd37, 0x20000000A;
+	bra.uni $L48_if_done;
+$L55_oob5:
+	mov.u64 %rd37, 0x200000006;
 	mov.u64 %rd38, %rd95;
 	mov.u64 %rd39, %rd5;
 	bra.uni $L24_bounds_fail;
-$L58_edge:
+$L54_edge:
 	mov.f32 %f6, 0f00000000;
-	bra.uni $L52_if_done;
-$L57_edge:
+	bra.uni $L48_if_done;
+$L53_edge:
 	mov.f32 %f6, 0f00000000;
-	bra.uni $L52_if_done;
-$L52_if_done:
+	bra.uni $L48_if_done;
+$L48_if_done:
 	.loc 1 82 8
 	mul.lo.s64 %rd98, %rd83, 32;
 	.loc 1 82 12
@@ -1527,47 +1021,31 @@ $L52_if_done:
 	.loc 1 82 26
 	add.s64 %rd101, %rd100, %rd14;
 	.loc 1 82 6
-	setp.hs.u64 %p24, %rd99, 1024;
-	@%p24 bra $L60_oob10;
 	shl.b64 %rd102, %rd99, 2;
 	add.s64 %rd103, %rd12, %rd102;
 	st.shared.f32 [%rd103], %f4;
 	.loc 1 82 20
-	setp.hs.u64 %p25, %rd101, 1024;
-	@%p25 bra $L61_oob11;
 	shl.b64 %rd104, %rd101, 2;
 	add.s64 %rd105, %rd13, %rd104;
 	st.shared.f32 [%rd105], %f6;
-	bra.uni $L62_rangeint_body;
-$L60_oob10:
-	.loc 1 82 6
-	mov.u64 %rd37, 0x20000000B;
-	mov.u64 %rd38, %rd99;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L61_oob11:
-	.loc 1 82 20
-	mov.u64 %rd37, 0x20000000C;
-	mov.u64 %rd38, %rd101;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L62_rangeint_body:
+	bra.uni $L56_rangeint_body;
+$L56_rangeint_body:
 	.loc 1 74 12
 	add.s64 %rd106, %rd18, 24;
 	.loc 1 76 9
 	add.s64 %rd107, %rd23, %rd106;
 	.loc 1 76 12
-	setp.lt.s64 %p26, %rd107, %rd9;
-	@%p26 bra $L65_cond_true;
-	bra.uni $L69_edge;
-$L65_cond_true:
+	setp.lt.s64 %p20, %rd107, %rd9;
+	@%p20 bra $L59_cond_true;
+	bra.uni $L63_edge;
+$L59_cond_true:
 	.loc 1 76 21
 	add.s64 %rd108, %rd29, %rd14;
 	.loc 1 76 25
-	setp.lt.s64 %p27, %rd108, %rd11;
-	@%p27 bra $L63_if_then;
-	bra.uni $L70_edge;
-$L63_if_then:
+	setp.lt.s64 %p21, %rd108, %rd11;
+	@%p21 bra $L57_if_then;
+	bra.uni $L64_edge;
+$L57_if_then:
 	.loc 1 77 15
 	add.s64 %rd109, %rd23, %rd106;
 	.loc 1 77 18
@@ -1577,37 +1055,37 @@ $L63_if_then:
 	.loc 1 77 23
 	add.s64 %rd112, %rd111, %rd14;
 	.loc 1 77 11
-	setp.hs.u64 %p28, %rd112, %rd2;
-	@%p28 bra $L71_oob12;
+	setp.hs.u64 %p22, %rd112, %rd2;
+	@%p22 bra $L65_oob6;
 	shl.b64 %rd113, %rd112, 2;
 	add.s64 %rd114, %rd1, %rd113;
 	ld.global.nc.f32 %f12, [%rd114];
 	mov.f32 %f4, %f12;
-	bra.uni $L64_if_done;
-$L71_oob12:
-	mov.u64 %rd37, 0x20000000D;
+	bra.uni $L58_if_done;
+$L65_oob6:
+	mov.u64 %rd37, 0x200000007;
 	mov.u64 %rd38, %rd112;
 	mov.u64 %rd39, %rd2;
 	bra.uni $L24_bounds_fail;
-$L70_edge:
+$L64_edge:
 	mov.f32 %f4, 0f00000000;
-	bra.uni $L64_if_done;
-$L69_edge:
+	bra.uni $L58_if_done;
+$L63_edge:
 	mov.f32 %f4, 0f00000000;
-	bra.uni $L64_if_done;
-$L64_if_done:
+	bra.uni $L58_if_done;
+$L58_if_done:
 	.loc 1 79 9
 	add.s64 %rd115, %rd29, %rd106;
 	.loc 1 79 12
-	setp.lt.s64 %p29, %rd115, %rd11;
-	@%p29 bra $L68_cond_true;
-	bra.uni $L72_edge;
-$L68_cond_true:
+	setp.lt.s64 %p23, %rd115, %rd11;
+	@%p23 bra $L62_cond_true;
+	bra.uni $L66_edge;
+$L62_cond_true:
 	.loc 1 79 23
-	setp.lt.s64 %p30, %rd28, %rd10;
-	@%p30 bra $L66_if_then;
-	bra.uni $L73_edge;
-$L66_if_then:
+	setp.lt.s64 %p24, %rd28, %rd10;
+	@%p24 bra $L60_if_then;
+	bra.uni $L67_edge;
+$L60_if_then:
 	.loc 1 80 15
 	add.s64 %rd116, %rd29, %rd106;
 	.loc 1 80 18
@@ -1615,25 +1093,25 @@ $L66_if_then:
 	.loc 1 80 20
 	add.s64 %rd118, %rd117, %rd28;
 	.loc 1 80 11
-	setp.hs.u64 %p31, %rd118, %rd5;
-	@%p31 bra $L74_oob13;
+	setp.hs.u64 %p25, %rd118, %rd5;
+	@%p25 bra $L68_oob7;
 	shl.b64 %rd119, %rd118, 2;
 	add.s64 %rd120, %rd4, %rd119;
 	ld.global.nc.f32 %f13, [%rd120];
 	mov.f32 %f6, %f13;
-	bra.uni $L67_if_done;
-$L74_oob13:
-	mov.u64 %rd37, 0x20000000E;
+	bra.uni $L61_if_done;
+$L68_oob7:
+	mov.u64 %rd37, 0x200000008;
 	mov.u64 %rd38, %rd118;
 	mov.u64 %rd39, %rd5;
 	bra.uni $L24_bounds_fail;
-$L73_edge:
+$L67_edge:
 	mov.f32 %f6, 0f00000000;
-	bra.uni $L67_if_done;
-$L72_edge:
+	bra.uni $L61_if_done;
+$L66_edge:
 	mov.f32 %f6, 0f00000000;
-	bra.uni $L67_if_done;
-$L67_if_done:
+	bra.uni $L61_if_done;
+$L61_if_done:
 	.loc 1 82 8
 	mul.lo.s64 %rd121, %rd106, 32;
 	.loc 1 82 12
@@ -1643,30 +1121,14 @@ $L67_if_done:
 	.loc 1 82 26
 	add.s64 %rd124, %rd123, %rd14;
 	.loc 1 82 6
-	setp.hs.u64 %p32, %rd122, 1024;
-	@%p32 bra $L75_oob14;
 	shl.b64 %rd125, %rd122, 2;
 	add.s64 %rd126, %rd12, %rd125;
 	st.shared.f32 [%rd126], %f4;
 	.loc 1 82 20
-	setp.hs.u64 %p33, %rd124, 1024;
-	@%p33 bra $L76_oob15;
 	shl.b64 %rd127, %rd124, 2;
 	add.s64 %rd128, %rd13, %rd127;
 	st.shared.f32 [%rd128], %f6;
 	bra.uni $L6_rangeint_done;
-$L75_oob14:
-	.loc 1 82 6
-	mov.u64 %rd37, 0x20000000F;
-	mov.u64 %rd38, %rd122;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L76_oob15:
-	.loc 1 82 20
-	mov.u64 %rd37, 0x200000010;
-	mov.u64 %rd38, %rd124;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L6_rangeint_done:
 	.loc 1 84 9
 	bar.sync 0;
@@ -1675,17 +1137,10 @@ $L13_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd129, 0, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p34, %rd129, 1024;
-	@%p34 bra $L77_oob16;
 	shl.b64 %rd130, %rd129, 2;
 	add.s64 %rd131, %rd13, %rd130;
 	ld.shared.f32 %f14, [%rd131];
 	bra.uni $L15_rangeint_body;
-$L77_oob16:
-	mov.u64 %rd37, 0x200000011;
-	mov.u64 %rd38, %rd129;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L15_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd132, %rd18, 0;
@@ -1694,8 +1149,6 @@ $L15_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd134, %rd133, 0;
 	.loc 1 92 24
-	setp.hs.u64 %p35, %rd134, 1024;
-	@%p35 bra $L78_oob17;
 	shl.b64 %rd135, %rd134, 2;
 	add.s64 %rd136, %rd12, %rd135;
 	ld.shared.f32 %f15, [%rd136];
@@ -1705,14 +1158,8 @@ $L15_rangeint_body:
 	fma.rn.f32 %f17, %f15, %f14, %f16;
 	.loc 1 92 8
 	mov.f32 %f0, %f17;
-	bra.uni $L79_rangeint_body;
-$L78_oob17:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000012;
-	mov.u64 %rd38, %rd134;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L79_rangeint_body:
+	bra.uni $L69_rangeint_body;
+$L69_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd137, %rd18, 8;
 	.loc 1 92 33
@@ -1720,8 +1167,6 @@ $L79_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd139, %rd138, 0;
 	.loc 1 92 24
-	setp.hs.u64 %p36, %rd139, 1024;
-	@%p36 bra $L80_oob18;
 	shl.b64 %rd140, %rd139, 2;
 	add.s64 %rd141, %rd12, %rd140;
 	ld.shared.f32 %f18, [%rd141];
@@ -1731,14 +1176,8 @@ $L79_rangeint_body:
 	fma.rn.f32 %f20, %f18, %f14, %f19;
 	.loc 1 92 8
 	mov.f32 %f1, %f20;
-	bra.uni $L81_rangeint_body;
-$L80_oob18:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000013;
-	mov.u64 %rd38, %rd139;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L81_rangeint_body:
+	bra.uni $L70_rangeint_body;
+$L70_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd142, %rd18, 16;
 	.loc 1 92 33
@@ -1746,8 +1185,6 @@ $L81_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd144, %rd143, 0;
 	.loc 1 92 24
-	setp.hs.u64 %p37, %rd144, 1024;
-	@%p37 bra $L82_oob19;
 	shl.b64 %rd145, %rd144, 2;
 	add.s64 %rd146, %rd12, %rd145;
 	ld.shared.f32 %f21, [%rd146];
@@ -1757,14 +1194,8 @@ $L81_rangeint_body:
 	fma.rn.f32 %f23, %f21, %f14, %f22;
 	.loc 1 92 8
 	mov.f32 %f2, %f23;
-	bra.uni $L83_rangeint_body;
-$L82_oob19:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000014;
-	mov.u64 %rd38, %rd144;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L83_rangeint_body:
+	bra.uni $L71_rangeint_body;
+$L71_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd147, %rd18, 24;
 	.loc 1 92 33
@@ -1772,8 +1203,6 @@ $L83_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd149, %rd148, 0;
 	.loc 1 92 24
-	setp.hs.u64 %p38, %rd149, 1024;
-	@%p38 bra $L84_oob20;
 	shl.b64 %rd150, %rd149, 2;
 	add.s64 %rd151, %rd12, %rd150;
 	ld.shared.f32 %f24, [%rd151];
@@ -1783,29 +1212,16 @@ $L83_rangeint_body:
 	fma.rn.f32 %f26, %f24, %f14, %f25;
 	.loc 1 92 8
 	mov.f32 %f3, %f26;
-	bra.uni $L85_rangeint_body;
-$L84_oob20:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000015;
-	mov.u64 %rd38, %rd149;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L85_rangeint_body:
+	bra.uni $L72_rangeint_body;
+$L72_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd152, 32, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p39, %rd152, 1024;
-	@%p39 bra $L88_oob21;
 	shl.b64 %rd153, %rd152, 2;
 	add.s64 %rd154, %rd13, %rd153;
 	ld.shared.f32 %f27, [%rd154];
-	bra.uni $L86_rangeint_body;
-$L88_oob21:
-	mov.u64 %rd37, 0x200000016;
-	mov.u64 %rd38, %rd152;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L86_rangeint_body:
+	bra.uni $L73_rangeint_body;
+$L73_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd155, %rd18, 0;
 	.loc 1 92 33
@@ -1813,8 +1229,6 @@ $L86_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd157, %rd156, 1;
 	.loc 1 92 24
-	setp.hs.u64 %p40, %rd157, 1024;
-	@%p40 bra $L89_oob22;
 	shl.b64 %rd158, %rd157, 2;
 	add.s64 %rd159, %rd12, %rd158;
 	ld.shared.f32 %f28, [%rd159];
@@ -1824,14 +1238,8 @@ $L86_rangeint_body:
 	fma.rn.f32 %f30, %f28, %f27, %f29;
 	.loc 1 92 8
 	mov.f32 %f0, %f30;
-	bra.uni $L90_rangeint_body;
-$L89_oob22:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000017;
-	mov.u64 %rd38, %rd157;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L90_rangeint_body:
+	bra.uni $L75_rangeint_body;
+$L75_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd160, %rd18, 8;
 	.loc 1 92 33
@@ -1839,8 +1247,6 @@ $L90_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd162, %rd161, 1;
 	.loc 1 92 24
-	setp.hs.u64 %p41, %rd162, 1024;
-	@%p41 bra $L91_oob23;
 	shl.b64 %rd163, %rd162, 2;
 	add.s64 %rd164, %rd12, %rd163;
 	ld.shared.f32 %f31, [%rd164];
@@ -1850,14 +1256,8 @@ $L90_rangeint_body:
 	fma.rn.f32 %f33, %f31, %f27, %f32;
 	.loc 1 92 8
 	mov.f32 %f1, %f33;
-	bra.uni $L92_rangeint_body;
-$L91_oob23:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000018;
-	mov.u64 %rd38, %rd162;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L92_rangeint_body:
+	bra.uni $L76_rangeint_body;
+$L76_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd165, %rd18, 16;
 	.loc 1 92 33
@@ -1865,8 +1265,6 @@ $L92_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd167, %rd166, 1;
 	.loc 1 92 24
-	setp.hs.u64 %p42, %rd167, 1024;
-	@%p42 bra $L93_oob24;
 	shl.b64 %rd168, %rd167, 2;
 	add.s64 %rd169, %rd12, %rd168;
 	ld.shared.f32 %f34, [%rd169];
@@ -1876,14 +1274,8 @@ $L92_rangeint_body:
 	fma.rn.f32 %f36, %f34, %f27, %f35;
 	.loc 1 92 8
 	mov.f32 %f2, %f36;
-	bra.uni $L94_rangeint_body;
-$L93_oob24:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000019;
-	mov.u64 %rd38, %rd167;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L94_rangeint_body:
+	bra.uni $L77_rangeint_body;
+$L77_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd170, %rd18, 24;
 	.loc 1 92 33
@@ -1891,8 +1283,6 @@ $L94_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd172, %rd171, 1;
 	.loc 1 92 24
-	setp.hs.u64 %p43, %rd172, 1024;
-	@%p43 bra $L95_oob25;
 	shl.b64 %rd173, %rd172, 2;
 	add.s64 %rd174, %rd12, %rd173;
 	ld.shared.f32 %f37, [%rd174];
@@ -1902,29 +1292,16 @@ $L94_rangeint_body:
 	fma.rn.f32 %f39, %f37, %f27, %f38;
 	.loc 1 92 8
 	mov.f32 %f3, %f39;
-	bra.uni $L96_rangeint_body;
-$L95_oob25:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000001A;
-	mov.u64 %rd38, %rd172;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L96_rangeint_body:
+	bra.uni $L78_rangeint_body;
+$L78_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd175, 64, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p44, %rd175, 1024;
-	@%p44 bra $L99_oob26;
 	shl.b64 %rd176, %rd175, 2;
 	add.s64 %rd177, %rd13, %rd176;
 	ld.shared.f32 %f40, [%rd177];
-	bra.uni $L97_rangeint_body;
-$L99_oob26:
-	mov.u64 %rd37, 0x20000001B;
-	mov.u64 %rd38, %rd175;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L97_rangeint_body:
+	bra.uni $L79_rangeint_body;
+$L79_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd178, %rd18, 0;
 	.loc 1 92 33
@@ -1932,8 +1309,6 @@ $L97_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd180, %rd179, 2;
 	.loc 1 92 24
-	setp.hs.u64 %p45, %rd180, 1024;
-	@%p45 bra $L100_oob27;
 	shl.b64 %rd181, %rd180, 2;
 	add.s64 %rd182, %rd12, %rd181;
 	ld.shared.f32 %f41, [%rd182];
@@ -1943,14 +1318,8 @@ $L97_rangeint_body:
 	fma.rn.f32 %f43, %f41, %f40, %f42;
 	.loc 1 92 8
 	mov.f32 %f0, %f43;
-	bra.uni $L101_rangeint_body;
-$L100_oob27:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000001C;
-	mov.u64 %rd38, %rd180;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L101_rangeint_body:
+	bra.uni $L81_rangeint_body;
+$L81_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd183, %rd18, 8;
 	.loc 1 92 33
@@ -1958,8 +1327,6 @@ $L101_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd185, %rd184, 2;
 	.loc 1 92 24
-	setp.hs.u64 %p46, %rd185, 1024;
-	@%p46 bra $L102_oob28;
 	shl.b64 %rd186, %rd185, 2;
 	add.s64 %rd187, %rd12, %rd186;
 	ld.shared.f32 %f44, [%rd187];
@@ -1969,14 +1336,8 @@ $L101_rangeint_body:
 	fma.rn.f32 %f46, %f44, %f40, %f45;
 	.loc 1 92 8
 	mov.f32 %f1, %f46;
-	bra.uni $L103_rangeint_body;
-$L102_oob28:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000001D;
-	mov.u64 %rd38, %rd185;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L103_rangeint_body:
+	bra.uni $L82_rangeint_body;
+$L82_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd188, %rd18, 16;
 	.loc 1 92 33
@@ -1984,8 +1345,6 @@ $L103_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd190, %rd189, 2;
 	.loc 1 92 24
-	setp.hs.u64 %p47, %rd190, 1024;
-	@%p47 bra $L104_oob29;
 	shl.b64 %rd191, %rd190, 2;
 	add.s64 %rd192, %rd12, %rd191;
 	ld.shared.f32 %f47, [%rd192];
@@ -1995,14 +1354,8 @@ $L103_rangeint_body:
 	fma.rn.f32 %f49, %f47, %f40, %f48;
 	.loc 1 92 8
 	mov.f32 %f2, %f49;
-	bra.uni $L105_rangeint_body;
-$L104_oob29:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000001E;
-	mov.u64 %rd38, %rd190;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L105_rangeint_body:
+	bra.uni $L83_rangeint_body;
+$L83_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd193, %rd18, 24;
 	.loc 1 92 33
@@ -2010,8 +1363,6 @@ $L105_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd195, %rd194, 2;
 	.loc 1 92 24
-	setp.hs.u64 %p48, %rd195, 1024;
-	@%p48 bra $L106_oob30;
 	shl.b64 %rd196, %rd195, 2;
 	add.s64 %rd197, %rd12, %rd196;
 	ld.shared.f32 %f50, [%rd197];
@@ -2021,29 +1372,16 @@ $L105_rangeint_body:
 	fma.rn.f32 %f52, %f50, %f40, %f51;
 	.loc 1 92 8
 	mov.f32 %f3, %f52;
-	bra.uni $L107_rangeint_body;
-$L106_oob30:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000001F;
-	mov.u64 %rd38, %rd195;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L107_rangeint_body:
+	bra.uni $L84_rangeint_body;
+$L84_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd198, 96, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p49, %rd198, 1024;
-	@%p49 bra $L110_oob31;
 	shl.b64 %rd199, %rd198, 2;
 	add.s64 %rd200, %rd13, %rd199;
 	ld.shared.f32 %f53, [%rd200];
-	bra.uni $L108_rangeint_body;
-$L110_oob31:
-	mov.u64 %rd37, 0x200000020;
-	mov.u64 %rd38, %rd198;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L108_rangeint_body:
+	bra.uni $L85_rangeint_body;
+$L85_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd201, %rd18, 0;
 	.loc 1 92 33
@@ -2051,8 +1389,6 @@ $L108_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd203, %rd202, 3;
 	.loc 1 92 24
-	setp.hs.u64 %p50, %rd203, 1024;
-	@%p50 bra $L111_oob32;
 	shl.b64 %rd204, %rd203, 2;
 	add.s64 %rd205, %rd12, %rd204;
 	ld.shared.f32 %f54, [%rd205];
@@ -2062,14 +1398,8 @@ $L108_rangeint_body:
 	fma.rn.f32 %f56, %f54, %f53, %f55;
 	.loc 1 92 8
 	mov.f32 %f0, %f56;
-	bra.uni $L112_rangeint_body;
-$L111_oob32:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000021;
-	mov.u64 %rd38, %rd203;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L112_rangeint_body:
+	bra.uni $L87_rangeint_body;
+$L87_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd206, %rd18, 8;
 	.loc 1 92 33
@@ -2077,8 +1407,6 @@ $L112_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd208, %rd207, 3;
 	.loc 1 92 24
-	setp.hs.u64 %p51, %rd208, 1024;
-	@%p51 bra $L113_oob33;
 	shl.b64 %rd209, %rd208, 2;
 	add.s64 %rd210, %rd12, %rd209;
 	ld.shared.f32 %f57, [%rd210];
@@ -2088,14 +1416,8 @@ $L112_rangeint_body:
 	fma.rn.f32 %f59, %f57, %f53, %f58;
 	.loc 1 92 8
 	mov.f32 %f1, %f59;
-	bra.uni $L114_rangeint_body;
-$L113_oob33:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000022;
-	mov.u64 %rd38, %rd208;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L114_rangeint_body:
+	bra.uni $L88_rangeint_body;
+$L88_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd211, %rd18, 16;
 	.loc 1 92 33
@@ -2103,8 +1425,6 @@ $L114_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd213, %rd212, 3;
 	.loc 1 92 24
-	setp.hs.u64 %p52, %rd213, 1024;
-	@%p52 bra $L115_oob34;
 	shl.b64 %rd214, %rd213, 2;
 	add.s64 %rd215, %rd12, %rd214;
 	ld.shared.f32 %f60, [%rd215];
@@ -2114,14 +1434,8 @@ $L114_rangeint_body:
 	fma.rn.f32 %f62, %f60, %f53, %f61;
 	.loc 1 92 8
 	mov.f32 %f2, %f62;
-	bra.uni $L116_rangeint_body;
-$L115_oob34:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000023;
-	mov.u64 %rd38, %rd213;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L116_rangeint_body:
+	bra.uni $L89_rangeint_body;
+$L89_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd216, %rd18, 24;
 	.loc 1 92 33
@@ -2129,8 +1443,6 @@ $L116_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd218, %rd217, 3;
 	.loc 1 92 24
-	setp.hs.u64 %p53, %rd218, 1024;
-	@%p53 bra $L117_oob35;
 	shl.b64 %rd219, %rd218, 2;
 	add.s64 %rd220, %rd12, %rd219;
 	ld.shared.f32 %f63, [%rd220];
@@ -2140,29 +1452,16 @@ $L116_rangeint_body:
 	fma.rn.f32 %f65, %f63, %f53, %f64;
 	.loc 1 92 8
 	mov.f32 %f3, %f65;
-	bra.uni $L118_rangeint_body;
-$L117_oob35:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000024;
-	mov.u64 %rd38, %rd218;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L118_rangeint_body:
+	bra.uni $L90_rangeint_body;
+$L90_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd221, 128, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p54, %rd221, 1024;
-	@%p54 bra $L121_oob36;
 	shl.b64 %rd222, %rd221, 2;
 	add.s64 %rd223, %rd13, %rd222;
 	ld.shared.f32 %f66, [%rd223];
-	bra.uni $L119_rangeint_body;
-$L121_oob36:
-	mov.u64 %rd37, 0x200000025;
-	mov.u64 %rd38, %rd221;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L119_rangeint_body:
+	bra.uni $L91_rangeint_body;
+$L91_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd224, %rd18, 0;
 	.loc 1 92 33
@@ -2170,8 +1469,6 @@ $L119_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd226, %rd225, 4;
 	.loc 1 92 24
-	setp.hs.u64 %p55, %rd226, 1024;
-	@%p55 bra $L122_oob37;
 	shl.b64 %rd227, %rd226, 2;
 	add.s64 %rd228, %rd12, %rd227;
 	ld.shared.f32 %f67, [%rd228];
@@ -2181,14 +1478,8 @@ $L119_rangeint_body:
 	fma.rn.f32 %f69, %f67, %f66, %f68;
 	.loc 1 92 8
 	mov.f32 %f0, %f69;
-	bra.uni $L123_rangeint_body;
-$L122_oob37:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000026;
-	mov.u64 %rd38, %rd226;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L123_rangeint_body:
+	bra.uni $L93_rangeint_body;
+$L93_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd229, %rd18, 8;
 	.loc 1 92 33
@@ -2196,8 +1487,6 @@ $L123_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd231, %rd230, 4;
 	.loc 1 92 24
-	setp.hs.u64 %p56, %rd231, 1024;
-	@%p56 bra $L124_oob38;
 	shl.b64 %rd232, %rd231, 2;
 	add.s64 %rd233, %rd12, %rd232;
 	ld.shared.f32 %f70, [%rd233];
@@ -2207,14 +1496,8 @@ $L123_rangeint_body:
 	fma.rn.f32 %f72, %f70, %f66, %f71;
 	.loc 1 92 8
 	mov.f32 %f1, %f72;
-	bra.uni $L125_rangeint_body;
-$L124_oob38:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000027;
-	mov.u64 %rd38, %rd231;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L125_rangeint_body:
+	bra.uni $L94_rangeint_body;
+$L94_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd234, %rd18, 16;
 	.loc 1 92 33
@@ -2222,8 +1505,6 @@ $L125_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd236, %rd235, 4;
 	.loc 1 92 24
-	setp.hs.u64 %p57, %rd236, 1024;
-	@%p57 bra $L126_oob39;
 	shl.b64 %rd237, %rd236, 2;
 	add.s64 %rd238, %rd12, %rd237;
 	ld.shared.f32 %f73, [%rd238];
@@ -2233,14 +1514,8 @@ $L125_rangeint_body:
 	fma.rn.f32 %f75, %f73, %f66, %f74;
 	.loc 1 92 8
 	mov.f32 %f2, %f75;
-	bra.uni $L127_rangeint_body;
-$L126_oob39:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000028;
-	mov.u64 %rd38, %rd236;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L127_rangeint_body:
+	bra.uni $L95_rangeint_body;
+$L95_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd239, %rd18, 24;
 	.loc 1 92 33
@@ -2248,8 +1523,6 @@ $L127_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd241, %rd240, 4;
 	.loc 1 92 24
-	setp.hs.u64 %p58, %rd241, 1024;
-	@%p58 bra $L128_oob40;
 	shl.b64 %rd242, %rd241, 2;
 	add.s64 %rd243, %rd12, %rd242;
 	ld.shared.f32 %f76, [%rd243];
@@ -2259,29 +1532,16 @@ $L127_rangeint_body:
 	fma.rn.f32 %f78, %f76, %f66, %f77;
 	.loc 1 92 8
 	mov.f32 %f3, %f78;
-	bra.uni $L129_rangeint_body;
-$L128_oob40:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000029;
-	mov.u64 %rd38, %rd241;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L129_rangeint_body:
+	bra.uni $L96_rangeint_body;
+$L96_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd244, 160, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p59, %rd244, 1024;
-	@%p59 bra $L132_oob41;
 	shl.b64 %rd245, %rd244, 2;
 	add.s64 %rd246, %rd13, %rd245;
 	ld.shared.f32 %f79, [%rd246];
-	bra.uni $L130_rangeint_body;
-$L132_oob41:
-	mov.u64 %rd37, 0x20000002A;
-	mov.u64 %rd38, %rd244;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L130_rangeint_body:
+	bra.uni $L97_rangeint_body;
+$L97_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd247, %rd18, 0;
 	.loc 1 92 33
@@ -2289,8 +1549,6 @@ $L130_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd249, %rd248, 5;
 	.loc 1 92 24
-	setp.hs.u64 %p60, %rd249, 1024;
-	@%p60 bra $L133_oob42;
 	shl.b64 %rd250, %rd249, 2;
 	add.s64 %rd251, %rd12, %rd250;
 	ld.shared.f32 %f80, [%rd251];
@@ -2300,14 +1558,8 @@ $L130_rangeint_body:
 	fma.rn.f32 %f82, %f80, %f79, %f81;
 	.loc 1 92 8
 	mov.f32 %f0, %f82;
-	bra.uni $L134_rangeint_body;
-$L133_oob42:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000002B;
-	mov.u64 %rd38, %rd249;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L134_rangeint_body:
+	bra.uni $L99_rangeint_body;
+$L99_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd252, %rd18, 8;
 	.loc 1 92 33
@@ -2315,8 +1567,6 @@ $L134_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd254, %rd253, 5;
 	.loc 1 92 24
-	setp.hs.u64 %p61, %rd254, 1024;
-	@%p61 bra $L135_oob43;
 	shl.b64 %rd255, %rd254, 2;
 	add.s64 %rd256, %rd12, %rd255;
 	ld.shared.f32 %f83, [%rd256];
@@ -2326,14 +1576,8 @@ $L134_rangeint_body:
 	fma.rn.f32 %f85, %f83, %f79, %f84;
 	.loc 1 92 8
 	mov.f32 %f1, %f85;
-	bra.uni $L136_rangeint_body;
-$L135_oob43:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000002C;
-	mov.u64 %rd38, %rd254;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L136_rangeint_body:
+	bra.uni $L100_rangeint_body;
+$L100_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd257, %rd18, 16;
 	.loc 1 92 33
@@ -2341,8 +1585,6 @@ $L136_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd259, %rd258, 5;
 	.loc 1 92 24
-	setp.hs.u64 %p62, %rd259, 1024;
-	@%p62 bra $L137_oob44;
 	shl.b64 %rd260, %rd259, 2;
 	add.s64 %rd261, %rd12, %rd260;
 	ld.shared.f32 %f86, [%rd261];
@@ -2352,14 +1594,8 @@ $L136_rangeint_body:
 	fma.rn.f32 %f88, %f86, %f79, %f87;
 	.loc 1 92 8
 	mov.f32 %f2, %f88;
-	bra.uni $L138_rangeint_body;
-$L137_oob44:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000002D;
-	mov.u64 %rd38, %rd259;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L138_rangeint_body:
+	bra.uni $L101_rangeint_body;
+$L101_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd262, %rd18, 24;
 	.loc 1 92 33
@@ -2367,8 +1603,6 @@ $L138_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd264, %rd263, 5;
 	.loc 1 92 24
-	setp.hs.u64 %p63, %rd264, 1024;
-	@%p63 bra $L139_oob45;
 	shl.b64 %rd265, %rd264, 2;
 	add.s64 %rd266, %rd12, %rd265;
 	ld.shared.f32 %f89, [%rd266];
@@ -2378,29 +1612,16 @@ $L138_rangeint_body:
 	fma.rn.f32 %f91, %f89, %f79, %f90;
 	.loc 1 92 8
 	mov.f32 %f3, %f91;
-	bra.uni $L140_rangeint_body;
-$L139_oob45:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000002E;
-	mov.u64 %rd38, %rd264;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L140_rangeint_body:
+	bra.uni $L102_rangeint_body;
+$L102_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd267, 192, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p64, %rd267, 1024;
-	@%p64 bra $L143_oob46;
 	shl.b64 %rd268, %rd267, 2;
 	add.s64 %rd269, %rd13, %rd268;
 	ld.shared.f32 %f92, [%rd269];
-	bra.uni $L141_rangeint_body;
-$L143_oob46:
-	mov.u64 %rd37, 0x20000002F;
-	mov.u64 %rd38, %rd267;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L141_rangeint_body:
+	bra.uni $L103_rangeint_body;
+$L103_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd270, %rd18, 0;
 	.loc 1 92 33
@@ -2408,8 +1629,6 @@ $L141_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd272, %rd271, 6;
 	.loc 1 92 24
-	setp.hs.u64 %p65, %rd272, 1024;
-	@%p65 bra $L144_oob47;
 	shl.b64 %rd273, %rd272, 2;
 	add.s64 %rd274, %rd12, %rd273;
 	ld.shared.f32 %f93, [%rd274];
@@ -2419,14 +1638,8 @@ $L141_rangeint_body:
 	fma.rn.f32 %f95, %f93, %f92, %f94;
 	.loc 1 92 8
 	mov.f32 %f0, %f95;
-	bra.uni $L145_rangeint_body;
-$L144_oob47:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000030;
-	mov.u64 %rd38, %rd272;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L145_rangeint_body:
+	bra.uni $L105_rangeint_body;
+$L105_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd275, %rd18, 8;
 	.loc 1 92 33
@@ -2434,8 +1647,6 @@ $L145_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd277, %rd276, 6;
 	.loc 1 92 24
-	setp.hs.u64 %p66, %rd277, 1024;
-	@%p66 bra $L146_oob48;
 	shl.b64 %rd278, %rd277, 2;
 	add.s64 %rd279, %rd12, %rd278;
 	ld.shared.f32 %f96, [%rd279];
@@ -2445,14 +1656,8 @@ $L145_rangeint_body:
 	fma.rn.f32 %f98, %f96, %f92, %f97;
 	.loc 1 92 8
 	mov.f32 %f1, %f98;
-	bra.uni $L147_rangeint_body;
-$L146_oob48:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000031;
-	mov.u64 %rd38, %rd277;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L147_rangeint_body:
+	bra.uni $L106_rangeint_body;
+$L106_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd280, %rd18, 16;
 	.loc 1 92 33
@@ -2460,8 +1665,6 @@ $L147_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd282, %rd281, 6;
 	.loc 1 92 24
-	setp.hs.u64 %p67, %rd282, 1024;
-	@%p67 bra $L148_oob49;
 	shl.b64 %rd283, %rd282, 2;
 	add.s64 %rd284, %rd12, %rd283;
 	ld.shared.f32 %f99, [%rd284];
@@ -2471,14 +1674,8 @@ $L147_rangeint_body:
 	fma.rn.f32 %f101, %f99, %f92, %f100;
 	.loc 1 92 8
 	mov.f32 %f2, %f101;
-	bra.uni $L149_rangeint_body;
-$L148_oob49:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000032;
-	mov.u64 %rd38, %rd282;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L149_rangeint_body:
+	bra.uni $L107_rangeint_body;
+$L107_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd285, %rd18, 24;
 	.loc 1 92 33
@@ -2486,8 +1683,6 @@ $L149_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd287, %rd286, 6;
 	.loc 1 92 24
-	setp.hs.u64 %p68, %rd287, 1024;
-	@%p68 bra $L150_oob50;
 	shl.b64 %rd288, %rd287, 2;
 	add.s64 %rd289, %rd12, %rd288;
 	ld.shared.f32 %f102, [%rd289];
@@ -2497,29 +1692,16 @@ $L149_rangeint_body:
 	fma.rn.f32 %f104, %f102, %f92, %f103;
 	.loc 1 92 8
 	mov.f32 %f3, %f104;
-	bra.uni $L151_rangeint_body;
-$L150_oob50:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000033;
-	mov.u64 %rd38, %rd287;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L151_rangeint_body:
+	bra.uni $L108_rangeint_body;
+$L108_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd290, 224, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p69, %rd290, 1024;
-	@%p69 bra $L154_oob51;
 	shl.b64 %rd291, %rd290, 2;
 	add.s64 %rd292, %rd13, %rd291;
 	ld.shared.f32 %f105, [%rd292];
-	bra.uni $L152_rangeint_body;
-$L154_oob51:
-	mov.u64 %rd37, 0x200000034;
-	mov.u64 %rd38, %rd290;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L152_rangeint_body:
+	bra.uni $L109_rangeint_body;
+$L109_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd293, %rd18, 0;
 	.loc 1 92 33
@@ -2527,8 +1709,6 @@ $L152_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd295, %rd294, 7;
 	.loc 1 92 24
-	setp.hs.u64 %p70, %rd295, 1024;
-	@%p70 bra $L155_oob52;
 	shl.b64 %rd296, %rd295, 2;
 	add.s64 %rd297, %rd12, %rd296;
 	ld.shared.f32 %f106, [%rd297];
@@ -2538,14 +1718,8 @@ $L152_rangeint_body:
 	fma.rn.f32 %f108, %f106, %f105, %f107;
 	.loc 1 92 8
 	mov.f32 %f0, %f108;
-	bra.uni $L156_rangeint_body;
-$L155_oob52:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000035;
-	mov.u64 %rd38, %rd295;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L156_rangeint_body:
+	bra.uni $L111_rangeint_body;
+$L111_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd298, %rd18, 8;
 	.loc 1 92 33
@@ -2553,8 +1727,6 @@ $L156_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd300, %rd299, 7;
 	.loc 1 92 24
-	setp.hs.u64 %p71, %rd300, 1024;
-	@%p71 bra $L157_oob53;
 	shl.b64 %rd301, %rd300, 2;
 	add.s64 %rd302, %rd12, %rd301;
 	ld.shared.f32 %f109, [%rd302];
@@ -2564,14 +1736,8 @@ $L156_rangeint_body:
 	fma.rn.f32 %f111, %f109, %f105, %f110;
 	.loc 1 92 8
 	mov.f32 %f1, %f111;
-	bra.uni $L158_rangeint_body;
-$L157_oob53:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000036;
-	mov.u64 %rd38, %rd300;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L158_rangeint_body:
+	bra.uni $L112_rangeint_body;
+$L112_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd303, %rd18, 16;
 	.loc 1 92 33
@@ -2579,8 +1745,6 @@ $L158_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd305, %rd304, 7;
 	.loc 1 92 24
-	setp.hs.u64 %p72, %rd305, 1024;
-	@%p72 bra $L159_oob54;
 	shl.b64 %rd306, %rd305, 2;
 	add.s64 %rd307, %rd12, %rd306;
 	ld.shared.f32 %f112, [%rd307];
@@ -2590,14 +1754,8 @@ $L158_rangeint_body:
 	fma.rn.f32 %f114, %f112, %f105, %f113;
 	.loc 1 92 8
 	mov.f32 %f2, %f114;
-	bra.uni $L160_rangeint_body;
-$L159_oob54:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000037;
-	mov.u64 %rd38, %rd305;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L160_rangeint_body:
+	bra.uni $L113_rangeint_body;
+$L113_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd308, %rd18, 24;
 	.loc 1 92 33
@@ -2605,8 +1763,6 @@ $L160_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd310, %rd309, 7;
 	.loc 1 92 24
-	setp.hs.u64 %p73, %rd310, 1024;
-	@%p73 bra $L161_oob55;
 	shl.b64 %rd311, %rd310, 2;
 	add.s64 %rd312, %rd12, %rd311;
 	ld.shared.f32 %f115, [%rd312];
@@ -2616,29 +1772,16 @@ $L160_rangeint_body:
 	fma.rn.f32 %f117, %f115, %f105, %f116;
 	.loc 1 92 8
 	mov.f32 %f3, %f117;
-	bra.uni $L162_rangeint_body;
-$L161_oob55:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000038;
-	mov.u64 %rd38, %rd310;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L162_rangeint_body:
+	bra.uni $L114_rangeint_body;
+$L114_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd313, 256, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p74, %rd313, 1024;
-	@%p74 bra $L165_oob56;
 	shl.b64 %rd314, %rd313, 2;
 	add.s64 %rd315, %rd13, %rd314;
 	ld.shared.f32 %f118, [%rd315];
-	bra.uni $L163_rangeint_body;
-$L165_oob56:
-	mov.u64 %rd37, 0x200000039;
-	mov.u64 %rd38, %rd313;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L163_rangeint_body:
+	bra.uni $L115_rangeint_body;
+$L115_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd316, %rd18, 0;
 	.loc 1 92 33
@@ -2646,8 +1789,6 @@ $L163_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd318, %rd317, 8;
 	.loc 1 92 24
-	setp.hs.u64 %p75, %rd318, 1024;
-	@%p75 bra $L166_oob57;
 	shl.b64 %rd319, %rd318, 2;
 	add.s64 %rd320, %rd12, %rd319;
 	ld.shared.f32 %f119, [%rd320];
@@ -2657,14 +1798,8 @@ $L163_rangeint_body:
 	fma.rn.f32 %f121, %f119, %f118, %f120;
 	.loc 1 92 8
 	mov.f32 %f0, %f121;
-	bra.uni $L167_rangeint_body;
-$L166_oob57:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000003A;
-	mov.u64 %rd38, %rd318;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L167_rangeint_body:
+	bra.uni $L117_rangeint_body;
+$L117_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd321, %rd18, 8;
 	.loc 1 92 33
@@ -2672,8 +1807,6 @@ $L167_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd323, %rd322, 8;
 	.loc 1 92 24
-	setp.hs.u64 %p76, %rd323, 1024;
-	@%p76 bra $L168_oob58;
 	shl.b64 %rd324, %rd323, 2;
 	add.s64 %rd325, %rd12, %rd324;
 	ld.shared.f32 %f122, [%rd325];
@@ -2683,14 +1816,8 @@ $L167_rangeint_body:
 	fma.rn.f32 %f124, %f122, %f118, %f123;
 	.loc 1 92 8
 	mov.f32 %f1, %f124;
-	bra.uni $L169_rangeint_body;
-$L168_oob58:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000003B;
-	mov.u64 %rd38, %rd323;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L169_rangeint_body:
+	bra.uni $L118_rangeint_body;
+$L118_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd326, %rd18, 16;
 	.loc 1 92 33
@@ -2698,8 +1825,6 @@ $L169_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd328, %rd327, 8;
 	.loc 1 92 24
-	setp.hs.u64 %p77, %rd328, 1024;
-	@%p77 bra $L170_oob59;
 	shl.b64 %rd329, %rd328, 2;
 	add.s64 %rd330, %rd12, %rd329;
 	ld.shared.f32 %f125, [%rd330];
@@ -2709,14 +1834,8 @@ $L169_rangeint_body:
 	fma.rn.f32 %f127, %f125, %f118, %f126;
 	.loc 1 92 8
 	mov.f32 %f2, %f127;
-	bra.uni $L171_rangeint_body;
-$L170_oob59:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000003C;
-	mov.u64 %rd38, %rd328;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L171_rangeint_body:
+	bra.uni $L119_rangeint_body;
+$L119_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd331, %rd18, 24;
 	.loc 1 92 33
@@ -2724,8 +1843,6 @@ $L171_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd333, %rd332, 8;
 	.loc 1 92 24
-	setp.hs.u64 %p78, %rd333, 1024;
-	@%p78 bra $L172_oob60;
 	shl.b64 %rd334, %rd333, 2;
 	add.s64 %rd335, %rd12, %rd334;
 	ld.shared.f32 %f128, [%rd335];
@@ -2735,29 +1852,16 @@ $L171_rangeint_body:
 	fma.rn.f32 %f130, %f128, %f118, %f129;
 	.loc 1 92 8
 	mov.f32 %f3, %f130;
-	bra.uni $L173_rangeint_body;
-$L172_oob60:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000003D;
-	mov.u64 %rd38, %rd333;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L173_rangeint_body:
+	bra.uni $L120_rangeint_body;
+$L120_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd336, 288, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p79, %rd336, 1024;
-	@%p79 bra $L176_oob61;
 	shl.b64 %rd337, %rd336, 2;
 	add.s64 %rd338, %rd13, %rd337;
 	ld.shared.f32 %f131, [%rd338];
-	bra.uni $L174_rangeint_body;
-$L176_oob61:
-	mov.u64 %rd37, 0x20000003E;
-	mov.u64 %rd38, %rd336;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L174_rangeint_body:
+	bra.uni $L121_rangeint_body;
+$L121_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd339, %rd18, 0;
 	.loc 1 92 33
@@ -2765,8 +1869,6 @@ $L174_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd341, %rd340, 9;
 	.loc 1 92 24
-	setp.hs.u64 %p80, %rd341, 1024;
-	@%p80 bra $L177_oob62;
 	shl.b64 %rd342, %rd341, 2;
 	add.s64 %rd343, %rd12, %rd342;
 	ld.shared.f32 %f132, [%rd343];
@@ -2776,14 +1878,8 @@ $L174_rangeint_body:
 	fma.rn.f32 %f134, %f132, %f131, %f133;
 	.loc 1 92 8
 	mov.f32 %f0, %f134;
-	bra.uni $L178_rangeint_body;
-$L177_oob62:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000003F;
-	mov.u64 %rd38, %rd341;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L178_rangeint_body:
+	bra.uni $L123_rangeint_body;
+$L123_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd344, %rd18, 8;
 	.loc 1 92 33
@@ -2791,8 +1887,6 @@ $L178_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd346, %rd345, 9;
 	.loc 1 92 24
-	setp.hs.u64 %p81, %rd346, 1024;
-	@%p81 bra $L179_oob63;
 	shl.b64 %rd347, %rd346, 2;
 	add.s64 %rd348, %rd12, %rd347;
 	ld.shared.f32 %f135, [%rd348];
@@ -2802,14 +1896,8 @@ $L178_rangeint_body:
 	fma.rn.f32 %f137, %f135, %f131, %f136;
 	.loc 1 92 8
 	mov.f32 %f1, %f137;
-	bra.uni $L180_rangeint_body;
-$L179_oob63:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000040;
-	mov.u64 %rd38, %rd346;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L180_rangeint_body:
+	bra.uni $L124_rangeint_body;
+$L124_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd349, %rd18, 16;
 	.loc 1 92 33
@@ -2817,8 +1905,6 @@ $L180_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd351, %rd350, 9;
 	.loc 1 92 24
-	setp.hs.u64 %p82, %rd351, 1024;
-	@%p82 bra $L181_oob64;
 	shl.b64 %rd352, %rd351, 2;
 	add.s64 %rd353, %rd12, %rd352;
 	ld.shared.f32 %f138, [%rd353];
@@ -2828,14 +1914,8 @@ $L180_rangeint_body:
 	fma.rn.f32 %f140, %f138, %f131, %f139;
 	.loc 1 92 8
 	mov.f32 %f2, %f140;
-	bra.uni $L182_rangeint_body;
-$L181_oob64:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000041;
-	mov.u64 %rd38, %rd351;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L182_rangeint_body:
+	bra.uni $L125_rangeint_body;
+$L125_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd354, %rd18, 24;
 	.loc 1 92 33
@@ -2843,8 +1923,6 @@ $L182_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd356, %rd355, 9;
 	.loc 1 92 24
-	setp.hs.u64 %p83, %rd356, 1024;
-	@%p83 bra $L183_oob65;
 	shl.b64 %rd357, %rd356, 2;
 	add.s64 %rd358, %rd12, %rd357;
 	ld.shared.f32 %f141, [%rd358];
@@ -2854,29 +1932,16 @@ $L182_rangeint_body:
 	fma.rn.f32 %f143, %f141, %f131, %f142;
 	.loc 1 92 8
 	mov.f32 %f3, %f143;
-	bra.uni $L184_rangeint_body;
-$L183_oob65:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000042;
-	mov.u64 %rd38, %rd356;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L184_rangeint_body:
+	bra.uni $L126_rangeint_body;
+$L126_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd359, 320, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p84, %rd359, 1024;
-	@%p84 bra $L187_oob66;
 	shl.b64 %rd360, %rd359, 2;
 	add.s64 %rd361, %rd13, %rd360;
 	ld.shared.f32 %f144, [%rd361];
-	bra.uni $L185_rangeint_body;
-$L187_oob66:
-	mov.u64 %rd37, 0x200000043;
-	mov.u64 %rd38, %rd359;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L185_rangeint_body:
+	bra.uni $L127_rangeint_body;
+$L127_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd362, %rd18, 0;
 	.loc 1 92 33
@@ -2884,8 +1949,6 @@ $L185_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd364, %rd363, 10;
 	.loc 1 92 24
-	setp.hs.u64 %p85, %rd364, 1024;
-	@%p85 bra $L188_oob67;
 	shl.b64 %rd365, %rd364, 2;
 	add.s64 %rd366, %rd12, %rd365;
 	ld.shared.f32 %f145, [%rd366];
@@ -2895,14 +1958,8 @@ $L185_rangeint_body:
 	fma.rn.f32 %f147, %f145, %f144, %f146;
 	.loc 1 92 8
 	mov.f32 %f0, %f147;
-	bra.uni $L189_rangeint_body;
-$L188_oob67:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000044;
-	mov.u64 %rd38, %rd364;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L189_rangeint_body:
+	bra.uni $L129_rangeint_body;
+$L129_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd367, %rd18, 8;
 	.loc 1 92 33
@@ -2910,8 +1967,6 @@ $L189_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd369, %rd368, 10;
 	.loc 1 92 24
-	setp.hs.u64 %p86, %rd369, 1024;
-	@%p86 bra $L190_oob68;
 	shl.b64 %rd370, %rd369, 2;
 	add.s64 %rd371, %rd12, %rd370;
 	ld.shared.f32 %f148, [%rd371];
@@ -2921,14 +1976,8 @@ $L189_rangeint_body:
 	fma.rn.f32 %f150, %f148, %f144, %f149;
 	.loc 1 92 8
 	mov.f32 %f1, %f150;
-	bra.uni $L191_rangeint_body;
-$L190_oob68:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000045;
-	mov.u64 %rd38, %rd369;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L191_rangeint_body:
+	bra.uni $L130_rangeint_body;
+$L130_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd372, %rd18, 16;
 	.loc 1 92 33
@@ -2936,8 +1985,6 @@ $L191_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd374, %rd373, 10;
 	.loc 1 92 24
-	setp.hs.u64 %p87, %rd374, 1024;
-	@%p87 bra $L192_oob69;
 	shl.b64 %rd375, %rd374, 2;
 	add.s64 %rd376, %rd12, %rd375;
 	ld.shared.f32 %f151, [%rd376];
@@ -2947,14 +1994,8 @@ $L191_rangeint_body:
 	fma.rn.f32 %f153, %f151, %f144, %f152;
 	.loc 1 92 8
 	mov.f32 %f2, %f153;
-	bra.uni $L193_rangeint_body;
-$L192_oob69:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000046;
-	mov.u64 %rd38, %rd374;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L193_rangeint_body:
+	bra.uni $L131_rangeint_body;
+$L131_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd377, %rd18, 24;
 	.loc 1 92 33
@@ -2962,8 +2003,6 @@ $L193_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd379, %rd378, 10;
 	.loc 1 92 24
-	setp.hs.u64 %p88, %rd379, 1024;
-	@%p88 bra $L194_oob70;
 	shl.b64 %rd380, %rd379, 2;
 	add.s64 %rd381, %rd12, %rd380;
 	ld.shared.f32 %f154, [%rd381];
@@ -2973,29 +2012,16 @@ $L193_rangeint_body:
 	fma.rn.f32 %f156, %f154, %f144, %f155;
 	.loc 1 92 8
 	mov.f32 %f3, %f156;
-	bra.uni $L195_rangeint_body;
-$L194_oob70:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000047;
-	mov.u64 %rd38, %rd379;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L195_rangeint_body:
+	bra.uni $L132_rangeint_body;
+$L132_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd382, 352, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p89, %rd382, 1024;
-	@%p89 bra $L198_oob71;
 	shl.b64 %rd383, %rd382, 2;
 	add.s64 %rd384, %rd13, %rd383;
 	ld.shared.f32 %f157, [%rd384];
-	bra.uni $L196_rangeint_body;
-$L198_oob71:
-	mov.u64 %rd37, 0x200000048;
-	mov.u64 %rd38, %rd382;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L196_rangeint_body:
+	bra.uni $L133_rangeint_body;
+$L133_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd385, %rd18, 0;
 	.loc 1 92 33
@@ -3003,8 +2029,6 @@ $L196_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd387, %rd386, 11;
 	.loc 1 92 24
-	setp.hs.u64 %p90, %rd387, 1024;
-	@%p90 bra $L199_oob72;
 	shl.b64 %rd388, %rd387, 2;
 	add.s64 %rd389, %rd12, %rd388;
 	ld.shared.f32 %f158, [%rd389];
@@ -3014,14 +2038,8 @@ $L196_rangeint_body:
 	fma.rn.f32 %f160, %f158, %f157, %f159;
 	.loc 1 92 8
 	mov.f32 %f0, %f160;
-	bra.uni $L200_rangeint_body;
-$L199_oob72:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000049;
-	mov.u64 %rd38, %rd387;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L200_rangeint_body:
+	bra.uni $L135_rangeint_body;
+$L135_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd390, %rd18, 8;
 	.loc 1 92 33
@@ -3029,8 +2047,6 @@ $L200_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd392, %rd391, 11;
 	.loc 1 92 24
-	setp.hs.u64 %p91, %rd392, 1024;
-	@%p91 bra $L201_oob73;
 	shl.b64 %rd393, %rd392, 2;
 	add.s64 %rd394, %rd12, %rd393;
 	ld.shared.f32 %f161, [%rd394];
@@ -3040,14 +2056,8 @@ $L200_rangeint_body:
 	fma.rn.f32 %f163, %f161, %f157, %f162;
 	.loc 1 92 8
 	mov.f32 %f1, %f163;
-	bra.uni $L202_rangeint_body;
-$L201_oob73:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000004A;
-	mov.u64 %rd38, %rd392;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L202_rangeint_body:
+	bra.uni $L136_rangeint_body;
+$L136_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd395, %rd18, 16;
 	.loc 1 92 33
@@ -3055,8 +2065,6 @@ $L202_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd397, %rd396, 11;
 	.loc 1 92 24
-	setp.hs.u64 %p92, %rd397, 1024;
-	@%p92 bra $L203_oob74;
 	shl.b64 %rd398, %rd397, 2;
 	add.s64 %rd399, %rd12, %rd398;
 	ld.shared.f32 %f164, [%rd399];
@@ -3066,14 +2074,8 @@ $L202_rangeint_body:
 	fma.rn.f32 %f166, %f164, %f157, %f165;
 	.loc 1 92 8
 	mov.f32 %f2, %f166;
-	bra.uni $L204_rangeint_body;
-$L203_oob74:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000004B;
-	mov.u64 %rd38, %rd397;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L204_rangeint_body:
+	bra.uni $L137_rangeint_body;
+$L137_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd400, %rd18, 24;
 	.loc 1 92 33
@@ -3081,8 +2083,6 @@ $L204_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd402, %rd401, 11;
 	.loc 1 92 24
-	setp.hs.u64 %p93, %rd402, 1024;
-	@%p93 bra $L205_oob75;
 	shl.b64 %rd403, %rd402, 2;
 	add.s64 %rd404, %rd12, %rd403;
 	ld.shared.f32 %f167, [%rd404];
@@ -3092,29 +2092,16 @@ $L204_rangeint_body:
 	fma.rn.f32 %f169, %f167, %f157, %f168;
 	.loc 1 92 8
 	mov.f32 %f3, %f169;
-	bra.uni $L206_rangeint_body;
-$L205_oob75:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000004C;
-	mov.u64 %rd38, %rd402;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L206_rangeint_body:
+	bra.uni $L138_rangeint_body;
+$L138_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd405, 384, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p94, %rd405, 1024;
-	@%p94 bra $L209_oob76;
 	shl.b64 %rd406, %rd405, 2;
 	add.s64 %rd407, %rd13, %rd406;
 	ld.shared.f32 %f170, [%rd407];
-	bra.uni $L207_rangeint_body;
-$L209_oob76:
-	mov.u64 %rd37, 0x20000004D;
-	mov.u64 %rd38, %rd405;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L207_rangeint_body:
+	bra.uni $L139_rangeint_body;
+$L139_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd408, %rd18, 0;
 	.loc 1 92 33
@@ -3122,8 +2109,6 @@ $L207_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd410, %rd409, 12;
 	.loc 1 92 24
-	setp.hs.u64 %p95, %rd410, 1024;
-	@%p95 bra $L210_oob77;
 	shl.b64 %rd411, %rd410, 2;
 	add.s64 %rd412, %rd12, %rd411;
 	ld.shared.f32 %f171, [%rd412];
@@ -3133,14 +2118,8 @@ $L207_rangeint_body:
 	fma.rn.f32 %f173, %f171, %f170, %f172;
 	.loc 1 92 8
 	mov.f32 %f0, %f173;
-	bra.uni $L211_rangeint_body;
-$L210_oob77:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000004E;
-	mov.u64 %rd38, %rd410;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L211_rangeint_body:
+	bra.uni $L141_rangeint_body;
+$L141_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd413, %rd18, 8;
 	.loc 1 92 33
@@ -3148,8 +2127,6 @@ $L211_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd415, %rd414, 12;
 	.loc 1 92 24
-	setp.hs.u64 %p96, %rd415, 1024;
-	@%p96 bra $L212_oob78;
 	shl.b64 %rd416, %rd415, 2;
 	add.s64 %rd417, %rd12, %rd416;
 	ld.shared.f32 %f174, [%rd417];
@@ -3159,14 +2136,8 @@ $L211_rangeint_body:
 	fma.rn.f32 %f176, %f174, %f170, %f175;
 	.loc 1 92 8
 	mov.f32 %f1, %f176;
-	bra.uni $L213_rangeint_body;
-$L212_oob78:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000004F;
-	mov.u64 %rd38, %rd415;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L213_rangeint_body:
+	bra.uni $L142_rangeint_body;
+$L142_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd418, %rd18, 16;
 	.loc 1 92 33
@@ -3174,8 +2145,6 @@ $L213_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd420, %rd419, 12;
 	.loc 1 92 24
-	setp.hs.u64 %p97, %rd420, 1024;
-	@%p97 bra $L214_oob79;
 	shl.b64 %rd421, %rd420, 2;
 	add.s64 %rd422, %rd12, %rd421;
 	ld.shared.f32 %f177, [%rd422];
@@ -3185,14 +2154,8 @@ $L213_rangeint_body:
 	fma.rn.f32 %f179, %f177, %f170, %f178;
 	.loc 1 92 8
 	mov.f32 %f2, %f179;
-	bra.uni $L215_rangeint_body;
-$L214_oob79:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000050;
-	mov.u64 %rd38, %rd420;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L215_rangeint_body:
+	bra.uni $L143_rangeint_body;
+$L143_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd423, %rd18, 24;
 	.loc 1 92 33
@@ -3200,8 +2163,6 @@ $L215_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd425, %rd424, 12;
 	.loc 1 92 24
-	setp.hs.u64 %p98, %rd425, 1024;
-	@%p98 bra $L216_oob80;
 	shl.b64 %rd426, %rd425, 2;
 	add.s64 %rd427, %rd12, %rd426;
 	ld.shared.f32 %f180, [%rd427];
@@ -3211,29 +2172,16 @@ $L215_rangeint_body:
 	fma.rn.f32 %f182, %f180, %f170, %f181;
 	.loc 1 92 8
 	mov.f32 %f3, %f182;
-	bra.uni $L217_rangeint_body;
-$L216_oob80:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000051;
-	mov.u64 %rd38, %rd425;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L217_rangeint_body:
+	bra.uni $L144_rangeint_body;
+$L144_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd428, 416, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p99, %rd428, 1024;
-	@%p99 bra $L220_oob81;
 	shl.b64 %rd429, %rd428, 2;
 	add.s64 %rd430, %rd13, %rd429;
 	ld.shared.f32 %f183, [%rd430];
-	bra.uni $L218_rangeint_body;
-$L220_oob81:
-	mov.u64 %rd37, 0x200000052;
-	mov.u64 %rd38, %rd428;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L218_rangeint_body:
+	bra.uni $L145_rangeint_body;
+$L145_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd431, %rd18, 0;
 	.loc 1 92 33
@@ -3241,8 +2189,6 @@ $L218_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd433, %rd432, 13;
 	.loc 1 92 24
-	setp.hs.u64 %p100, %rd433, 1024;
-	@%p100 bra $L221_oob82;
 	shl.b64 %rd434, %rd433, 2;
 	add.s64 %rd435, %rd12, %rd434;
 	ld.shared.f32 %f184, [%rd435];
@@ -3252,14 +2198,8 @@ $L218_rangeint_body:
 	fma.rn.f32 %f186, %f184, %f183, %f185;
 	.loc 1 92 8
 	mov.f32 %f0, %f186;
-	bra.uni $L222_rangeint_body;
-$L221_oob82:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000053;
-	mov.u64 %rd38, %rd433;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L222_rangeint_body:
+	bra.uni $L147_rangeint_body;
+$L147_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd436, %rd18, 8;
 	.loc 1 92 33
@@ -3267,8 +2207,6 @@ $L222_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd438, %rd437, 13;
 	.loc 1 92 24
-	setp.hs.u64 %p101, %rd438, 1024;
-	@%p101 bra $L223_oob83;
 	shl.b64 %rd439, %rd438, 2;
 	add.s64 %rd440, %rd12, %rd439;
 	ld.shared.f32 %f187, [%rd440];
@@ -3278,14 +2216,8 @@ $L222_rangeint_body:
 	fma.rn.f32 %f189, %f187, %f183, %f188;
 	.loc 1 92 8
 	mov.f32 %f1, %f189;
-	bra.uni $L224_rangeint_body;
-$L223_oob83:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000054;
-	mov.u64 %rd38, %rd438;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L224_rangeint_body:
+	bra.uni $L148_rangeint_body;
+$L148_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd441, %rd18, 16;
 	.loc 1 92 33
@@ -3293,8 +2225,6 @@ $L224_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd443, %rd442, 13;
 	.loc 1 92 24
-	setp.hs.u64 %p102, %rd443, 1024;
-	@%p102 bra $L225_oob84;
 	shl.b64 %rd444, %rd443, 2;
 	add.s64 %rd445, %rd12, %rd444;
 	ld.shared.f32 %f190, [%rd445];
@@ -3304,14 +2234,8 @@ $L224_rangeint_body:
 	fma.rn.f32 %f192, %f190, %f183, %f191;
 	.loc 1 92 8
 	mov.f32 %f2, %f192;
-	bra.uni $L226_rangeint_body;
-$L225_oob84:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000055;
-	mov.u64 %rd38, %rd443;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L226_rangeint_body:
+	bra.uni $L149_rangeint_body;
+$L149_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd446, %rd18, 24;
 	.loc 1 92 33
@@ -3319,8 +2243,6 @@ $L226_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd448, %rd447, 13;
 	.loc 1 92 24
-	setp.hs.u64 %p103, %rd448, 1024;
-	@%p103 bra $L227_oob85;
 	shl.b64 %rd449, %rd448, 2;
 	add.s64 %rd450, %rd12, %rd449;
 	ld.shared.f32 %f193, [%rd450];
@@ -3330,29 +2252,16 @@ $L226_rangeint_body:
 	fma.rn.f32 %f195, %f193, %f183, %f194;
 	.loc 1 92 8
 	mov.f32 %f3, %f195;
-	bra.uni $L228_rangeint_body;
-$L227_oob85:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000056;
-	mov.u64 %rd38, %rd448;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L228_rangeint_body:
+	bra.uni $L150_rangeint_body;
+$L150_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd451, 448, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p104, %rd451, 1024;
-	@%p104 bra $L231_oob86;
 	shl.b64 %rd452, %rd451, 2;
 	add.s64 %rd453, %rd13, %rd452;
 	ld.shared.f32 %f196, [%rd453];
-	bra.uni $L229_rangeint_body;
-$L231_oob86:
-	mov.u64 %rd37, 0x200000057;
-	mov.u64 %rd38, %rd451;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L229_rangeint_body:
+	bra.uni $L151_rangeint_body;
+$L151_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd454, %rd18, 0;
 	.loc 1 92 33
@@ -3360,8 +2269,6 @@ $L229_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd456, %rd455, 14;
 	.loc 1 92 24
-	setp.hs.u64 %p105, %rd456, 1024;
-	@%p105 bra $L232_oob87;
 	shl.b64 %rd457, %rd456, 2;
 	add.s64 %rd458, %rd12, %rd457;
 	ld.shared.f32 %f197, [%rd458];
@@ -3371,14 +2278,8 @@ $L229_rangeint_body:
 	fma.rn.f32 %f199, %f197, %f196, %f198;
 	.loc 1 92 8
 	mov.f32 %f0, %f199;
-	bra.uni $L233_rangeint_body;
-$L232_oob87:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000058;
-	mov.u64 %rd38, %rd456;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L233_rangeint_body:
+	bra.uni $L153_rangeint_body;
+$L153_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd459, %rd18, 8;
 	.loc 1 92 33
@@ -3386,8 +2287,6 @@ $L233_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd461, %rd460, 14;
 	.loc 1 92 24
-	setp.hs.u64 %p106, %rd461, 1024;
-	@%p106 bra $L234_oob88;
 	shl.b64 %rd462, %rd461, 2;
 	add.s64 %rd463, %rd12, %rd462;
 	ld.shared.f32 %f200, [%rd463];
@@ -3397,14 +2296,8 @@ $L233_rangeint_body:
 	fma.rn.f32 %f202, %f200, %f196, %f201;
 	.loc 1 92 8
 	mov.f32 %f1, %f202;
-	bra.uni $L235_rangeint_body;
-$L234_oob88:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000059;
-	mov.u64 %rd38, %rd461;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L235_rangeint_body:
+	bra.uni $L154_rangeint_body;
+$L154_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd464, %rd18, 16;
 	.loc 1 92 33
@@ -3412,8 +2305,6 @@ $L235_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd466, %rd465, 14;
 	.loc 1 92 24
-	setp.hs.u64 %p107, %rd466, 1024;
-	@%p107 bra $L236_oob89;
 	shl.b64 %rd467, %rd466, 2;
 	add.s64 %rd468, %rd12, %rd467;
 	ld.shared.f32 %f203, [%rd468];
@@ -3423,14 +2314,8 @@ $L235_rangeint_body:
 	fma.rn.f32 %f205, %f203, %f196, %f204;
 	.loc 1 92 8
 	mov.f32 %f2, %f205;
-	bra.uni $L237_rangeint_body;
-$L236_oob89:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000005A;
-	mov.u64 %rd38, %rd466;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L237_rangeint_body:
+	bra.uni $L155_rangeint_body;
+$L155_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd469, %rd18, 24;
 	.loc 1 92 33
@@ -3438,8 +2323,6 @@ $L237_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd471, %rd470, 14;
 	.loc 1 92 24
-	setp.hs.u64 %p108, %rd471, 1024;
-	@%p108 bra $L238_oob90;
 	shl.b64 %rd472, %rd471, 2;
 	add.s64 %rd473, %rd12, %rd472;
 	ld.shared.f32 %f206, [%rd473];
@@ -3449,29 +2332,16 @@ $L237_rangeint_body:
 	fma.rn.f32 %f208, %f206, %f196, %f207;
 	.loc 1 92 8
 	mov.f32 %f3, %f208;
-	bra.uni $L239_rangeint_body;
-$L238_oob90:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000005B;
-	mov.u64 %rd38, %rd471;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L239_rangeint_body:
+	bra.uni $L156_rangeint_body;
+$L156_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd474, 480, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p109, %rd474, 1024;
-	@%p109 bra $L242_oob91;
 	shl.b64 %rd475, %rd474, 2;
 	add.s64 %rd476, %rd13, %rd475;
 	ld.shared.f32 %f209, [%rd476];
-	bra.uni $L240_rangeint_body;
-$L242_oob91:
-	mov.u64 %rd37, 0x20000005C;
-	mov.u64 %rd38, %rd474;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L240_rangeint_body:
+	bra.uni $L157_rangeint_body;
+$L157_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd477, %rd18, 0;
 	.loc 1 92 33
@@ -3479,8 +2349,6 @@ $L240_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd479, %rd478, 15;
 	.loc 1 92 24
-	setp.hs.u64 %p110, %rd479, 1024;
-	@%p110 bra $L243_oob92;
 	shl.b64 %rd480, %rd479, 2;
 	add.s64 %rd481, %rd12, %rd480;
 	ld.shared.f32 %f210, [%rd481];
@@ -3490,14 +2358,8 @@ $L240_rangeint_body:
 	fma.rn.f32 %f212, %f210, %f209, %f211;
 	.loc 1 92 8
 	mov.f32 %f0, %f212;
-	bra.uni $L244_rangeint_body;
-$L243_oob92:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000005D;
-	mov.u64 %rd38, %rd479;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L244_rangeint_body:
+	bra.uni $L159_rangeint_body;
+$L159_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd482, %rd18, 8;
 	.loc 1 92 33
@@ -3505,8 +2367,6 @@ $L244_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd484, %rd483, 15;
 	.loc 1 92 24
-	setp.hs.u64 %p111, %rd484, 1024;
-	@%p111 bra $L245_oob93;
 	shl.b64 %rd485, %rd484, 2;
 	add.s64 %rd486, %rd12, %rd485;
 	ld.shared.f32 %f213, [%rd486];
@@ -3516,14 +2376,8 @@ $L244_rangeint_body:
 	fma.rn.f32 %f215, %f213, %f209, %f214;
 	.loc 1 92 8
 	mov.f32 %f1, %f215;
-	bra.uni $L246_rangeint_body;
-$L245_oob93:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000005E;
-	mov.u64 %rd38, %rd484;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L246_rangeint_body:
+	bra.uni $L160_rangeint_body;
+$L160_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd487, %rd18, 16;
 	.loc 1 92 33
@@ -3531,8 +2385,6 @@ $L246_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd489, %rd488, 15;
 	.loc 1 92 24
-	setp.hs.u64 %p112, %rd489, 1024;
-	@%p112 bra $L247_oob94;
 	shl.b64 %rd490, %rd489, 2;
 	add.s64 %rd491, %rd12, %rd490;
 	ld.shared.f32 %f216, [%rd491];
@@ -3542,14 +2394,8 @@ $L246_rangeint_body:
 	fma.rn.f32 %f218, %f216, %f209, %f217;
 	.loc 1 92 8
 	mov.f32 %f2, %f218;
-	bra.uni $L248_rangeint_body;
-$L247_oob94:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000005F;
-	mov.u64 %rd38, %rd489;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L248_rangeint_body:
+	bra.uni $L161_rangeint_body;
+$L161_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd492, %rd18, 24;
 	.loc 1 92 33
@@ -3557,8 +2403,6 @@ $L248_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd494, %rd493, 15;
 	.loc 1 92 24
-	setp.hs.u64 %p113, %rd494, 1024;
-	@%p113 bra $L249_oob95;
 	shl.b64 %rd495, %rd494, 2;
 	add.s64 %rd496, %rd12, %rd495;
 	ld.shared.f32 %f219, [%rd496];
@@ -3568,29 +2412,16 @@ $L248_rangeint_body:
 	fma.rn.f32 %f221, %f219, %f209, %f220;
 	.loc 1 92 8
 	mov.f32 %f3, %f221;
-	bra.uni $L250_rangeint_body;
-$L249_oob95:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000060;
-	mov.u64 %rd38, %rd494;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L250_rangeint_body:
+	bra.uni $L162_rangeint_body;
+$L162_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd497, 512, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p114, %rd497, 1024;
-	@%p114 bra $L253_oob96;
 	shl.b64 %rd498, %rd497, 2;
 	add.s64 %rd499, %rd13, %rd498;
 	ld.shared.f32 %f222, [%rd499];
-	bra.uni $L251_rangeint_body;
-$L253_oob96:
-	mov.u64 %rd37, 0x200000061;
-	mov.u64 %rd38, %rd497;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L251_rangeint_body:
+	bra.uni $L163_rangeint_body;
+$L163_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd500, %rd18, 0;
 	.loc 1 92 33
@@ -3598,8 +2429,6 @@ $L251_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd502, %rd501, 16;
 	.loc 1 92 24
-	setp.hs.u64 %p115, %rd502, 1024;
-	@%p115 bra $L254_oob97;
 	shl.b64 %rd503, %rd502, 2;
 	add.s64 %rd504, %rd12, %rd503;
 	ld.shared.f32 %f223, [%rd504];
@@ -3609,14 +2438,8 @@ $L251_rangeint_body:
 	fma.rn.f32 %f225, %f223, %f222, %f224;
 	.loc 1 92 8
 	mov.f32 %f0, %f225;
-	bra.uni $L255_rangeint_body;
-$L254_oob97:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000062;
-	mov.u64 %rd38, %rd502;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L255_rangeint_body:
+	bra.uni $L165_rangeint_body;
+$L165_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd505, %rd18, 8;
 	.loc 1 92 33
@@ -3624,8 +2447,6 @@ $L255_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd507, %rd506, 16;
 	.loc 1 92 24
-	setp.hs.u64 %p116, %rd507, 1024;
-	@%p116 bra $L256_oob98;
 	shl.b64 %rd508, %rd507, 2;
 	add.s64 %rd509, %rd12, %rd508;
 	ld.shared.f32 %f226, [%rd509];
@@ -3635,14 +2456,8 @@ $L255_rangeint_body:
 	fma.rn.f32 %f228, %f226, %f222, %f227;
 	.loc 1 92 8
 	mov.f32 %f1, %f228;
-	bra.uni $L257_rangeint_body;
-$L256_oob98:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000063;
-	mov.u64 %rd38, %rd507;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L257_rangeint_body:
+	bra.uni $L166_rangeint_body;
+$L166_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd510, %rd18, 16;
 	.loc 1 92 33
@@ -3650,8 +2465,6 @@ $L257_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd512, %rd511, 16;
 	.loc 1 92 24
-	setp.hs.u64 %p117, %rd512, 1024;
-	@%p117 bra $L258_oob99;
 	shl.b64 %rd513, %rd512, 2;
 	add.s64 %rd514, %rd12, %rd513;
 	ld.shared.f32 %f229, [%rd514];
@@ -3661,14 +2474,8 @@ $L257_rangeint_body:
 	fma.rn.f32 %f231, %f229, %f222, %f230;
 	.loc 1 92 8
 	mov.f32 %f2, %f231;
-	bra.uni $L259_rangeint_body;
-$L258_oob99:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000064;
-	mov.u64 %rd38, %rd512;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L259_rangeint_body:
+	bra.uni $L167_rangeint_body;
+$L167_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd515, %rd18, 24;
 	.loc 1 92 33
@@ -3676,8 +2483,6 @@ $L259_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd517, %rd516, 16;
 	.loc 1 92 24
-	setp.hs.u64 %p118, %rd517, 1024;
-	@%p118 bra $L260_oob100;
 	shl.b64 %rd518, %rd517, 2;
 	add.s64 %rd519, %rd12, %rd518;
 	ld.shared.f32 %f232, [%rd519];
@@ -3687,29 +2492,16 @@ $L259_rangeint_body:
 	fma.rn.f32 %f234, %f232, %f222, %f233;
 	.loc 1 92 8
 	mov.f32 %f3, %f234;
-	bra.uni $L261_rangeint_body;
-$L260_oob100:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000065;
-	mov.u64 %rd38, %rd517;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L261_rangeint_body:
+	bra.uni $L168_rangeint_body;
+$L168_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd520, 544, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p119, %rd520, 1024;
-	@%p119 bra $L264_oob101;
 	shl.b64 %rd521, %rd520, 2;
 	add.s64 %rd522, %rd13, %rd521;
 	ld.shared.f32 %f235, [%rd522];
-	bra.uni $L262_rangeint_body;
-$L264_oob101:
-	mov.u64 %rd37, 0x200000066;
-	mov.u64 %rd38, %rd520;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L262_rangeint_body:
+	bra.uni $L169_rangeint_body;
+$L169_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd523, %rd18, 0;
 	.loc 1 92 33
@@ -3717,8 +2509,6 @@ $L262_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd525, %rd524, 17;
 	.loc 1 92 24
-	setp.hs.u64 %p120, %rd525, 1024;
-	@%p120 bra $L265_oob102;
 	shl.b64 %rd526, %rd525, 2;
 	add.s64 %rd527, %rd12, %rd526;
 	ld.shared.f32 %f236, [%rd527];
@@ -3728,14 +2518,8 @@ $L262_rangeint_body:
 	fma.rn.f32 %f238, %f236, %f235, %f237;
 	.loc 1 92 8
 	mov.f32 %f0, %f238;
-	bra.uni $L266_rangeint_body;
-$L265_oob102:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000067;
-	mov.u64 %rd38, %rd525;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L266_rangeint_body:
+	bra.uni $L171_rangeint_body;
+$L171_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd528, %rd18, 8;
 	.loc 1 92 33
@@ -3743,8 +2527,6 @@ $L266_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd530, %rd529, 17;
 	.loc 1 92 24
-	setp.hs.u64 %p121, %rd530, 1024;
-	@%p121 bra $L267_oob103;
 	shl.b64 %rd531, %rd530, 2;
 	add.s64 %rd532, %rd12, %rd531;
 	ld.shared.f32 %f239, [%rd532];
@@ -3754,14 +2536,8 @@ $L266_rangeint_body:
 	fma.rn.f32 %f241, %f239, %f235, %f240;
 	.loc 1 92 8
 	mov.f32 %f1, %f241;
-	bra.uni $L268_rangeint_body;
-$L267_oob103:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000068;
-	mov.u64 %rd38, %rd530;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L268_rangeint_body:
+	bra.uni $L172_rangeint_body;
+$L172_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd533, %rd18, 16;
 	.loc 1 92 33
@@ -3769,8 +2545,6 @@ $L268_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd535, %rd534, 17;
 	.loc 1 92 24
-	setp.hs.u64 %p122, %rd535, 1024;
-	@%p122 bra $L269_oob104;
 	shl.b64 %rd536, %rd535, 2;
 	add.s64 %rd537, %rd12, %rd536;
 	ld.shared.f32 %f242, [%rd537];
@@ -3780,14 +2554,8 @@ $L268_rangeint_body:
 	fma.rn.f32 %f244, %f242, %f235, %f243;
 	.loc 1 92 8
 	mov.f32 %f2, %f244;
-	bra.uni $L270_rangeint_body;
-$L269_oob104:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000069;
-	mov.u64 %rd38, %rd535;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L270_rangeint_body:
+	bra.uni $L173_rangeint_body;
+$L173_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd538, %rd18, 24;
 	.loc 1 92 33
@@ -3795,8 +2563,6 @@ $L270_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd540, %rd539, 17;
 	.loc 1 92 24
-	setp.hs.u64 %p123, %rd540, 1024;
-	@%p123 bra $L271_oob105;
 	shl.b64 %rd541, %rd540, 2;
 	add.s64 %rd542, %rd12, %rd541;
 	ld.shared.f32 %f245, [%rd542];
@@ -3806,29 +2572,16 @@ $L270_rangeint_body:
 	fma.rn.f32 %f247, %f245, %f235, %f246;
 	.loc 1 92 8
 	mov.f32 %f3, %f247;
-	bra.uni $L272_rangeint_body;
-$L271_oob105:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000006A;
-	mov.u64 %rd38, %rd540;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L272_rangeint_body:
+	bra.uni $L174_rangeint_body;
+$L174_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd543, 576, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p124, %rd543, 1024;
-	@%p124 bra $L275_oob106;
 	shl.b64 %rd544, %rd543, 2;
 	add.s64 %rd545, %rd13, %rd544;
 	ld.shared.f32 %f248, [%rd545];
-	bra.uni $L273_rangeint_body;
-$L275_oob106:
-	mov.u64 %rd37, 0x20000006B;
-	mov.u64 %rd38, %rd543;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L273_rangeint_body:
+	bra.uni $L175_rangeint_body;
+$L175_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd546, %rd18, 0;
 	.loc 1 92 33
@@ -3836,8 +2589,6 @@ $L273_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd548, %rd547, 18;
 	.loc 1 92 24
-	setp.hs.u64 %p125, %rd548, 1024;
-	@%p125 bra $L276_oob107;
 	shl.b64 %rd549, %rd548, 2;
 	add.s64 %rd550, %rd12, %rd549;
 	ld.shared.f32 %f249, [%rd550];
@@ -3847,14 +2598,8 @@ $L273_rangeint_body:
 	fma.rn.f32 %f251, %f249, %f248, %f250;
 	.loc 1 92 8
 	mov.f32 %f0, %f251;
-	bra.uni $L277_rangeint_body;
-$L276_oob107:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000006C;
-	mov.u64 %rd38, %rd548;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L277_rangeint_body:
+	bra.uni $L177_rangeint_body;
+$L177_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd551, %rd18, 8;
 	.loc 1 92 33
@@ -3862,8 +2607,6 @@ $L277_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd553, %rd552, 18;
 	.loc 1 92 24
-	setp.hs.u64 %p126, %rd553, 1024;
-	@%p126 bra $L278_oob108;
 	shl.b64 %rd554, %rd553, 2;
 	add.s64 %rd555, %rd12, %rd554;
 	ld.shared.f32 %f252, [%rd555];
@@ -3873,14 +2616,8 @@ $L277_rangeint_body:
 	fma.rn.f32 %f254, %f252, %f248, %f253;
 	.loc 1 92 8
 	mov.f32 %f1, %f254;
-	bra.uni $L279_rangeint_body;
-$L278_oob108:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000006D;
-	mov.u64 %rd38, %rd553;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L279_rangeint_body:
+	bra.uni $L178_rangeint_body;
+$L178_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd556, %rd18, 16;
 	.loc 1 92 33
@@ -3888,8 +2625,6 @@ $L279_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd558, %rd557, 18;
 	.loc 1 92 24
-	setp.hs.u64 %p127, %rd558, 1024;
-	@%p127 bra $L280_oob109;
 	shl.b64 %rd559, %rd558, 2;
 	add.s64 %rd560, %rd12, %rd559;
 	ld.shared.f32 %f255, [%rd560];
@@ -3899,14 +2634,8 @@ $L279_rangeint_body:
 	fma.rn.f32 %f257, %f255, %f248, %f256;
 	.loc 1 92 8
 	mov.f32 %f2, %f257;
-	bra.uni $L281_rangeint_body;
-$L280_oob109:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000006E;
-	mov.u64 %rd38, %rd558;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L281_rangeint_body:
+	bra.uni $L179_rangeint_body;
+$L179_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd561, %rd18, 24;
 	.loc 1 92 33
@@ -3914,8 +2643,6 @@ $L281_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd563, %rd562, 18;
 	.loc 1 92 24
-	setp.hs.u64 %p128, %rd563, 1024;
-	@%p128 bra $L282_oob110;
 	shl.b64 %rd564, %rd563, 2;
 	add.s64 %rd565, %rd12, %rd564;
 	ld.shared.f32 %f258, [%rd565];
@@ -3925,29 +2652,16 @@ $L281_rangeint_body:
 	fma.rn.f32 %f260, %f258, %f248, %f259;
 	.loc 1 92 8
 	mov.f32 %f3, %f260;
-	bra.uni $L283_rangeint_body;
-$L282_oob110:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000006F;
-	mov.u64 %rd38, %rd563;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L283_rangeint_body:
+	bra.uni $L180_rangeint_body;
+$L180_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd566, 608, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p129, %rd566, 1024;
-	@%p129 bra $L286_oob111;
 	shl.b64 %rd567, %rd566, 2;
 	add.s64 %rd568, %rd13, %rd567;
 	ld.shared.f32 %f261, [%rd568];
-	bra.uni $L284_rangeint_body;
-$L286_oob111:
-	mov.u64 %rd37, 0x200000070;
-	mov.u64 %rd38, %rd566;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L284_rangeint_body:
+	bra.uni $L181_rangeint_body;
+$L181_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd569, %rd18, 0;
 	.loc 1 92 33
@@ -3955,8 +2669,6 @@ $L284_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd571, %rd570, 19;
 	.loc 1 92 24
-	setp.hs.u64 %p130, %rd571, 1024;
-	@%p130 bra $L287_oob112;
 	shl.b64 %rd572, %rd571, 2;
 	add.s64 %rd573, %rd12, %rd572;
 	ld.shared.f32 %f262, [%rd573];
@@ -3966,14 +2678,8 @@ $L284_rangeint_body:
 	fma.rn.f32 %f264, %f262, %f261, %f263;
 	.loc 1 92 8
 	mov.f32 %f0, %f264;
-	bra.uni $L288_rangeint_body;
-$L287_oob112:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000071;
-	mov.u64 %rd38, %rd571;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L288_rangeint_body:
+	bra.uni $L183_rangeint_body;
+$L183_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd574, %rd18, 8;
 	.loc 1 92 33
@@ -3981,8 +2687,6 @@ $L288_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd576, %rd575, 19;
 	.loc 1 92 24
-	setp.hs.u64 %p131, %rd576, 1024;
-	@%p131 bra $L289_oob113;
 	shl.b64 %rd577, %rd576, 2;
 	add.s64 %rd578, %rd12, %rd577;
 	ld.shared.f32 %f265, [%rd578];
@@ -3992,14 +2696,8 @@ $L288_rangeint_body:
 	fma.rn.f32 %f267, %f265, %f261, %f266;
 	.loc 1 92 8
 	mov.f32 %f1, %f267;
-	bra.uni $L290_rangeint_body;
-$L289_oob113:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000072;
-	mov.u64 %rd38, %rd576;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L290_rangeint_body:
+	bra.uni $L184_rangeint_body;
+$L184_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd579, %rd18, 16;
 	.loc 1 92 33
@@ -4007,8 +2705,6 @@ $L290_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd581, %rd580, 19;
 	.loc 1 92 24
-	setp.hs.u64 %p132, %rd581, 1024;
-	@%p132 bra $L291_oob114;
 	shl.b64 %rd582, %rd581, 2;
 	add.s64 %rd583, %rd12, %rd582;
 	ld.shared.f32 %f268, [%rd583];
@@ -4018,14 +2714,8 @@ $L290_rangeint_body:
 	fma.rn.f32 %f270, %f268, %f261, %f269;
 	.loc 1 92 8
 	mov.f32 %f2, %f270;
-	bra.uni $L292_rangeint_body;
-$L291_oob114:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000073;
-	mov.u64 %rd38, %rd581;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L292_rangeint_body:
+	bra.uni $L185_rangeint_body;
+$L185_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd584, %rd18, 24;
 	.loc 1 92 33
@@ -4033,8 +2723,6 @@ $L292_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd586, %rd585, 19;
 	.loc 1 92 24
-	setp.hs.u64 %p133, %rd586, 1024;
-	@%p133 bra $L293_oob115;
 	shl.b64 %rd587, %rd586, 2;
 	add.s64 %rd588, %rd12, %rd587;
 	ld.shared.f32 %f271, [%rd588];
@@ -4044,29 +2732,16 @@ $L292_rangeint_body:
 	fma.rn.f32 %f273, %f271, %f261, %f272;
 	.loc 1 92 8
 	mov.f32 %f3, %f273;
-	bra.uni $L294_rangeint_body;
-$L293_oob115:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000074;
-	mov.u64 %rd38, %rd586;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L294_rangeint_body:
+	bra.uni $L186_rangeint_body;
+$L186_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd589, 640, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p134, %rd589, 1024;
-	@%p134 bra $L297_oob116;
 	shl.b64 %rd590, %rd589, 2;
 	add.s64 %rd591, %rd13, %rd590;
 	ld.shared.f32 %f274, [%rd591];
-	bra.uni $L295_rangeint_body;
-$L297_oob116:
-	mov.u64 %rd37, 0x200000075;
-	mov.u64 %rd38, %rd589;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L295_rangeint_body:
+	bra.uni $L187_rangeint_body;
+$L187_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd592, %rd18, 0;
 	.loc 1 92 33
@@ -4074,8 +2749,6 @@ $L295_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd594, %rd593, 20;
 	.loc 1 92 24
-	setp.hs.u64 %p135, %rd594, 1024;
-	@%p135 bra $L298_oob117;
 	shl.b64 %rd595, %rd594, 2;
 	add.s64 %rd596, %rd12, %rd595;
 	ld.shared.f32 %f275, [%rd596];
@@ -4085,14 +2758,8 @@ $L295_rangeint_body:
 	fma.rn.f32 %f277, %f275, %f274, %f276;
 	.loc 1 92 8
 	mov.f32 %f0, %f277;
-	bra.uni $L299_rangeint_body;
-$L298_oob117:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000076;
-	mov.u64 %rd38, %rd594;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L299_rangeint_body:
+	bra.uni $L189_rangeint_body;
+$L189_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd597, %rd18, 8;
 	.loc 1 92 33
@@ -4100,8 +2767,6 @@ $L299_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd599, %rd598, 20;
 	.loc 1 92 24
-	setp.hs.u64 %p136, %rd599, 1024;
-	@%p136 bra $L300_oob118;
 	shl.b64 %rd600, %rd599, 2;
 	add.s64 %rd601, %rd12, %rd600;
 	ld.shared.f32 %f278, [%rd601];
@@ -4111,14 +2776,8 @@ $L299_rangeint_body:
 	fma.rn.f32 %f280, %f278, %f274, %f279;
 	.loc 1 92 8
 	mov.f32 %f1, %f280;
-	bra.uni $L301_rangeint_body;
-$L300_oob118:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000077;
-	mov.u64 %rd38, %rd599;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L301_rangeint_body:
+	bra.uni $L190_rangeint_body;
+$L190_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd602, %rd18, 16;
 	.loc 1 92 33
@@ -4126,8 +2785,6 @@ $L301_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd604, %rd603, 20;
 	.loc 1 92 24
-	setp.hs.u64 %p137, %rd604, 1024;
-	@%p137 bra $L302_oob119;
 	shl.b64 %rd605, %rd604, 2;
 	add.s64 %rd606, %rd12, %rd605;
 	ld.shared.f32 %f281, [%rd606];
@@ -4137,14 +2794,8 @@ $L301_rangeint_body:
 	fma.rn.f32 %f283, %f281, %f274, %f282;
 	.loc 1 92 8
 	mov.f32 %f2, %f283;
-	bra.uni $L303_rangeint_body;
-$L302_oob119:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000078;
-	mov.u64 %rd38, %rd604;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L303_rangeint_body:
+	bra.uni $L191_rangeint_body;
+$L191_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd607, %rd18, 24;
 	.loc 1 92 33
@@ -4152,8 +2803,6 @@ $L303_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd609, %rd608, 20;
 	.loc 1 92 24
-	setp.hs.u64 %p138, %rd609, 1024;
-	@%p138 bra $L304_oob120;
 	shl.b64 %rd610, %rd609, 2;
 	add.s64 %rd611, %rd12, %rd610;
 	ld.shared.f32 %f284, [%rd611];
@@ -4163,29 +2812,16 @@ $L303_rangeint_body:
 	fma.rn.f32 %f286, %f284, %f274, %f285;
 	.loc 1 92 8
 	mov.f32 %f3, %f286;
-	bra.uni $L305_rangeint_body;
-$L304_oob120:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000079;
-	mov.u64 %rd38, %rd609;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L305_rangeint_body:
+	bra.uni $L192_rangeint_body;
+$L192_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd612, 672, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p139, %rd612, 1024;
-	@%p139 bra $L308_oob121;
 	shl.b64 %rd613, %rd612, 2;
 	add.s64 %rd614, %rd13, %rd613;
 	ld.shared.f32 %f287, [%rd614];
-	bra.uni $L306_rangeint_body;
-$L308_oob121:
-	mov.u64 %rd37, 0x20000007A;
-	mov.u64 %rd38, %rd612;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L306_rangeint_body:
+	bra.uni $L193_rangeint_body;
+$L193_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd615, %rd18, 0;
 	.loc 1 92 33
@@ -4193,8 +2829,6 @@ $L306_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd617, %rd616, 21;
 	.loc 1 92 24
-	setp.hs.u64 %p140, %rd617, 1024;
-	@%p140 bra $L309_oob122;
 	shl.b64 %rd618, %rd617, 2;
 	add.s64 %rd619, %rd12, %rd618;
 	ld.shared.f32 %f288, [%rd619];
@@ -4204,14 +2838,8 @@ $L306_rangeint_body:
 	fma.rn.f32 %f290, %f288, %f287, %f289;
 	.loc 1 92 8
 	mov.f32 %f0, %f290;
-	bra.uni $L310_rangeint_body;
-$L309_oob122:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000007B;
-	mov.u64 %rd38, %rd617;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L310_rangeint_body:
+	bra.uni $L195_rangeint_body;
+$L195_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd620, %rd18, 8;
 	.loc 1 92 33
@@ -4219,8 +2847,6 @@ $L310_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd622, %rd621, 21;
 	.loc 1 92 24
-	setp.hs.u64 %p141, %rd622, 1024;
-	@%p141 bra $L311_oob123;
 	shl.b64 %rd623, %rd622, 2;
 	add.s64 %rd624, %rd12, %rd623;
 	ld.shared.f32 %f291, [%rd624];
@@ -4230,14 +2856,8 @@ $L310_rangeint_body:
 	fma.rn.f32 %f293, %f291, %f287, %f292;
 	.loc 1 92 8
 	mov.f32 %f1, %f293;
-	bra.uni $L312_rangeint_body;
-$L311_oob123:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000007C;
-	mov.u64 %rd38, %rd622;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L312_rangeint_body:
+	bra.uni $L196_rangeint_body;
+$L196_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd625, %rd18, 16;
 	.loc 1 92 33
@@ -4245,8 +2865,6 @@ $L312_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd627, %rd626, 21;
 	.loc 1 92 24
-	setp.hs.u64 %p142, %rd627, 1024;
-	@%p142 bra $L313_oob124;
 	shl.b64 %rd628, %rd627, 2;
 	add.s64 %rd629, %rd12, %rd628;
 	ld.shared.f32 %f294, [%rd629];
@@ -4256,14 +2874,8 @@ $L312_rangeint_body:
 	fma.rn.f32 %f296, %f294, %f287, %f295;
 	.loc 1 92 8
 	mov.f32 %f2, %f296;
-	bra.uni $L314_rangeint_body;
-$L313_oob124:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000007D;
-	mov.u64 %rd38, %rd627;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L314_rangeint_body:
+	bra.uni $L197_rangeint_body;
+$L197_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd630, %rd18, 24;
 	.loc 1 92 33
@@ -4271,8 +2883,6 @@ $L314_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd632, %rd631, 21;
 	.loc 1 92 24
-	setp.hs.u64 %p143, %rd632, 1024;
-	@%p143 bra $L315_oob125;
 	shl.b64 %rd633, %rd632, 2;
 	add.s64 %rd634, %rd12, %rd633;
 	ld.shared.f32 %f297, [%rd634];
@@ -4282,29 +2892,16 @@ $L314_rangeint_body:
 	fma.rn.f32 %f299, %f297, %f287, %f298;
 	.loc 1 92 8
 	mov.f32 %f3, %f299;
-	bra.uni $L316_rangeint_body;
-$L315_oob125:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000007E;
-	mov.u64 %rd38, %rd632;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L316_rangeint_body:
+	bra.uni $L198_rangeint_body;
+$L198_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd635, 704, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p144, %rd635, 1024;
-	@%p144 bra $L319_oob126;
 	shl.b64 %rd636, %rd635, 2;
 	add.s64 %rd637, %rd13, %rd636;
 	ld.shared.f32 %f300, [%rd637];
-	bra.uni $L317_rangeint_body;
-$L319_oob126:
-	mov.u64 %rd37, 0x20000007F;
-	mov.u64 %rd38, %rd635;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L317_rangeint_body:
+	bra.uni $L199_rangeint_body;
+$L199_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd638, %rd18, 0;
 	.loc 1 92 33
@@ -4312,8 +2909,6 @@ $L317_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd640, %rd639, 22;
 	.loc 1 92 24
-	setp.hs.u64 %p145, %rd640, 1024;
-	@%p145 bra $L320_oob127;
 	shl.b64 %rd641, %rd640, 2;
 	add.s64 %rd642, %rd12, %rd641;
 	ld.shared.f32 %f301, [%rd642];
@@ -4323,14 +2918,8 @@ $L317_rangeint_body:
 	fma.rn.f32 %f303, %f301, %f300, %f302;
 	.loc 1 92 8
 	mov.f32 %f0, %f303;
-	bra.uni $L321_rangeint_body;
-$L320_oob127:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000080;
-	mov.u64 %rd38, %rd640;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L321_rangeint_body:
+	bra.uni $L201_rangeint_body;
+$L201_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd643, %rd18, 8;
 	.loc 1 92 33
@@ -4338,8 +2927,6 @@ $L321_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd645, %rd644, 22;
 	.loc 1 92 24
-	setp.hs.u64 %p146, %rd645, 1024;
-	@%p146 bra $L322_oob128;
 	shl.b64 %rd646, %rd645, 2;
 	add.s64 %rd647, %rd12, %rd646;
 	ld.shared.f32 %f304, [%rd647];
@@ -4349,14 +2936,8 @@ $L321_rangeint_body:
 	fma.rn.f32 %f306, %f304, %f300, %f305;
 	.loc 1 92 8
 	mov.f32 %f1, %f306;
-	bra.uni $L323_rangeint_body;
-$L322_oob128:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000081;
-	mov.u64 %rd38, %rd645;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L323_rangeint_body:
+	bra.uni $L202_rangeint_body;
+$L202_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd648, %rd18, 16;
 	.loc 1 92 33
@@ -4364,8 +2945,6 @@ $L323_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd650, %rd649, 22;
 	.loc 1 92 24
-	setp.hs.u64 %p147, %rd650, 1024;
-	@%p147 bra $L324_oob129;
 	shl.b64 %rd651, %rd650, 2;
 	add.s64 %rd652, %rd12, %rd651;
 	ld.shared.f32 %f307, [%rd652];
@@ -4375,14 +2954,8 @@ $L323_rangeint_body:
 	fma.rn.f32 %f309, %f307, %f300, %f308;
 	.loc 1 92 8
 	mov.f32 %f2, %f309;
-	bra.uni $L325_rangeint_body;
-$L324_oob129:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000082;
-	mov.u64 %rd38, %rd650;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L325_rangeint_body:
+	bra.uni $L203_rangeint_body;
+$L203_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd653, %rd18, 24;
 	.loc 1 92 33
@@ -4390,8 +2963,6 @@ $L325_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd655, %rd654, 22;
 	.loc 1 92 24
-	setp.hs.u64 %p148, %rd655, 1024;
-	@%p148 bra $L326_oob130;
 	shl.b64 %rd656, %rd655, 2;
 	add.s64 %rd657, %rd12, %rd656;
 	ld.shared.f32 %f310, [%rd657];
@@ -4401,29 +2972,16 @@ $L325_rangeint_body:
 	fma.rn.f32 %f312, %f310, %f300, %f311;
 	.loc 1 92 8
 	mov.f32 %f3, %f312;
-	bra.uni $L327_rangeint_body;
-$L326_oob130:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000083;
-	mov.u64 %rd38, %rd655;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L327_rangeint_body:
+	bra.uni $L204_rangeint_body;
+$L204_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd658, 736, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p149, %rd658, 1024;
-	@%p149 bra $L330_oob131;
 	shl.b64 %rd659, %rd658, 2;
 	add.s64 %rd660, %rd13, %rd659;
 	ld.shared.f32 %f313, [%rd660];
-	bra.uni $L328_rangeint_body;
-$L330_oob131:
-	mov.u64 %rd37, 0x200000084;
-	mov.u64 %rd38, %rd658;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L328_rangeint_body:
+	bra.uni $L205_rangeint_body;
+$L205_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd661, %rd18, 0;
 	.loc 1 92 33
@@ -4431,8 +2989,6 @@ $L328_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd663, %rd662, 23;
 	.loc 1 92 24
-	setp.hs.u64 %p150, %rd663, 1024;
-	@%p150 bra $L331_oob132;
 	shl.b64 %rd664, %rd663, 2;
 	add.s64 %rd665, %rd12, %rd664;
 	ld.shared.f32 %f314, [%rd665];
@@ -4442,14 +2998,8 @@ $L328_rangeint_body:
 	fma.rn.f32 %f316, %f314, %f313, %f315;
 	.loc 1 92 8
 	mov.f32 %f0, %f316;
-	bra.uni $L332_rangeint_body;
-$L331_oob132:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000085;
-	mov.u64 %rd38, %rd663;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L332_rangeint_body:
+	bra.uni $L207_rangeint_body;
+$L207_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd666, %rd18, 8;
 	.loc 1 92 33
@@ -4457,8 +3007,6 @@ $L332_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd668, %rd667, 23;
 	.loc 1 92 24
-	setp.hs.u64 %p151, %rd668, 1024;
-	@%p151 bra $L333_oob133;
 	shl.b64 %rd669, %rd668, 2;
 	add.s64 %rd670, %rd12, %rd669;
 	ld.shared.f32 %f317, [%rd670];
@@ -4468,14 +3016,8 @@ $L332_rangeint_body:
 	fma.rn.f32 %f319, %f317, %f313, %f318;
 	.loc 1 92 8
 	mov.f32 %f1, %f319;
-	bra.uni $L334_rangeint_body;
-$L333_oob133:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000086;
-	mov.u64 %rd38, %rd668;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L334_rangeint_body:
+	bra.uni $L208_rangeint_body;
+$L208_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd671, %rd18, 16;
 	.loc 1 92 33
@@ -4483,8 +3025,6 @@ $L334_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd673, %rd672, 23;
 	.loc 1 92 24
-	setp.hs.u64 %p152, %rd673, 1024;
-	@%p152 bra $L335_oob134;
 	shl.b64 %rd674, %rd673, 2;
 	add.s64 %rd675, %rd12, %rd674;
 	ld.shared.f32 %f320, [%rd675];
@@ -4494,14 +3034,8 @@ $L334_rangeint_body:
 	fma.rn.f32 %f322, %f320, %f313, %f321;
 	.loc 1 92 8
 	mov.f32 %f2, %f322;
-	bra.uni $L336_rangeint_body;
-$L335_oob134:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000087;
-	mov.u64 %rd38, %rd673;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L336_rangeint_body:
+	bra.uni $L209_rangeint_body;
+$L209_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd676, %rd18, 24;
 	.loc 1 92 33
@@ -4509,8 +3043,6 @@ $L336_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd678, %rd677, 23;
 	.loc 1 92 24
-	setp.hs.u64 %p153, %rd678, 1024;
-	@%p153 bra $L337_oob135;
 	shl.b64 %rd679, %rd678, 2;
 	add.s64 %rd680, %rd12, %rd679;
 	ld.shared.f32 %f323, [%rd680];
@@ -4520,29 +3052,16 @@ $L336_rangeint_body:
 	fma.rn.f32 %f325, %f323, %f313, %f324;
 	.loc 1 92 8
 	mov.f32 %f3, %f325;
-	bra.uni $L338_rangeint_body;
-$L337_oob135:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000088;
-	mov.u64 %rd38, %rd678;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L338_rangeint_body:
+	bra.uni $L210_rangeint_body;
+$L210_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd681, 768, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p154, %rd681, 1024;
-	@%p154 bra $L341_oob136;
 	shl.b64 %rd682, %rd681, 2;
 	add.s64 %rd683, %rd13, %rd682;
 	ld.shared.f32 %f326, [%rd683];
-	bra.uni $L339_rangeint_body;
-$L341_oob136:
-	mov.u64 %rd37, 0x200000089;
-	mov.u64 %rd38, %rd681;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L339_rangeint_body:
+	bra.uni $L211_rangeint_body;
+$L211_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd684, %rd18, 0;
 	.loc 1 92 33
@@ -4550,8 +3069,6 @@ $L339_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd686, %rd685, 24;
 	.loc 1 92 24
-	setp.hs.u64 %p155, %rd686, 1024;
-	@%p155 bra $L342_oob137;
 	shl.b64 %rd687, %rd686, 2;
 	add.s64 %rd688, %rd12, %rd687;
 	ld.shared.f32 %f327, [%rd688];
@@ -4561,14 +3078,8 @@ $L339_rangeint_body:
 	fma.rn.f32 %f329, %f327, %f326, %f328;
 	.loc 1 92 8
 	mov.f32 %f0, %f329;
-	bra.uni $L343_rangeint_body;
-$L342_oob137:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000008A;
-	mov.u64 %rd38, %rd686;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L343_rangeint_body:
+	bra.uni $L213_rangeint_body;
+$L213_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd689, %rd18, 8;
 	.loc 1 92 33
@@ -4576,8 +3087,6 @@ $L343_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd691, %rd690, 24;
 	.loc 1 92 24
-	setp.hs.u64 %p156, %rd691, 1024;
-	@%p156 bra $L344_oob138;
 	shl.b64 %rd692, %rd691, 2;
 	add.s64 %rd693, %rd12, %rd692;
 	ld.shared.f32 %f330, [%rd693];
@@ -4587,14 +3096,8 @@ $L343_rangeint_body:
 	fma.rn.f32 %f332, %f330, %f326, %f331;
 	.loc 1 92 8
 	mov.f32 %f1, %f332;
-	bra.uni $L345_rangeint_body;
-$L344_oob138:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000008B;
-	mov.u64 %rd38, %rd691;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L345_rangeint_body:
+	bra.uni $L214_rangeint_body;
+$L214_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd694, %rd18, 16;
 	.loc 1 92 33
@@ -4602,8 +3105,6 @@ $L345_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd696, %rd695, 24;
 	.loc 1 92 24
-	setp.hs.u64 %p157, %rd696, 1024;
-	@%p157 bra $L346_oob139;
 	shl.b64 %rd697, %rd696, 2;
 	add.s64 %rd698, %rd12, %rd697;
 	ld.shared.f32 %f333, [%rd698];
@@ -4613,14 +3114,8 @@ $L345_rangeint_body:
 	fma.rn.f32 %f335, %f333, %f326, %f334;
 	.loc 1 92 8
 	mov.f32 %f2, %f335;
-	bra.uni $L347_rangeint_body;
-$L346_oob139:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000008C;
-	mov.u64 %rd38, %rd696;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L347_rangeint_body:
+	bra.uni $L215_rangeint_body;
+$L215_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd699, %rd18, 24;
 	.loc 1 92 33
@@ -4628,8 +3123,6 @@ $L347_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd701, %rd700, 24;
 	.loc 1 92 24
-	setp.hs.u64 %p158, %rd701, 1024;
-	@%p158 bra $L348_oob140;
 	shl.b64 %rd702, %rd701, 2;
 	add.s64 %rd703, %rd12, %rd702;
 	ld.shared.f32 %f336, [%rd703];
@@ -4639,29 +3132,16 @@ $L347_rangeint_body:
 	fma.rn.f32 %f338, %f336, %f326, %f337;
 	.loc 1 92 8
 	mov.f32 %f3, %f338;
-	bra.uni $L349_rangeint_body;
-$L348_oob140:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000008D;
-	mov.u64 %rd38, %rd701;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L349_rangeint_body:
+	bra.uni $L216_rangeint_body;
+$L216_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd704, 800, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p159, %rd704, 1024;
-	@%p159 bra $L352_oob141;
 	shl.b64 %rd705, %rd704, 2;
 	add.s64 %rd706, %rd13, %rd705;
 	ld.shared.f32 %f339, [%rd706];
-	bra.uni $L350_rangeint_body;
-$L352_oob141:
-	mov.u64 %rd37, 0x20000008E;
-	mov.u64 %rd38, %rd704;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L350_rangeint_body:
+	bra.uni $L217_rangeint_body;
+$L217_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd707, %rd18, 0;
 	.loc 1 92 33
@@ -4669,8 +3149,6 @@ $L350_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd709, %rd708, 25;
 	.loc 1 92 24
-	setp.hs.u64 %p160, %rd709, 1024;
-	@%p160 bra $L353_oob142;
 	shl.b64 %rd710, %rd709, 2;
 	add.s64 %rd711, %rd12, %rd710;
 	ld.shared.f32 %f340, [%rd711];
@@ -4680,14 +3158,8 @@ $L350_rangeint_body:
 	fma.rn.f32 %f342, %f340, %f339, %f341;
 	.loc 1 92 8
 	mov.f32 %f0, %f342;
-	bra.uni $L354_rangeint_body;
-$L353_oob142:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000008F;
-	mov.u64 %rd38, %rd709;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L354_rangeint_body:
+	bra.uni $L219_rangeint_body;
+$L219_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd712, %rd18, 8;
 	.loc 1 92 33
@@ -4695,8 +3167,6 @@ $L354_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd714, %rd713, 25;
 	.loc 1 92 24
-	setp.hs.u64 %p161, %rd714, 1024;
-	@%p161 bra $L355_oob143;
 	shl.b64 %rd715, %rd714, 2;
 	add.s64 %rd716, %rd12, %rd715;
 	ld.shared.f32 %f343, [%rd716];
@@ -4706,14 +3176,8 @@ $L354_rangeint_body:
 	fma.rn.f32 %f345, %f343, %f339, %f344;
 	.loc 1 92 8
 	mov.f32 %f1, %f345;
-	bra.uni $L356_rangeint_body;
-$L355_oob143:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000090;
-	mov.u64 %rd38, %rd714;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L356_rangeint_body:
+	bra.uni $L220_rangeint_body;
+$L220_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd717, %rd18, 16;
 	.loc 1 92 33
@@ -4721,8 +3185,6 @@ $L356_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd719, %rd718, 25;
 	.loc 1 92 24
-	setp.hs.u64 %p162, %rd719, 1024;
-	@%p162 bra $L357_oob144;
 	shl.b64 %rd720, %rd719, 2;
 	add.s64 %rd721, %rd12, %rd720;
 	ld.shared.f32 %f346, [%rd721];
@@ -4732,14 +3194,8 @@ $L356_rangeint_body:
 	fma.rn.f32 %f348, %f346, %f339, %f347;
 	.loc 1 92 8
 	mov.f32 %f2, %f348;
-	bra.uni $L358_rangeint_body;
-$L357_oob144:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000091;
-	mov.u64 %rd38, %rd719;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L358_rangeint_body:
+	bra.uni $L221_rangeint_body;
+$L221_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd722, %rd18, 24;
 	.loc 1 92 33
@@ -4747,8 +3203,6 @@ $L358_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd724, %rd723, 25;
 	.loc 1 92 24
-	setp.hs.u64 %p163, %rd724, 1024;
-	@%p163 bra $L359_oob145;
 	shl.b64 %rd725, %rd724, 2;
 	add.s64 %rd726, %rd12, %rd725;
 	ld.shared.f32 %f349, [%rd726];
@@ -4758,29 +3212,16 @@ $L358_rangeint_body:
 	fma.rn.f32 %f351, %f349, %f339, %f350;
 	.loc 1 92 8
 	mov.f32 %f3, %f351;
-	bra.uni $L360_rangeint_body;
-$L359_oob145:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000092;
-	mov.u64 %rd38, %rd724;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L360_rangeint_body:
+	bra.uni $L222_rangeint_body;
+$L222_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd727, 832, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p164, %rd727, 1024;
-	@%p164 bra $L363_oob146;
 	shl.b64 %rd728, %rd727, 2;
 	add.s64 %rd729, %rd13, %rd728;
 	ld.shared.f32 %f352, [%rd729];
-	bra.uni $L361_rangeint_body;
-$L363_oob146:
-	mov.u64 %rd37, 0x200000093;
-	mov.u64 %rd38, %rd727;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L361_rangeint_body:
+	bra.uni $L223_rangeint_body;
+$L223_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd730, %rd18, 0;
 	.loc 1 92 33
@@ -4788,8 +3229,6 @@ $L361_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd732, %rd731, 26;
 	.loc 1 92 24
-	setp.hs.u64 %p165, %rd732, 1024;
-	@%p165 bra $L364_oob147;
 	shl.b64 %rd733, %rd732, 2;
 	add.s64 %rd734, %rd12, %rd733;
 	ld.shared.f32 %f353, [%rd734];
@@ -4799,14 +3238,8 @@ $L361_rangeint_body:
 	fma.rn.f32 %f355, %f353, %f352, %f354;
 	.loc 1 92 8
 	mov.f32 %f0, %f355;
-	bra.uni $L365_rangeint_body;
-$L364_oob147:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000094;
-	mov.u64 %rd38, %rd732;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L365_rangeint_body:
+	bra.uni $L225_rangeint_body;
+$L225_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd735, %rd18, 8;
 	.loc 1 92 33
@@ -4814,8 +3247,6 @@ $L365_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd737, %rd736, 26;
 	.loc 1 92 24
-	setp.hs.u64 %p166, %rd737, 1024;
-	@%p166 bra $L366_oob148;
 	shl.b64 %rd738, %rd737, 2;
 	add.s64 %rd739, %rd12, %rd738;
 	ld.shared.f32 %f356, [%rd739];
@@ -4825,14 +3256,8 @@ $L365_rangeint_body:
 	fma.rn.f32 %f358, %f356, %f352, %f357;
 	.loc 1 92 8
 	mov.f32 %f1, %f358;
-	bra.uni $L367_rangeint_body;
-$L366_oob148:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000095;
-	mov.u64 %rd38, %rd737;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L367_rangeint_body:
+	bra.uni $L226_rangeint_body;
+$L226_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd740, %rd18, 16;
 	.loc 1 92 33
@@ -4840,8 +3265,6 @@ $L367_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd742, %rd741, 26;
 	.loc 1 92 24
-	setp.hs.u64 %p167, %rd742, 1024;
-	@%p167 bra $L368_oob149;
 	shl.b64 %rd743, %rd742, 2;
 	add.s64 %rd744, %rd12, %rd743;
 	ld.shared.f32 %f359, [%rd744];
@@ -4851,14 +3274,8 @@ $L367_rangeint_body:
 	fma.rn.f32 %f361, %f359, %f352, %f360;
 	.loc 1 92 8
 	mov.f32 %f2, %f361;
-	bra.uni $L369_rangeint_body;
-$L368_oob149:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000096;
-	mov.u64 %rd38, %rd742;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L369_rangeint_body:
+	bra.uni $L227_rangeint_body;
+$L227_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd745, %rd18, 24;
 	.loc 1 92 33
@@ -4866,8 +3283,6 @@ $L369_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd747, %rd746, 26;
 	.loc 1 92 24
-	setp.hs.u64 %p168, %rd747, 1024;
-	@%p168 bra $L370_oob150;
 	shl.b64 %rd748, %rd747, 2;
 	add.s64 %rd749, %rd12, %rd748;
 	ld.shared.f32 %f362, [%rd749];
@@ -4877,29 +3292,16 @@ $L369_rangeint_body:
 	fma.rn.f32 %f364, %f362, %f352, %f363;
 	.loc 1 92 8
 	mov.f32 %f3, %f364;
-	bra.uni $L371_rangeint_body;
-$L370_oob150:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000097;
-	mov.u64 %rd38, %rd747;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L371_rangeint_body:
+	bra.uni $L228_rangeint_body;
+$L228_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd750, 864, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p169, %rd750, 1024;
-	@%p169 bra $L374_oob151;
 	shl.b64 %rd751, %rd750, 2;
 	add.s64 %rd752, %rd13, %rd751;
 	ld.shared.f32 %f365, [%rd752];
-	bra.uni $L372_rangeint_body;
-$L374_oob151:
-	mov.u64 %rd37, 0x200000098;
-	mov.u64 %rd38, %rd750;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L372_rangeint_body:
+	bra.uni $L229_rangeint_body;
+$L229_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd753, %rd18, 0;
 	.loc 1 92 33
@@ -4907,8 +3309,6 @@ $L372_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd755, %rd754, 27;
 	.loc 1 92 24
-	setp.hs.u64 %p170, %rd755, 1024;
-	@%p170 bra $L375_oob152;
 	shl.b64 %rd756, %rd755, 2;
 	add.s64 %rd757, %rd12, %rd756;
 	ld.shared.f32 %f366, [%rd757];
@@ -4918,14 +3318,8 @@ $L372_rangeint_body:
 	fma.rn.f32 %f368, %f366, %f365, %f367;
 	.loc 1 92 8
 	mov.f32 %f0, %f368;
-	bra.uni $L376_rangeint_body;
-$L375_oob152:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x200000099;
-	mov.u64 %rd38, %rd755;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L376_rangeint_body:
+	bra.uni $L231_rangeint_body;
+$L231_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd758, %rd18, 8;
 	.loc 1 92 33
@@ -4933,8 +3327,6 @@ $L376_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd760, %rd759, 27;
 	.loc 1 92 24
-	setp.hs.u64 %p171, %rd760, 1024;
-	@%p171 bra $L377_oob153;
 	shl.b64 %rd761, %rd760, 2;
 	add.s64 %rd762, %rd12, %rd761;
 	ld.shared.f32 %f369, [%rd762];
@@ -4944,14 +3336,8 @@ $L376_rangeint_body:
 	fma.rn.f32 %f371, %f369, %f365, %f370;
 	.loc 1 92 8
 	mov.f32 %f1, %f371;
-	bra.uni $L378_rangeint_body;
-$L377_oob153:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000009A;
-	mov.u64 %rd38, %rd760;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L378_rangeint_body:
+	bra.uni $L232_rangeint_body;
+$L232_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd763, %rd18, 16;
 	.loc 1 92 33
@@ -4959,8 +3345,6 @@ $L378_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd765, %rd764, 27;
 	.loc 1 92 24
-	setp.hs.u64 %p172, %rd765, 1024;
-	@%p172 bra $L379_oob154;
 	shl.b64 %rd766, %rd765, 2;
 	add.s64 %rd767, %rd12, %rd766;
 	ld.shared.f32 %f372, [%rd767];
@@ -4970,14 +3354,8 @@ $L378_rangeint_body:
 	fma.rn.f32 %f374, %f372, %f365, %f373;
 	.loc 1 92 8
 	mov.f32 %f2, %f374;
-	bra.uni $L380_rangeint_body;
-$L379_oob154:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000009B;
-	mov.u64 %rd38, %rd765;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L380_rangeint_body:
+	bra.uni $L233_rangeint_body;
+$L233_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd768, %rd18, 24;
 	.loc 1 92 33
@@ -4985,8 +3363,6 @@ $L380_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd770, %rd769, 27;
 	.loc 1 92 24
-	setp.hs.u64 %p173, %rd770, 1024;
-	@%p173 bra $L381_oob155;
 	shl.b64 %rd771, %rd770, 2;
 	add.s64 %rd772, %rd12, %rd771;
 	ld.shared.f32 %f375, [%rd772];
@@ -4996,29 +3372,16 @@ $L380_rangeint_body:
 	fma.rn.f32 %f377, %f375, %f365, %f376;
 	.loc 1 92 8
 	mov.f32 %f3, %f377;
-	bra.uni $L382_rangeint_body;
-$L381_oob155:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000009C;
-	mov.u64 %rd38, %rd770;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L382_rangeint_body:
+	bra.uni $L234_rangeint_body;
+$L234_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd773, 896, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p174, %rd773, 1024;
-	@%p174 bra $L385_oob156;
 	shl.b64 %rd774, %rd773, 2;
 	add.s64 %rd775, %rd13, %rd774;
 	ld.shared.f32 %f378, [%rd775];
-	bra.uni $L383_rangeint_body;
-$L385_oob156:
-	mov.u64 %rd37, 0x20000009D;
-	mov.u64 %rd38, %rd773;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L383_rangeint_body:
+	bra.uni $L235_rangeint_body;
+$L235_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd776, %rd18, 0;
 	.loc 1 92 33
@@ -5026,8 +3389,6 @@ $L383_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd778, %rd777, 28;
 	.loc 1 92 24
-	setp.hs.u64 %p175, %rd778, 1024;
-	@%p175 bra $L386_oob157;
 	shl.b64 %rd779, %rd778, 2;
 	add.s64 %rd780, %rd12, %rd779;
 	ld.shared.f32 %f379, [%rd780];
@@ -5037,14 +3398,8 @@ $L383_rangeint_body:
 	fma.rn.f32 %f381, %f379, %f378, %f380;
 	.loc 1 92 8
 	mov.f32 %f0, %f381;
-	bra.uni $L387_rangeint_body;
-$L386_oob157:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000009E;
-	mov.u64 %rd38, %rd778;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L387_rangeint_body:
+	bra.uni $L237_rangeint_body;
+$L237_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd781, %rd18, 8;
 	.loc 1 92 33
@@ -5052,8 +3407,6 @@ $L387_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd783, %rd782, 28;
 	.loc 1 92 24
-	setp.hs.u64 %p176, %rd783, 1024;
-	@%p176 bra $L388_oob158;
 	shl.b64 %rd784, %rd783, 2;
 	add.s64 %rd785, %rd12, %rd784;
 	ld.shared.f32 %f382, [%rd785];
@@ -5063,14 +3416,8 @@ $L387_rangeint_body:
 	fma.rn.f32 %f384, %f382, %f378, %f383;
 	.loc 1 92 8
 	mov.f32 %f1, %f384;
-	bra.uni $L389_rangeint_body;
-$L388_oob158:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x20000009F;
-	mov.u64 %rd38, %rd783;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L389_rangeint_body:
+	bra.uni $L238_rangeint_body;
+$L238_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd786, %rd18, 16;
 	.loc 1 92 33
@@ -5078,8 +3425,6 @@ $L389_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd788, %rd787, 28;
 	.loc 1 92 24
-	setp.hs.u64 %p177, %rd788, 1024;
-	@%p177 bra $L390_oob159;
 	shl.b64 %rd789, %rd788, 2;
 	add.s64 %rd790, %rd12, %rd789;
 	ld.shared.f32 %f385, [%rd790];
@@ -5089,14 +3434,8 @@ $L389_rangeint_body:
 	fma.rn.f32 %f387, %f385, %f378, %f386;
 	.loc 1 92 8
 	mov.f32 %f2, %f387;
-	bra.uni $L391_rangeint_body;
-$L390_oob159:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x2000000A0;
-	mov.u64 %rd38, %rd788;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L391_rangeint_body:
+	bra.uni $L239_rangeint_body;
+$L239_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd791, %rd18, 24;
 	.loc 1 92 33
@@ -5104,8 +3443,6 @@ $L391_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd793, %rd792, 28;
 	.loc 1 92 24
-	setp.hs.u64 %p178, %rd793, 1024;
-	@%p178 bra $L392_oob160;
 	shl.b64 %rd794, %rd793, 2;
 	add.s64 %rd795, %rd12, %rd794;
 	ld.shared.f32 %f388, [%rd795];
@@ -5115,29 +3452,16 @@ $L391_rangeint_body:
 	fma.rn.f32 %f390, %f388, %f378, %f389;
 	.loc 1 92 8
 	mov.f32 %f3, %f390;
-	bra.uni $L393_rangeint_body;
-$L392_oob160:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x2000000A1;
-	mov.u64 %rd38, %rd793;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L393_rangeint_body:
+	bra.uni $L240_rangeint_body;
+$L240_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd796, 928, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p179, %rd796, 1024;
-	@%p179 bra $L396_oob161;
 	shl.b64 %rd797, %rd796, 2;
 	add.s64 %rd798, %rd13, %rd797;
 	ld.shared.f32 %f391, [%rd798];
-	bra.uni $L394_rangeint_body;
-$L396_oob161:
-	mov.u64 %rd37, 0x2000000A2;
-	mov.u64 %rd38, %rd796;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L394_rangeint_body:
+	bra.uni $L241_rangeint_body;
+$L241_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd799, %rd18, 0;
 	.loc 1 92 33
@@ -5145,8 +3469,6 @@ $L394_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd801, %rd800, 29;
 	.loc 1 92 24
-	setp.hs.u64 %p180, %rd801, 1024;
-	@%p180 bra $L397_oob162;
 	shl.b64 %rd802, %rd801, 2;
 	add.s64 %rd803, %rd12, %rd802;
 	ld.shared.f32 %f392, [%rd803];
@@ -5156,14 +3478,8 @@ $L394_rangeint_body:
 	fma.rn.f32 %f394, %f392, %f391, %f393;
 	.loc 1 92 8
 	mov.f32 %f0, %f394;
-	bra.uni $L398_rangeint_body;
-$L397_oob162:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x2000000A3;
-	mov.u64 %rd38, %rd801;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L398_rangeint_body:
+	bra.uni $L243_rangeint_body;
+$L243_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd804, %rd18, 8;
 	.loc 1 92 33
@@ -5171,8 +3487,6 @@ $L398_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd806, %rd805, 29;
 	.loc 1 92 24
-	setp.hs.u64 %p181, %rd806, 1024;
-	@%p181 bra $L399_oob163;
 	shl.b64 %rd807, %rd806, 2;
 	add.s64 %rd808, %rd12, %rd807;
 	ld.shared.f32 %f395, [%rd808];
@@ -5182,14 +3496,8 @@ $L398_rangeint_body:
 	fma.rn.f32 %f397, %f395, %f391, %f396;
 	.loc 1 92 8
 	mov.f32 %f1, %f397;
-	bra.uni $L400_rangeint_body;
-$L399_oob163:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x2000000A4;
-	mov.u64 %rd38, %rd806;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L400_rangeint_body:
+	bra.uni $L244_rangeint_body;
+$L244_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd809, %rd18, 16;
 	.loc 1 92 33
@@ -5197,8 +3505,6 @@ $L400_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd811, %rd810, 29;
 	.loc 1 92 24
-	setp.hs.u64 %p182, %rd811, 1024;
-	@%p182 bra $L401_oob164;
 	shl.b64 %rd812, %rd811, 2;
 	add.s64 %rd813, %rd12, %rd812;
 	ld.shared.f32 %f398, [%rd813];
@@ -5208,14 +3514,8 @@ $L400_rangeint_body:
 	fma.rn.f32 %f400, %f398, %f391, %f399;
 	.loc 1 92 8
 	mov.f32 %f2, %f400;
-	bra.uni $L402_rangeint_body;
-$L401_oob164:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x2000000A5;
-	mov.u64 %rd38, %rd811;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L402_rangeint_body:
+	bra.uni $L245_rangeint_body;
+$L245_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd814, %rd18, 24;
 	.loc 1 92 33
@@ -5223,8 +3523,6 @@ $L402_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd816, %rd815, 29;
 	.loc 1 92 24
-	setp.hs.u64 %p183, %rd816, 1024;
-	@%p183 bra $L403_oob165;
 	shl.b64 %rd817, %rd816, 2;
 	add.s64 %rd818, %rd12, %rd817;
 	ld.shared.f32 %f401, [%rd818];
@@ -5234,29 +3532,16 @@ $L402_rangeint_body:
 	fma.rn.f32 %f403, %f401, %f391, %f402;
 	.loc 1 92 8
 	mov.f32 %f3, %f403;
-	bra.uni $L404_rangeint_body;
-$L403_oob165:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x2000000A6;
-	mov.u64 %rd38, %rd816;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L404_rangeint_body:
+	bra.uni $L246_rangeint_body;
+$L246_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd819, 960, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p184, %rd819, 1024;
-	@%p184 bra $L407_oob166;
 	shl.b64 %rd820, %rd819, 2;
 	add.s64 %rd821, %rd13, %rd820;
 	ld.shared.f32 %f404, [%rd821];
-	bra.uni $L405_rangeint_body;
-$L407_oob166:
-	mov.u64 %rd37, 0x2000000A7;
-	mov.u64 %rd38, %rd819;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L405_rangeint_body:
+	bra.uni $L247_rangeint_body;
+$L247_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd822, %rd18, 0;
 	.loc 1 92 33
@@ -5264,8 +3549,6 @@ $L405_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd824, %rd823, 30;
 	.loc 1 92 24
-	setp.hs.u64 %p185, %rd824, 1024;
-	@%p185 bra $L408_oob167;
 	shl.b64 %rd825, %rd824, 2;
 	add.s64 %rd826, %rd12, %rd825;
 	ld.shared.f32 %f405, [%rd826];
@@ -5275,14 +3558,8 @@ $L405_rangeint_body:
 	fma.rn.f32 %f407, %f405, %f404, %f406;
 	.loc 1 92 8
 	mov.f32 %f0, %f407;
-	bra.uni $L409_rangeint_body;
-$L408_oob167:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x2000000A8;
-	mov.u64 %rd38, %rd824;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L409_rangeint_body:
+	bra.uni $L249_rangeint_body;
+$L249_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd827, %rd18, 8;
 	.loc 1 92 33
@@ -5290,8 +3567,6 @@ $L409_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd829, %rd828, 30;
 	.loc 1 92 24
-	setp.hs.u64 %p186, %rd829, 1024;
-	@%p186 bra $L410_oob168;
 	shl.b64 %rd830, %rd829, 2;
 	add.s64 %rd831, %rd12, %rd830;
 	ld.shared.f32 %f408, [%rd831];
@@ -5301,14 +3576,8 @@ $L409_rangeint_body:
 	fma.rn.f32 %f410, %f408, %f404, %f409;
 	.loc 1 92 8
 	mov.f32 %f1, %f410;
-	bra.uni $L411_rangeint_body;
-$L410_oob168:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x2000000A9;
-	mov.u64 %rd38, %rd829;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L411_rangeint_body:
+	bra.uni $L250_rangeint_body;
+$L250_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd832, %rd18, 16;
 	.loc 1 92 33
@@ -5316,8 +3585,6 @@ $L411_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd834, %rd833, 30;
 	.loc 1 92 24
-	setp.hs.u64 %p187, %rd834, 1024;
-	@%p187 bra $L412_oob169;
 	shl.b64 %rd835, %rd834, 2;
 	add.s64 %rd836, %rd12, %rd835;
 	ld.shared.f32 %f411, [%rd836];
@@ -5327,14 +3594,8 @@ $L411_rangeint_body:
 	fma.rn.f32 %f413, %f411, %f404, %f412;
 	.loc 1 92 8
 	mov.f32 %f2, %f413;
-	bra.uni $L413_rangeint_body;
-$L412_oob169:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x2000000AA;
-	mov.u64 %rd38, %rd834;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L413_rangeint_body:
+	bra.uni $L251_rangeint_body;
+$L251_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd837, %rd18, 24;
 	.loc 1 92 33
@@ -5342,8 +3603,6 @@ $L413_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd839, %rd838, 30;
 	.loc 1 92 24
-	setp.hs.u64 %p188, %rd839, 1024;
-	@%p188 bra $L414_oob170;
 	shl.b64 %rd840, %rd839, 2;
 	add.s64 %rd841, %rd12, %rd840;
 	ld.shared.f32 %f414, [%rd841];
@@ -5353,29 +3612,16 @@ $L413_rangeint_body:
 	fma.rn.f32 %f416, %f414, %f404, %f415;
 	.loc 1 92 8
 	mov.f32 %f3, %f416;
-	bra.uni $L415_rangeint_body;
-$L414_oob170:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x2000000AB;
-	mov.u64 %rd38, %rd839;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L415_rangeint_body:
+	bra.uni $L252_rangeint_body;
+$L252_rangeint_body:
 	.loc 1 87 19
 	add.s64 %rd842, 992, %rd14;
 	.loc 1 87 12
-	setp.hs.u64 %p189, %rd842, 1024;
-	@%p189 bra $L418_oob171;
 	shl.b64 %rd843, %rd842, 2;
 	add.s64 %rd844, %rd13, %rd843;
 	ld.shared.f32 %f417, [%rd844];
-	bra.uni $L416_rangeint_body;
-$L418_oob171:
-	mov.u64 %rd37, 0x2000000AC;
-	mov.u64 %rd38, %rd842;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L416_rangeint_body:
+	bra.uni $L253_rangeint_body;
+$L253_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd845, %rd18, 0;
 	.loc 1 92 33
@@ -5383,8 +3629,6 @@ $L416_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd847, %rd846, 31;
 	.loc 1 92 24
-	setp.hs.u64 %p190, %rd847, 1024;
-	@%p190 bra $L419_oob172;
 	shl.b64 %rd848, %rd847, 2;
 	add.s64 %rd849, %rd12, %rd848;
 	ld.shared.f32 %f418, [%rd849];
@@ -5394,14 +3638,8 @@ $L416_rangeint_body:
 	fma.rn.f32 %f420, %f418, %f417, %f419;
 	.loc 1 92 8
 	mov.f32 %f0, %f420;
-	bra.uni $L420_rangeint_body;
-$L419_oob172:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x2000000AD;
-	mov.u64 %rd38, %rd847;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L420_rangeint_body:
+	bra.uni $L255_rangeint_body;
+$L255_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd850, %rd18, 8;
 	.loc 1 92 33
@@ -5409,8 +3647,6 @@ $L420_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd852, %rd851, 31;
 	.loc 1 92 24
-	setp.hs.u64 %p191, %rd852, 1024;
-	@%p191 bra $L421_oob173;
 	shl.b64 %rd853, %rd852, 2;
 	add.s64 %rd854, %rd12, %rd853;
 	ld.shared.f32 %f421, [%rd854];
@@ -5420,14 +3656,8 @@ $L420_rangeint_body:
 	fma.rn.f32 %f423, %f421, %f417, %f422;
 	.loc 1 92 8
 	mov.f32 %f1, %f423;
-	bra.uni $L422_rangeint_body;
-$L421_oob173:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x2000000AE;
-	mov.u64 %rd38, %rd852;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L422_rangeint_body:
+	bra.uni $L256_rangeint_body;
+$L256_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd855, %rd18, 16;
 	.loc 1 92 33
@@ -5435,8 +3665,6 @@ $L422_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd857, %rd856, 31;
 	.loc 1 92 24
-	setp.hs.u64 %p192, %rd857, 1024;
-	@%p192 bra $L423_oob174;
 	shl.b64 %rd858, %rd857, 2;
 	add.s64 %rd859, %rd12, %rd858;
 	ld.shared.f32 %f424, [%rd859];
@@ -5446,14 +3674,8 @@ $L422_rangeint_body:
 	fma.rn.f32 %f426, %f424, %f417, %f425;
 	.loc 1 92 8
 	mov.f32 %f2, %f426;
-	bra.uni $L424_rangeint_body;
-$L423_oob174:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x2000000AF;
-	mov.u64 %rd38, %rd857;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
-$L424_rangeint_body:
+	bra.uni $L257_rangeint_body;
+$L257_rangeint_body:
 	.loc 1 92 28
 	add.s64 %rd860, %rd18, 24;
 	.loc 1 92 33
@@ -5461,8 +3683,6 @@ $L424_rangeint_body:
 	.loc 1 92 37
 	add.s64 %rd862, %rd861, 31;
 	.loc 1 92 24
-	setp.hs.u64 %p193, %rd862, 1024;
-	@%p193 bra $L425_oob175;
 	shl.b64 %rd863, %rd862, 2;
 	add.s64 %rd864, %rd12, %rd863;
 	ld.shared.f32 %f427, [%rd864];
@@ -5473,12 +3693,6 @@ $L424_rangeint_body:
 	.loc 1 92 8
 	mov.f32 %f3, %f429;
 	bra.uni $L14_rangeint_done;
-$L425_oob175:
-	.loc 1 92 24
-	mov.u64 %rd37, 0x2000000B0;
-	mov.u64 %rd38, %rd862;
-	mov.u64 %rd39, 1024;
-	bra.uni $L24_bounds_fail;
 $L14_rangeint_done:
 	.loc 1 95 9
 	bar.sync 0;
@@ -5492,14 +3706,14 @@ $L17_rangeint_body:
 	.loc 1 99 21
 	add.s64 %rd867, %rd866, 0;
 	.loc 1 99 32
-	setp.lt.s64 %p194, %rd867, %rd9;
-	@%p194 bra $L21_cond_true;
-	bra.uni $L427_rangeint_body;
+	setp.lt.s64 %p26, %rd867, %rd9;
+	@%p26 bra $L21_cond_true;
+	bra.uni $L259_rangeint_body;
 $L21_cond_true:
 	.loc 1 99 43
-	setp.lt.s64 %p195, %rd28, %rd10;
-	@%p195 bra $L19_if_then;
-	bra.uni $L427_rangeint_body;
+	setp.lt.s64 %p27, %rd28, %rd10;
+	@%p27 bra $L19_if_then;
+	bra.uni $L259_rangeint_body;
 $L19_if_then:
 	.loc 1 100 9
 	mul.lo.s64 %rd868, %rd867, %rd10;
@@ -5508,32 +3722,32 @@ $L19_if_then:
 	.loc 1 100 22
 	mov.f32 %f430, %f0;
 	.loc 1 100 5
-	setp.hs.u64 %p196, %rd869, %rd8;
-	@%p196 bra $L426_oob176;
+	setp.hs.u64 %p28, %rd869, %rd8;
+	@%p28 bra $L258_oob8;
 	shl.b64 %rd870, %rd869, 2;
 	add.s64 %rd871, %rd7, %rd870;
 	st.global.f32 [%rd871], %f430;
-	bra.uni $L427_rangeint_body;
-$L426_oob176:
-	mov.u64 %rd37, 0x2000000B1;
+	bra.uni $L259_rangeint_body;
+$L258_oob8:
+	mov.u64 %rd37, 0x200000009;
 	mov.u64 %rd38, %rd869;
 	mov.u64 %rd39, %rd8;
 	bra.uni $L24_bounds_fail;
-$L427_rangeint_body:
+$L259_rangeint_body:
 	.loc 1 99 16
 	add.s64 %rd872, %rd23, %rd18;
 	.loc 1 99 21
 	add.s64 %rd873, %rd872, 8;
 	.loc 1 99 32
-	setp.lt.s64 %p197, %rd873, %rd9;
-	@%p197 bra $L430_cond_true;
-	bra.uni $L432_rangeint_body;
-$L430_cond_true:
+	setp.lt.s64 %p29, %rd873, %rd9;
+	@%p29 bra $L262_cond_true;
+	bra.uni $L264_rangeint_body;
+$L262_cond_true:
 	.loc 1 99 43
-	setp.lt.s64 %p198, %rd28, %rd10;
-	@%p198 bra $L428_if_then;
-	bra.uni $L432_rangeint_body;
-$L428_if_then:
+	setp.lt.s64 %p30, %rd28, %rd10;
+	@%p30 bra $L260_if_then;
+	bra.uni $L264_rangeint_body;
+$L260_if_then:
 	.loc 1 100 9
 	mul.lo.s64 %rd874, %rd873, %rd10;
 	.loc 1 100 11
@@ -5541,32 +3755,32 @@ $L428_if_then:
 	.loc 1 100 22
 	mov.f32 %f431, %f1;
 	.loc 1 100 5
-	setp.hs.u64 %p199, %rd875, %rd8;
-	@%p199 bra $L431_oob177;
+	setp.hs.u64 %p31, %rd875, %rd8;
+	@%p31 bra $L263_oob9;
 	shl.b64 %rd876, %rd875, 2;
 	add.s64 %rd877, %rd7, %rd876;
 	st.global.f32 [%rd877], %f431;
-	bra.uni $L432_rangeint_body;
-$L431_oob177:
-	mov.u64 %rd37, 0x2000000B2;
+	bra.uni $L264_rangeint_body;
+$L263_oob9:
+	mov.u64 %rd37, 0x20000000A;
 	mov.u64 %rd38, %rd875;
 	mov.u64 %rd39, %rd8;
 	bra.uni $L24_bounds_fail;
-$L432_rangeint_body:
+$L264_rangeint_body:
 	.loc 1 99 16
 	add.s64 %rd878, %rd23, %rd18;
 	.loc 1 99 21
 	add.s64 %rd879, %rd878, 16;
 	.loc 1 99 32
-	setp.lt.s64 %p200, %rd879, %rd9;
-	@%p200 bra $L435_cond_true;
-	bra.uni $L437_rangeint_body;
-$L435_cond_true:
+	setp.lt.s64 %p32, %rd879, %rd9;
+	@%p32 bra $L267_cond_true;
+	bra.uni $L269_rangeint_body;
+$L267_cond_true:
 	.loc 1 99 43
-	setp.lt.s64 %p201, %rd28, %rd10;
-	@%p201 bra $L433_if_then;
-	bra.uni $L437_rangeint_body;
-$L433_if_then:
+	setp.lt.s64 %p33, %rd28, %rd10;
+	@%p33 bra $L265_if_then;
+	bra.uni $L269_rangeint_body;
+$L265_if_then:
 	.loc 1 100 9
 	mul.lo.s64 %rd880, %rd879, %rd10;
 	.loc 1 100 11
@@ -5574,32 +3788,32 @@ $L433_if_then:
 	.loc 1 100 22
 	mov.f32 %f432, %f2;
 	.loc 1 100 5
-	setp.hs.u64 %p202, %rd881, %rd8;
-	@%p202 bra $L436_oob178;
+	setp.hs.u64 %p34, %rd881, %rd8;
+	@%p34 bra $L268_oob10;
 	shl.b64 %rd882, %rd881, 2;
 	add.s64 %rd883, %rd7, %rd882;
 	st.global.f32 [%rd883], %f432;
-	bra.uni $L437_rangeint_body;
-$L436_oob178:
-	mov.u64 %rd37, 0x2000000B3;
+	bra.uni $L269_rangeint_body;
+$L268_oob10:
+	mov.u64 %rd37, 0x20000000B;
 	mov.u64 %rd38, %rd881;
 	mov.u64 %rd39, %rd8;
 	bra.uni $L24_bounds_fail;
-$L437_rangeint_body:
+$L269_rangeint_body:
 	.loc 1 99 16
 	add.s64 %rd884, %rd23, %rd18;
 	.loc 1 99 21
 	add.s64 %rd885, %rd884, 24;
 	.loc 1 99 32
-	setp.lt.s64 %p203, %rd885, %rd9;
-	@%p203 bra $L440_cond_true;
+	setp.lt.s64 %p35, %rd885, %rd9;
+	@%p35 bra $L272_cond_true;
 	bra.uni $L18_rangeint_done;
-$L440_cond_true:
+$L272_cond_true:
 	.loc 1 99 43
-	setp.lt.s64 %p204, %rd28, %rd10;
-	@%p204 bra $L438_if_then;
+	setp.lt.s64 %p36, %rd28, %rd10;
+	@%p36 bra $L270_if_then;
 	bra.uni $L18_rangeint_done;
-$L438_if_then:
+$L270_if_then:
 	.loc 1 100 9
 	mul.lo.s64 %rd886, %rd885, %rd10;
 	.loc 1 100 11
@@ -5607,14 +3821,14 @@ $L438_if_then:
 	.loc 1 100 22
 	mov.f32 %f433, %f3;
 	.loc 1 100 5
-	setp.hs.u64 %p205, %rd887, %rd8;
-	@%p205 bra $L441_oob179;
+	setp.hs.u64 %p37, %rd887, %rd8;
+	@%p37 bra $L273_oob11;
 	shl.b64 %rd888, %rd887, 2;
 	add.s64 %rd889, %rd7, %rd888;
 	st.global.f32 [%rd889], %f433;
 	bra.uni $L18_rangeint_done;
-$L441_oob179:
-	mov.u64 %rd37, 0x2000000B4;
+$L273_oob11:
+	mov.u64 %rd37, 0x20000000C;
 	mov.u64 %rd38, %rd887;
 	mov.u64 %rd39, %rd8;
 	bra.uni $L24_bounds_fail;

@@ -57,8 +57,6 @@ var TransposeTiledKernel = kernTransposeTiledLauncher{kern.NewKernel(kern.Kernel
 	Bounds:      true,
 	Sites: []string{
 		"kernels.go:66:27",
-		"kernels.go:66:5",
-		"kernels.go:75:21",
 		"kernels.go:75:7",
 	},
 	Native: func(t gpu.Thread, a []any) {
@@ -93,8 +91,6 @@ var TransposePaddedKernel = kernTransposePaddedLauncher{kern.NewKernel(kern.Kern
 	Bounds:      true,
 	Sites: []string{
 		"kernels.go:66:27",
-		"kernels.go:66:5",
-		"kernels.go:75:21",
 		"kernels.go:75:7",
 	},
 	Native: func(t gpu.Thread, a []any) {
@@ -240,7 +236,7 @@ $L3_if_done:
 )
 .maxntid 32, 8, 1
 {
-	.reg .pred %p<11>;
+	.reg .pred %p<9>;
 	.reg .b32 %r<15>;
 	.reg .b64 %rd<58>;
 	.reg .f32 %f<2>;
@@ -335,8 +331,6 @@ $L6_if_then:
 	add.s64 %rd40, %rd1, %rd39;
 	ld.global.nc.f32 %f0, [%rd40];
 	.loc 1 66 5
-	setp.hs.u64 %p5, %rd29, 1024;
-	@%p5 bra $L19_oob1;
 	shl.b64 %rd41, %rd29, 2;
 	add.s64 %rd42, %rd8, %rd41;
 	st.shared.f32 [%rd42], %f0;
@@ -346,12 +340,6 @@ $L18_oob0:
 	mov.u64 %rd32, 0x200000001;
 	mov.u64 %rd33, %rd31;
 	mov.u64 %rd34, %rd2;
-	bra.uni $L16_bounds_fail;
-$L19_oob1:
-	.loc 1 66 5
-	mov.u64 %rd32, 0x200000002;
-	mov.u64 %rd33, %rd29;
-	mov.u64 %rd34, 1024;
 	bra.uni $L16_bounds_fail;
 $L7_if_done:
 	.loc 1 64 24
@@ -365,8 +353,8 @@ $L5_for_done:
 	bra.uni $L9_for_loop;
 $L9_for_loop:
 	.loc 1 73 16
-	setp.lt.s64 %p6, %rd44, 32;
-	@%p6 bra $L10_for_body;
+	setp.lt.s64 %p5, %rd44, 32;
+	@%p5 bra $L10_for_body;
 	bra.uni $L15_ret_transposeTile;
 $L10_for_body:
 	.loc 1 74 16
@@ -376,13 +364,13 @@ $L10_for_body:
 	.loc 1 74 25
 	add.s64 %rd47, %rd18, %rd9;
 	.loc 1 74 32
-	setp.lt.s64 %p7, %rd46, %rd7;
-	@%p7 bra $L14_cond_true;
+	setp.lt.s64 %p6, %rd46, %rd7;
+	@%p6 bra $L14_cond_true;
 	bra.uni $L13_if_done;
 $L14_cond_true:
 	.loc 1 74 44
-	setp.lt.s64 %p8, %rd47, %rd6;
-	@%p8 bra $L12_if_then;
+	setp.lt.s64 %p7, %rd47, %rd6;
+	@%p7 bra $L12_if_then;
 	bra.uni $L13_if_done;
 $L12_if_then:
 	.loc 1 75 9
@@ -396,27 +384,18 @@ $L12_if_then:
 	.loc 1 75 33
 	add.s64 %rd52, %rd51, %rd44;
 	.loc 1 75 21
-	setp.hs.u64 %p9, %rd52, 1024;
-	@%p9 bra $L20_oob2;
 	shl.b64 %rd53, %rd52, 2;
 	add.s64 %rd54, %rd8, %rd53;
 	ld.shared.f32 %f1, [%rd54];
 	.loc 1 75 7
-	setp.hs.u64 %p10, %rd49, %rd5;
-	@%p10 bra $L21_oob3;
+	setp.hs.u64 %p8, %rd49, %rd5;
+	@%p8 bra $L19_oob1;
 	shl.b64 %rd55, %rd49, 2;
 	add.s64 %rd56, %rd4, %rd55;
 	st.global.f32 [%rd56], %f1;
 	bra.uni $L13_if_done;
-$L20_oob2:
-	.loc 1 75 21
-	mov.u64 %rd32, 0x200000003;
-	mov.u64 %rd33, %rd52;
-	mov.u64 %rd34, 1024;
-	bra.uni $L16_bounds_fail;
-$L21_oob3:
-	.loc 1 75 7
-	mov.u64 %rd32, 0x200000004;
+$L19_oob1:
+	mov.u64 %rd32, 0x200000002;
 	mov.u64 %rd33, %rd49;
 	mov.u64 %rd34, %rd5;
 	bra.uni $L16_bounds_fail;
@@ -455,7 +434,7 @@ $L15_ret_transposeTile:
 )
 .maxntid 32, 8, 1
 {
-	.reg .pred %p<11>;
+	.reg .pred %p<9>;
 	.reg .b32 %r<15>;
 	.reg .b64 %rd<58>;
 	.reg .f32 %f<2>;
@@ -550,8 +529,6 @@ $L6_if_then:
 	add.s64 %rd40, %rd1, %rd39;
 	ld.global.nc.f32 %f0, [%rd40];
 	.loc 1 66 5
-	setp.hs.u64 %p5, %rd29, 1056;
-	@%p5 bra $L19_oob1;
 	shl.b64 %rd41, %rd29, 2;
 	add.s64 %rd42, %rd8, %rd41;
 	st.shared.f32 [%rd42], %f0;
@@ -561,12 +538,6 @@ $L18_oob0:
 	mov.u64 %rd32, 0x300000001;
 	mov.u64 %rd33, %rd31;
 	mov.u64 %rd34, %rd2;
-	bra.uni $L16_bounds_fail;
-$L19_oob1:
-	.loc 1 66 5
-	mov.u64 %rd32, 0x300000002;
-	mov.u64 %rd33, %rd29;
-	mov.u64 %rd34, 1056;
 	bra.uni $L16_bounds_fail;
 $L7_if_done:
 	.loc 1 64 24
@@ -580,8 +551,8 @@ $L5_for_done:
 	bra.uni $L9_for_loop;
 $L9_for_loop:
 	.loc 1 73 16
-	setp.lt.s64 %p6, %rd44, 32;
-	@%p6 bra $L10_for_body;
+	setp.lt.s64 %p5, %rd44, 32;
+	@%p5 bra $L10_for_body;
 	bra.uni $L15_ret_transposeTile;
 $L10_for_body:
 	.loc 1 74 16
@@ -591,13 +562,13 @@ $L10_for_body:
 	.loc 1 74 25
 	add.s64 %rd47, %rd18, %rd9;
 	.loc 1 74 32
-	setp.lt.s64 %p7, %rd46, %rd7;
-	@%p7 bra $L14_cond_true;
+	setp.lt.s64 %p6, %rd46, %rd7;
+	@%p6 bra $L14_cond_true;
 	bra.uni $L13_if_done;
 $L14_cond_true:
 	.loc 1 74 44
-	setp.lt.s64 %p8, %rd47, %rd6;
-	@%p8 bra $L12_if_then;
+	setp.lt.s64 %p7, %rd47, %rd6;
+	@%p7 bra $L12_if_then;
 	bra.uni $L13_if_done;
 $L12_if_then:
 	.loc 1 75 9
@@ -611,27 +582,18 @@ $L12_if_then:
 	.loc 1 75 33
 	add.s64 %rd52, %rd51, %rd44;
 	.loc 1 75 21
-	setp.hs.u64 %p9, %rd52, 1056;
-	@%p9 bra $L20_oob2;
 	shl.b64 %rd53, %rd52, 2;
 	add.s64 %rd54, %rd8, %rd53;
 	ld.shared.f32 %f1, [%rd54];
 	.loc 1 75 7
-	setp.hs.u64 %p10, %rd49, %rd5;
-	@%p10 bra $L21_oob3;
+	setp.hs.u64 %p8, %rd49, %rd5;
+	@%p8 bra $L19_oob1;
 	shl.b64 %rd55, %rd49, 2;
 	add.s64 %rd56, %rd4, %rd55;
 	st.global.f32 [%rd56], %f1;
 	bra.uni $L13_if_done;
-$L20_oob2:
-	.loc 1 75 21
-	mov.u64 %rd32, 0x300000003;
-	mov.u64 %rd33, %rd52;
-	mov.u64 %rd34, 1056;
-	bra.uni $L16_bounds_fail;
-$L21_oob3:
-	.loc 1 75 7
-	mov.u64 %rd32, 0x300000004;
+$L19_oob1:
+	mov.u64 %rd32, 0x300000002;
 	mov.u64 %rd33, %rd49;
 	mov.u64 %rd34, %rd5;
 	bra.uni $L16_bounds_fail;

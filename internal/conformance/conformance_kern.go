@@ -53,8 +53,6 @@ var TransposeKernel = kernTransposeLauncher{kern.NewKernel(kern.KernelSpec{
 	Bounds:      true,
 	Sites: []string{
 		"kernels.go:35:30",
-		"kernels.go:35:5",
-		"kernels.go:42:21",
 		"kernels.go:42:7",
 	},
 	Native: func(t gpu.Thread, a []any) { Transpose(t, a[0].([]float32), a[1].([]float32), a[2].(int), a[3].(int)) },
@@ -87,8 +85,6 @@ var TransposeNoPadKernel = kernTransposeNoPadLauncher{kern.NewKernel(kern.Kernel
 	Bounds:      true,
 	Sites: []string{
 		"kernels.go:58:26",
-		"kernels.go:58:5",
-		"kernels.go:65:21",
 		"kernels.go:65:7",
 	},
 	Native: func(t gpu.Thread, a []any) {
@@ -120,10 +116,6 @@ var SumBlocksKernel = kernSumBlocksLauncher{kern.NewKernel(kern.KernelSpec{
 	SharedBytes: 1024,
 	Bounds:      true,
 	Sites: []string{
-		"kernels.go:81:3",
-		"kernels.go:85:15",
-		"kernels.go:85:5",
-		"kernels.go:85:5",
 		"kernels.go:90:21",
 	},
 	Native: func(t gpu.Thread, a []any) { SumBlocks(t, a[0].([]float32), a[1].([]float32)) },
@@ -182,9 +174,6 @@ var HistogramKernel = kernHistogramLauncher{kern.NewKernel(kern.KernelSpec{
 	SharedBytes: 1024,
 	Bounds:      true,
 	Sites: []string{
-		"kernels.go:119:7",
-		"kernels.go:122:23",
-		"kernels.go:125:15",
 		"kernels.go:126:22",
 	},
 	Native: func(t gpu.Thread, a []any) { Histogram(t, a[0].([]uint8), a[1].([]uint32)) },
@@ -245,7 +234,6 @@ var SortNetworkKernel = kernSortNetworkLauncher{kern.NewKernel(kern.KernelSpec{
 	Bounds: true,
 	Sites: []string{
 		"kernels.go:158:11",
-		"kernels.go:158:4",
 		"kernels.go:166:9",
 		"kernels.go:168:18",
 		"kernels.go:169:14",
@@ -309,8 +297,6 @@ var ReverseRacyKernel = kernReverseRacyLauncher{kern.NewKernel(kern.KernelSpec{
 	Bounds:      true,
 	Sites: []string{
 		"kernels.go:212:10",
-		"kernels.go:212:3",
-		"kernels.go:213:22",
 		"kernels.go:213:5",
 	},
 	Native: func(t gpu.Thread, a []any) { ReverseRacy(t, a[0].([]float32), a[1].([]float32)) },
@@ -341,8 +327,6 @@ var ReverseKernel = kernReverseLauncher{kern.NewKernel(kern.KernelSpec{
 	Bounds:      true,
 	Sites: []string{
 		"kernels.go:222:10",
-		"kernels.go:222:3",
-		"kernels.go:224:22",
 		"kernels.go:224:5",
 	},
 	Native: func(t gpu.Thread, a []any) { Reverse(t, a[0].([]float32), a[1].([]float32)) },
@@ -596,7 +580,7 @@ $L3_if_done:
 )
 .maxntid 32, 8, 1
 {
-	.reg .pred %p<11>;
+	.reg .pred %p<9>;
 	.reg .b32 %r<15>;
 	.reg .b64 %rd<58>;
 	.reg .f32 %f<2>;
@@ -688,8 +672,6 @@ $L5_if_then:
 	add.s64 %rd40, %rd1, %rd39;
 	ld.global.nc.f32 %f0, [%rd40];
 	.loc 1 35 5
-	setp.hs.u64 %p5, %rd29, 1056;
-	@%p5 bra $L17_oob1;
 	shl.b64 %rd41, %rd29, 2;
 	add.s64 %rd42, %rd8, %rd41;
 	st.shared.f32 [%rd42], %f0;
@@ -699,12 +681,6 @@ $L16_oob0:
 	mov.u64 %rd32, 0x200000001;
 	mov.u64 %rd33, %rd31;
 	mov.u64 %rd34, %rd2;
-	bra.uni $L14_bounds_fail;
-$L17_oob1:
-	.loc 1 35 5
-	mov.u64 %rd32, 0x200000002;
-	mov.u64 %rd33, %rd29;
-	mov.u64 %rd34, 1056;
 	bra.uni $L14_bounds_fail;
 $L6_if_done:
 	.loc 1 32 24
@@ -718,8 +694,8 @@ $L4_for_done:
 	bra.uni $L8_for_loop;
 $L8_for_loop:
 	.loc 1 39 16
-	setp.lt.s64 %p6, %rd44, 32;
-	@%p6 bra $L9_for_body;
+	setp.lt.s64 %p5, %rd44, 32;
+	@%p5 bra $L9_for_body;
 	bra.uni $L10_for_done;
 $L9_for_body:
 	.loc 1 40 13
@@ -729,13 +705,13 @@ $L9_for_body:
 	.loc 1 40 22
 	add.s64 %rd47, %rd22, %rd9;
 	.loc 1 41 8
-	setp.lt.s64 %p7, %rd46, %rd7;
-	@%p7 bra $L13_cond_true;
+	setp.lt.s64 %p6, %rd46, %rd7;
+	@%p6 bra $L13_cond_true;
 	bra.uni $L12_if_done;
 $L13_cond_true:
 	.loc 1 41 20
-	setp.lt.s64 %p8, %rd47, %rd6;
-	@%p8 bra $L11_if_then;
+	setp.lt.s64 %p7, %rd47, %rd6;
+	@%p7 bra $L11_if_then;
 	bra.uni $L12_if_done;
 $L11_if_then:
 	.loc 1 42 9
@@ -749,27 +725,18 @@ $L11_if_then:
 	.loc 1 42 36
 	add.s64 %rd52, %rd51, %rd44;
 	.loc 1 42 21
-	setp.hs.u64 %p9, %rd52, 1056;
-	@%p9 bra $L18_oob2;
 	shl.b64 %rd53, %rd52, 2;
 	add.s64 %rd54, %rd8, %rd53;
 	ld.shared.f32 %f1, [%rd54];
 	.loc 1 42 7
-	setp.hs.u64 %p10, %rd49, %rd5;
-	@%p10 bra $L19_oob3;
+	setp.hs.u64 %p8, %rd49, %rd5;
+	@%p8 bra $L17_oob1;
 	shl.b64 %rd55, %rd49, 2;
 	add.s64 %rd56, %rd4, %rd55;
 	st.global.f32 [%rd56], %f1;
 	bra.uni $L12_if_done;
-$L18_oob2:
-	.loc 1 42 21
-	mov.u64 %rd32, 0x200000003;
-	mov.u64 %rd33, %rd52;
-	mov.u64 %rd34, 1056;
-	bra.uni $L14_bounds_fail;
-$L19_oob3:
-	.loc 1 42 7
-	mov.u64 %rd32, 0x200000004;
+$L17_oob1:
+	mov.u64 %rd32, 0x200000002;
 	mov.u64 %rd33, %rd49;
 	mov.u64 %rd34, %rd5;
 	bra.uni $L14_bounds_fail;
@@ -808,7 +775,7 @@ $L10_for_done:
 )
 .maxntid 32, 8, 1
 {
-	.reg .pred %p<11>;
+	.reg .pred %p<9>;
 	.reg .b32 %r<15>;
 	.reg .b64 %rd<58>;
 	.reg .f32 %f<2>;
@@ -900,8 +867,6 @@ $L5_if_then:
 	add.s64 %rd40, %rd1, %rd39;
 	ld.global.nc.f32 %f0, [%rd40];
 	.loc 1 58 5
-	setp.hs.u64 %p5, %rd29, 1024;
-	@%p5 bra $L17_oob1;
 	shl.b64 %rd41, %rd29, 2;
 	add.s64 %rd42, %rd8, %rd41;
 	st.shared.f32 [%rd42], %f0;
@@ -911,12 +876,6 @@ $L16_oob0:
 	mov.u64 %rd32, 0x300000001;
 	mov.u64 %rd33, %rd31;
 	mov.u64 %rd34, %rd2;
-	bra.uni $L14_bounds_fail;
-$L17_oob1:
-	.loc 1 58 5
-	mov.u64 %rd32, 0x300000002;
-	mov.u64 %rd33, %rd29;
-	mov.u64 %rd34, 1024;
 	bra.uni $L14_bounds_fail;
 $L6_if_done:
 	.loc 1 55 24
@@ -930,8 +889,8 @@ $L4_for_done:
 	bra.uni $L8_for_loop;
 $L8_for_loop:
 	.loc 1 62 16
-	setp.lt.s64 %p6, %rd44, 32;
-	@%p6 bra $L9_for_body;
+	setp.lt.s64 %p5, %rd44, 32;
+	@%p5 bra $L9_for_body;
 	bra.uni $L10_for_done;
 $L9_for_body:
 	.loc 1 63 13
@@ -941,13 +900,13 @@ $L9_for_body:
 	.loc 1 63 22
 	add.s64 %rd47, %rd22, %rd9;
 	.loc 1 64 8
-	setp.lt.s64 %p7, %rd46, %rd7;
-	@%p7 bra $L13_cond_true;
+	setp.lt.s64 %p6, %rd46, %rd7;
+	@%p6 bra $L13_cond_true;
 	bra.uni $L12_if_done;
 $L13_cond_true:
 	.loc 1 64 20
-	setp.lt.s64 %p8, %rd47, %rd6;
-	@%p8 bra $L11_if_then;
+	setp.lt.s64 %p7, %rd47, %rd6;
+	@%p7 bra $L11_if_then;
 	bra.uni $L12_if_done;
 $L11_if_then:
 	.loc 1 65 9
@@ -961,27 +920,18 @@ $L11_if_then:
 	.loc 1 65 32
 	add.s64 %rd52, %rd51, %rd44;
 	.loc 1 65 21
-	setp.hs.u64 %p9, %rd52, 1024;
-	@%p9 bra $L18_oob2;
 	shl.b64 %rd53, %rd52, 2;
 	add.s64 %rd54, %rd8, %rd53;
 	ld.shared.f32 %f1, [%rd54];
 	.loc 1 65 7
-	setp.hs.u64 %p10, %rd49, %rd5;
-	@%p10 bra $L19_oob3;
+	setp.hs.u64 %p8, %rd49, %rd5;
+	@%p8 bra $L17_oob1;
 	shl.b64 %rd55, %rd49, 2;
 	add.s64 %rd56, %rd4, %rd55;
 	st.global.f32 [%rd56], %f1;
 	bra.uni $L12_if_done;
-$L18_oob2:
-	.loc 1 65 21
-	mov.u64 %rd32, 0x300000003;
-	mov.u64 %rd33, %rd52;
-	mov.u64 %rd34, 1024;
-	bra.uni $L14_bounds_fail;
-$L19_oob3:
-	.loc 1 65 7
-	mov.u64 %rd32, 0x300000004;
+$L17_oob1:
+	mov.u64 %rd32, 0x300000002;
 	mov.u64 %rd33, %rd49;
 	mov.u64 %rd34, %rd5;
 	bra.uni $L14_bounds_fail;
@@ -1018,7 +968,7 @@ $L10_for_done:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<10>;
+	.reg .pred %p<6>;
 	.reg .b32 %r<9>;
 	.reg .b64 %rd<33>;
 	.reg .f32 %f<7>;
@@ -1065,112 +1015,81 @@ $L11_edge:
 	bra.uni $L3_if_done;
 $L3_if_done:
 	.loc 1 81 3
-	setp.hs.u64 %p1, %rd7, 256;
-	@%p1 bra $L14_oob0;
-	shl.b64 %rd22, %rd7, 2;
-	add.s64 %rd23, %rd6, %rd22;
-	st.shared.f32 [%rd23], %f0;
+	shl.b64 %rd15, %rd7, 2;
+	add.s64 %rd16, %rd6, %rd15;
+	st.shared.f32 [%rd16], %f0;
 	.loc 1 82 8
 	bar.sync 0;
-	mov.s64 %rd24, 128;
+	mov.s64 %rd17, 128;
 	bra.uni $L4_for_loop;
-$L14_oob0:
-	.loc 1 81 3
-	mov.u64 %rd15, 0x400000001;
-	mov.u64 %rd16, %rd7;
-	mov.u64 %rd17, 256;
-	bra.uni $L12_bounds_fail;
 $L4_for_loop:
 	.loc 1 83 28
-	setp.gt.s64 %p3, %rd24, 0;
-	@%p3 bra $L5_for_body;
+	setp.gt.s64 %p1, %rd17, 0;
+	@%p1 bra $L5_for_body;
 	bra.uni $L6_for_done;
 $L5_for_body:
 	.loc 1 84 10
-	setp.lt.s64 %p4, %rd7, %rd24;
-	@%p4 bra $L7_if_then;
+	setp.lt.s64 %p2, %rd7, %rd17;
+	@%p2 bra $L7_if_then;
 	bra.uni $L8_if_done;
 $L7_if_then:
 	.loc 1 85 19
-	add.s64 %rd25, %rd7, %rd24;
+	add.s64 %rd18, %rd7, %rd17;
 	.loc 1 85 15
-	setp.hs.u64 %p5, %rd25, 256;
-	@%p5 bra $L15_oob1;
-	shl.b64 %rd26, %rd25, 2;
-	add.s64 %rd27, %rd6, %rd26;
-	ld.shared.f32 %f2, [%rd27];
+	shl.b64 %rd19, %rd18, 2;
+	add.s64 %rd20, %rd6, %rd19;
+	ld.shared.f32 %f2, [%rd20];
 	.loc 1 85 5
-	setp.hs.u64 %p6, %rd7, 256;
-	@%p6 bra $L16_oob2;
-	shl.b64 %rd28, %rd7, 2;
-	add.s64 %rd29, %rd6, %rd28;
-	ld.shared.f32 %f3, [%rd29];
+	shl.b64 %rd21, %rd7, 2;
+	add.s64 %rd22, %rd6, %rd21;
+	ld.shared.f32 %f3, [%rd22];
 	.loc 1 85 4
 	add.rn.f32 %f4, %f3, %f2;
 	.loc 1 85 5
-	setp.hs.u64 %p7, %rd7, 256;
-	@%p7 bra $L17_oob3;
-	shl.b64 %rd30, %rd7, 2;
-	add.s64 %rd31, %rd6, %rd30;
-	st.shared.f32 [%rd31], %f4;
+	shl.b64 %rd23, %rd7, 2;
+	add.s64 %rd24, %rd6, %rd23;
+	st.shared.f32 [%rd24], %f4;
 	bra.uni $L8_if_done;
-$L15_oob1:
-	.loc 1 85 15
-	mov.u64 %rd15, 0x400000002;
-	mov.u64 %rd16, %rd25;
-	mov.u64 %rd17, 256;
-	bra.uni $L12_bounds_fail;
-$L16_oob2:
-	.loc 1 85 5
-	mov.u64 %rd15, 0x400000003;
-	mov.u64 %rd16, %rd7;
-	mov.u64 %rd17, 256;
-	bra.uni $L12_bounds_fail;
-$L17_oob3:
-	mov.u64 %rd15, 0x400000004;
-	mov.u64 %rd16, %rd7;
-	mov.u64 %rd17, 256;
-	bra.uni $L12_bounds_fail;
 $L8_if_done:
 	.loc 1 87 9
 	bar.sync 0;
 	.loc 1 83 33
-	div.s64 %rd32, %rd24, 2;
-	mov.s64 %rd24, %rd32;
+	div.s64 %rd25, %rd17, 2;
+	mov.s64 %rd17, %rd25;
 	bra.uni $L4_for_loop;
 $L6_for_done:
 	.loc 1 89 9
-	setp.eq.s64 %p8, %rd7, 0;
-	@%p8 bra $L9_if_then;
+	setp.eq.s64 %p3, %rd7, 0;
+	@%p3 bra $L9_if_then;
 	bra.uni $L10_if_done;
 $L9_if_then:
 	.loc 1 90 21
-	setp.hs.u64 %p9, 0, %rd5;
-	@%p9 bra $L18_oob4;
+	setp.hs.u64 %p4, 0, %rd5;
+	@%p4 bra $L14_oob0;
 	.loc 1 90 27
 	ld.shared.f32 %f5, [%rd6];
 	.loc 1 90 16
 	atom.global.add.f32 %f6, [%rd4], %f5;
 	bra.uni $L10_if_done;
-$L18_oob4:
+$L14_oob0:
 	.loc 1 90 21
-	mov.u64 %rd15, 0x400000005;
-	mov.u64 %rd16, 0;
-	mov.u64 %rd17, %rd5;
+	mov.u64 %rd26, 0x400000001;
+	mov.u64 %rd27, 0;
+	mov.u64 %rd28, %rd5;
 	bra.uni $L12_bounds_fail;
 $L12_bounds_fail:
-	atom.global.cas.b64 %rd18, [kern_error], 0, %rd15;
-	setp.eq.u64 %p2, %rd18, 0;
-	@!%p2 bra $L13_bounds_exit;
-	st.global.u64 [kern_error+8], %rd16;
-	st.global.u64 [kern_error+16], %rd17;
+	atom.global.cas.b64 %rd29, [kern_error], 0, %rd26;
+	setp.eq.u64 %p5, %rd29, 0;
+	@!%p5 bra $L13_bounds_exit;
+	st.global.u64 [kern_error+8], %rd27;
+	st.global.u64 [kern_error+16], %rd28;
 	mov.u32 %r6, %ctaid.x;
 	mov.u32 %r7, %ntid.x;
-	mul.wide.u32 %rd19, %r6, %r7;
+	mul.wide.u32 %rd30, %r6, %r7;
 	mov.u32 %r8, %tid.x;
-	cvt.u64.u32 %rd20, %r8;
-	add.s64 %rd21, %rd19, %rd20;
-	st.global.u64 [kern_error+24], %rd21;
+	cvt.u64.u32 %rd31, %r8;
+	add.s64 %rd32, %rd30, %rd31;
+	st.global.u64 [kern_error+24], %rd32;
 	bra.uni $L13_bounds_exit;
 $L13_bounds_exit:
 	exit;
@@ -1352,7 +1271,7 @@ $L8_if_done:
 )
 .maxntid 256, 1, 1
 {
-	.reg .pred %p<7>;
+	.reg .pred %p<4>;
 	.reg .b32 %r<27>;
 	.reg .b64 %rd<46>;
 	.shared .align 16 .b8 smem0[1024];
@@ -1376,135 +1295,111 @@ $L1_entry:
 	mov.u32 %r2, %tid.z;
 	cvt.s64.u32 %rd9, %r2;
 	.loc 1 119 7
-	setp.hs.u64 %p0, %rd7, 256;
-	@%p0 bra $L9_oob0;
-	shl.b64 %rd17, %rd7, 2;
-	add.s64 %rd18, %rd6, %rd17;
-	mov.u32 %r6, 0;
-	st.shared.u32 [%rd18], %r6;
+	shl.b64 %rd10, %rd7, 2;
+	add.s64 %rd11, %rd6, %rd10;
+	mov.u32 %r3, 0;
+	st.shared.u32 [%rd11], %r3;
 	.loc 1 120 8
 	bar.sync 0;
 	.loc 1 121 20
-	mov.u32 %r7, %ctaid.x;
-	mov.u32 %r8, %ntid.x;
-	mul.wide.u32 %rd19, %r7, %r8;
-	mov.u32 %r9, %tid.x;
-	cvt.u64.u32 %rd20, %r9;
-	add.s64 %rd21, %rd19, %rd20;
-	mov.s64 %rd22, %rd21;
+	mov.u32 %r4, %ctaid.x;
+	mov.u32 %r5, %ntid.x;
+	mul.wide.u32 %rd12, %r4, %r5;
+	mov.u32 %r6, %tid.x;
+	cvt.u64.u32 %rd13, %r6;
+	add.s64 %rd14, %rd12, %rd13;
+	mov.s64 %rd15, %rd14;
 	bra.uni $L2_for_loop;
-$L9_oob0:
-	.loc 1 119 7
-	mov.u64 %rd10, 0x600000001;
-	mov.u64 %rd11, %rd7;
-	mov.u64 %rd12, 256;
-	bra.uni $L7_bounds_fail;
 $L2_for_loop:
 	.loc 1 121 26
-	setp.lt.s64 %p2, %rd22, %rd2;
-	@%p2 bra $L3_for_body;
+	setp.lt.s64 %p0, %rd15, %rd2;
+	@%p0 bra $L3_for_body;
 	bra.uni $L4_for_done;
 $L3_for_body:
 	.loc 1 122 28
-	shl.b64 %rd23, %rd22, 0;
-	add.s64 %rd24, %rd1, %rd23;
-	ld.global.nc.u8 %r10, [%rd24];
+	shl.b64 %rd16, %rd15, 0;
+	add.s64 %rd17, %rd1, %rd16;
+	ld.global.nc.u8 %r7, [%rd17];
 	.loc 1 122 23
-	cvt.u64.u8 %rd25, %r10;
-	setp.hs.u64 %p3, %rd25, 256;
-	@%p3 bra $L10_oob1;
-	shl.b64 %rd26, %rd25, 2;
-	add.s64 %rd27, %rd6, %rd26;
+	cvt.u64.u8 %rd18, %r7;
+	shl.b64 %rd19, %rd18, 2;
+	add.s64 %rd20, %rd6, %rd19;
 	.loc 1 122 16
-	mov.u32 %r12, 1;
-	atom.shared.add.u32 %r11, [%rd27], %r12;
+	mov.u32 %r9, 1;
+	atom.shared.add.u32 %r8, [%rd20], %r9;
 	.loc 1 121 53
-	mov.u32 %r13, %nctaid.x;
-	cvt.s64.u32 %rd28, %r13;
-	mov.u32 %r14, %nctaid.y;
-	cvt.s64.u32 %rd29, %r14;
-	mov.u32 %r15, %nctaid.z;
-	cvt.s64.u32 %rd30, %r15;
+	mov.u32 %r10, %nctaid.x;
+	cvt.s64.u32 %rd21, %r10;
+	mov.u32 %r11, %nctaid.y;
+	cvt.s64.u32 %rd22, %r11;
+	mov.u32 %r12, %nctaid.z;
+	cvt.s64.u32 %rd23, %r12;
 	.loc 1 121 70
-	mov.u32 %r16, %ntid.x;
-	cvt.s64.u32 %rd31, %r16;
-	mov.u32 %r17, %ntid.y;
-	cvt.s64.u32 %rd32, %r17;
-	mov.u32 %r18, %ntid.z;
-	cvt.s64.u32 %rd33, %r18;
+	mov.u32 %r13, %ntid.x;
+	cvt.s64.u32 %rd24, %r13;
+	mov.u32 %r14, %ntid.y;
+	cvt.s64.u32 %rd25, %r14;
+	mov.u32 %r15, %ntid.z;
+	cvt.s64.u32 %rd26, %r15;
 	.loc 1 121 58
-	mul.lo.s64 %rd34, %rd28, %rd31;
+	mul.lo.s64 %rd27, %rd21, %rd24;
 	.loc 1 121 39
-	add.s64 %rd35, %rd22, %rd34;
-	mov.s64 %rd22, %rd35;
+	add.s64 %rd28, %rd15, %rd27;
+	mov.s64 %rd15, %rd28;
 	bra.uni $L2_for_loop;
-$L10_oob1:
-	.loc 1 122 23
-	mov.u64 %rd10, 0x600000002;
-	mov.u64 %rd11, %rd25;
-	mov.u64 %rd12, 256;
-	bra.uni $L7_bounds_fail;
 $L4_for_done:
 	.loc 1 124 8
 	bar.sync 0;
 	.loc 1 125 27
-	mov.u32 %r19, %tid.x;
-	cvt.s64.u32 %rd36, %r19;
-	mov.u32 %r20, %tid.y;
-	cvt.s64.u32 %rd37, %r20;
-	mov.u32 %r21, %tid.z;
-	cvt.s64.u32 %rd38, %r21;
+	mov.u32 %r16, %tid.x;
+	cvt.s64.u32 %rd29, %r16;
+	mov.u32 %r17, %tid.y;
+	cvt.s64.u32 %rd30, %r17;
+	mov.u32 %r18, %tid.z;
+	cvt.s64.u32 %rd31, %r18;
 	.loc 1 125 15
-	setp.hs.u64 %p4, %rd36, 256;
-	@%p4 bra $L11_oob2;
-	shl.b64 %rd39, %rd36, 2;
-	add.s64 %rd40, %rd6, %rd39;
-	ld.shared.u32 %r22, [%rd40];
+	shl.b64 %rd32, %rd29, 2;
+	add.s64 %rd33, %rd6, %rd32;
+	ld.shared.u32 %r19, [%rd33];
 	.loc 1 125 36
-	setp.hi.u32 %p5, %r22, 0;
-	@%p5 bra $L5_if_then;
+	setp.hi.u32 %p1, %r19, 0;
+	@%p1 bra $L5_if_then;
 	bra.uni $L6_if_done;
-$L11_oob2:
-	.loc 1 125 15
-	mov.u64 %rd10, 0x600000003;
-	mov.u64 %rd11, %rd36;
-	mov.u64 %rd12, 256;
-	bra.uni $L7_bounds_fail;
 $L5_if_then:
 	.loc 1 126 34
-	mov.u32 %r23, %tid.x;
-	cvt.s64.u32 %rd41, %r23;
-	mov.u32 %r24, %tid.y;
-	cvt.s64.u32 %rd42, %r24;
-	mov.u32 %r25, %tid.z;
-	cvt.s64.u32 %rd43, %r25;
+	mov.u32 %r20, %tid.x;
+	cvt.s64.u32 %rd34, %r20;
+	mov.u32 %r21, %tid.y;
+	cvt.s64.u32 %rd35, %r21;
+	mov.u32 %r22, %tid.z;
+	cvt.s64.u32 %rd36, %r22;
 	.loc 1 126 22
-	setp.hs.u64 %p6, %rd41, %rd5;
-	@%p6 bra $L12_oob3;
-	shl.b64 %rd44, %rd41, 2;
+	setp.hs.u64 %p2, %rd34, %rd5;
+	@%p2 bra $L9_oob0;
+	shl.b64 %rd44, %rd34, 2;
 	add.s64 %rd45, %rd4, %rd44;
 	.loc 1 126 16
-	atom.global.add.u32 %r26, [%rd45], %r22;
+	atom.global.add.u32 %r26, [%rd45], %r19;
 	bra.uni $L6_if_done;
-$L12_oob3:
+$L9_oob0:
 	.loc 1 126 22
-	mov.u64 %rd10, 0x600000004;
-	mov.u64 %rd11, %rd41;
-	mov.u64 %rd12, %rd5;
+	mov.u64 %rd37, 0x600000001;
+	mov.u64 %rd38, %rd34;
+	mov.u64 %rd39, %rd5;
 	bra.uni $L7_bounds_fail;
 $L7_bounds_fail:
-	atom.global.cas.b64 %rd13, [kern_error], 0, %rd10;
-	setp.eq.u64 %p1, %rd13, 0;
-	@!%p1 bra $L8_bounds_exit;
-	st.global.u64 [kern_error+8], %rd11;
-	st.global.u64 [kern_error+16], %rd12;
-	mov.u32 %r3, %ctaid.x;
-	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd14, %r3, %r4;
-	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd15, %r5;
-	add.s64 %rd16, %rd14, %rd15;
-	st.global.u64 [kern_error+24], %rd16;
+	atom.global.cas.b64 %rd40, [kern_error], 0, %rd37;
+	setp.eq.u64 %p3, %rd40, 0;
+	@!%p3 bra $L8_bounds_exit;
+	st.global.u64 [kern_error+8], %rd38;
+	st.global.u64 [kern_error+16], %rd39;
+	mov.u32 %r23, %ctaid.x;
+	mov.u32 %r24, %ntid.x;
+	mul.wide.u32 %rd41, %r23, %r24;
+	mov.u32 %r25, %tid.x;
+	cvt.u64.u32 %rd42, %r25;
+	add.s64 %rd43, %rd41, %rd42;
+	st.global.u64 [kern_error+24], %rd43;
 	bra.uni $L8_bounds_exit;
 $L8_bounds_exit:
 	exit;
@@ -1696,7 +1591,7 @@ $L6_for_done:
 )
 .maxntid 64, 1, 1
 {
-	.reg .pred %p<13>;
+	.reg .pred %p<12>;
 	.reg .b32 %r<6>;
 	.reg .b64 %rd<46>;
 	.reg .f32 %f<16>;
@@ -1758,125 +1653,117 @@ $L4_rangeint_body:
 	add.s64 %rd21, %rd1, %rd20;
 	ld.global.nc.f32 %f8, [%rd21];
 	.loc 1 158 4
-	setp.hs.u64 %p3, %rd10, 8;
-	@%p3 bra $L9_oob1;
 	shl.b64 %rd22, %rd10, 2;
 	add.s64 %rd23, %rd9, %rd22;
 	st.local.f32 [%rd23], %f8;
 	.loc 1 151 6
 	add.s64 %rd24, %rd10, 1;
-	setp.lt.s64 %p4, %rd24, 8;
-	@%p4 bra $L10_edge;
-	bra.uni $L11_entry;
+	setp.lt.s64 %p3, %rd24, 8;
+	@%p3 bra $L9_edge;
+	bra.uni $L10_entry;
 $L8_oob0:
 	.loc 1 158 11
 	mov.u64 %rd13, 0x800000001;
 	mov.u64 %rd14, %rd12;
 	mov.u64 %rd15, %rd2;
 	bra.uni $L6_bounds_fail;
-$L9_oob1:
-	.loc 1 158 4
-	mov.u64 %rd13, 0x800000002;
-	mov.u64 %rd14, %rd10;
-	mov.u64 %rd15, 8;
-	bra.uni $L6_bounds_fail;
-$L10_edge:
+$L9_edge:
 	mov.s64 %rd10, %rd24;
 	bra.uni $L4_rangeint_body;
-$L11_entry:
+$L10_entry:
 	mov.s64 %rd25, 1;
-	bra.uni $L12_for_loop;
-$L12_for_loop:
+	bra.uni $L11_for_loop;
+$L11_for_loop:
 	.loc 1 165 16
-	setp.lt.s64 %p5, %rd25, 8;
-	@%p5 bra $L13_for_body;
-	bra.uni $L19_ret_insertionSort;
-$L13_for_body:
+	setp.lt.s64 %p4, %rd25, 8;
+	@%p4 bra $L12_for_body;
+	bra.uni $L18_ret_insertionSort;
+$L12_for_body:
 	.loc 1 166 9
-	setp.hs.u64 %p6, %rd25, 8;
-	@%p6 bra $L20_oob2;
+	setp.hs.u64 %p5, %rd25, 8;
+	@%p5 bra $L19_oob1;
 	shl.b64 %rd26, %rd25, 2;
 	add.s64 %rd27, %rd9, %rd26;
 	ld.local.f32 %f9, [%rd27];
 	.loc 1 167 10
 	sub.s64 %rd28, %rd25, 1;
 	mov.s64 %rd29, %rd28;
-	bra.uni $L17_for_loop;
-$L20_oob2:
+	bra.uni $L16_for_loop;
+$L19_oob1:
 	.loc 1 166 9
-	mov.u64 %rd13, 0x800000003;
+	mov.u64 %rd13, 0x800000002;
 	mov.u64 %rd14, %rd25;
 	mov.u64 %rd15, 8;
 	bra.uni $L6_bounds_fail;
-$L17_for_loop:
+$L16_for_loop:
 	.loc 1 168 9
-	setp.ge.s64 %p7, %rd29, 0;
-	@%p7 bra $L18_cond_true;
-	bra.uni $L16_for_done;
-$L18_cond_true:
+	setp.ge.s64 %p6, %rd29, 0;
+	@%p6 bra $L17_cond_true;
+	bra.uni $L15_for_done;
+$L17_cond_true:
 	.loc 1 168 18
-	setp.hs.u64 %p8, %rd29, 8;
-	@%p8 bra $L21_oob3;
+	setp.hs.u64 %p7, %rd29, 8;
+	@%p7 bra $L20_oob2;
 	shl.b64 %rd30, %rd29, 2;
 	add.s64 %rd31, %rd9, %rd30;
 	ld.local.f32 %f10, [%rd31];
 	.loc 1 168 22
-	setp.gt.f32 %p9, %f10, %f9;
-	@%p9 bra $L15_for_body;
-	bra.uni $L16_for_done;
-$L21_oob3:
+	setp.gt.f32 %p8, %f10, %f9;
+	@%p8 bra $L14_for_body;
+	bra.uni $L15_for_done;
+$L20_oob2:
 	.loc 1 168 18
-	mov.u64 %rd13, 0x800000004;
+	mov.u64 %rd13, 0x800000003;
 	mov.u64 %rd14, %rd29;
 	mov.u64 %rd15, 8;
 	bra.uni $L6_bounds_fail;
-$L15_for_body:
+$L14_for_body:
 	.loc 1 169 7
 	add.s64 %rd32, %rd29, 1;
 	.loc 1 169 14
-	setp.hs.u64 %p10, %rd29, 8;
-	@%p10 bra $L22_oob4;
+	setp.hs.u64 %p9, %rd29, 8;
+	@%p9 bra $L21_oob3;
 	shl.b64 %rd33, %rd29, 2;
 	add.s64 %rd34, %rd9, %rd33;
 	ld.local.f32 %f11, [%rd34];
 	.loc 1 169 5
-	setp.hs.u64 %p11, %rd32, 8;
-	@%p11 bra $L23_oob5;
+	setp.hs.u64 %p10, %rd32, 8;
+	@%p10 bra $L22_oob4;
 	shl.b64 %rd35, %rd32, 2;
 	add.s64 %rd36, %rd9, %rd35;
 	st.local.f32 [%rd36], %f11;
 	.loc 1 170 4
 	sub.s64 %rd37, %rd29, 1;
 	mov.s64 %rd29, %rd37;
-	bra.uni $L17_for_loop;
-$L22_oob4:
+	bra.uni $L16_for_loop;
+$L21_oob3:
 	.loc 1 169 14
-	mov.u64 %rd13, 0x800000005;
+	mov.u64 %rd13, 0x800000004;
 	mov.u64 %rd14, %rd29;
 	mov.u64 %rd15, 8;
 	bra.uni $L6_bounds_fail;
-$L23_oob5:
+$L22_oob4:
 	.loc 1 169 5
-	mov.u64 %rd13, 0x800000006;
+	mov.u64 %rd13, 0x800000005;
 	mov.u64 %rd14, %rd32;
 	mov.u64 %rd15, 8;
 	bra.uni $L6_bounds_fail;
-$L16_for_done:
+$L15_for_done:
 	.loc 1 172 6
 	add.s64 %rd38, %rd29, 1;
 	.loc 1 172 4
-	setp.hs.u64 %p12, %rd38, 8;
-	@%p12 bra $L24_oob6;
+	setp.hs.u64 %p11, %rd38, 8;
+	@%p11 bra $L23_oob5;
 	shl.b64 %rd39, %rd38, 2;
 	add.s64 %rd40, %rd9, %rd39;
 	st.local.f32 [%rd40], %f9;
 	.loc 1 165 26
 	add.s64 %rd41, %rd25, 1;
 	mov.s64 %rd25, %rd41;
-	bra.uni $L12_for_loop;
-$L24_oob6:
+	bra.uni $L11_for_loop;
+$L23_oob5:
 	.loc 1 172 4
-	mov.u64 %rd13, 0x800000007;
+	mov.u64 %rd13, 0x800000006;
 	mov.u64 %rd14, %rd38;
 	mov.u64 %rd15, 8;
 	bra.uni $L6_bounds_fail;
@@ -1896,7 +1783,7 @@ $L6_bounds_fail:
 	bra.uni $L7_bounds_exit;
 $L7_bounds_exit:
 	exit;
-$L19_ret_insertionSort:
+$L18_ret_insertionSort:
 	.loc 1 161 17
 	add.s64 %rd42, %rd9, 12;
 	ld.local.f32 %f12, [%rd42];
@@ -2039,7 +1926,7 @@ $L9_switch_done:
 )
 .maxntid 64, 1, 1
 {
-	.reg .pred %p<5>;
+	.reg .pred %p<3>;
 	.reg .b32 %r<12>;
 	.reg .b64 %rd<32>;
 	.reg .f32 %f<2>;
@@ -2077,8 +1964,6 @@ $L1_entry:
 	add.s64 %rd21, %rd1, %rd20;
 	ld.global.nc.f32 %f0, [%rd21];
 	.loc 1 212 3
-	setp.hs.u64 %p2, %rd7, 64;
-	@%p2 bra $L5_oob1;
 	shl.b64 %rd22, %rd7, 2;
 	add.s64 %rd23, %rd6, %rd22;
 	st.shared.f32 [%rd23], %f0;
@@ -2092,14 +1977,12 @@ $L1_entry:
 	.loc 1 213 25
 	sub.s64 %rd27, 63, %rd7;
 	.loc 1 213 22
-	setp.hs.u64 %p3, %rd27, 64;
-	@%p3 bra $L6_oob2;
 	shl.b64 %rd28, %rd27, 2;
 	add.s64 %rd29, %rd6, %rd28;
 	ld.shared.f32 %f1, [%rd29];
 	.loc 1 213 5
-	setp.hs.u64 %p4, %rd26, %rd5;
-	@%p4 bra $L7_oob3;
+	setp.hs.u64 %p2, %rd26, %rd5;
+	@%p2 bra $L5_oob1;
 	shl.b64 %rd30, %rd26, 2;
 	add.s64 %rd31, %rd4, %rd30;
 	st.global.f32 [%rd31], %f1;
@@ -2111,20 +1994,8 @@ $L4_oob0:
 	mov.u64 %rd15, %rd2;
 	bra.uni $L2_bounds_fail;
 $L5_oob1:
-	.loc 1 212 3
-	mov.u64 %rd13, 0xA00000002;
-	mov.u64 %rd14, %rd7;
-	mov.u64 %rd15, 64;
-	bra.uni $L2_bounds_fail;
-$L6_oob2:
-	.loc 1 213 22
-	mov.u64 %rd13, 0xA00000003;
-	mov.u64 %rd14, %rd27;
-	mov.u64 %rd15, 64;
-	bra.uni $L2_bounds_fail;
-$L7_oob3:
 	.loc 1 213 5
-	mov.u64 %rd13, 0xA00000004;
+	mov.u64 %rd13, 0xA00000002;
 	mov.u64 %rd14, %rd26;
 	mov.u64 %rd15, %rd5;
 	bra.uni $L2_bounds_fail;
@@ -2154,7 +2025,7 @@ $L3_bounds_exit:
 )
 .maxntid 64, 1, 1
 {
-	.reg .pred %p<5>;
+	.reg .pred %p<3>;
 	.reg .b32 %r<12>;
 	.reg .b64 %rd<32>;
 	.reg .f32 %f<2>;
@@ -2192,8 +2063,6 @@ $L1_entry:
 	add.s64 %rd21, %rd1, %rd20;
 	ld.global.nc.f32 %f0, [%rd21];
 	.loc 1 222 3
-	setp.hs.u64 %p2, %rd7, 64;
-	@%p2 bra $L5_oob1;
 	shl.b64 %rd22, %rd7, 2;
 	add.s64 %rd23, %rd6, %rd22;
 	st.shared.f32 [%rd23], %f0;
@@ -2209,14 +2078,12 @@ $L1_entry:
 	.loc 1 224 25
 	sub.s64 %rd27, 63, %rd7;
 	.loc 1 224 22
-	setp.hs.u64 %p3, %rd27, 64;
-	@%p3 bra $L6_oob2;
 	shl.b64 %rd28, %rd27, 2;
 	add.s64 %rd29, %rd6, %rd28;
 	ld.shared.f32 %f1, [%rd29];
 	.loc 1 224 5
-	setp.hs.u64 %p4, %rd26, %rd5;
-	@%p4 bra $L7_oob3;
+	setp.hs.u64 %p2, %rd26, %rd5;
+	@%p2 bra $L5_oob1;
 	shl.b64 %rd30, %rd26, 2;
 	add.s64 %rd31, %rd4, %rd30;
 	st.global.f32 [%rd31], %f1;
@@ -2228,20 +2095,8 @@ $L4_oob0:
 	mov.u64 %rd15, %rd2;
 	bra.uni $L2_bounds_fail;
 $L5_oob1:
-	.loc 1 222 3
-	mov.u64 %rd13, 0xB00000002;
-	mov.u64 %rd14, %rd7;
-	mov.u64 %rd15, 64;
-	bra.uni $L2_bounds_fail;
-$L6_oob2:
-	.loc 1 224 22
-	mov.u64 %rd13, 0xB00000003;
-	mov.u64 %rd14, %rd27;
-	mov.u64 %rd15, 64;
-	bra.uni $L2_bounds_fail;
-$L7_oob3:
 	.loc 1 224 5
-	mov.u64 %rd13, 0xB00000004;
+	mov.u64 %rd13, 0xB00000002;
 	mov.u64 %rd14, %rd26;
 	mov.u64 %rd15, %rd5;
 	bra.uni $L2_bounds_fail;

@@ -240,8 +240,6 @@ var WindowsKernel = kernWindowsLauncher{kern.NewKernel(kern.KernelSpec{
 		"kernels.go:108:6",
 		"kernels.go:109:24",
 		"kernels.go:109:20",
-		"kernels.go:111:11",
-		"kernels.go:111:4",
 	},
 	Native: func(t gpu.Thread, a []any) { Windows(t, a[0].([]float32), a[1].([]float32), a[2].([]float32)) },
 })}
@@ -1102,7 +1100,7 @@ $L3_if_done:
 	.param .s64 rev_len
 )
 {
-	.reg .pred %p<10>;
+	.reg .pred %p<8>;
 	.reg .b32 %r<6>;
 	.reg .b64 %rd<46>;
 	.reg .f32 %f<16>;
@@ -1240,38 +1238,6 @@ $L12_oob4:
 	mov.u64 %rd18, 3;
 	mov.u64 %rd19, %rd35;
 	bra.uni $L6_bounds_fail;
-$L4_rangeint_body:
-	.loc 1 111 13
-	sub.s64 %rd40, 3, %rd39;
-	.loc 1 111 11
-	setp.hs.u64 %p7, %rd40, 4;
-	@%p7 bra $L13_oob5;
-	shl.b64 %rd41, %rd40, 2;
-	add.s64 %rd42, %rd14, %rd41;
-	ld.local.f32 %f15, [%rd42];
-	.loc 1 111 4
-	setp.hs.u64 %p8, %rd39, 4;
-	@%p8 bra $L14_oob6;
-	shl.b64 %rd43, %rd39, 2;
-	add.s64 %rd44, %rd38, %rd43;
-	st.global.f32 [%rd44], %f15;
-	.loc 1 102 6
-	add.s64 %rd45, %rd39, 1;
-	setp.lt.s64 %p9, %rd45, 4;
-	@%p9 bra $L15_edge;
-	bra.uni $L5_rangeint_done;
-$L13_oob5:
-	.loc 1 111 11
-	mov.u64 %rd17, 0x800000006;
-	mov.u64 %rd18, %rd40;
-	mov.u64 %rd19, 4;
-	bra.uni $L6_bounds_fail;
-$L14_oob6:
-	.loc 1 111 4
-	mov.u64 %rd17, 0x800000007;
-	mov.u64 %rd18, %rd39;
-	mov.u64 %rd19, 4;
-	bra.uni $L6_bounds_fail;
 $L6_bounds_fail:
 	atom.global.cas.b64 %rd20, [kern_error], 0, %rd17;
 	setp.eq.u64 %p2, %rd20, 0;
@@ -1288,7 +1254,23 @@ $L6_bounds_fail:
 	bra.uni $L7_bounds_exit;
 $L7_bounds_exit:
 	exit;
-$L15_edge:
+$L4_rangeint_body:
+	.loc 1 111 13
+	sub.s64 %rd40, 3, %rd39;
+	.loc 1 111 11
+	shl.b64 %rd41, %rd40, 2;
+	add.s64 %rd42, %rd14, %rd41;
+	ld.local.f32 %f15, [%rd42];
+	.loc 1 111 4
+	shl.b64 %rd43, %rd39, 2;
+	add.s64 %rd44, %rd38, %rd43;
+	st.global.f32 [%rd44], %f15;
+	.loc 1 102 6
+	add.s64 %rd45, %rd39, 1;
+	setp.lt.s64 %p7, %rd45, 4;
+	@%p7 bra $L13_edge;
+	bra.uni $L5_rangeint_done;
+$L13_edge:
 	mov.s64 %rd39, %rd45;
 	bra.uni $L4_rangeint_body;
 $L5_rangeint_done:
