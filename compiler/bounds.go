@@ -58,6 +58,9 @@ func (kb *kernelBuilder) provablySafe(fn *ssa.Function, args []*val) map[*ssa.In
 		return exactly(int64(a.ops[1].Imm))
 	}
 	safe := map[*ssa.IndexAddr]bool{}
+	if kb.cfg.KeepChecks {
+		return safe
+	}
 	for _, b := range fn.Blocks {
 		for _, instr := range b.Instrs {
 			if ia, ok := instr.(*ssa.IndexAddr); ok && rc.inRange(ia) {

@@ -36,6 +36,9 @@ type Config struct {
 	Dir string
 	// NoLineInfo omits .file/.loc directives.
 	NoLineInfo bool
+	// KeepChecks keeps every bounds check the range analysis would
+	// prove unneeded: the reference the analysis is tested against.
+	KeepChecks bool
 }
 
 // Package is the result of compiling one Go package.

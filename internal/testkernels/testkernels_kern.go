@@ -10,6 +10,99 @@ import (
 // kernModule holds every kernel of package testkernels, compiled for sm_80.
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/internal/testkernels", Arch: "sm_80", PTX: kernPTX}
 
+// RowShiftKernel launches the kernel RowShift (bce.go:14).
+var RowShiftKernel = kernRowShiftLauncher{kern.NewKernel(kern.KernelSpec{
+	Name: "RowShift", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "RowShift", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+		{Name: "shift", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:  gpu.Dim3{X: 64, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"bce.go:16:10",
+		"bce.go:16:10",
+		"panic at bce.go:18:43: integer divide by zero",
+		"bce.go:18:33",
+		"bce.go:18:6",
+	},
+	Native: func(t gpu.Thread, a []any) { RowShift(t, a[0].([]float32), a[1].([]float32), a[2].(int), a[3].(int)) },
+})}
+
+// kernRowShiftLauncher is the typed launcher of RowShift.
+type kernRowShiftLauncher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernRowShiftLauncher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs RowShift on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernRowShiftLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32], out *kern.Buffer[float32], cols int, shift int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(x), kern.BufferArg(out), kern.ScalarArg(cols), kern.ScalarArg(shift))
+}
+
+// TilePitchKernel launches the kernel TilePitch (bce.go:27).
+var TilePitchKernel = kernTilePitchLauncher{kern.NewKernel(kern.KernelSpec{
+	Name: "TilePitch", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "TilePitch", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: false},
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "pitch", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: false},
+	},
+	Block:       gpu.Dim3{X: 16, Y: 4, Z: 1},
+	SharedBytes: 1088,
+	Bounds:      true,
+	Sites: []string{
+		"bce.go:38:14",
+	},
+	Native: func(t gpu.Thread, a []any) { TilePitch(t, a[0].([]float32), a[1].([]float32), a[2].(int)) },
+})}
+
+// kernTilePitchLauncher is the typed launcher of TilePitch.
+type kernTilePitchLauncher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernTilePitchLauncher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs TilePitch on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernTilePitchLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32], out *kern.Buffer[float32], pitch int) error {
+	return l.k.Launch(q, grid, kern.BufferArg(x), kern.BufferArg(out), kern.ScalarArg(pitch))
+}
+
+// ByteBinsKernel launches the kernel ByteBins (bce.go:48).
+var ByteBinsKernel = kernByteBinsLauncher{kern.NewKernel(kern.KernelSpec{
+	Name: "ByteBins", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "ByteBins", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "data", Kind: kern.SliceParam, Elem: "uint8", Size: 1, Writes: false},
+		{Name: "bins", Kind: kern.SliceParam, Elem: "uint32", Size: 4, Writes: true},
+	},
+	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
+	SharedBytes: 800,
+	Bounds:      true,
+	Sites: []string{
+		"bce.go:57:23",
+	},
+	Native: func(t gpu.Thread, a []any) { ByteBins(t, a[0].([]uint8), a[1].([]uint32)) },
+})}
+
+// kernByteBinsLauncher is the typed launcher of ByteBins.
+type kernByteBinsLauncher struct{ k *kern.Kernel }
+
+// Kernel returns the untyped kernel, for its Spec and for launching
+// with kern.Arg values.
+func (l kernByteBinsLauncher) Kernel() *kern.Kernel { return l.k }
+
+// Launch runs ByteBins on q over grid. It returns an error, before running
+// anything, if an argument or the grid is invalid for the device.
+func (l kernByteBinsLauncher) Launch(q kern.Queue, grid kern.Grid, data *kern.Buffer[uint8], bins *kern.Buffer[uint32]) error {
+	return l.k.Launch(q, grid, kern.BufferArg(data), kern.BufferArg(bins))
+}
+
 // AxpyKernel launches the kernel Axpy (kernels.go:12).
 var AxpyKernel = kernAxpyLauncher{kern.NewKernel(kern.KernelSpec{
 	Name: "Axpy", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "Axpy", Module: kernModule,
@@ -334,10 +427,482 @@ const kernPTX = `//
 .target sm_80
 .address_size 64
 
-.file 1 "kernels.go"
+.file 1 "bce.go"
+.file 2 "kernels.go"
 
 .visible .global .align 8 .b64 kern_error[4];
 .extern .shared .align 16 .b8 dynsmem[];
+
+.visible .entry RowShift(
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .s64 cols,
+	.param .s64 shift
+)
+.maxntid 64, 1, 1
+{
+	.reg .pred %p<7>;
+	.reg .b32 %r<12>;
+	.reg .b64 %rd<45>;
+	.reg .f32 %f<4>;
+
+	.loc 1 14 6
+	ld.param.u64 %rd0, [x_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [x_len];
+	ld.param.u64 %rd3, [out_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [out_len];
+	ld.param.s64 %rd6, [cols];
+	ld.param.s64 %rd7, [shift];
+	bra.uni $L1_entry;
+$L1_entry:
+	.loc 1 15 17
+	mov.u32 %r0, %ctaid.x;
+	cvt.s64.u32 %rd8, %r0;
+	mov.u32 %r1, %ctaid.y;
+	cvt.s64.u32 %rd9, %r1;
+	mov.u32 %r2, %ctaid.z;
+	cvt.s64.u32 %rd10, %r2;
+	.loc 1 16 12
+	mul.lo.s64 %rd11, %rd8, %rd6;
+	.loc 1 16 22
+	add.s64 %rd12, %rd8, 1;
+	.loc 1 16 25
+	mul.lo.s64 %rd13, %rd12, %rd6;
+	.loc 1 16 10
+	add.s64 %rd14, %rd2, 1;
+	setp.hs.u64 %p0, %rd13, %rd14;
+	@%p0 bra $L7_oob0;
+	add.s64 %rd22, %rd13, 1;
+	setp.hs.u64 %p2, %rd11, %rd22;
+	@%p2 bra $L8_oob1;
+	sub.s64 %rd23, %rd13, %rd11;
+	sub.s64 %rd24, %rd2, %rd11;
+	shl.b64 %rd25, %rd11, 2;
+	add.s64 %rd26, %rd1, %rd25;
+	.loc 1 17 22
+	mov.u32 %r6, %tid.x;
+	cvt.s64.u32 %rd27, %r6;
+	mov.u32 %r7, %tid.y;
+	cvt.s64.u32 %rd28, %r7;
+	mov.u32 %r8, %tid.z;
+	cvt.s64.u32 %rd29, %r8;
+	mov.s64 %rd30, %rd27;
+	bra.uni $L2_for_loop;
+$L7_oob0:
+	.loc 1 16 10
+	mov.u64 %rd15, 0x100000001;
+	mov.u64 %rd16, %rd13;
+	mov.u64 %rd17, %rd14;
+	bra.uni $L5_bounds_fail;
+$L8_oob1:
+	mov.u64 %rd15, 0x100000002;
+	mov.u64 %rd16, %rd11;
+	mov.u64 %rd17, %rd22;
+	bra.uni $L5_bounds_fail;
+$L2_for_loop:
+	.loc 1 17 30
+	setp.lt.s64 %p3, %rd30, %rd6;
+	@%p3 bra $L3_for_body;
+	bra.uni $L4_for_done;
+$L3_for_body:
+	.loc 1 18 8
+	mul.lo.s64 %rd31, %rd8, %rd6;
+	.loc 1 18 13
+	add.s64 %rd32, %rd31, %rd30;
+	.loc 1 18 22
+	shl.b64 %rd33, %rd30, 2;
+	add.s64 %rd34, %rd26, %rd33;
+	ld.global.nc.f32 %f0, [%rd34];
+	.loc 1 18 36
+	add.s64 %rd35, %rd30, %rd7;
+	.loc 1 18 43
+	setp.eq.s64 %p4, %rd6, 0;
+	@%p4 bra $L9_divzero2;
+	rem.s64 %rd36, %rd35, %rd6;
+	.loc 1 18 33
+	setp.hs.u64 %p5, %rd36, %rd23;
+	@%p5 bra $L10_oob3;
+	shl.b64 %rd37, %rd36, 2;
+	add.s64 %rd38, %rd26, %rd37;
+	ld.global.nc.f32 %f1, [%rd38];
+	.loc 1 18 29
+	mul.rn.f32 %f2, 0f40000000, %f1;
+	.loc 1 18 26
+	add.rn.f32 %f3, %f0, %f2;
+	.loc 1 18 6
+	setp.hs.u64 %p6, %rd32, %rd5;
+	@%p6 bra $L11_oob4;
+	shl.b64 %rd39, %rd32, 2;
+	add.s64 %rd40, %rd4, %rd39;
+	st.global.f32 [%rd40], %f3;
+	.loc 1 17 53
+	mov.u32 %r9, %ntid.x;
+	cvt.s64.u32 %rd41, %r9;
+	mov.u32 %r10, %ntid.y;
+	cvt.s64.u32 %rd42, %r10;
+	mov.u32 %r11, %ntid.z;
+	cvt.s64.u32 %rd43, %r11;
+	.loc 1 17 38
+	add.s64 %rd44, %rd30, %rd41;
+	mov.s64 %rd30, %rd44;
+	bra.uni $L2_for_loop;
+$L9_divzero2:
+	.loc 1 18 43
+	mov.u64 %rd15, 0x100000003;
+	mov.u64 %rd16, 0;
+	mov.u64 %rd17, 0;
+	bra.uni $L5_bounds_fail;
+$L10_oob3:
+	.loc 1 18 33
+	mov.u64 %rd15, 0x100000004;
+	mov.u64 %rd16, %rd36;
+	mov.u64 %rd17, %rd23;
+	bra.uni $L5_bounds_fail;
+$L11_oob4:
+	.loc 1 18 6
+	mov.u64 %rd15, 0x100000005;
+	mov.u64 %rd16, %rd32;
+	mov.u64 %rd17, %rd5;
+	bra.uni $L5_bounds_fail;
+$L5_bounds_fail:
+	atom.global.cas.b64 %rd18, [kern_error], 0, %rd15;
+	setp.eq.u64 %p1, %rd18, 0;
+	@!%p1 bra $L6_bounds_exit;
+	st.global.u64 [kern_error+8], %rd16;
+	st.global.u64 [kern_error+16], %rd17;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r4, %ntid.x;
+	mul.wide.u32 %rd19, %r3, %r4;
+	mov.u32 %r5, %tid.x;
+	cvt.u64.u32 %rd20, %r5;
+	add.s64 %rd21, %rd19, %rd20;
+	st.global.u64 [kern_error+24], %rd21;
+	bra.uni $L6_bounds_exit;
+$L6_bounds_exit:
+	exit;
+$L4_for_done:
+	ret;
+}
+
+.visible .entry TilePitch(
+	.param .u64 x_ptr,
+	.param .s64 x_len,
+	.param .u64 out_ptr,
+	.param .s64 out_len,
+	.param .s64 pitch
+)
+.maxntid 16, 4, 1
+{
+	.reg .pred %p<6>;
+	.reg .b32 %r<9>;
+	.reg .b64 %rd<45>;
+	.reg .f32 %f<2>;
+	.shared .align 16 .b8 smem0[1088];
+
+	.loc 1 27 6
+	ld.param.u64 %rd0, [x_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [x_len];
+	ld.param.u64 %rd3, [out_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [out_len];
+	ld.param.s64 %rd6, [pitch];
+	bra.uni $L1_entry;
+$L1_entry:
+	.loc 1 28 26
+	mov.u64 %rd7, smem0;
+	.loc 1 29 23
+	mov.u32 %r0, %tid.x;
+	cvt.s64.u32 %rd8, %r0;
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd9, %r1;
+	mov.u32 %r2, %tid.z;
+	cvt.s64.u32 %rd10, %r2;
+	.loc 1 29 40
+	mov.u32 %r3, %tid.x;
+	cvt.s64.u32 %rd11, %r3;
+	mov.u32 %r4, %tid.y;
+	cvt.s64.u32 %rd12, %r4;
+	mov.u32 %r5, %tid.z;
+	cvt.s64.u32 %rd13, %r5;
+	mov.s64 %rd14, 0;
+	bra.uni $L2_for_loop;
+$L2_for_loop:
+	.loc 1 30 16
+	setp.lt.s64 %p0, %rd14, 16;
+	@%p0 bra $L3_for_body;
+	bra.uni $L4_for_done;
+$L3_for_body:
+	.loc 1 31 14
+	add.s64 %rd15, %rd12, %rd14;
+	.loc 1 31 17
+	mul.lo.s64 %rd16, %rd15, 16;
+	.loc 1 31 21
+	add.s64 %rd17, %rd16, %rd8;
+	.loc 1 31 29
+	setp.lt.s64 %p1, %rd17, %rd2;
+	@%p1 bra $L5_if_then;
+	bra.uni $L6_if_done;
+$L5_if_then:
+	.loc 1 32 9
+	add.s64 %rd18, %rd12, %rd14;
+	.loc 1 32 12
+	mul.lo.s64 %rd19, %rd18, 17;
+	.loc 1 32 15
+	add.s64 %rd20, %rd19, %rd8;
+	.loc 1 32 23
+	shl.b64 %rd21, %rd17, 2;
+	add.s64 %rd22, %rd1, %rd21;
+	ld.global.nc.f32 %f0, [%rd22];
+	.loc 1 32 5
+	shl.b64 %rd23, %rd20, 2;
+	add.s64 %rd24, %rd7, %rd23;
+	st.shared.f32 [%rd24], %f0;
+	bra.uni $L6_if_done;
+$L6_if_done:
+	.loc 1 30 22
+	add.s64 %rd25, %rd14, 4;
+	mov.s64 %rd14, %rd25;
+	bra.uni $L2_for_loop;
+$L4_for_done:
+	.loc 1 35 8
+	bar.sync 0;
+	mov.s64 %rd26, 0;
+	bra.uni $L7_for_loop;
+$L7_for_loop:
+	.loc 1 36 16
+	setp.lt.s64 %p2, %rd26, 16;
+	@%p2 bra $L8_for_body;
+	bra.uni $L9_for_done;
+$L8_for_body:
+	.loc 1 37 14
+	add.s64 %rd27, %rd12, %rd26;
+	.loc 1 37 17
+	mul.lo.s64 %rd28, %rd27, 16;
+	.loc 1 37 21
+	add.s64 %rd29, %rd28, %rd8;
+	.loc 1 37 29
+	setp.lt.s64 %p3, %rd29, %rd5;
+	@%p3 bra $L10_if_then;
+	bra.uni $L11_if_done;
+$L10_if_then:
+	.loc 1 38 17
+	mul.lo.s64 %rd30, %rd8, %rd6;
+	.loc 1 38 23
+	add.s64 %rd31, %rd30, %rd12;
+	.loc 1 38 26
+	add.s64 %rd32, %rd31, %rd26;
+	.loc 1 38 14
+	setp.hs.u64 %p4, %rd32, 272;
+	@%p4 bra $L14_oob0;
+	shl.b64 %rd40, %rd32, 2;
+	add.s64 %rd41, %rd7, %rd40;
+	ld.shared.f32 %f1, [%rd41];
+	.loc 1 38 7
+	shl.b64 %rd42, %rd29, 2;
+	add.s64 %rd43, %rd4, %rd42;
+	st.global.f32 [%rd43], %f1;
+	bra.uni $L11_if_done;
+$L14_oob0:
+	.loc 1 38 14
+	mov.u64 %rd33, 0x200000001;
+	mov.u64 %rd34, %rd32;
+	mov.u64 %rd35, 272;
+	bra.uni $L12_bounds_fail;
+$L12_bounds_fail:
+	atom.global.cas.b64 %rd36, [kern_error], 0, %rd33;
+	setp.eq.u64 %p5, %rd36, 0;
+	@!%p5 bra $L13_bounds_exit;
+	st.global.u64 [kern_error+8], %rd34;
+	st.global.u64 [kern_error+16], %rd35;
+	mov.u32 %r6, %ctaid.x;
+	mov.u32 %r7, %ntid.x;
+	mul.wide.u32 %rd37, %r6, %r7;
+	mov.u32 %r8, %tid.x;
+	cvt.u64.u32 %rd38, %r8;
+	add.s64 %rd39, %rd37, %rd38;
+	st.global.u64 [kern_error+24], %rd39;
+	bra.uni $L13_bounds_exit;
+$L13_bounds_exit:
+	exit;
+$L11_if_done:
+	.loc 1 36 22
+	add.s64 %rd44, %rd26, 4;
+	mov.s64 %rd26, %rd44;
+	bra.uni $L7_for_loop;
+$L9_for_done:
+	ret;
+}
+
+.visible .entry ByteBins(
+	.param .u64 data_ptr,
+	.param .s64 data_len,
+	.param .u64 bins_ptr,
+	.param .s64 bins_len
+)
+.maxntid 128, 1, 1
+{
+	.reg .pred %p<6>;
+	.reg .b32 %r<25>;
+	.reg .b64 %rd<49>;
+	.shared .align 16 .b8 smem0[800];
+
+	.loc 1 48 6
+	ld.param.u64 %rd0, [data_ptr];
+	cvta.to.global.u64 %rd1, %rd0;
+	ld.param.s64 %rd2, [data_len];
+	ld.param.u64 %rd3, [bins_ptr];
+	cvta.to.global.u64 %rd4, %rd3;
+	ld.param.s64 %rd5, [bins_len];
+	bra.uni $L1_entry;
+$L1_entry:
+	.loc 1 49 29
+	mov.u64 %rd6, smem0;
+	.loc 1 50 20
+	mov.u32 %r0, %tid.x;
+	cvt.s64.u32 %rd7, %r0;
+	mov.u32 %r1, %tid.y;
+	cvt.s64.u32 %rd8, %r1;
+	mov.u32 %r2, %tid.z;
+	cvt.s64.u32 %rd9, %r2;
+	.loc 1 51 11
+	and.b64 %rd10, %rd7, 127;
+	.loc 1 51 7
+	shl.b64 %rd11, %rd10, 2;
+	add.s64 %rd12, %rd6, %rd11;
+	mov.u32 %r3, 0;
+	st.shared.u32 [%rd12], %r3;
+	.loc 1 52 9
+	setp.lt.s64 %p0, %rd7, 72;
+	@%p0 bra $L2_if_then;
+	bra.uni $L3_if_done;
+$L2_if_then:
+	.loc 1 53 12
+	add.s64 %rd13, %rd7, 128;
+	.loc 1 53 8
+	shl.b64 %rd14, %rd13, 2;
+	add.s64 %rd15, %rd6, %rd14;
+	mov.u32 %r4, 0;
+	st.shared.u32 [%rd15], %r4;
+	bra.uni $L3_if_done;
+$L3_if_done:
+	.loc 1 55 8
+	bar.sync 0;
+	.loc 1 56 20
+	mov.u32 %r5, %ctaid.x;
+	mov.u32 %r6, %ntid.x;
+	mul.wide.u32 %rd16, %r5, %r6;
+	mov.u32 %r7, %tid.x;
+	cvt.u64.u32 %rd17, %r7;
+	add.s64 %rd18, %rd16, %rd17;
+	mov.s64 %rd19, %rd18;
+	bra.uni $L4_for_loop;
+$L4_for_loop:
+	.loc 1 56 26
+	setp.lt.s64 %p1, %rd19, %rd2;
+	@%p1 bra $L5_for_body;
+	bra.uni $L6_for_done;
+$L5_for_body:
+	.loc 1 57 28
+	shl.b64 %rd20, %rd19, 0;
+	add.s64 %rd21, %rd1, %rd20;
+	ld.global.nc.u8 %r8, [%rd21];
+	.loc 1 57 23
+	cvt.u64.u8 %rd22, %r8;
+	setp.hs.u64 %p2, %rd22, 200;
+	@%p2 bra $L14_oob0;
+	shl.b64 %rd30, %rd22, 2;
+	add.s64 %rd31, %rd6, %rd30;
+	.loc 1 57 16
+	mov.u32 %r13, 1;
+	atom.shared.add.u32 %r12, [%rd31], %r13;
+	.loc 1 56 53
+	mov.u32 %r14, %nctaid.x;
+	cvt.s64.u32 %rd32, %r14;
+	mov.u32 %r15, %nctaid.y;
+	cvt.s64.u32 %rd33, %r15;
+	mov.u32 %r16, %nctaid.z;
+	cvt.s64.u32 %rd34, %r16;
+	.loc 1 56 70
+	mov.u32 %r17, %ntid.x;
+	cvt.s64.u32 %rd35, %r17;
+	mov.u32 %r18, %ntid.y;
+	cvt.s64.u32 %rd36, %r18;
+	mov.u32 %r19, %ntid.z;
+	cvt.s64.u32 %rd37, %r19;
+	.loc 1 56 58
+	mul.lo.s64 %rd38, %rd32, %rd35;
+	.loc 1 56 39
+	add.s64 %rd39, %rd19, %rd38;
+	mov.s64 %rd19, %rd39;
+	bra.uni $L4_for_loop;
+$L14_oob0:
+	.loc 1 57 23
+	mov.u64 %rd23, 0x300000001;
+	mov.u64 %rd24, %rd22;
+	mov.u64 %rd25, 200;
+	bra.uni $L12_bounds_fail;
+$L12_bounds_fail:
+	atom.global.cas.b64 %rd26, [kern_error], 0, %rd23;
+	setp.eq.u64 %p3, %rd26, 0;
+	@!%p3 bra $L13_bounds_exit;
+	st.global.u64 [kern_error+8], %rd24;
+	st.global.u64 [kern_error+16], %rd25;
+	mov.u32 %r9, %ctaid.x;
+	mov.u32 %r10, %ntid.x;
+	mul.wide.u32 %rd27, %r9, %r10;
+	mov.u32 %r11, %tid.x;
+	cvt.u64.u32 %rd28, %r11;
+	add.s64 %rd29, %rd27, %rd28;
+	st.global.u64 [kern_error+24], %rd29;
+	bra.uni $L13_bounds_exit;
+$L13_bounds_exit:
+	exit;
+$L6_for_done:
+	.loc 1 59 8
+	bar.sync 0;
+	mov.s64 %rd40, %rd7;
+	bra.uni $L7_for_loop;
+$L7_for_loop:
+	.loc 1 60 18
+	setp.lt.s64 %p4, %rd40, 200;
+	@%p4 bra $L8_for_body;
+	bra.uni $L9_for_done;
+$L8_for_body:
+	.loc 1 61 8
+	setp.lt.s64 %p5, %rd40, %rd5;
+	@%p5 bra $L10_if_then;
+	bra.uni $L11_if_done;
+$L10_if_then:
+	.loc 1 62 23
+	shl.b64 %rd41, %rd40, 2;
+	add.s64 %rd42, %rd4, %rd41;
+	.loc 1 62 33
+	shl.b64 %rd43, %rd40, 2;
+	add.s64 %rd44, %rd6, %rd43;
+	ld.shared.u32 %r20, [%rd44];
+	.loc 1 62 17
+	atom.global.add.u32 %r21, [%rd42], %r20;
+	bra.uni $L11_if_done;
+$L11_if_done:
+	.loc 1 60 47
+	mov.u32 %r22, %ntid.x;
+	cvt.s64.u32 %rd45, %r22;
+	mov.u32 %r23, %ntid.y;
+	cvt.s64.u32 %rd46, %r23;
+	mov.u32 %r24, %ntid.z;
+	cvt.s64.u32 %rd47, %r24;
+	.loc 1 60 32
+	add.s64 %rd48, %rd40, %rd45;
+	mov.s64 %rd40, %rd48;
+	bra.uni $L7_for_loop;
+$L9_for_done:
+	ret;
+}
 
 .visible .entry Axpy(
 	.param .f32 a,
@@ -353,7 +918,7 @@ const kernPTX = `//
 	.reg .b64 %rd<22>;
 	.reg .f32 %f<5>;
 
-	.loc 1 12 6
+	.loc 2 12 6
 	ld.param.f32 %f0, [a];
 	ld.param.u64 %rd0, [x_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
@@ -363,40 +928,40 @@ const kernPTX = `//
 	ld.param.s64 %rd5, [y_len];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 1 13 16
+	.loc 2 13 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd6, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd7, %r2;
 	add.s64 %rd8, %rd6, %rd7;
-	.loc 1 14 7
+	.loc 2 14 7
 	setp.lt.s64 %p0, %rd8, %rd5;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 1 15 13
+	.loc 2 15 13
 	setp.hs.u64 %p1, %rd8, %rd2;
 	@%p1 bra $L6_oob0;
 	shl.b64 %rd16, %rd8, 2;
 	add.s64 %rd17, %rd1, %rd16;
 	ld.global.nc.f32 %f1, [%rd17];
-	.loc 1 15 11
+	.loc 2 15 11
 	mul.rn.f32 %f2, %f0, %f1;
-	.loc 1 15 20
+	.loc 2 15 20
 	shl.b64 %rd18, %rd8, 2;
 	add.s64 %rd19, %rd4, %rd18;
 	ld.global.f32 %f3, [%rd19];
-	.loc 1 15 17
+	.loc 2 15 17
 	add.rn.f32 %f4, %f2, %f3;
-	.loc 1 15 4
+	.loc 2 15 4
 	shl.b64 %rd20, %rd8, 2;
 	add.s64 %rd21, %rd4, %rd20;
 	st.global.f32 [%rd21], %f4;
 	bra.uni $L3_if_done;
 $L6_oob0:
-	.loc 1 15 13
-	mov.u64 %rd9, 0x100000001;
+	.loc 2 15 13
+	mov.u64 %rd9, 0x400000001;
 	mov.u64 %rd10, %rd8;
 	mov.u64 %rd11, %rd2;
 	bra.uni $L4_bounds_fail;
@@ -435,7 +1000,7 @@ $L3_if_done:
 	.reg .b64 %rd<26>;
 	.reg .f32 %f<1>;
 
-	.loc 1 23 6
+	.loc 2 23 6
 	ld.param.u64 %rd0, [x_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [x_len];
@@ -447,45 +1012,45 @@ $L3_if_done:
 	ld.param.s64 %rd8, [out_len];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 1 24 16
+	.loc 2 24 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd9, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd10, %r2;
 	add.s64 %rd11, %rd9, %rd10;
-	.loc 1 25 7
+	.loc 2 25 7
 	setp.lt.s64 %p0, %rd11, %rd8;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 1 26 17
+	.loc 2 26 17
 	setp.hs.u64 %p1, %rd11, %rd5;
 	@%p1 bra $L6_oob0;
 	shl.b64 %rd19, %rd11, 2;
 	add.s64 %rd20, %rd4, %rd19;
 	ld.global.nc.s32 %r6, [%rd20];
-	.loc 1 26 13
+	.loc 2 26 13
 	cvt.s64.s32 %rd21, %r6;
 	setp.hs.u64 %p3, %rd21, %rd2;
 	@%p3 bra $L7_oob1;
 	shl.b64 %rd22, %rd21, 2;
 	add.s64 %rd23, %rd1, %rd22;
 	ld.global.nc.f32 %f0, [%rd23];
-	.loc 1 26 6
+	.loc 2 26 6
 	shl.b64 %rd24, %rd11, 2;
 	add.s64 %rd25, %rd7, %rd24;
 	st.global.f32 [%rd25], %f0;
 	bra.uni $L3_if_done;
 $L6_oob0:
-	.loc 1 26 17
-	mov.u64 %rd12, 0x200000001;
+	.loc 2 26 17
+	mov.u64 %rd12, 0x500000001;
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L4_bounds_fail;
 $L7_oob1:
-	.loc 1 26 13
-	mov.u64 %rd12, 0x200000002;
+	.loc 2 26 13
+	mov.u64 %rd12, 0x500000002;
 	mov.u64 %rd13, %rd21;
 	mov.u64 %rd14, %rd2;
 	bra.uni $L4_bounds_fail;
@@ -524,7 +1089,7 @@ $L3_if_done:
 	.reg .b64 %rd<19>;
 	.reg .f32 %f<1>;
 
-	.loc 1 33 6
+	.loc 2 33 6
 	ld.param.u64 %rd0, [x_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [x_len];
@@ -536,28 +1101,28 @@ $L3_if_done:
 	ld.param.s64 %rd8, [out_len];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 1 34 16
+	.loc 2 34 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd9, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd10, %r2;
 	add.s64 %rd11, %rd9, %rd10;
-	.loc 1 35 7
+	.loc 2 35 7
 	setp.lt.s64 %p0, %rd11, %rd8;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 1 36 17
+	.loc 2 36 17
 	shl.b64 %rd12, %rd11, 2;
 	add.s64 %rd13, %rd4, %rd12;
 	ld.global.nc.s32 %r3, [%rd13];
-	.loc 1 36 13
+	.loc 2 36 13
 	cvt.s64.s32 %rd14, %r3;
 	shl.b64 %rd15, %rd14, 2;
 	add.s64 %rd16, %rd1, %rd15;
 	ld.global.nc.f32 %f0, [%rd16];
-	.loc 1 36 6
+	.loc 2 36 6
 	shl.b64 %rd17, %rd11, 2;
 	add.s64 %rd18, %rd7, %rd17;
 	st.global.f32 [%rd18], %f0;
@@ -586,7 +1151,7 @@ $L3_if_done:
 	.reg .f32 %f<2>;
 	.reg .f64 %fd<8>;
 
-	.loc 1 43 6
+	.loc 2 43 6
 	ld.param.u8 %r0, [b];
 	setp.ne.u32 %p0, %r0, 0;
 	ld.param.s8 %r1, [i8];
@@ -601,129 +1166,129 @@ $L3_if_done:
 	ld.param.s64 %rd3, [out_len];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 1 44 14
+	.loc 2 44 14
 	mov.u32 %r3, %ctaid.x;
 	mov.u32 %r4, %ntid.x;
 	mul.wide.u32 %rd4, %r3, %r4;
 	mov.u32 %r5, %tid.x;
 	cvt.u64.u32 %rd5, %r5;
 	add.s64 %rd6, %rd4, %rd5;
-	.loc 1 44 17
+	.loc 2 44 17
 	setp.ne.s64 %p1, %rd6, 0;
 	@%p1 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 1 45 3
+	.loc 2 45 3
 	ret;
 $L3_if_done:
 	@%p0 bra $L4_if_then;
 	bra.uni $L5_if_done;
 $L4_if_then:
-	.loc 1 48 6
+	.loc 2 48 6
 	setp.hs.u64 %p2, 0, %rd3;
 	@%p2 bra $L8_oob0;
 	mov.f64 %fd1, 0d3FF0000000000000;
 	st.global.f64 [%rd2], %fd1;
 	bra.uni $L5_if_done;
 $L8_oob0:
-	mov.u64 %rd7, 0x400000001;
+	mov.u64 %rd7, 0x700000001;
 	mov.u64 %rd8, 0;
 	mov.u64 %rd9, %rd3;
 	bra.uni $L6_bounds_fail;
 $L5_if_done:
-	.loc 1 50 18
+	.loc 2 50 18
 	cvt.rn.f64.s32 %fd2, %r1;
-	.loc 1 50 5
+	.loc 2 50 5
 	setp.hs.u64 %p4, 1, %rd3;
 	@%p4 bra $L9_oob1;
 	add.s64 %rd14, %rd2, 8;
 	st.global.f64 [%rd14], %fd2;
-	.loc 1 51 18
+	.loc 2 51 18
 	cvt.rn.f64.u16 %fd3, %rs0;
-	.loc 1 51 5
+	.loc 2 51 5
 	setp.hs.u64 %p5, 2, %rd3;
 	@%p5 bra $L10_oob2;
 	add.s64 %rd15, %rd2, 16;
 	st.global.f64 [%rd15], %fd3;
-	.loc 1 52 18
+	.loc 2 52 18
 	cvt.rn.f64.s32 %fd4, %r2;
-	.loc 1 52 5
+	.loc 2 52 5
 	setp.hs.u64 %p6, 3, %rd3;
 	@%p6 bra $L11_oob3;
 	add.s64 %rd16, %rd2, 24;
 	st.global.f64 [%rd16], %fd4;
-	.loc 1 53 18
+	.loc 2 53 18
 	cvt.rn.f64.u64 %fd5, %rd0;
-	.loc 1 53 5
+	.loc 2 53 5
 	setp.hs.u64 %p7, 4, %rd3;
 	@%p7 bra $L12_oob4;
 	add.s64 %rd17, %rd2, 32;
 	st.global.f64 [%rd17], %fd5;
-	.loc 1 54 5
+	.loc 2 54 5
 	setp.hs.u64 %p8, 5, %rd3;
 	@%p8 bra $L13_oob5;
 	add.s64 %rd18, %rd2, 40;
 	st.global.f64 [%rd18], %fd0;
-	.loc 1 55 28
+	.loc 2 55 28
 	cvt.f32.f16 %f0, %rs1;
-	.loc 1 55 18
+	.loc 2 55 18
 	cvt.f64.f32 %fd6, %f0;
-	.loc 1 55 5
+	.loc 2 55 5
 	setp.hs.u64 %p9, 6, %rd3;
 	@%p9 bra $L14_oob6;
 	add.s64 %rd19, %rd2, 48;
 	st.global.f64 [%rd19], %fd6;
-	.loc 1 56 29
+	.loc 2 56 29
 	cvt.u32.u16 %r9, %rs2;
 	shl.b32 %r9, %r9, 16;
 	mov.b32 %f1, %r9;
-	.loc 1 56 18
+	.loc 2 56 18
 	cvt.f64.f32 %fd7, %f1;
-	.loc 1 56 5
+	.loc 2 56 5
 	setp.hs.u64 %p10, 7, %rd3;
 	@%p10 bra $L15_oob7;
 	add.s64 %rd20, %rd2, 56;
 	st.global.f64 [%rd20], %fd7;
 	ret;
 $L9_oob1:
-	.loc 1 50 5
-	mov.u64 %rd7, 0x400000002;
+	.loc 2 50 5
+	mov.u64 %rd7, 0x700000002;
 	mov.u64 %rd8, 1;
 	mov.u64 %rd9, %rd3;
 	bra.uni $L6_bounds_fail;
 $L10_oob2:
-	.loc 1 51 5
-	mov.u64 %rd7, 0x400000003;
+	.loc 2 51 5
+	mov.u64 %rd7, 0x700000003;
 	mov.u64 %rd8, 2;
 	mov.u64 %rd9, %rd3;
 	bra.uni $L6_bounds_fail;
 $L11_oob3:
-	.loc 1 52 5
-	mov.u64 %rd7, 0x400000004;
+	.loc 2 52 5
+	mov.u64 %rd7, 0x700000004;
 	mov.u64 %rd8, 3;
 	mov.u64 %rd9, %rd3;
 	bra.uni $L6_bounds_fail;
 $L12_oob4:
-	.loc 1 53 5
-	mov.u64 %rd7, 0x400000005;
+	.loc 2 53 5
+	mov.u64 %rd7, 0x700000005;
 	mov.u64 %rd8, 4;
 	mov.u64 %rd9, %rd3;
 	bra.uni $L6_bounds_fail;
 $L13_oob5:
-	.loc 1 54 5
-	mov.u64 %rd7, 0x400000006;
+	.loc 2 54 5
+	mov.u64 %rd7, 0x700000006;
 	mov.u64 %rd8, 5;
 	mov.u64 %rd9, %rd3;
 	bra.uni $L6_bounds_fail;
 $L14_oob6:
-	.loc 1 55 5
-	mov.u64 %rd7, 0x400000007;
+	.loc 2 55 5
+	mov.u64 %rd7, 0x700000007;
 	mov.u64 %rd8, 6;
 	mov.u64 %rd9, %rd3;
 	bra.uni $L6_bounds_fail;
 $L15_oob7:
-	.loc 1 56 5
-	mov.u64 %rd7, 0x400000008;
+	.loc 2 56 5
+	mov.u64 %rd7, 0x700000008;
 	mov.u64 %rd8, 7;
 	mov.u64 %rd9, %rd3;
 	bra.uni $L6_bounds_fail;
@@ -759,7 +1324,7 @@ $L7_bounds_exit:
 	.reg .f32 %f<24>;
 	.shared .align 8 .b8 kern_reduce[256];
 
-	.loc 1 63 6
+	.loc 2 63 6
 	ld.param.u64 %rd0, [x_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [x_len];
@@ -768,24 +1333,24 @@ $L7_bounds_exit:
 	ld.param.s64 %rd5, [sums_len];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 1 64 31
+	.loc 2 64 31
 	mov.u64 %rd6, dynsmem;
 	mov.u32 %r0, %dynamic_smem_size;
 	div.u32 %r1, %r0, 4;
 	cvt.s64.u32 %rd7, %r1;
-	.loc 1 65 16
+	.loc 2 65 16
 	mov.u32 %r2, %ctaid.x;
 	mov.u32 %r3, %ntid.x;
 	mul.wide.u32 %rd8, %r2, %r3;
 	mov.u32 %r4, %tid.x;
 	cvt.u64.u32 %rd9, %r4;
 	add.s64 %rd10, %rd8, %rd9;
-	.loc 1 67 7
+	.loc 2 67 7
 	setp.lt.s64 %p0, %rd10, %rd2;
 	@%p0 bra $L2_if_then;
 	bra.uni $L6_edge;
 $L2_if_then:
-	.loc 1 68 8
+	.loc 2 68 8
 	shl.b64 %rd11, %rd10, 2;
 	add.s64 %rd12, %rd1, %rd11;
 	ld.global.nc.f32 %f1, [%rd12];
@@ -795,35 +1360,35 @@ $L6_edge:
 	mov.f32 %f0, 0f00000000;
 	bra.uni $L3_if_done;
 $L3_if_done:
-	.loc 1 70 17
+	.loc 2 70 17
 	mov.u32 %r5, %tid.x;
 	cvt.s64.u32 %rd13, %r5;
 	mov.u32 %r6, %tid.y;
 	cvt.s64.u32 %rd14, %r6;
 	mov.u32 %r7, %tid.z;
 	cvt.s64.u32 %rd15, %r7;
-	.loc 1 70 5
+	.loc 2 70 5
 	setp.hs.u64 %p1, %rd13, %rd7;
 	@%p1 bra $L9_oob0;
 	shl.b64 %rd23, %rd13, 2;
 	add.s64 %rd24, %rd6, %rd23;
 	st.shared.f32 [%rd24], %f0;
-	.loc 1 71 8
+	.loc 2 71 8
 	bar.sync 0;
-	.loc 1 72 38
+	.loc 2 72 38
 	mov.u32 %r11, %tid.x;
 	cvt.s64.u32 %rd25, %r11;
 	mov.u32 %r12, %tid.y;
 	cvt.s64.u32 %rd26, %r12;
 	mov.u32 %r13, %tid.z;
 	cvt.s64.u32 %rd27, %r13;
-	.loc 1 72 26
+	.loc 2 72 26
 	setp.hs.u64 %p3, %rd25, %rd7;
 	@%p3 bra $L10_oob1;
 	shl.b64 %rd28, %rd25, 2;
 	add.s64 %rd29, %rd6, %rd28;
 	ld.shared.f32 %f2, [%rd29];
-	.loc 1 72 19
+	.loc 2 72 19
 	shfl.sync.bfly.b32 %f3, %f2, 16, 31, -1;
 	add.rn.f32 %f4, %f2, %f3;
 	shfl.sync.bfly.b32 %f5, %f4, 8, 31, -1;
@@ -870,38 +1435,38 @@ $L3_if_done:
 	shfl.sync.bfly.b32 %f22, %f21, 1, 31, -1;
 	add.rn.f32 %f23, %f21, %f22;
 	bar.sync 0;
-	.loc 1 73 16
+	.loc 2 73 16
 	mov.u32 %r27, %tid.x;
 	cvt.s64.u32 %rd33, %r27;
 	mov.u32 %r28, %tid.y;
 	cvt.s64.u32 %rd34, %r28;
 	mov.u32 %r29, %tid.z;
 	cvt.s64.u32 %rd35, %r29;
-	.loc 1 73 21
+	.loc 2 73 21
 	setp.eq.s64 %p6, %rd33, 0;
 	@%p6 bra $L4_if_then;
 	bra.uni $L5_if_done;
 $L9_oob0:
-	.loc 1 70 5
-	mov.u64 %rd16, 0x500000001;
+	.loc 2 70 5
+	mov.u64 %rd16, 0x800000001;
 	mov.u64 %rd17, %rd13;
 	mov.u64 %rd18, %rd7;
 	bra.uni $L7_bounds_fail;
 $L10_oob1:
-	.loc 1 72 26
-	mov.u64 %rd16, 0x500000002;
+	.loc 2 72 26
+	mov.u64 %rd16, 0x800000002;
 	mov.u64 %rd17, %rd25;
 	mov.u64 %rd18, %rd7;
 	bra.uni $L7_bounds_fail;
 $L4_if_then:
-	.loc 1 74 18
+	.loc 2 74 18
 	mov.u32 %r30, %ctaid.x;
 	cvt.s64.u32 %rd36, %r30;
 	mov.u32 %r31, %ctaid.y;
 	cvt.s64.u32 %rd37, %r31;
 	mov.u32 %r32, %ctaid.z;
 	cvt.s64.u32 %rd38, %r32;
-	.loc 1 74 7
+	.loc 2 74 7
 	setp.hs.u64 %p7, %rd36, %rd5;
 	@%p7 bra $L11_oob2;
 	shl.b64 %rd39, %rd36, 2;
@@ -909,7 +1474,7 @@ $L4_if_then:
 	st.global.f32 [%rd40], %f23;
 	bra.uni $L5_if_done;
 $L11_oob2:
-	mov.u64 %rd16, 0x500000003;
+	mov.u64 %rd16, 0x800000003;
 	mov.u64 %rd17, %rd36;
 	mov.u64 %rd18, %rd5;
 	bra.uni $L7_bounds_fail;
@@ -943,35 +1508,35 @@ $L5_if_done:
 	.reg .b64 %rd<15>;
 	.reg .f32 %f<1>;
 
-	.loc 1 81 6
+	.loc 2 81 6
 	ld.param.u64 %rd0, [x_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [x_len];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 1 82 16
+	.loc 2 82 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd3, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd4, %r2;
 	add.s64 %rd5, %rd3, %rd4;
-	.loc 1 83 7
+	.loc 2 83 7
 	setp.lt.s64 %p0, %rd5, %rd2;
 	@%p0 bra $L4_cond_true;
 	bra.uni $L3_if_done;
 $L4_cond_true:
-	.loc 1 83 20
+	.loc 2 83 20
 	shl.b64 %rd6, %rd5, 2;
 	add.s64 %rd7, %rd1, %rd6;
 	ld.global.nc.f32 %f0, [%rd7];
-	.loc 1 83 24
+	.loc 2 83 24
 	setp.lt.f32 %p1, %f0, 0f00000000;
 	@%p1 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 1 84 8
-	mov.u64 %rd8, 0x600000001;
+	.loc 2 84 8
+	mov.u64 %rd8, 0x900000001;
 	mov.u64 %rd9, 0;
 	mov.u64 %rd10, 0;
 	bra.uni $L5_bounds_fail;
@@ -1008,7 +1573,7 @@ $L3_if_done:
 	.reg .b32 %r<9>;
 	.reg .b64 %rd<25>;
 
-	.loc 1 91 6
+	.loc 2 91 6
 	ld.param.u64 %rd0, [x_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [x_len];
@@ -1020,54 +1585,54 @@ $L3_if_done:
 	ld.param.s64 %rd8, [out_len];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 1 92 19
+	.loc 2 92 19
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd9, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd10, %r2;
 	add.s64 %rd11, %rd9, %rd10;
-	.loc 1 92 25
+	.loc 2 92 25
 	setp.lt.s64 %p0, %rd11, %rd8;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 1 93 13
+	.loc 2 93 13
 	setp.hs.u64 %p1, %rd11, %rd2;
 	@%p1 bra $L6_oob0;
 	shl.b64 %rd19, %rd11, 2;
 	add.s64 %rd20, %rd1, %rd19;
 	ld.global.nc.s32 %r6, [%rd20];
-	.loc 1 93 20
+	.loc 2 93 20
 	setp.hs.u64 %p3, %rd11, %rd5;
 	@%p3 bra $L7_oob1;
 	shl.b64 %rd21, %rd11, 2;
 	add.s64 %rd22, %rd4, %rd21;
 	ld.global.nc.s32 %r7, [%rd22];
-	.loc 1 93 17
+	.loc 2 93 17
 	setp.eq.s32 %p4, %r7, 0;
 	@%p4 bra $L8_divzero2;
 	div.s32 %r8, %r6, %r7;
-	.loc 1 93 6
+	.loc 2 93 6
 	shl.b64 %rd23, %rd11, 2;
 	add.s64 %rd24, %rd7, %rd23;
 	st.global.s32 [%rd24], %r8;
 	bra.uni $L3_if_done;
 $L6_oob0:
-	.loc 1 93 13
-	mov.u64 %rd12, 0x700000001;
+	.loc 2 93 13
+	mov.u64 %rd12, 0xA00000001;
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd2;
 	bra.uni $L4_bounds_fail;
 $L7_oob1:
-	.loc 1 93 20
-	mov.u64 %rd12, 0x700000002;
+	.loc 2 93 20
+	mov.u64 %rd12, 0xA00000002;
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L4_bounds_fail;
 $L8_divzero2:
-	.loc 1 93 17
-	mov.u64 %rd12, 0x700000003;
+	.loc 2 93 17
+	mov.u64 %rd12, 0xA00000003;
 	mov.u64 %rd13, 0;
 	mov.u64 %rd14, 0;
 	bra.uni $L4_bounds_fail;
@@ -1106,7 +1671,7 @@ $L3_if_done:
 	.reg .f32 %f<16>;
 	.local .align 4 .b8 local0[16];
 
-	.loc 1 102 6
+	.loc 2 102 6
 	ld.param.u64 %rd0, [x_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [x_len];
@@ -1118,26 +1683,26 @@ $L3_if_done:
 	ld.param.s64 %rd8, [rev_len];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 1 103 16
+	.loc 2 103 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd9, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd10, %r2;
 	add.s64 %rd11, %rd9, %rd10;
-	.loc 1 104 6
+	.loc 2 104 6
 	mul.lo.s64 %rd12, 4, %rd11;
-	.loc 1 104 8
+	.loc 2 104 8
 	add.s64 %rd13, %rd12, 3;
-	.loc 1 104 11
+	.loc 2 104 11
 	setp.ge.s64 %p0, %rd13, %rd2;
 	@%p0 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L2_if_then:
-	.loc 1 105 3
+	.loc 2 105 3
 	ret;
 $L3_if_done:
-	.loc 1 107 2
+	.loc 2 107 2
 	mov.u64 %rd14, local0;
 	mov.f32 %f0, 0f00000000;
 	st.local.f32 [%rd14], %f0;
@@ -1147,9 +1712,9 @@ $L3_if_done:
 	st.local.f32 [%rd14+8], %f2;
 	mov.f32 %f3, 0f00000000;
 	st.local.f32 [%rd14+12], %f3;
-	.loc 1 107 21
+	.loc 2 107 21
 	mul.lo.s64 %rd15, 4, %rd11;
-	.loc 1 107 19
+	.loc 2 107 19
 	add.s64 %rd16, %rd2, 1;
 	setp.hs.u64 %p1, %rd15, %rd16;
 	@%p1 bra $L8_oob0;
@@ -1157,45 +1722,45 @@ $L3_if_done:
 	sub.s64 %rd25, %rd2, %rd15;
 	shl.b64 %rd26, %rd15, 2;
 	add.s64 %rd27, %rd1, %rd26;
-	.loc 1 102 6
+	.loc 2 102 6
 	setp.hs.u64 %p3, 3, %rd24;
 	@%p3 bra $L9_oob1;
-	.loc 1 107 17
+	.loc 2 107 17
 	ld.global.nc.f32 %f4, [%rd27];
 	ld.global.nc.f32 %f5, [%rd27+4];
 	ld.global.nc.f32 %f6, [%rd27+8];
 	ld.global.nc.f32 %f7, [%rd27+12];
-	.loc 1 107 2
+	.loc 2 107 2
 	st.local.f32 [%rd14], %f4;
 	st.local.f32 [%rd14+4], %f5;
 	st.local.f32 [%rd14+8], %f6;
 	st.local.f32 [%rd14+12], %f7;
-	.loc 1 108 13
+	.loc 2 108 13
 	ld.local.f32 %f8, [%rd14];
-	.loc 1 108 20
+	.loc 2 108 20
 	add.s64 %rd28, %rd14, 4;
 	ld.local.f32 %f9, [%rd28];
-	.loc 1 108 17
+	.loc 2 108 17
 	add.rn.f32 %f10, %f8, %f9;
-	.loc 1 108 27
+	.loc 2 108 27
 	add.s64 %rd29, %rd14, 8;
 	ld.local.f32 %f11, [%rd29];
-	.loc 1 108 24
+	.loc 2 108 24
 	add.rn.f32 %f12, %f10, %f11;
-	.loc 1 108 34
+	.loc 2 108 34
 	add.s64 %rd30, %rd14, 12;
 	ld.local.f32 %f13, [%rd30];
-	.loc 1 108 31
+	.loc 2 108 31
 	add.rn.f32 %f14, %f12, %f13;
-	.loc 1 108 6
+	.loc 2 108 6
 	setp.hs.u64 %p4, %rd11, %rd5;
 	@%p4 bra $L10_oob2;
 	shl.b64 %rd31, %rd11, 2;
 	add.s64 %rd32, %rd4, %rd31;
 	st.global.f32 [%rd32], %f14;
-	.loc 1 109 26
+	.loc 2 109 26
 	mul.lo.s64 %rd33, 4, %rd11;
-	.loc 1 109 24
+	.loc 2 109 24
 	add.s64 %rd34, %rd8, 1;
 	setp.hs.u64 %p5, %rd33, %rd34;
 	@%p5 bra $L11_oob3;
@@ -1203,38 +1768,38 @@ $L3_if_done:
 	sub.s64 %rd36, %rd8, %rd33;
 	shl.b64 %rd37, %rd33, 2;
 	add.s64 %rd38, %rd7, %rd37;
-	.loc 1 109 20
+	.loc 2 109 20
 	setp.hs.u64 %p6, 3, %rd35;
 	@%p6 bra $L12_oob4;
 	mov.s64 %rd39, 0;
 	bra.uni $L4_rangeint_body;
 $L8_oob0:
-	.loc 1 107 19
-	mov.u64 %rd17, 0x800000001;
+	.loc 2 107 19
+	mov.u64 %rd17, 0xB00000001;
 	mov.u64 %rd18, %rd15;
 	mov.u64 %rd19, %rd16;
 	bra.uni $L6_bounds_fail;
 $L9_oob1:
-	.loc 1 102 6
-	mov.u64 %rd17, 0x800000002;
+	.loc 2 102 6
+	mov.u64 %rd17, 0xB00000002;
 	mov.u64 %rd18, 3;
 	mov.u64 %rd19, %rd24;
 	bra.uni $L6_bounds_fail;
 $L10_oob2:
-	.loc 1 108 6
-	mov.u64 %rd17, 0x800000003;
+	.loc 2 108 6
+	mov.u64 %rd17, 0xB00000003;
 	mov.u64 %rd18, %rd11;
 	mov.u64 %rd19, %rd5;
 	bra.uni $L6_bounds_fail;
 $L11_oob3:
-	.loc 1 109 24
-	mov.u64 %rd17, 0x800000004;
+	.loc 2 109 24
+	mov.u64 %rd17, 0xB00000004;
 	mov.u64 %rd18, %rd33;
 	mov.u64 %rd19, %rd34;
 	bra.uni $L6_bounds_fail;
 $L12_oob4:
-	.loc 1 109 20
-	mov.u64 %rd17, 0x800000005;
+	.loc 2 109 20
+	mov.u64 %rd17, 0xB00000005;
 	mov.u64 %rd18, 3;
 	mov.u64 %rd19, %rd35;
 	bra.uni $L6_bounds_fail;
@@ -1255,17 +1820,17 @@ $L6_bounds_fail:
 $L7_bounds_exit:
 	exit;
 $L4_rangeint_body:
-	.loc 1 111 13
+	.loc 2 111 13
 	sub.s64 %rd40, 3, %rd39;
-	.loc 1 111 11
+	.loc 2 111 11
 	shl.b64 %rd41, %rd40, 2;
 	add.s64 %rd42, %rd14, %rd41;
 	ld.local.f32 %f15, [%rd42];
-	.loc 1 111 4
+	.loc 2 111 4
 	shl.b64 %rd43, %rd39, 2;
 	add.s64 %rd44, %rd38, %rd43;
 	st.global.f32 [%rd44], %f15;
-	.loc 1 102 6
+	.loc 2 102 6
 	add.s64 %rd45, %rd39, 1;
 	setp.lt.s64 %p7, %rd45, 4;
 	@%p7 bra $L13_edge;
@@ -1293,7 +1858,7 @@ $L5_rangeint_done:
 	.reg .f32 %f<12>;
 	.local .align 4 .b8 local0[32];
 
-	.loc 1 119 6
+	.loc 2 119 6
 	ld.param.u64 %rd0, [x_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [x_len];
@@ -1305,14 +1870,14 @@ $L5_rangeint_done:
 	ld.param.s64 %rd8, [out_len];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 1 120 18
+	.loc 2 120 18
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd9, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd10, %r2;
 	add.s64 %rd11, %rd9, %rd10;
-	.loc 1 120 8
+	.loc 2 120 8
 	setp.hs.u64 %p0, %rd11, %rd2;
 	@%p0 bra $L15_oob0;
 	shl.b64 %rd19, %rd11, 2;
@@ -1321,64 +1886,64 @@ $L1_entry:
 	mov.f32 %f1, %f0;
 	bra.uni $L3_for_body;
 $L15_oob0:
-	mov.u64 %rd12, 0x900000001;
+	mov.u64 %rd12, 0xC00000001;
 	mov.u64 %rd13, %rd11;
 	mov.u64 %rd14, %rd2;
 	bra.uni $L13_bounds_fail;
 $L3_for_body:
-	.loc 1 123 20
+	.loc 2 123 20
 	shfl.sync.down.b32 %f2, %f1, 16, 31, -1;
-	.loc 1 123 3
+	.loc 2 123 3
 	add.rn.f32 %f3, %f1, %f2;
 	mov.f32 %f1, %f3;
 	bra.uni $L17_for_body;
 $L17_for_body:
-	.loc 1 123 20
+	.loc 2 123 20
 	shfl.sync.down.b32 %f4, %f1, 8, 31, -1;
-	.loc 1 123 3
+	.loc 2 123 3
 	add.rn.f32 %f5, %f1, %f4;
 	mov.f32 %f1, %f5;
 	bra.uni $L19_for_body;
 $L19_for_body:
-	.loc 1 123 20
+	.loc 2 123 20
 	shfl.sync.down.b32 %f6, %f1, 4, 31, -1;
-	.loc 1 123 3
+	.loc 2 123 3
 	add.rn.f32 %f7, %f1, %f6;
 	mov.f32 %f1, %f7;
 	bra.uni $L21_for_body;
 $L21_for_body:
-	.loc 1 123 20
+	.loc 2 123 20
 	shfl.sync.down.b32 %f8, %f1, 2, 31, -1;
-	.loc 1 123 3
+	.loc 2 123 3
 	add.rn.f32 %f9, %f1, %f8;
 	mov.f32 %f1, %f9;
 	bra.uni $L23_for_body;
 $L23_for_body:
-	.loc 1 123 20
+	.loc 2 123 20
 	shfl.sync.down.b32 %f10, %f1, 1, 31, -1;
-	.loc 1 123 3
+	.loc 2 123 3
 	add.rn.f32 %f11, %f1, %f10;
 	mov.f32 %f1, %f11;
 	bra.uni $L4_for_done;
 $L4_for_done:
-	.loc 1 125 11
+	.loc 2 125 11
 	mov.u32 %r6, %laneid;
 	cvt.s64.u32 %rd21, %r6;
-	.loc 1 125 14
+	.loc 2 125 14
 	setp.eq.s64 %p2, %rd21, 0;
 	@%p2 bra $L5_if_then;
 	bra.uni $L6_if_done;
 $L5_if_then:
-	.loc 1 126 17
+	.loc 2 126 17
 	mov.u32 %r7, %ctaid.x;
 	mov.u32 %r8, %ntid.x;
 	mul.wide.u32 %rd22, %r7, %r8;
 	mov.u32 %r9, %tid.x;
 	cvt.u64.u32 %rd23, %r9;
 	add.s64 %rd24, %rd22, %rd23;
-	.loc 1 126 19
+	.loc 2 126 19
 	div.s64 %rd25, %rd24, 32;
-	.loc 1 126 7
+	.loc 2 126 7
 	setp.hs.u64 %p3, %rd25, %rd5;
 	@%p3 bra $L26_oob1;
 	shl.b64 %rd26, %rd25, 2;
@@ -1386,12 +1951,12 @@ $L5_if_then:
 	st.global.f32 [%rd27], %f1;
 	bra.uni $L6_if_done;
 $L26_oob1:
-	mov.u64 %rd12, 0x900000002;
+	mov.u64 %rd12, 0xC00000002;
 	mov.u64 %rd13, %rd25;
 	mov.u64 %rd14, %rd5;
 	bra.uni $L13_bounds_fail;
 $L6_if_done:
-	.loc 1 128 6
+	.loc 2 128 6
 	mov.u64 %rd28, local0;
 	mov.s32 %r10, 0;
 	st.local.s32 [%rd28], %r10;
@@ -1411,98 +1976,98 @@ $L6_if_done:
 	st.local.s32 [%rd28+28], %r17;
 	bra.uni $L8_for_body;
 $L8_for_body:
-	.loc 1 131 26
+	.loc 2 131 26
 	mov.u32 %r18, %laneid;
 	cvt.s64.u32 %rd29, %r18;
-	.loc 1 131 18
+	.loc 2 131 18
 	mul.lo.s64 %rd30, 7, %rd29;
-	.loc 1 131 15
+	.loc 2 131 15
 	cvt.s32.s64 %r19, %rd30;
-	.loc 1 131 4
+	.loc 2 131 4
 	add.s64 %rd31, %rd28, 28;
 	st.local.s32 [%rd31], %r19;
 	bra.uni $L28_for_body;
 $L28_for_body:
-	.loc 1 131 26
+	.loc 2 131 26
 	mov.u32 %r20, %laneid;
 	cvt.s64.u32 %rd32, %r20;
-	.loc 1 131 18
+	.loc 2 131 18
 	mul.lo.s64 %rd33, 6, %rd32;
-	.loc 1 131 15
+	.loc 2 131 15
 	cvt.s32.s64 %r21, %rd33;
-	.loc 1 131 4
+	.loc 2 131 4
 	add.s64 %rd34, %rd28, 24;
 	st.local.s32 [%rd34], %r21;
 	bra.uni $L30_for_body;
 $L30_for_body:
-	.loc 1 131 26
+	.loc 2 131 26
 	mov.u32 %r22, %laneid;
 	cvt.s64.u32 %rd35, %r22;
-	.loc 1 131 18
+	.loc 2 131 18
 	mul.lo.s64 %rd36, 5, %rd35;
-	.loc 1 131 15
+	.loc 2 131 15
 	cvt.s32.s64 %r23, %rd36;
-	.loc 1 131 4
+	.loc 2 131 4
 	add.s64 %rd37, %rd28, 20;
 	st.local.s32 [%rd37], %r23;
 	bra.uni $L32_for_body;
 $L32_for_body:
-	.loc 1 131 26
+	.loc 2 131 26
 	mov.u32 %r24, %laneid;
 	cvt.s64.u32 %rd38, %r24;
-	.loc 1 131 18
+	.loc 2 131 18
 	mul.lo.s64 %rd39, 4, %rd38;
-	.loc 1 131 15
+	.loc 2 131 15
 	cvt.s32.s64 %r25, %rd39;
-	.loc 1 131 4
+	.loc 2 131 4
 	add.s64 %rd40, %rd28, 16;
 	st.local.s32 [%rd40], %r25;
 	bra.uni $L34_for_body;
 $L34_for_body:
-	.loc 1 131 26
+	.loc 2 131 26
 	mov.u32 %r26, %laneid;
 	cvt.s64.u32 %rd41, %r26;
-	.loc 1 131 18
+	.loc 2 131 18
 	mul.lo.s64 %rd42, 3, %rd41;
-	.loc 1 131 15
+	.loc 2 131 15
 	cvt.s32.s64 %r27, %rd42;
-	.loc 1 131 4
+	.loc 2 131 4
 	add.s64 %rd43, %rd28, 12;
 	st.local.s32 [%rd43], %r27;
 	bra.uni $L36_for_body;
 $L36_for_body:
-	.loc 1 131 26
+	.loc 2 131 26
 	mov.u32 %r28, %laneid;
 	cvt.s64.u32 %rd44, %r28;
-	.loc 1 131 18
+	.loc 2 131 18
 	mul.lo.s64 %rd45, 2, %rd44;
-	.loc 1 131 15
+	.loc 2 131 15
 	cvt.s32.s64 %r29, %rd45;
-	.loc 1 131 4
+	.loc 2 131 4
 	add.s64 %rd46, %rd28, 8;
 	st.local.s32 [%rd46], %r29;
 	bra.uni $L38_for_body;
 $L38_for_body:
-	.loc 1 131 26
+	.loc 2 131 26
 	mov.u32 %r30, %laneid;
 	cvt.s64.u32 %rd47, %r30;
-	.loc 1 131 18
+	.loc 2 131 18
 	mul.lo.s64 %rd48, 1, %rd47;
-	.loc 1 131 15
+	.loc 2 131 15
 	cvt.s32.s64 %r31, %rd48;
-	.loc 1 131 4
+	.loc 2 131 4
 	add.s64 %rd49, %rd28, 4;
 	st.local.s32 [%rd49], %r31;
 	bra.uni $L40_for_body;
 $L40_for_body:
-	.loc 1 131 26
+	.loc 2 131 26
 	mov.u32 %r32, %laneid;
 	cvt.s64.u32 %rd50, %r32;
-	.loc 1 131 18
+	.loc 2 131 18
 	mul.lo.s64 %rd51, 0, %rd50;
-	.loc 1 131 15
+	.loc 2 131 15
 	cvt.s32.s64 %r33, %rd51;
-	.loc 1 131 4
+	.loc 2 131 4
 	st.local.s32 [%rd28], %r33;
 	bra.uni $L9_for_done;
 $L9_for_done:
@@ -1513,36 +2078,36 @@ $L43_entry:
 	mov.s64 %rd54, 0;
 	bra.uni $L46_for_loop;
 $L46_for_loop:
-	.loc 1 144 8
+	.loc 2 144 8
 	setp.gt.s64 %p4, %rd53, 1;
 	@%p4 bra $L44_for_body;
 	bra.uni $L45_for_done;
 $L44_for_body:
-	.loc 1 145 3
+	.loc 2 145 3
 	shr.s64 %rd55, %rd53, 1;
-	.loc 1 146 3
+	.loc 2 146 3
 	add.s64 %rd56, %rd54, 1;
 	mov.s64 %rd53, %rd55;
 	mov.s64 %rd54, %rd56;
 	bra.uni $L46_for_loop;
 $L45_for_done:
-	.loc 1 148 2
+	.loc 2 148 2
 	mov.s64 %rd52, %rd54;
 	bra.uni $L47_ret_bitsIndex;
 $L47_ret_bitsIndex:
-	.loc 1 136 9
+	.loc 2 136 9
 	setp.hs.u64 %p5, %rd52, 8;
 	@%p5 bra $L48_oob2;
 	shl.b64 %rd57, %rd52, 2;
 	add.s64 %rd58, %rd28, %rd57;
 	ld.local.s32 %r35, [%rd58];
-	.loc 1 136 3
+	.loc 2 136 3
 	add.s32 %r36, %r34, %r35;
 	mov.s32 %r34, %r36;
 	bra.uni $L51_entry;
 $L48_oob2:
-	.loc 1 136 9
-	mov.u64 %rd12, 0x900000003;
+	.loc 2 136 9
+	mov.u64 %rd12, 0xC00000003;
 	mov.u64 %rd13, %rd52;
 	mov.u64 %rd14, 8;
 	bra.uni $L13_bounds_fail;
@@ -1551,36 +2116,36 @@ $L51_entry:
 	mov.s64 %rd61, 0;
 	bra.uni $L54_for_loop;
 $L54_for_loop:
-	.loc 1 144 8
+	.loc 2 144 8
 	setp.gt.s64 %p6, %rd60, 1;
 	@%p6 bra $L52_for_body;
 	bra.uni $L53_for_done;
 $L52_for_body:
-	.loc 1 145 3
+	.loc 2 145 3
 	shr.s64 %rd62, %rd60, 1;
-	.loc 1 146 3
+	.loc 2 146 3
 	add.s64 %rd63, %rd61, 1;
 	mov.s64 %rd60, %rd62;
 	mov.s64 %rd61, %rd63;
 	bra.uni $L54_for_loop;
 $L53_for_done:
-	.loc 1 148 2
+	.loc 2 148 2
 	mov.s64 %rd59, %rd61;
 	bra.uni $L55_ret_bitsIndex;
 $L55_ret_bitsIndex:
-	.loc 1 136 9
+	.loc 2 136 9
 	setp.hs.u64 %p7, %rd59, 8;
 	@%p7 bra $L56_oob3;
 	shl.b64 %rd64, %rd59, 2;
 	add.s64 %rd65, %rd28, %rd64;
 	ld.local.s32 %r37, [%rd65];
-	.loc 1 136 3
+	.loc 2 136 3
 	add.s32 %r38, %r34, %r37;
 	mov.s32 %r34, %r38;
 	bra.uni $L59_entry;
 $L56_oob3:
-	.loc 1 136 9
-	mov.u64 %rd12, 0x900000004;
+	.loc 2 136 9
+	mov.u64 %rd12, 0xC00000004;
 	mov.u64 %rd13, %rd59;
 	mov.u64 %rd14, 8;
 	bra.uni $L13_bounds_fail;
@@ -1589,36 +2154,36 @@ $L59_entry:
 	mov.s64 %rd68, 0;
 	bra.uni $L62_for_loop;
 $L62_for_loop:
-	.loc 1 144 8
+	.loc 2 144 8
 	setp.gt.s64 %p8, %rd67, 1;
 	@%p8 bra $L60_for_body;
 	bra.uni $L61_for_done;
 $L60_for_body:
-	.loc 1 145 3
+	.loc 2 145 3
 	shr.s64 %rd69, %rd67, 1;
-	.loc 1 146 3
+	.loc 2 146 3
 	add.s64 %rd70, %rd68, 1;
 	mov.s64 %rd67, %rd69;
 	mov.s64 %rd68, %rd70;
 	bra.uni $L62_for_loop;
 $L61_for_done:
-	.loc 1 148 2
+	.loc 2 148 2
 	mov.s64 %rd66, %rd68;
 	bra.uni $L63_ret_bitsIndex;
 $L63_ret_bitsIndex:
-	.loc 1 136 9
+	.loc 2 136 9
 	setp.hs.u64 %p9, %rd66, 8;
 	@%p9 bra $L64_oob4;
 	shl.b64 %rd71, %rd66, 2;
 	add.s64 %rd72, %rd28, %rd71;
 	ld.local.s32 %r39, [%rd72];
-	.loc 1 136 3
+	.loc 2 136 3
 	add.s32 %r40, %r34, %r39;
 	mov.s32 %r34, %r40;
 	bra.uni $L67_entry;
 $L64_oob4:
-	.loc 1 136 9
-	mov.u64 %rd12, 0x900000005;
+	.loc 2 136 9
+	mov.u64 %rd12, 0xC00000005;
 	mov.u64 %rd13, %rd66;
 	mov.u64 %rd14, 8;
 	bra.uni $L13_bounds_fail;
@@ -1627,36 +2192,36 @@ $L67_entry:
 	mov.s64 %rd75, 0;
 	bra.uni $L70_for_loop;
 $L70_for_loop:
-	.loc 1 144 8
+	.loc 2 144 8
 	setp.gt.s64 %p10, %rd74, 1;
 	@%p10 bra $L68_for_body;
 	bra.uni $L69_for_done;
 $L68_for_body:
-	.loc 1 145 3
+	.loc 2 145 3
 	shr.s64 %rd76, %rd74, 1;
-	.loc 1 146 3
+	.loc 2 146 3
 	add.s64 %rd77, %rd75, 1;
 	mov.s64 %rd74, %rd76;
 	mov.s64 %rd75, %rd77;
 	bra.uni $L70_for_loop;
 $L69_for_done:
-	.loc 1 148 2
+	.loc 2 148 2
 	mov.s64 %rd73, %rd75;
 	bra.uni $L71_ret_bitsIndex;
 $L71_ret_bitsIndex:
-	.loc 1 136 9
+	.loc 2 136 9
 	setp.hs.u64 %p11, %rd73, 8;
 	@%p11 bra $L72_oob5;
 	shl.b64 %rd78, %rd73, 2;
 	add.s64 %rd79, %rd28, %rd78;
 	ld.local.s32 %r41, [%rd79];
-	.loc 1 136 3
+	.loc 2 136 3
 	add.s32 %r42, %r34, %r41;
 	mov.s32 %r34, %r42;
 	bra.uni $L75_entry;
 $L72_oob5:
-	.loc 1 136 9
-	mov.u64 %rd12, 0x900000006;
+	.loc 2 136 9
+	mov.u64 %rd12, 0xC00000006;
 	mov.u64 %rd13, %rd73;
 	mov.u64 %rd14, 8;
 	bra.uni $L13_bounds_fail;
@@ -1665,36 +2230,36 @@ $L75_entry:
 	mov.s64 %rd82, 0;
 	bra.uni $L78_for_loop;
 $L78_for_loop:
-	.loc 1 144 8
+	.loc 2 144 8
 	setp.gt.s64 %p12, %rd81, 1;
 	@%p12 bra $L76_for_body;
 	bra.uni $L77_for_done;
 $L76_for_body:
-	.loc 1 145 3
+	.loc 2 145 3
 	shr.s64 %rd83, %rd81, 1;
-	.loc 1 146 3
+	.loc 2 146 3
 	add.s64 %rd84, %rd82, 1;
 	mov.s64 %rd81, %rd83;
 	mov.s64 %rd82, %rd84;
 	bra.uni $L78_for_loop;
 $L77_for_done:
-	.loc 1 148 2
+	.loc 2 148 2
 	mov.s64 %rd80, %rd82;
 	bra.uni $L79_ret_bitsIndex;
 $L79_ret_bitsIndex:
-	.loc 1 136 9
+	.loc 2 136 9
 	setp.hs.u64 %p13, %rd80, 8;
 	@%p13 bra $L80_oob6;
 	shl.b64 %rd85, %rd80, 2;
 	add.s64 %rd86, %rd28, %rd85;
 	ld.local.s32 %r43, [%rd86];
-	.loc 1 136 3
+	.loc 2 136 3
 	add.s32 %r44, %r34, %r43;
 	mov.s32 %r34, %r44;
 	bra.uni $L83_entry;
 $L80_oob6:
-	.loc 1 136 9
-	mov.u64 %rd12, 0x900000007;
+	.loc 2 136 9
+	mov.u64 %rd12, 0xC00000007;
 	mov.u64 %rd13, %rd80;
 	mov.u64 %rd14, 8;
 	bra.uni $L13_bounds_fail;
@@ -1703,36 +2268,36 @@ $L83_entry:
 	mov.s64 %rd89, 0;
 	bra.uni $L86_for_loop;
 $L86_for_loop:
-	.loc 1 144 8
+	.loc 2 144 8
 	setp.gt.s64 %p14, %rd88, 1;
 	@%p14 bra $L84_for_body;
 	bra.uni $L85_for_done;
 $L84_for_body:
-	.loc 1 145 3
+	.loc 2 145 3
 	shr.s64 %rd90, %rd88, 1;
-	.loc 1 146 3
+	.loc 2 146 3
 	add.s64 %rd91, %rd89, 1;
 	mov.s64 %rd88, %rd90;
 	mov.s64 %rd89, %rd91;
 	bra.uni $L86_for_loop;
 $L85_for_done:
-	.loc 1 148 2
+	.loc 2 148 2
 	mov.s64 %rd87, %rd89;
 	bra.uni $L87_ret_bitsIndex;
 $L87_ret_bitsIndex:
-	.loc 1 136 9
+	.loc 2 136 9
 	setp.hs.u64 %p15, %rd87, 8;
 	@%p15 bra $L88_oob7;
 	shl.b64 %rd92, %rd87, 2;
 	add.s64 %rd93, %rd28, %rd92;
 	ld.local.s32 %r45, [%rd93];
-	.loc 1 136 3
+	.loc 2 136 3
 	add.s32 %r46, %r34, %r45;
 	mov.s32 %r34, %r46;
 	bra.uni $L91_entry;
 $L88_oob7:
-	.loc 1 136 9
-	mov.u64 %rd12, 0x900000008;
+	.loc 2 136 9
+	mov.u64 %rd12, 0xC00000008;
 	mov.u64 %rd13, %rd87;
 	mov.u64 %rd14, 8;
 	bra.uni $L13_bounds_fail;
@@ -1741,36 +2306,36 @@ $L91_entry:
 	mov.s64 %rd96, 0;
 	bra.uni $L94_for_loop;
 $L94_for_loop:
-	.loc 1 144 8
+	.loc 2 144 8
 	setp.gt.s64 %p16, %rd95, 1;
 	@%p16 bra $L92_for_body;
 	bra.uni $L93_for_done;
 $L92_for_body:
-	.loc 1 145 3
+	.loc 2 145 3
 	shr.s64 %rd97, %rd95, 1;
-	.loc 1 146 3
+	.loc 2 146 3
 	add.s64 %rd98, %rd96, 1;
 	mov.s64 %rd95, %rd97;
 	mov.s64 %rd96, %rd98;
 	bra.uni $L94_for_loop;
 $L93_for_done:
-	.loc 1 148 2
+	.loc 2 148 2
 	mov.s64 %rd94, %rd96;
 	bra.uni $L95_ret_bitsIndex;
 $L95_ret_bitsIndex:
-	.loc 1 136 9
+	.loc 2 136 9
 	setp.hs.u64 %p17, %rd94, 8;
 	@%p17 bra $L96_oob8;
 	shl.b64 %rd99, %rd94, 2;
 	add.s64 %rd100, %rd28, %rd99;
 	ld.local.s32 %r47, [%rd100];
-	.loc 1 136 3
+	.loc 2 136 3
 	add.s32 %r48, %r34, %r47;
 	mov.s32 %r34, %r48;
 	bra.uni $L99_entry;
 $L96_oob8:
-	.loc 1 136 9
-	mov.u64 %rd12, 0x900000009;
+	.loc 2 136 9
+	mov.u64 %rd12, 0xC00000009;
 	mov.u64 %rd13, %rd94;
 	mov.u64 %rd14, 8;
 	bra.uni $L13_bounds_fail;
@@ -1779,48 +2344,48 @@ $L99_entry:
 	mov.s64 %rd103, 0;
 	bra.uni $L102_for_loop;
 $L102_for_loop:
-	.loc 1 144 8
+	.loc 2 144 8
 	setp.gt.s64 %p18, %rd102, 1;
 	@%p18 bra $L100_for_body;
 	bra.uni $L101_for_done;
 $L100_for_body:
-	.loc 1 145 3
+	.loc 2 145 3
 	shr.s64 %rd104, %rd102, 1;
-	.loc 1 146 3
+	.loc 2 146 3
 	add.s64 %rd105, %rd103, 1;
 	mov.s64 %rd102, %rd104;
 	mov.s64 %rd103, %rd105;
 	bra.uni $L102_for_loop;
 $L101_for_done:
-	.loc 1 148 2
+	.loc 2 148 2
 	mov.s64 %rd101, %rd103;
 	bra.uni $L103_ret_bitsIndex;
 $L103_ret_bitsIndex:
-	.loc 1 136 9
+	.loc 2 136 9
 	setp.hs.u64 %p19, %rd101, 8;
 	@%p19 bra $L104_oob9;
 	shl.b64 %rd106, %rd101, 2;
 	add.s64 %rd107, %rd28, %rd106;
 	ld.local.s32 %r49, [%rd107];
-	.loc 1 136 3
+	.loc 2 136 3
 	add.s32 %r50, %r34, %r49;
 	mov.s32 %r34, %r50;
 	bra.uni $L12_for_done;
 $L104_oob9:
-	.loc 1 136 9
-	mov.u64 %rd12, 0x90000000A;
+	.loc 2 136 9
+	mov.u64 %rd12, 0xC0000000A;
 	mov.u64 %rd13, %rd101;
 	mov.u64 %rd14, 8;
 	bra.uni $L13_bounds_fail;
 $L12_for_done:
-	.loc 1 138 15
+	.loc 2 138 15
 	mov.u32 %r51, %ctaid.x;
 	mov.u32 %r52, %ntid.x;
 	mul.wide.u32 %rd108, %r51, %r52;
 	mov.u32 %r53, %tid.x;
 	cvt.u64.u32 %rd109, %r53;
 	add.s64 %rd110, %rd108, %rd109;
-	.loc 1 138 5
+	.loc 2 138 5
 	setp.hs.u64 %p20, %rd110, %rd8;
 	@%p20 bra $L107_oob10;
 	shl.b64 %rd111, %rd110, 2;
@@ -1828,7 +2393,7 @@ $L12_for_done:
 	st.global.s32 [%rd112], %r34;
 	ret;
 $L107_oob10:
-	mov.u64 %rd12, 0x90000000B;
+	mov.u64 %rd12, 0xC0000000B;
 	mov.u64 %rd13, %rd110;
 	mov.u64 %rd14, %rd8;
 	bra.uni $L13_bounds_fail;
@@ -1865,7 +2430,7 @@ $L14_bounds_exit:
 	.reg .b32 %r<10>;
 	.reg .b64 %rd<30>;
 
-	.loc 1 154 6
+	.loc 2 154 6
 	ld.param.u64 %rd0, [pred_ptr];
 	cvta.to.global.u64 %rd1, %rd0;
 	ld.param.s64 %rd2, [pred_len];
@@ -1880,19 +2445,19 @@ $L14_bounds_exit:
 	ld.param.s64 %rd11, [all_len];
 	bra.uni $L1_entry;
 $L1_entry:
-	.loc 1 155 16
+	.loc 2 155 16
 	mov.u32 %r0, %ctaid.x;
 	mov.u32 %r1, %ntid.x;
 	mul.wide.u32 %rd12, %r0, %r1;
 	mov.u32 %r2, %tid.x;
 	cvt.u64.u32 %rd13, %r2;
 	add.s64 %rd14, %rd12, %rd13;
-	.loc 1 156 9
+	.loc 2 156 9
 	setp.lt.s64 %p0, %rd14, %rd2;
 	@%p0 bra $L2_binop_rhs;
 	bra.uni $L6_edge;
 $L2_binop_rhs:
-	.loc 1 156 28
+	.loc 2 156 28
 	shl.b64 %rd15, %rd14, 0;
 	add.s64 %rd16, %rd1, %rd15;
 	ld.global.nc.u8 %r3, [%rd16];
@@ -1903,29 +2468,29 @@ $L6_edge:
 	mov.pred %p1, 0;
 	bra.uni $L3_binop_done;
 $L3_binop_done:
-	.loc 1 157 23
+	.loc 2 157 23
 	vote.sync.ballot.b32 %r4, %p1, -1;
-	.loc 1 157 38
+	.loc 2 157 38
 	vote.sync.any.pred %p4, %p1, -1;
-	.loc 1 157 53
+	.loc 2 157 53
 	vote.sync.all.pred %p5, %p1, -1;
-	.loc 1 158 7
+	.loc 2 158 7
 	setp.lt.s64 %p6, %rd14, %rd5;
 	@%p6 bra $L4_if_then;
 	bra.uni $L5_if_done;
 $L4_if_then:
-	.loc 1 159 9
+	.loc 2 159 9
 	shl.b64 %rd17, %rd14, 2;
 	add.s64 %rd18, %rd4, %rd17;
 	st.global.u32 [%rd18], %r4;
-	.loc 1 159 17
+	.loc 2 159 17
 	setp.hs.u64 %p7, %rd14, %rd8;
 	@%p7 bra $L9_oob0;
 	shl.b64 %rd26, %rd14, 0;
 	add.s64 %rd27, %rd7, %rd26;
 	selp.u32 %r8, 1, 0, %p4;
 	st.global.u8 [%rd27], %r8;
-	.loc 1 159 25
+	.loc 2 159 25
 	setp.hs.u64 %p9, %rd14, %rd11;
 	@%p9 bra $L10_oob1;
 	shl.b64 %rd28, %rd14, 0;
@@ -1934,14 +2499,14 @@ $L4_if_then:
 	st.global.u8 [%rd29], %r9;
 	bra.uni $L5_if_done;
 $L9_oob0:
-	.loc 1 159 17
-	mov.u64 %rd19, 0xA00000001;
+	.loc 2 159 17
+	mov.u64 %rd19, 0xD00000001;
 	mov.u64 %rd20, %rd14;
 	mov.u64 %rd21, %rd8;
 	bra.uni $L7_bounds_fail;
 $L10_oob1:
-	.loc 1 159 25
-	mov.u64 %rd19, 0xA00000002;
+	.loc 2 159 25
+	mov.u64 %rd19, 0xD00000002;
 	mov.u64 %rd20, %rd14;
 	mov.u64 %rd21, %rd11;
 	bra.uni $L7_bounds_fail;
