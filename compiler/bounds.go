@@ -27,8 +27,9 @@ import (
 )
 
 // provablySafe returns the index operations of fn (one activation, whose
-// arguments are args) that need no check.
-func (kb *kernelBuilder) provablySafe(fn *ssa.Function, args []*val) map[*ssa.IndexAddr]bool {
+// arguments are args) that need no check, and the range analysis that
+// proved them (nil with Config.KeepChecks).
+func (kb *kernelBuilder) provablySafe(fn *ssa.Function, args []*val) (map[*ssa.IndexAddr]bool, *rangeCtx) {
 	rc := newRangeCtx(fn, kb.k.Block)
 	params := map[*ssa.Parameter]*val{}
 	for i, p := range fn.Params {
@@ -59,7 +60,7 @@ func (kb *kernelBuilder) provablySafe(fn *ssa.Function, args []*val) map[*ssa.In
 	}
 	safe := map[*ssa.IndexAddr]bool{}
 	if kb.cfg.KeepChecks {
-		return safe
+		return safe, nil
 	}
 	for _, b := range fn.Blocks {
 		for _, instr := range b.Instrs {
@@ -68,7 +69,7 @@ func (kb *kernelBuilder) provablySafe(fn *ssa.Function, args []*val) map[*ssa.In
 			}
 		}
 	}
-	return safe
+	return safe, rc
 }
 
 // inRange reports whether 0 ≤ ia.Index < len(ia.X) wherever ia runs.

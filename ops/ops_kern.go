@@ -4562,7 +4562,7 @@ $L62_edge:
 	bra.uni $L45_if_done;
 $L45_if_done:
 	.loc 11 36 22
-	div.s64 %rd43, %rd42, 2;
+	shr.u64 %rd43, %rd42, 1;
 	mov.f32 %f8, %f10;
 	mov.s32 %r22, %r26;
 	mov.s64 %rd42, %rd43;
@@ -4638,7 +4638,7 @@ $L64_ret_negInf:
 	mov.u32 %r48, %ntid.z;
 	cvt.s64.u32 %rd54, %r48;
 	.loc 11 26 30
-	div.s64 %rd55, %rd52, 32;
+	shr.u64 %rd55, %rd52, 5;
 	.loc 11 26 14
 	setp.lt.s64 %p27, %rd51, %rd55;
 	@%p27 bra $L37_if_then;
@@ -4756,7 +4756,7 @@ $L88_edge:
 	bra.uni $L71_if_done;
 $L71_if_done:
 	.loc 11 36 22
-	div.s64 %rd63, %rd62, 2;
+	shr.u64 %rd63, %rd62, 1;
 	mov.f32 %f16, %f18;
 	mov.s32 %r54, %r58;
 	mov.s64 %rd62, %rd63;
@@ -5140,7 +5140,7 @@ $L62_edge:
 	bra.uni $L45_if_done;
 $L45_if_done:
 	.loc 11 36 22
-	div.s64 %rd43, %rd42, 2;
+	shr.u64 %rd43, %rd42, 1;
 	mov.f32 %f8, %f10;
 	mov.s32 %r22, %r26;
 	mov.s64 %rd42, %rd43;
@@ -5216,7 +5216,7 @@ $L64_ret_negInf:
 	mov.u32 %r48, %ntid.z;
 	cvt.s64.u32 %rd54, %r48;
 	.loc 11 26 30
-	div.s64 %rd55, %rd52, 32;
+	shr.u64 %rd55, %rd52, 5;
 	.loc 11 26 14
 	setp.lt.s64 %p27, %rd51, %rd55;
 	@%p27 bra $L37_if_then;
@@ -5334,7 +5334,7 @@ $L88_edge:
 	bra.uni $L71_if_done;
 $L71_if_done:
 	.loc 11 36 22
-	div.s64 %rd63, %rd62, 2;
+	shr.u64 %rd63, %rd62, 1;
 	mov.f32 %f16, %f18;
 	mov.s32 %r54, %r58;
 	mov.s64 %rd62, %rd63;
@@ -5720,7 +5720,7 @@ $L62_edge:
 	bra.uni $L45_if_done;
 $L45_if_done:
 	.loc 11 36 22
-	div.s64 %rd43, %rd42, 2;
+	shr.u64 %rd43, %rd42, 1;
 	mov.f32 %f8, %f10;
 	mov.s32 %r23, %r27;
 	mov.s64 %rd42, %rd43;
@@ -5796,7 +5796,7 @@ $L64_ret_negInf:
 	mov.u32 %r49, %ntid.z;
 	cvt.s64.u32 %rd54, %r49;
 	.loc 11 26 30
-	div.s64 %rd55, %rd52, 32;
+	shr.u64 %rd55, %rd52, 5;
 	.loc 11 26 14
 	setp.lt.s64 %p27, %rd51, %rd55;
 	@%p27 bra $L37_if_then;
@@ -5914,7 +5914,7 @@ $L88_edge:
 	bra.uni $L71_if_done;
 $L71_if_done:
 	.loc 11 36 22
-	div.s64 %rd63, %rd62, 2;
+	shr.u64 %rd63, %rd62, 1;
 	mov.f32 %f16, %f18;
 	mov.s32 %r55, %r59;
 	mov.s64 %rd62, %rd63;
@@ -6283,7 +6283,7 @@ $L59_edge:
 	bra.uni $L42_if_done;
 $L42_if_done:
 	.loc 11 36 22
-	div.s64 %rd39, %rd38, 2;
+	shr.u64 %rd39, %rd38, 1;
 	mov.f32 %f7, %f9;
 	mov.s32 %r18, %r22;
 	mov.s64 %rd38, %rd39;
@@ -6359,7 +6359,7 @@ $L61_ret_negInf:
 	mov.u32 %r44, %ntid.z;
 	cvt.s64.u32 %rd50, %r44;
 	.loc 11 26 30
-	div.s64 %rd51, %rd48, 32;
+	shr.u64 %rd51, %rd48, 5;
 	.loc 11 26 14
 	setp.lt.s64 %p28, %rd47, %rd51;
 	@%p28 bra $L34_if_then;
@@ -6477,7 +6477,7 @@ $L85_edge:
 	bra.uni $L68_if_done;
 $L68_if_done:
 	.loc 11 36 22
-	div.s64 %rd59, %rd58, 2;
+	shr.u64 %rd59, %rd58, 1;
 	mov.f32 %f15, %f17;
 	mov.s32 %r50, %r54;
 	mov.s64 %rd58, %rd59;
@@ -8084,11 +8084,11 @@ $L4_if_done:
 	.loc 8 48 17
 	setp.eq.s64 %p1, %rd9, 0;
 	@%p1 bra $L8_divzero0;
-	div.s64 %rd13, %rd12, %rd9;
+	div.s64 %rd20, %rd12, %rd9;
 	.loc 8 48 15
-	setp.hs.u64 %p3, %rd13, %rd8;
+	setp.hs.u64 %p3, %rd20, %rd8;
 	@%p3 bra $L9_oob1;
-	shl.b64 %rd21, %rd13, 2;
+	shl.b64 %rd21, %rd20, 2;
 	add.s64 %rd22, %rd7, %rd21;
 	ld.global.nc.s32 %r6, [%rd22];
 	.loc 8 48 11
@@ -8130,59 +8130,59 @@ $L4_if_done:
 	bra.uni $L5_ret_embed_u005bfloat32_u005d;
 $L8_divzero0:
 	.loc 8 48 17
-	mov.u64 %rd14, 0x1D00000001;
+	mov.u64 %rd13, 0x1D00000001;
+	mov.u64 %rd14, 0;
 	mov.u64 %rd15, 0;
-	mov.u64 %rd16, 0;
 	bra.uni $L6_bounds_fail;
 $L9_oob1:
 	.loc 8 48 15
-	mov.u64 %rd14, 0x1D00000002;
-	mov.u64 %rd15, %rd13;
-	mov.u64 %rd16, %rd8;
+	mov.u64 %rd13, 0x1D00000002;
+	mov.u64 %rd14, %rd20;
+	mov.u64 %rd15, %rd8;
 	bra.uni $L6_bounds_fail;
 $L10_divzero2:
 	.loc 8 49 32
-	mov.u64 %rd14, 0x1D00000003;
+	mov.u64 %rd13, 0x1D00000003;
+	mov.u64 %rd14, 0;
 	mov.u64 %rd15, 0;
-	mov.u64 %rd16, 0;
 	bra.uni $L6_bounds_fail;
 $L11_oob3:
 	.loc 8 49 20
-	mov.u64 %rd14, 0x1D00000004;
-	mov.u64 %rd15, %rd24;
-	mov.u64 %rd16, %rd25;
+	mov.u64 %rd13, 0x1D00000004;
+	mov.u64 %rd14, %rd24;
+	mov.u64 %rd15, %rd25;
 	bra.uni $L6_bounds_fail;
 $L12_oob4:
 	.loc 8 50 15
-	mov.u64 %rd14, 0x1D00000005;
-	mov.u64 %rd15, %rd23;
-	mov.u64 %rd16, %rd26;
+	mov.u64 %rd13, 0x1D00000005;
+	mov.u64 %rd14, %rd23;
+	mov.u64 %rd15, %rd26;
 	bra.uni $L6_bounds_fail;
 $L13_divzero5:
 	.loc 8 51 25
-	mov.u64 %rd14, 0x1D00000006;
+	mov.u64 %rd13, 0x1D00000006;
+	mov.u64 %rd14, 0;
 	mov.u64 %rd15, 0;
-	mov.u64 %rd16, 0;
 	bra.uni $L6_bounds_fail;
 $L14_oob6:
 	.loc 8 51 16
-	mov.u64 %rd14, 0x1D00000007;
-	mov.u64 %rd15, %rd32;
-	mov.u64 %rd16, %rd5;
+	mov.u64 %rd13, 0x1D00000007;
+	mov.u64 %rd14, %rd32;
+	mov.u64 %rd15, %rd5;
 	bra.uni $L6_bounds_fail;
 $L6_bounds_fail:
-	atom.global.cas.b64 %rd17, [kern_error], 0, %rd14;
-	setp.eq.u64 %p2, %rd17, 0;
+	atom.global.cas.b64 %rd16, [kern_error], 0, %rd13;
+	setp.eq.u64 %p2, %rd16, 0;
 	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd15;
-	st.global.u64 [kern_error+16], %rd16;
+	st.global.u64 [kern_error+8], %rd14;
+	st.global.u64 [kern_error+16], %rd15;
 	mov.u32 %r3, %ctaid.x;
 	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd18, %r3, %r4;
+	mul.wide.u32 %rd17, %r3, %r4;
 	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd19, %r5;
-	add.s64 %rd20, %rd18, %rd19;
-	st.global.u64 [kern_error+24], %rd20;
+	cvt.u64.u32 %rd18, %r5;
+	add.s64 %rd19, %rd17, %rd18;
+	st.global.u64 [kern_error+24], %rd19;
 	bra.uni $L7_bounds_exit;
 $L7_bounds_exit:
 	exit;
@@ -8234,11 +8234,11 @@ $L4_if_done:
 	.loc 8 48 17
 	setp.eq.s64 %p1, %rd9, 0;
 	@%p1 bra $L8_divzero0;
-	div.s64 %rd13, %rd12, %rd9;
+	div.s64 %rd20, %rd12, %rd9;
 	.loc 8 48 15
-	setp.hs.u64 %p3, %rd13, %rd8;
+	setp.hs.u64 %p3, %rd20, %rd8;
 	@%p3 bra $L9_oob1;
-	shl.b64 %rd21, %rd13, 2;
+	shl.b64 %rd21, %rd20, 2;
 	add.s64 %rd22, %rd7, %rd21;
 	ld.global.nc.s32 %r6, [%rd22];
 	.loc 8 48 11
@@ -8280,59 +8280,59 @@ $L4_if_done:
 	bra.uni $L5_ret_embed_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u005d;
 $L8_divzero0:
 	.loc 8 48 17
-	mov.u64 %rd14, 0x1E00000001;
+	mov.u64 %rd13, 0x1E00000001;
+	mov.u64 %rd14, 0;
 	mov.u64 %rd15, 0;
-	mov.u64 %rd16, 0;
 	bra.uni $L6_bounds_fail;
 $L9_oob1:
 	.loc 8 48 15
-	mov.u64 %rd14, 0x1E00000002;
-	mov.u64 %rd15, %rd13;
-	mov.u64 %rd16, %rd8;
+	mov.u64 %rd13, 0x1E00000002;
+	mov.u64 %rd14, %rd20;
+	mov.u64 %rd15, %rd8;
 	bra.uni $L6_bounds_fail;
 $L10_divzero2:
 	.loc 8 49 32
-	mov.u64 %rd14, 0x1E00000003;
+	mov.u64 %rd13, 0x1E00000003;
+	mov.u64 %rd14, 0;
 	mov.u64 %rd15, 0;
-	mov.u64 %rd16, 0;
 	bra.uni $L6_bounds_fail;
 $L11_oob3:
 	.loc 8 49 20
-	mov.u64 %rd14, 0x1E00000004;
-	mov.u64 %rd15, %rd24;
-	mov.u64 %rd16, %rd25;
+	mov.u64 %rd13, 0x1E00000004;
+	mov.u64 %rd14, %rd24;
+	mov.u64 %rd15, %rd25;
 	bra.uni $L6_bounds_fail;
 $L12_oob4:
 	.loc 8 50 15
-	mov.u64 %rd14, 0x1E00000005;
-	mov.u64 %rd15, %rd23;
-	mov.u64 %rd16, %rd26;
+	mov.u64 %rd13, 0x1E00000005;
+	mov.u64 %rd14, %rd23;
+	mov.u64 %rd15, %rd26;
 	bra.uni $L6_bounds_fail;
 $L13_divzero5:
 	.loc 8 51 25
-	mov.u64 %rd14, 0x1E00000006;
+	mov.u64 %rd13, 0x1E00000006;
+	mov.u64 %rd14, 0;
 	mov.u64 %rd15, 0;
-	mov.u64 %rd16, 0;
 	bra.uni $L6_bounds_fail;
 $L14_oob6:
 	.loc 8 51 16
-	mov.u64 %rd14, 0x1E00000007;
-	mov.u64 %rd15, %rd32;
-	mov.u64 %rd16, %rd5;
+	mov.u64 %rd13, 0x1E00000007;
+	mov.u64 %rd14, %rd32;
+	mov.u64 %rd15, %rd5;
 	bra.uni $L6_bounds_fail;
 $L6_bounds_fail:
-	atom.global.cas.b64 %rd17, [kern_error], 0, %rd14;
-	setp.eq.u64 %p2, %rd17, 0;
+	atom.global.cas.b64 %rd16, [kern_error], 0, %rd13;
+	setp.eq.u64 %p2, %rd16, 0;
 	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd15;
-	st.global.u64 [kern_error+16], %rd16;
+	st.global.u64 [kern_error+8], %rd14;
+	st.global.u64 [kern_error+16], %rd15;
 	mov.u32 %r3, %ctaid.x;
 	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd18, %r3, %r4;
+	mul.wide.u32 %rd17, %r3, %r4;
 	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd19, %r5;
-	add.s64 %rd20, %rd18, %rd19;
-	st.global.u64 [kern_error+24], %rd20;
+	cvt.u64.u32 %rd18, %r5;
+	add.s64 %rd19, %rd17, %rd18;
+	st.global.u64 [kern_error+24], %rd19;
 	bra.uni $L7_bounds_exit;
 $L7_bounds_exit:
 	exit;
@@ -8384,11 +8384,11 @@ $L4_if_done:
 	.loc 8 48 17
 	setp.eq.s64 %p1, %rd9, 0;
 	@%p1 bra $L8_divzero0;
-	div.s64 %rd13, %rd12, %rd9;
+	div.s64 %rd20, %rd12, %rd9;
 	.loc 8 48 15
-	setp.hs.u64 %p3, %rd13, %rd8;
+	setp.hs.u64 %p3, %rd20, %rd8;
 	@%p3 bra $L9_oob1;
-	shl.b64 %rd21, %rd13, 2;
+	shl.b64 %rd21, %rd20, 2;
 	add.s64 %rd22, %rd7, %rd21;
 	ld.global.nc.s32 %r6, [%rd22];
 	.loc 8 48 11
@@ -8430,59 +8430,59 @@ $L4_if_done:
 	bra.uni $L5_ret_embed_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u005d;
 $L8_divzero0:
 	.loc 8 48 17
-	mov.u64 %rd14, 0x1F00000001;
+	mov.u64 %rd13, 0x1F00000001;
+	mov.u64 %rd14, 0;
 	mov.u64 %rd15, 0;
-	mov.u64 %rd16, 0;
 	bra.uni $L6_bounds_fail;
 $L9_oob1:
 	.loc 8 48 15
-	mov.u64 %rd14, 0x1F00000002;
-	mov.u64 %rd15, %rd13;
-	mov.u64 %rd16, %rd8;
+	mov.u64 %rd13, 0x1F00000002;
+	mov.u64 %rd14, %rd20;
+	mov.u64 %rd15, %rd8;
 	bra.uni $L6_bounds_fail;
 $L10_divzero2:
 	.loc 8 49 32
-	mov.u64 %rd14, 0x1F00000003;
+	mov.u64 %rd13, 0x1F00000003;
+	mov.u64 %rd14, 0;
 	mov.u64 %rd15, 0;
-	mov.u64 %rd16, 0;
 	bra.uni $L6_bounds_fail;
 $L11_oob3:
 	.loc 8 49 20
-	mov.u64 %rd14, 0x1F00000004;
-	mov.u64 %rd15, %rd24;
-	mov.u64 %rd16, %rd25;
+	mov.u64 %rd13, 0x1F00000004;
+	mov.u64 %rd14, %rd24;
+	mov.u64 %rd15, %rd25;
 	bra.uni $L6_bounds_fail;
 $L12_oob4:
 	.loc 8 50 15
-	mov.u64 %rd14, 0x1F00000005;
-	mov.u64 %rd15, %rd23;
-	mov.u64 %rd16, %rd26;
+	mov.u64 %rd13, 0x1F00000005;
+	mov.u64 %rd14, %rd23;
+	mov.u64 %rd15, %rd26;
 	bra.uni $L6_bounds_fail;
 $L13_divzero5:
 	.loc 8 51 25
-	mov.u64 %rd14, 0x1F00000006;
+	mov.u64 %rd13, 0x1F00000006;
+	mov.u64 %rd14, 0;
 	mov.u64 %rd15, 0;
-	mov.u64 %rd16, 0;
 	bra.uni $L6_bounds_fail;
 $L14_oob6:
 	.loc 8 51 16
-	mov.u64 %rd14, 0x1F00000007;
-	mov.u64 %rd15, %rd32;
-	mov.u64 %rd16, %rd5;
+	mov.u64 %rd13, 0x1F00000007;
+	mov.u64 %rd14, %rd32;
+	mov.u64 %rd15, %rd5;
 	bra.uni $L6_bounds_fail;
 $L6_bounds_fail:
-	atom.global.cas.b64 %rd17, [kern_error], 0, %rd14;
-	setp.eq.u64 %p2, %rd17, 0;
+	atom.global.cas.b64 %rd16, [kern_error], 0, %rd13;
+	setp.eq.u64 %p2, %rd16, 0;
 	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd15;
-	st.global.u64 [kern_error+16], %rd16;
+	st.global.u64 [kern_error+8], %rd14;
+	st.global.u64 [kern_error+16], %rd15;
 	mov.u32 %r3, %ctaid.x;
 	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd18, %r3, %r4;
+	mul.wide.u32 %rd17, %r3, %r4;
 	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd19, %r5;
-	add.s64 %rd20, %rd18, %rd19;
-	st.global.u64 [kern_error+24], %rd20;
+	cvt.u64.u32 %rd18, %r5;
+	add.s64 %rd19, %rd17, %rd18;
+	st.global.u64 [kern_error+24], %rd19;
 	bra.uni $L7_bounds_exit;
 $L7_bounds_exit:
 	exit;
@@ -9339,7 +9339,7 @@ $L2_entry:
 	mov.u32 %r5, %ntid.z;
 	cvt.s64.u32 %rd16, %r5;
 	.loc 9 95 39
-	div.s64 %rd17, %rd14, 32;
+	shr.u64 %rd17, %rd14, 5;
 	.loc 9 95 23
 	mul.lo.s64 %rd18, %rd11, %rd17;
 	.loc 9 95 52
@@ -9570,7 +9570,7 @@ $L2_entry:
 	mov.u32 %r5, %ntid.z;
 	cvt.s64.u32 %rd16, %r5;
 	.loc 9 95 39
-	div.s64 %rd17, %rd14, 32;
+	shr.u64 %rd17, %rd14, 5;
 	.loc 9 95 23
 	mul.lo.s64 %rd18, %rd11, %rd17;
 	.loc 9 95 52
@@ -9809,7 +9809,7 @@ $L2_entry:
 	mov.u32 %r5, %ntid.z;
 	cvt.s64.u32 %rd16, %r5;
 	.loc 9 95 39
-	div.s64 %rd17, %rd14, 32;
+	shr.u64 %rd17, %rd14, 5;
 	.loc 9 95 23
 	mul.lo.s64 %rd18, %rd11, %rd17;
 	.loc 9 95 52
@@ -12899,7 +12899,7 @@ $L6_entry:
 	.loc 10 167 10
 	setp.eq.s64 %p1, %rd9, 0;
 	@%p1 bra $L10_divzero0;
-	div.s64 %rd15, %rd13, %rd9;
+	div.s64 %rd22, %rd13, %rd9;
 	.loc 10 167 22
 	add.s64 %rd23, %rd9, 128;
 	.loc 10 167 24
@@ -12907,7 +12907,7 @@ $L6_entry:
 	.loc 10 167 27
 	div.s64 %rd25, %rd24, 128;
 	.loc 10 167 15
-	mul.lo.s64 %rd26, %rd15, %rd25;
+	mul.lo.s64 %rd26, %rd22, %rd25;
 	.loc 10 167 34
 	setp.eq.s64 %p3, %rd9, 0;
 	@%p3 bra $L11_divzero1;
@@ -12921,15 +12921,15 @@ $L6_entry:
 	bra.uni $L7_ret_groupIndex;
 $L10_divzero0:
 	.loc 10 167 10
-	mov.u64 %rd16, 0x3200000001;
+	mov.u64 %rd15, 0x3200000001;
+	mov.u64 %rd16, 0;
 	mov.u64 %rd17, 0;
-	mov.u64 %rd18, 0;
 	bra.uni $L8_bounds_fail;
 $L11_divzero1:
 	.loc 10 167 34
-	mov.u64 %rd16, 0x3200000002;
+	mov.u64 %rd15, 0x3200000002;
+	mov.u64 %rd16, 0;
 	mov.u64 %rd17, 0;
-	mov.u64 %rd18, 0;
 	bra.uni $L8_bounds_fail;
 $L7_ret_groupIndex:
 	.loc 10 127 13
@@ -12956,9 +12956,9 @@ $L7_ret_groupIndex:
 	bra.uni $L13_entry;
 $L12_oob2:
 	.loc 10 127 13
-	mov.u64 %rd16, 0x3200000003;
-	mov.u64 %rd17, %rd14;
-	mov.u64 %rd18, %rd8;
+	mov.u64 %rd15, 0x3200000003;
+	mov.u64 %rd16, %rd14;
+	mov.u64 %rd17, %rd8;
 	bra.uni $L8_bounds_fail;
 $L13_entry:
 	.loc 6 34 40
@@ -12987,9 +12987,9 @@ $L14_ret_store:
 	bra.uni $L16_entry;
 $L15_oob3:
 	.loc 10 129 5
-	mov.u64 %rd16, 0x3200000004;
-	mov.u64 %rd17, %rd13;
-	mov.u64 %rd18, %rd2;
+	mov.u64 %rd15, 0x3200000004;
+	mov.u64 %rd16, %rd13;
+	mov.u64 %rd17, %rd2;
 	bra.uni $L8_bounds_fail;
 $L16_entry:
 	.loc 6 34 40
@@ -13004,23 +13004,23 @@ $L17_ret_store:
 	st.global.f32 [%rd38], %f6;
 	bra.uni $L5_ret_dequantInt4_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L18_oob4:
-	mov.u64 %rd16, 0x3200000005;
-	mov.u64 %rd17, %rd36;
-	mov.u64 %rd18, %rd2;
+	mov.u64 %rd15, 0x3200000005;
+	mov.u64 %rd16, %rd36;
+	mov.u64 %rd17, %rd2;
 	bra.uni $L8_bounds_fail;
 $L8_bounds_fail:
-	atom.global.cas.b64 %rd19, [kern_error], 0, %rd16;
-	setp.eq.u64 %p2, %rd19, 0;
+	atom.global.cas.b64 %rd18, [kern_error], 0, %rd15;
+	setp.eq.u64 %p2, %rd18, 0;
 	@!%p2 bra $L9_bounds_exit;
-	st.global.u64 [kern_error+8], %rd17;
-	st.global.u64 [kern_error+16], %rd18;
+	st.global.u64 [kern_error+8], %rd16;
+	st.global.u64 [kern_error+16], %rd17;
 	mov.u32 %r3, %ctaid.x;
 	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd20, %r3, %r4;
+	mul.wide.u32 %rd19, %r3, %r4;
 	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd21, %r5;
-	add.s64 %rd22, %rd20, %rd21;
-	st.global.u64 [kern_error+24], %rd22;
+	cvt.u64.u32 %rd20, %r5;
+	add.s64 %rd21, %rd19, %rd20;
+	st.global.u64 [kern_error+24], %rd21;
 	bra.uni $L9_bounds_exit;
 $L9_bounds_exit:
 	exit;
@@ -13078,7 +13078,7 @@ $L6_entry:
 	.loc 10 167 10
 	setp.eq.s64 %p1, %rd9, 0;
 	@%p1 bra $L10_divzero0;
-	div.s64 %rd15, %rd13, %rd9;
+	div.s64 %rd22, %rd13, %rd9;
 	.loc 10 167 22
 	add.s64 %rd23, %rd9, 128;
 	.loc 10 167 24
@@ -13086,7 +13086,7 @@ $L6_entry:
 	.loc 10 167 27
 	div.s64 %rd25, %rd24, 128;
 	.loc 10 167 15
-	mul.lo.s64 %rd26, %rd15, %rd25;
+	mul.lo.s64 %rd26, %rd22, %rd25;
 	.loc 10 167 34
 	setp.eq.s64 %p3, %rd9, 0;
 	@%p3 bra $L11_divzero1;
@@ -13100,15 +13100,15 @@ $L6_entry:
 	bra.uni $L7_ret_groupIndex;
 $L10_divzero0:
 	.loc 10 167 10
-	mov.u64 %rd16, 0x3300000001;
+	mov.u64 %rd15, 0x3300000001;
+	mov.u64 %rd16, 0;
 	mov.u64 %rd17, 0;
-	mov.u64 %rd18, 0;
 	bra.uni $L8_bounds_fail;
 $L11_divzero1:
 	.loc 10 167 34
-	mov.u64 %rd16, 0x3300000002;
+	mov.u64 %rd15, 0x3300000002;
+	mov.u64 %rd16, 0;
 	mov.u64 %rd17, 0;
-	mov.u64 %rd18, 0;
 	bra.uni $L8_bounds_fail;
 $L7_ret_groupIndex:
 	.loc 10 127 13
@@ -13135,9 +13135,9 @@ $L7_ret_groupIndex:
 	bra.uni $L13_entry;
 $L12_oob2:
 	.loc 10 127 13
-	mov.u64 %rd16, 0x3300000003;
-	mov.u64 %rd17, %rd14;
-	mov.u64 %rd18, %rd8;
+	mov.u64 %rd15, 0x3300000003;
+	mov.u64 %rd16, %rd14;
+	mov.u64 %rd17, %rd8;
 	bra.uni $L8_bounds_fail;
 $L13_entry:
 	.loc 6 39 58
@@ -13168,9 +13168,9 @@ $L14_ret_store:
 	bra.uni $L16_entry;
 $L15_oob3:
 	.loc 10 129 5
-	mov.u64 %rd16, 0x3300000004;
-	mov.u64 %rd17, %rd13;
-	mov.u64 %rd18, %rd2;
+	mov.u64 %rd15, 0x3300000004;
+	mov.u64 %rd16, %rd13;
+	mov.u64 %rd17, %rd2;
 	bra.uni $L8_bounds_fail;
 $L16_entry:
 	.loc 6 39 58
@@ -13187,23 +13187,23 @@ $L17_ret_store:
 	st.global.u16 [%rd38], %rs2;
 	bra.uni $L5_ret_dequantInt4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L18_oob4:
-	mov.u64 %rd16, 0x3300000005;
-	mov.u64 %rd17, %rd36;
-	mov.u64 %rd18, %rd2;
+	mov.u64 %rd15, 0x3300000005;
+	mov.u64 %rd16, %rd36;
+	mov.u64 %rd17, %rd2;
 	bra.uni $L8_bounds_fail;
 $L8_bounds_fail:
-	atom.global.cas.b64 %rd19, [kern_error], 0, %rd16;
-	setp.eq.u64 %p2, %rd19, 0;
+	atom.global.cas.b64 %rd18, [kern_error], 0, %rd15;
+	setp.eq.u64 %p2, %rd18, 0;
 	@!%p2 bra $L9_bounds_exit;
-	st.global.u64 [kern_error+8], %rd17;
-	st.global.u64 [kern_error+16], %rd18;
+	st.global.u64 [kern_error+8], %rd16;
+	st.global.u64 [kern_error+16], %rd17;
 	mov.u32 %r3, %ctaid.x;
 	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd20, %r3, %r4;
+	mul.wide.u32 %rd19, %r3, %r4;
 	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd21, %r5;
-	add.s64 %rd22, %rd20, %rd21;
-	st.global.u64 [kern_error+24], %rd22;
+	cvt.u64.u32 %rd20, %r5;
+	add.s64 %rd21, %rd19, %rd20;
+	st.global.u64 [kern_error+24], %rd21;
 	bra.uni $L9_bounds_exit;
 $L9_bounds_exit:
 	exit;
@@ -13261,7 +13261,7 @@ $L6_entry:
 	.loc 10 167 10
 	setp.eq.s64 %p1, %rd9, 0;
 	@%p1 bra $L10_divzero0;
-	div.s64 %rd15, %rd13, %rd9;
+	div.s64 %rd22, %rd13, %rd9;
 	.loc 10 167 22
 	add.s64 %rd23, %rd9, 128;
 	.loc 10 167 24
@@ -13269,7 +13269,7 @@ $L6_entry:
 	.loc 10 167 27
 	div.s64 %rd25, %rd24, 128;
 	.loc 10 167 15
-	mul.lo.s64 %rd26, %rd15, %rd25;
+	mul.lo.s64 %rd26, %rd22, %rd25;
 	.loc 10 167 34
 	setp.eq.s64 %p3, %rd9, 0;
 	@%p3 bra $L11_divzero1;
@@ -13283,15 +13283,15 @@ $L6_entry:
 	bra.uni $L7_ret_groupIndex;
 $L10_divzero0:
 	.loc 10 167 10
-	mov.u64 %rd16, 0x3400000001;
+	mov.u64 %rd15, 0x3400000001;
+	mov.u64 %rd16, 0;
 	mov.u64 %rd17, 0;
-	mov.u64 %rd18, 0;
 	bra.uni $L8_bounds_fail;
 $L11_divzero1:
 	.loc 10 167 34
-	mov.u64 %rd16, 0x3400000002;
+	mov.u64 %rd15, 0x3400000002;
+	mov.u64 %rd16, 0;
 	mov.u64 %rd17, 0;
-	mov.u64 %rd18, 0;
 	bra.uni $L8_bounds_fail;
 $L7_ret_groupIndex:
 	.loc 10 127 13
@@ -13318,9 +13318,9 @@ $L7_ret_groupIndex:
 	bra.uni $L13_entry;
 $L12_oob2:
 	.loc 10 127 13
-	mov.u64 %rd16, 0x3400000003;
-	mov.u64 %rd17, %rd14;
-	mov.u64 %rd18, %rd8;
+	mov.u64 %rd15, 0x3400000003;
+	mov.u64 %rd16, %rd14;
+	mov.u64 %rd17, %rd8;
 	bra.uni $L8_bounds_fail;
 $L13_entry:
 	.loc 6 44 67
@@ -13351,9 +13351,9 @@ $L14_ret_store:
 	bra.uni $L16_entry;
 $L15_oob3:
 	.loc 10 129 5
-	mov.u64 %rd16, 0x3400000004;
-	mov.u64 %rd17, %rd13;
-	mov.u64 %rd18, %rd2;
+	mov.u64 %rd15, 0x3400000004;
+	mov.u64 %rd16, %rd13;
+	mov.u64 %rd17, %rd2;
 	bra.uni $L8_bounds_fail;
 $L16_entry:
 	.loc 6 44 67
@@ -13370,23 +13370,23 @@ $L17_ret_store:
 	st.global.u16 [%rd38], %rs2;
 	bra.uni $L5_ret_dequantInt4_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L18_oob4:
-	mov.u64 %rd16, 0x3400000005;
-	mov.u64 %rd17, %rd36;
-	mov.u64 %rd18, %rd2;
+	mov.u64 %rd15, 0x3400000005;
+	mov.u64 %rd16, %rd36;
+	mov.u64 %rd17, %rd2;
 	bra.uni $L8_bounds_fail;
 $L8_bounds_fail:
-	atom.global.cas.b64 %rd19, [kern_error], 0, %rd16;
-	setp.eq.u64 %p2, %rd19, 0;
+	atom.global.cas.b64 %rd18, [kern_error], 0, %rd15;
+	setp.eq.u64 %p2, %rd18, 0;
 	@!%p2 bra $L9_bounds_exit;
-	st.global.u64 [kern_error+8], %rd17;
-	st.global.u64 [kern_error+16], %rd18;
+	st.global.u64 [kern_error+8], %rd16;
+	st.global.u64 [kern_error+16], %rd17;
 	mov.u32 %r3, %ctaid.x;
 	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd20, %r3, %r4;
+	mul.wide.u32 %rd19, %r3, %r4;
 	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd21, %r5;
-	add.s64 %rd22, %rd20, %rd21;
-	st.global.u64 [kern_error+24], %rd22;
+	cvt.u64.u32 %rd20, %r5;
+	add.s64 %rd21, %rd19, %rd20;
+	st.global.u64 [kern_error+24], %rd21;
 	bra.uni $L9_bounds_exit;
 $L9_bounds_exit:
 	exit;
@@ -13445,7 +13445,7 @@ $L9_entry:
 	.loc 10 167 10
 	setp.eq.s64 %p1, %rd9, 0;
 	@%p1 bra $L13_divzero0;
-	div.s64 %rd16, %rd14, %rd9;
+	div.s64 %rd23, %rd14, %rd9;
 	.loc 10 167 22
 	add.s64 %rd24, %rd9, 64;
 	.loc 10 167 24
@@ -13453,7 +13453,7 @@ $L9_entry:
 	.loc 10 167 27
 	div.s64 %rd26, %rd25, 64;
 	.loc 10 167 15
-	mul.lo.s64 %rd27, %rd16, %rd26;
+	mul.lo.s64 %rd27, %rd23, %rd26;
 	.loc 10 167 34
 	setp.eq.s64 %p3, %rd9, 0;
 	@%p3 bra $L14_divzero1;
@@ -13467,15 +13467,15 @@ $L9_entry:
 	bra.uni $L10_ret_groupIndex;
 $L13_divzero0:
 	.loc 10 167 10
-	mov.u64 %rd17, 0x3500000001;
+	mov.u64 %rd16, 0x3500000001;
+	mov.u64 %rd17, 0;
 	mov.u64 %rd18, 0;
-	mov.u64 %rd19, 0;
 	bra.uni $L11_bounds_fail;
 $L14_divzero1:
 	.loc 10 167 34
-	mov.u64 %rd17, 0x3500000002;
+	mov.u64 %rd16, 0x3500000002;
+	mov.u64 %rd17, 0;
 	mov.u64 %rd18, 0;
-	mov.u64 %rd19, 0;
 	bra.uni $L11_bounds_fail;
 $L10_ret_groupIndex:
 	.loc 10 156 13
@@ -13529,27 +13529,27 @@ $L10_ret_groupIndex:
 	bra.uni $L6_for_body;
 $L15_oob2:
 	.loc 10 156 13
-	mov.u64 %rd17, 0x3500000003;
-	mov.u64 %rd18, %rd15;
-	mov.u64 %rd19, %rd8;
+	mov.u64 %rd16, 0x3500000003;
+	mov.u64 %rd17, %rd15;
+	mov.u64 %rd18, %rd8;
 	bra.uni $L11_bounds_fail;
 $L16_oob3:
 	.loc 10 157 20
-	mov.u64 %rd17, 0x3500000004;
-	mov.u64 %rd18, %rd33;
-	mov.u64 %rd19, %rd5;
+	mov.u64 %rd16, 0x3500000004;
+	mov.u64 %rd17, %rd33;
+	mov.u64 %rd18, %rd5;
 	bra.uni $L11_bounds_fail;
 $L17_oob4:
 	.loc 10 157 42
-	mov.u64 %rd17, 0x3500000005;
-	mov.u64 %rd18, %rd37;
-	mov.u64 %rd19, %rd5;
+	mov.u64 %rd16, 0x3500000005;
+	mov.u64 %rd17, %rd37;
+	mov.u64 %rd18, %rd5;
 	bra.uni $L11_bounds_fail;
 $L18_oob5:
 	.loc 10 157 69
-	mov.u64 %rd17, 0x3500000006;
-	mov.u64 %rd18, %rd41;
-	mov.u64 %rd19, %rd5;
+	mov.u64 %rd16, 0x3500000006;
+	mov.u64 %rd17, %rd41;
+	mov.u64 %rd18, %rd5;
 	bra.uni $L11_bounds_fail;
 $L6_for_body:
 	.loc 10 160 8
@@ -13581,9 +13581,9 @@ $L20_ret_store:
 	st.global.f32 [%rd46], %f3;
 	bra.uni $L23_for_body;
 $L21_oob6:
-	mov.u64 %rd17, 0x3500000007;
-	mov.u64 %rd18, %rd44;
-	mov.u64 %rd19, %rd2;
+	mov.u64 %rd16, 0x3500000007;
+	mov.u64 %rd17, %rd44;
+	mov.u64 %rd18, %rd2;
 	bra.uni $L11_bounds_fail;
 $L23_for_body:
 	.loc 10 160 8
@@ -13615,9 +13615,9 @@ $L25_ret_store:
 	st.global.f32 [%rd49], %f6;
 	bra.uni $L28_for_body;
 $L26_oob7:
-	mov.u64 %rd17, 0x3500000008;
-	mov.u64 %rd18, %rd47;
-	mov.u64 %rd19, %rd2;
+	mov.u64 %rd16, 0x3500000008;
+	mov.u64 %rd17, %rd47;
+	mov.u64 %rd18, %rd2;
 	bra.uni $L11_bounds_fail;
 $L28_for_body:
 	.loc 10 160 8
@@ -13649,9 +13649,9 @@ $L30_ret_store:
 	st.global.f32 [%rd52], %f9;
 	bra.uni $L33_for_body;
 $L31_oob8:
-	mov.u64 %rd17, 0x3500000009;
-	mov.u64 %rd18, %rd50;
-	mov.u64 %rd19, %rd2;
+	mov.u64 %rd16, 0x3500000009;
+	mov.u64 %rd17, %rd50;
+	mov.u64 %rd18, %rd2;
 	bra.uni $L11_bounds_fail;
 $L33_for_body:
 	.loc 10 160 8
@@ -13683,23 +13683,23 @@ $L35_ret_store:
 	st.global.f32 [%rd55], %f12;
 	bra.uni $L8_ret_dequantQ6_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L36_oob9:
-	mov.u64 %rd17, 0x350000000A;
-	mov.u64 %rd18, %rd53;
-	mov.u64 %rd19, %rd2;
+	mov.u64 %rd16, 0x350000000A;
+	mov.u64 %rd17, %rd53;
+	mov.u64 %rd18, %rd2;
 	bra.uni $L11_bounds_fail;
 $L11_bounds_fail:
-	atom.global.cas.b64 %rd20, [kern_error], 0, %rd17;
-	setp.eq.u64 %p2, %rd20, 0;
+	atom.global.cas.b64 %rd19, [kern_error], 0, %rd16;
+	setp.eq.u64 %p2, %rd19, 0;
 	@!%p2 bra $L12_bounds_exit;
-	st.global.u64 [kern_error+8], %rd18;
-	st.global.u64 [kern_error+16], %rd19;
+	st.global.u64 [kern_error+8], %rd17;
+	st.global.u64 [kern_error+16], %rd18;
 	mov.u32 %r3, %ctaid.x;
 	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd21, %r3, %r4;
+	mul.wide.u32 %rd20, %r3, %r4;
 	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd22, %r5;
-	add.s64 %rd23, %rd21, %rd22;
-	st.global.u64 [kern_error+24], %rd23;
+	cvt.u64.u32 %rd21, %r5;
+	add.s64 %rd22, %rd20, %rd21;
+	st.global.u64 [kern_error+24], %rd22;
 	bra.uni $L12_bounds_exit;
 $L12_bounds_exit:
 	exit;
@@ -13759,7 +13759,7 @@ $L9_entry:
 	.loc 10 167 10
 	setp.eq.s64 %p1, %rd9, 0;
 	@%p1 bra $L13_divzero0;
-	div.s64 %rd16, %rd14, %rd9;
+	div.s64 %rd23, %rd14, %rd9;
 	.loc 10 167 22
 	add.s64 %rd24, %rd9, 64;
 	.loc 10 167 24
@@ -13767,7 +13767,7 @@ $L9_entry:
 	.loc 10 167 27
 	div.s64 %rd26, %rd25, 64;
 	.loc 10 167 15
-	mul.lo.s64 %rd27, %rd16, %rd26;
+	mul.lo.s64 %rd27, %rd23, %rd26;
 	.loc 10 167 34
 	setp.eq.s64 %p3, %rd9, 0;
 	@%p3 bra $L14_divzero1;
@@ -13781,15 +13781,15 @@ $L9_entry:
 	bra.uni $L10_ret_groupIndex;
 $L13_divzero0:
 	.loc 10 167 10
-	mov.u64 %rd17, 0x3600000001;
+	mov.u64 %rd16, 0x3600000001;
+	mov.u64 %rd17, 0;
 	mov.u64 %rd18, 0;
-	mov.u64 %rd19, 0;
 	bra.uni $L11_bounds_fail;
 $L14_divzero1:
 	.loc 10 167 34
-	mov.u64 %rd17, 0x3600000002;
+	mov.u64 %rd16, 0x3600000002;
+	mov.u64 %rd17, 0;
 	mov.u64 %rd18, 0;
-	mov.u64 %rd19, 0;
 	bra.uni $L11_bounds_fail;
 $L10_ret_groupIndex:
 	.loc 10 156 13
@@ -13843,27 +13843,27 @@ $L10_ret_groupIndex:
 	bra.uni $L6_for_body;
 $L15_oob2:
 	.loc 10 156 13
-	mov.u64 %rd17, 0x3600000003;
-	mov.u64 %rd18, %rd15;
-	mov.u64 %rd19, %rd8;
+	mov.u64 %rd16, 0x3600000003;
+	mov.u64 %rd17, %rd15;
+	mov.u64 %rd18, %rd8;
 	bra.uni $L11_bounds_fail;
 $L16_oob3:
 	.loc 10 157 20
-	mov.u64 %rd17, 0x3600000004;
-	mov.u64 %rd18, %rd33;
-	mov.u64 %rd19, %rd5;
+	mov.u64 %rd16, 0x3600000004;
+	mov.u64 %rd17, %rd33;
+	mov.u64 %rd18, %rd5;
 	bra.uni $L11_bounds_fail;
 $L17_oob4:
 	.loc 10 157 42
-	mov.u64 %rd17, 0x3600000005;
-	mov.u64 %rd18, %rd37;
-	mov.u64 %rd19, %rd5;
+	mov.u64 %rd16, 0x3600000005;
+	mov.u64 %rd17, %rd37;
+	mov.u64 %rd18, %rd5;
 	bra.uni $L11_bounds_fail;
 $L18_oob5:
 	.loc 10 157 69
-	mov.u64 %rd17, 0x3600000006;
-	mov.u64 %rd18, %rd41;
-	mov.u64 %rd19, %rd5;
+	mov.u64 %rd16, 0x3600000006;
+	mov.u64 %rd17, %rd41;
+	mov.u64 %rd18, %rd5;
 	bra.uni $L11_bounds_fail;
 $L6_for_body:
 	.loc 10 160 8
@@ -13897,9 +13897,9 @@ $L20_ret_store:
 	st.global.u16 [%rd46], %rs0;
 	bra.uni $L23_for_body;
 $L21_oob6:
-	mov.u64 %rd17, 0x3600000007;
-	mov.u64 %rd18, %rd44;
-	mov.u64 %rd19, %rd2;
+	mov.u64 %rd16, 0x3600000007;
+	mov.u64 %rd17, %rd44;
+	mov.u64 %rd18, %rd2;
 	bra.uni $L11_bounds_fail;
 $L23_for_body:
 	.loc 10 160 8
@@ -13933,9 +13933,9 @@ $L25_ret_store:
 	st.global.u16 [%rd49], %rs2;
 	bra.uni $L28_for_body;
 $L26_oob7:
-	mov.u64 %rd17, 0x3600000008;
-	mov.u64 %rd18, %rd47;
-	mov.u64 %rd19, %rd2;
+	mov.u64 %rd16, 0x3600000008;
+	mov.u64 %rd17, %rd47;
+	mov.u64 %rd18, %rd2;
 	bra.uni $L11_bounds_fail;
 $L28_for_body:
 	.loc 10 160 8
@@ -13969,9 +13969,9 @@ $L30_ret_store:
 	st.global.u16 [%rd52], %rs4;
 	bra.uni $L33_for_body;
 $L31_oob8:
-	mov.u64 %rd17, 0x3600000009;
-	mov.u64 %rd18, %rd50;
-	mov.u64 %rd19, %rd2;
+	mov.u64 %rd16, 0x3600000009;
+	mov.u64 %rd17, %rd50;
+	mov.u64 %rd18, %rd2;
 	bra.uni $L11_bounds_fail;
 $L33_for_body:
 	.loc 10 160 8
@@ -14005,23 +14005,23 @@ $L35_ret_store:
 	st.global.u16 [%rd55], %rs6;
 	bra.uni $L8_ret_dequantQ6_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L36_oob9:
-	mov.u64 %rd17, 0x360000000A;
-	mov.u64 %rd18, %rd53;
-	mov.u64 %rd19, %rd2;
+	mov.u64 %rd16, 0x360000000A;
+	mov.u64 %rd17, %rd53;
+	mov.u64 %rd18, %rd2;
 	bra.uni $L11_bounds_fail;
 $L11_bounds_fail:
-	atom.global.cas.b64 %rd20, [kern_error], 0, %rd17;
-	setp.eq.u64 %p2, %rd20, 0;
+	atom.global.cas.b64 %rd19, [kern_error], 0, %rd16;
+	setp.eq.u64 %p2, %rd19, 0;
 	@!%p2 bra $L12_bounds_exit;
-	st.global.u64 [kern_error+8], %rd18;
-	st.global.u64 [kern_error+16], %rd19;
+	st.global.u64 [kern_error+8], %rd17;
+	st.global.u64 [kern_error+16], %rd18;
 	mov.u32 %r3, %ctaid.x;
 	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd21, %r3, %r4;
+	mul.wide.u32 %rd20, %r3, %r4;
 	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd22, %r5;
-	add.s64 %rd23, %rd21, %rd22;
-	st.global.u64 [kern_error+24], %rd23;
+	cvt.u64.u32 %rd21, %r5;
+	add.s64 %rd22, %rd20, %rd21;
+	st.global.u64 [kern_error+24], %rd22;
 	bra.uni $L12_bounds_exit;
 $L12_bounds_exit:
 	exit;
@@ -14081,7 +14081,7 @@ $L9_entry:
 	.loc 10 167 10
 	setp.eq.s64 %p1, %rd9, 0;
 	@%p1 bra $L13_divzero0;
-	div.s64 %rd16, %rd14, %rd9;
+	div.s64 %rd23, %rd14, %rd9;
 	.loc 10 167 22
 	add.s64 %rd24, %rd9, 64;
 	.loc 10 167 24
@@ -14089,7 +14089,7 @@ $L9_entry:
 	.loc 10 167 27
 	div.s64 %rd26, %rd25, 64;
 	.loc 10 167 15
-	mul.lo.s64 %rd27, %rd16, %rd26;
+	mul.lo.s64 %rd27, %rd23, %rd26;
 	.loc 10 167 34
 	setp.eq.s64 %p3, %rd9, 0;
 	@%p3 bra $L14_divzero1;
@@ -14103,15 +14103,15 @@ $L9_entry:
 	bra.uni $L10_ret_groupIndex;
 $L13_divzero0:
 	.loc 10 167 10
-	mov.u64 %rd17, 0x3700000001;
+	mov.u64 %rd16, 0x3700000001;
+	mov.u64 %rd17, 0;
 	mov.u64 %rd18, 0;
-	mov.u64 %rd19, 0;
 	bra.uni $L11_bounds_fail;
 $L14_divzero1:
 	.loc 10 167 34
-	mov.u64 %rd17, 0x3700000002;
+	mov.u64 %rd16, 0x3700000002;
+	mov.u64 %rd17, 0;
 	mov.u64 %rd18, 0;
-	mov.u64 %rd19, 0;
 	bra.uni $L11_bounds_fail;
 $L10_ret_groupIndex:
 	.loc 10 156 13
@@ -14165,27 +14165,27 @@ $L10_ret_groupIndex:
 	bra.uni $L6_for_body;
 $L15_oob2:
 	.loc 10 156 13
-	mov.u64 %rd17, 0x3700000003;
-	mov.u64 %rd18, %rd15;
-	mov.u64 %rd19, %rd8;
+	mov.u64 %rd16, 0x3700000003;
+	mov.u64 %rd17, %rd15;
+	mov.u64 %rd18, %rd8;
 	bra.uni $L11_bounds_fail;
 $L16_oob3:
 	.loc 10 157 20
-	mov.u64 %rd17, 0x3700000004;
-	mov.u64 %rd18, %rd33;
-	mov.u64 %rd19, %rd5;
+	mov.u64 %rd16, 0x3700000004;
+	mov.u64 %rd17, %rd33;
+	mov.u64 %rd18, %rd5;
 	bra.uni $L11_bounds_fail;
 $L17_oob4:
 	.loc 10 157 42
-	mov.u64 %rd17, 0x3700000005;
-	mov.u64 %rd18, %rd37;
-	mov.u64 %rd19, %rd5;
+	mov.u64 %rd16, 0x3700000005;
+	mov.u64 %rd17, %rd37;
+	mov.u64 %rd18, %rd5;
 	bra.uni $L11_bounds_fail;
 $L18_oob5:
 	.loc 10 157 69
-	mov.u64 %rd17, 0x3700000006;
-	mov.u64 %rd18, %rd41;
-	mov.u64 %rd19, %rd5;
+	mov.u64 %rd16, 0x3700000006;
+	mov.u64 %rd17, %rd41;
+	mov.u64 %rd18, %rd5;
 	bra.uni $L11_bounds_fail;
 $L6_for_body:
 	.loc 10 160 8
@@ -14219,9 +14219,9 @@ $L20_ret_store:
 	st.global.u16 [%rd46], %rs0;
 	bra.uni $L23_for_body;
 $L21_oob6:
-	mov.u64 %rd17, 0x3700000007;
-	mov.u64 %rd18, %rd44;
-	mov.u64 %rd19, %rd2;
+	mov.u64 %rd16, 0x3700000007;
+	mov.u64 %rd17, %rd44;
+	mov.u64 %rd18, %rd2;
 	bra.uni $L11_bounds_fail;
 $L23_for_body:
 	.loc 10 160 8
@@ -14255,9 +14255,9 @@ $L25_ret_store:
 	st.global.u16 [%rd49], %rs2;
 	bra.uni $L28_for_body;
 $L26_oob7:
-	mov.u64 %rd17, 0x3700000008;
-	mov.u64 %rd18, %rd47;
-	mov.u64 %rd19, %rd2;
+	mov.u64 %rd16, 0x3700000008;
+	mov.u64 %rd17, %rd47;
+	mov.u64 %rd18, %rd2;
 	bra.uni $L11_bounds_fail;
 $L28_for_body:
 	.loc 10 160 8
@@ -14291,9 +14291,9 @@ $L30_ret_store:
 	st.global.u16 [%rd52], %rs4;
 	bra.uni $L33_for_body;
 $L31_oob8:
-	mov.u64 %rd17, 0x3700000009;
-	mov.u64 %rd18, %rd50;
-	mov.u64 %rd19, %rd2;
+	mov.u64 %rd16, 0x3700000009;
+	mov.u64 %rd17, %rd50;
+	mov.u64 %rd18, %rd2;
 	bra.uni $L11_bounds_fail;
 $L33_for_body:
 	.loc 10 160 8
@@ -14327,23 +14327,23 @@ $L35_ret_store:
 	st.global.u16 [%rd55], %rs6;
 	bra.uni $L8_ret_dequantQ6_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L36_oob9:
-	mov.u64 %rd17, 0x370000000A;
-	mov.u64 %rd18, %rd53;
-	mov.u64 %rd19, %rd2;
+	mov.u64 %rd16, 0x370000000A;
+	mov.u64 %rd17, %rd53;
+	mov.u64 %rd18, %rd2;
 	bra.uni $L11_bounds_fail;
 $L11_bounds_fail:
-	atom.global.cas.b64 %rd20, [kern_error], 0, %rd17;
-	setp.eq.u64 %p2, %rd20, 0;
+	atom.global.cas.b64 %rd19, [kern_error], 0, %rd16;
+	setp.eq.u64 %p2, %rd19, 0;
 	@!%p2 bra $L12_bounds_exit;
-	st.global.u64 [kern_error+8], %rd18;
-	st.global.u64 [kern_error+16], %rd19;
+	st.global.u64 [kern_error+8], %rd17;
+	st.global.u64 [kern_error+16], %rd18;
 	mov.u32 %r3, %ctaid.x;
 	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd21, %r3, %r4;
+	mul.wide.u32 %rd20, %r3, %r4;
 	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd22, %r5;
-	add.s64 %rd23, %rd21, %rd22;
-	st.global.u64 [kern_error+24], %rd23;
+	cvt.u64.u32 %rd21, %r5;
+	add.s64 %rd22, %rd20, %rd21;
+	st.global.u64 [kern_error+24], %rd22;
 	bra.uni $L12_bounds_exit;
 $L12_bounds_exit:
 	exit;
@@ -14392,7 +14392,7 @@ $L2_entry:
 	cvt.u64.u32 %rd11, %r2;
 	add.s64 %rd12, %rd10, %rd11;
 	.loc 12 66 16
-	div.s64 %rd13, %rd5, 2;
+	shr.u64 %rd13, %rd5, 1;
 	.loc 12 66 7
 	setp.ge.s64 %p0, %rd12, %rd13;
 	@%p0 bra $L5_ret_rope_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
@@ -14401,7 +14401,7 @@ $L4_if_done:
 	.loc 12 69 9
 	setp.eq.s64 %p1, %rd9, 0;
 	@%p1 bra $L8_divzero0;
-	rem.s64 %rd14, %rd12, %rd9;
+	rem.s64 %rd21, %rd12, %rd9;
 	.loc 12 70 11
 	setp.eq.s64 %p3, %rd9, 0;
 	@%p3 bra $L9_divzero1;
@@ -14416,26 +14416,26 @@ $L4_if_done:
 	bra.uni $L11_entry;
 $L8_divzero0:
 	.loc 12 69 9
-	mov.u64 %rd15, 0x3800000001;
+	mov.u64 %rd14, 0x3800000001;
+	mov.u64 %rd15, 0;
 	mov.u64 %rd16, 0;
-	mov.u64 %rd17, 0;
 	bra.uni $L6_bounds_fail;
 $L9_divzero1:
 	.loc 12 70 11
-	mov.u64 %rd15, 0x3800000002;
+	mov.u64 %rd14, 0x3800000002;
+	mov.u64 %rd15, 0;
 	mov.u64 %rd16, 0;
-	mov.u64 %rd17, 0;
 	bra.uni $L6_bounds_fail;
 $L10_divzero2:
 	.loc 12 71 38
-	mov.u64 %rd15, 0x3800000003;
+	mov.u64 %rd14, 0x3800000003;
+	mov.u64 %rd15, 0;
 	mov.u64 %rd16, 0;
-	mov.u64 %rd17, 0;
 	bra.uni $L6_bounds_fail;
 $L11_entry:
 	mov.f64 %fd1, 0d3FF0000000000000;
 	mov.f64 %fd2, %fd0;
-	mov.s64 %rd25, %rd14;
+	mov.s64 %rd25, %rd21;
 	bra.uni $L12_for_loop;
 $L12_for_loop:
 	.loc 12 82 16
@@ -14511,7 +14511,7 @@ $L17_ret_ropeSinCos:
 	.loc 12 72 11
 	mul.lo.s64 %rd28, %rd22, %rd7;
 	.loc 12 72 20
-	add.s64 %rd29, %rd28, %rd14;
+	add.s64 %rd29, %rd28, %rd21;
 	.loc 12 73 20
 	setp.hs.u64 %p7, %rd29, %rd5;
 	@%p7 bra $L19_oob3;
@@ -14522,9 +14522,9 @@ $L17_ret_ropeSinCos:
 	bra.uni $L20_entry;
 $L19_oob3:
 	.loc 12 73 20
-	mov.u64 %rd15, 0x3800000004;
-	mov.u64 %rd16, %rd29;
-	mov.u64 %rd17, %rd5;
+	mov.u64 %rd14, 0x3800000004;
+	mov.u64 %rd15, %rd29;
+	mov.u64 %rd16, %rd5;
 	bra.uni $L6_bounds_fail;
 $L20_entry:
 	.loc 6 33 40
@@ -14543,9 +14543,9 @@ $L21_ret_load:
 	bra.uni $L23_entry;
 $L22_oob4:
 	.loc 12 73 35
-	mov.u64 %rd15, 0x3800000005;
-	mov.u64 %rd16, %rd32;
-	mov.u64 %rd17, %rd5;
+	mov.u64 %rd14, 0x3800000005;
+	mov.u64 %rd15, %rd32;
+	mov.u64 %rd16, %rd5;
 	bra.uni $L6_bounds_fail;
 $L23_entry:
 	.loc 6 33 40
@@ -14583,9 +14583,9 @@ $L26_ret_store:
 	bra.uni $L28_entry;
 $L27_oob5:
 	.loc 12 74 5
-	mov.u64 %rd15, 0x3800000006;
-	mov.u64 %rd16, %rd29;
-	mov.u64 %rd17, %rd2;
+	mov.u64 %rd14, 0x3800000006;
+	mov.u64 %rd15, %rd29;
+	mov.u64 %rd16, %rd2;
 	bra.uni $L6_bounds_fail;
 $L28_entry:
 	.loc 6 34 40
@@ -14600,23 +14600,23 @@ $L29_ret_store:
 	st.global.f32 [%rd39], %f21;
 	bra.uni $L5_ret_rope_u005bfloat32_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef32c_u005d;
 $L30_oob6:
-	mov.u64 %rd15, 0x3800000007;
-	mov.u64 %rd16, %rd37;
-	mov.u64 %rd17, %rd2;
+	mov.u64 %rd14, 0x3800000007;
+	mov.u64 %rd15, %rd37;
+	mov.u64 %rd16, %rd2;
 	bra.uni $L6_bounds_fail;
 $L6_bounds_fail:
-	atom.global.cas.b64 %rd18, [kern_error], 0, %rd15;
-	setp.eq.u64 %p2, %rd18, 0;
+	atom.global.cas.b64 %rd17, [kern_error], 0, %rd14;
+	setp.eq.u64 %p2, %rd17, 0;
 	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd16;
-	st.global.u64 [kern_error+16], %rd17;
+	st.global.u64 [kern_error+8], %rd15;
+	st.global.u64 [kern_error+16], %rd16;
 	mov.u32 %r3, %ctaid.x;
 	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd19, %r3, %r4;
+	mul.wide.u32 %rd18, %r3, %r4;
 	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd20, %r5;
-	add.s64 %rd21, %rd19, %rd20;
-	st.global.u64 [kern_error+24], %rd21;
+	cvt.u64.u32 %rd19, %r5;
+	add.s64 %rd20, %rd18, %rd19;
+	st.global.u64 [kern_error+24], %rd20;
 	bra.uni $L7_bounds_exit;
 $L7_bounds_exit:
 	exit;
@@ -14666,7 +14666,7 @@ $L2_entry:
 	cvt.u64.u32 %rd11, %r2;
 	add.s64 %rd12, %rd10, %rd11;
 	.loc 12 66 16
-	div.s64 %rd13, %rd5, 2;
+	shr.u64 %rd13, %rd5, 1;
 	.loc 12 66 7
 	setp.ge.s64 %p0, %rd12, %rd13;
 	@%p0 bra $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
@@ -14675,7 +14675,7 @@ $L4_if_done:
 	.loc 12 69 9
 	setp.eq.s64 %p1, %rd9, 0;
 	@%p1 bra $L8_divzero0;
-	rem.s64 %rd14, %rd12, %rd9;
+	rem.s64 %rd21, %rd12, %rd9;
 	.loc 12 70 11
 	setp.eq.s64 %p3, %rd9, 0;
 	@%p3 bra $L9_divzero1;
@@ -14690,26 +14690,26 @@ $L4_if_done:
 	bra.uni $L11_entry;
 $L8_divzero0:
 	.loc 12 69 9
-	mov.u64 %rd15, 0x3900000001;
+	mov.u64 %rd14, 0x3900000001;
+	mov.u64 %rd15, 0;
 	mov.u64 %rd16, 0;
-	mov.u64 %rd17, 0;
 	bra.uni $L6_bounds_fail;
 $L9_divzero1:
 	.loc 12 70 11
-	mov.u64 %rd15, 0x3900000002;
+	mov.u64 %rd14, 0x3900000002;
+	mov.u64 %rd15, 0;
 	mov.u64 %rd16, 0;
-	mov.u64 %rd17, 0;
 	bra.uni $L6_bounds_fail;
 $L10_divzero2:
 	.loc 12 71 38
-	mov.u64 %rd15, 0x3900000003;
+	mov.u64 %rd14, 0x3900000003;
+	mov.u64 %rd15, 0;
 	mov.u64 %rd16, 0;
-	mov.u64 %rd17, 0;
 	bra.uni $L6_bounds_fail;
 $L11_entry:
 	mov.f64 %fd1, 0d3FF0000000000000;
 	mov.f64 %fd2, %fd0;
-	mov.s64 %rd25, %rd14;
+	mov.s64 %rd25, %rd21;
 	bra.uni $L12_for_loop;
 $L12_for_loop:
 	.loc 12 82 16
@@ -14785,7 +14785,7 @@ $L17_ret_ropeSinCos:
 	.loc 12 72 11
 	mul.lo.s64 %rd28, %rd22, %rd7;
 	.loc 12 72 20
-	add.s64 %rd29, %rd28, %rd14;
+	add.s64 %rd29, %rd28, %rd21;
 	.loc 12 73 20
 	setp.hs.u64 %p7, %rd29, %rd5;
 	@%p7 bra $L19_oob3;
@@ -14796,9 +14796,9 @@ $L17_ret_ropeSinCos:
 	bra.uni $L20_entry;
 $L19_oob3:
 	.loc 12 73 20
-	mov.u64 %rd15, 0x3900000004;
-	mov.u64 %rd16, %rd29;
-	mov.u64 %rd17, %rd5;
+	mov.u64 %rd14, 0x3900000004;
+	mov.u64 %rd15, %rd29;
+	mov.u64 %rd16, %rd5;
 	bra.uni $L6_bounds_fail;
 $L20_entry:
 	.loc 6 38 57
@@ -14819,9 +14819,9 @@ $L21_ret_load:
 	bra.uni $L23_entry;
 $L22_oob4:
 	.loc 12 73 35
-	mov.u64 %rd15, 0x3900000005;
-	mov.u64 %rd16, %rd32;
-	mov.u64 %rd17, %rd5;
+	mov.u64 %rd14, 0x3900000005;
+	mov.u64 %rd15, %rd32;
+	mov.u64 %rd16, %rd5;
 	bra.uni $L6_bounds_fail;
 $L23_entry:
 	.loc 6 38 57
@@ -14863,9 +14863,9 @@ $L26_ret_store:
 	bra.uni $L28_entry;
 $L27_oob5:
 	.loc 12 74 5
-	mov.u64 %rd15, 0x3900000006;
-	mov.u64 %rd16, %rd29;
-	mov.u64 %rd17, %rd2;
+	mov.u64 %rd14, 0x3900000006;
+	mov.u64 %rd15, %rd29;
+	mov.u64 %rd16, %rd2;
 	bra.uni $L6_bounds_fail;
 $L28_entry:
 	.loc 6 39 58
@@ -14882,23 +14882,23 @@ $L29_ret_store:
 	st.global.u16 [%rd39], %rs4;
 	bra.uni $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eHalf_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ef16c_u005d;
 $L30_oob6:
-	mov.u64 %rd15, 0x3900000007;
-	mov.u64 %rd16, %rd37;
-	mov.u64 %rd17, %rd2;
+	mov.u64 %rd14, 0x3900000007;
+	mov.u64 %rd15, %rd37;
+	mov.u64 %rd16, %rd2;
 	bra.uni $L6_bounds_fail;
 $L6_bounds_fail:
-	atom.global.cas.b64 %rd18, [kern_error], 0, %rd15;
-	setp.eq.u64 %p2, %rd18, 0;
+	atom.global.cas.b64 %rd17, [kern_error], 0, %rd14;
+	setp.eq.u64 %p2, %rd17, 0;
 	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd16;
-	st.global.u64 [kern_error+16], %rd17;
+	st.global.u64 [kern_error+8], %rd15;
+	st.global.u64 [kern_error+16], %rd16;
 	mov.u32 %r3, %ctaid.x;
 	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd19, %r3, %r4;
+	mul.wide.u32 %rd18, %r3, %r4;
 	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd20, %r5;
-	add.s64 %rd21, %rd19, %rd20;
-	st.global.u64 [kern_error+24], %rd21;
+	cvt.u64.u32 %rd19, %r5;
+	add.s64 %rd20, %rd18, %rd19;
+	st.global.u64 [kern_error+24], %rd20;
 	bra.uni $L7_bounds_exit;
 $L7_bounds_exit:
 	exit;
@@ -14948,7 +14948,7 @@ $L2_entry:
 	cvt.u64.u32 %rd11, %r2;
 	add.s64 %rd12, %rd10, %rd11;
 	.loc 12 66 16
-	div.s64 %rd13, %rd5, 2;
+	shr.u64 %rd13, %rd5, 1;
 	.loc 12 66 7
 	setp.ge.s64 %p0, %rd12, %rd13;
 	@%p0 bra $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
@@ -14957,7 +14957,7 @@ $L4_if_done:
 	.loc 12 69 9
 	setp.eq.s64 %p1, %rd9, 0;
 	@%p1 bra $L8_divzero0;
-	rem.s64 %rd14, %rd12, %rd9;
+	rem.s64 %rd21, %rd12, %rd9;
 	.loc 12 70 11
 	setp.eq.s64 %p3, %rd9, 0;
 	@%p3 bra $L9_divzero1;
@@ -14972,26 +14972,26 @@ $L4_if_done:
 	bra.uni $L11_entry;
 $L8_divzero0:
 	.loc 12 69 9
-	mov.u64 %rd15, 0x3A00000001;
+	mov.u64 %rd14, 0x3A00000001;
+	mov.u64 %rd15, 0;
 	mov.u64 %rd16, 0;
-	mov.u64 %rd17, 0;
 	bra.uni $L6_bounds_fail;
 $L9_divzero1:
 	.loc 12 70 11
-	mov.u64 %rd15, 0x3A00000002;
+	mov.u64 %rd14, 0x3A00000002;
+	mov.u64 %rd15, 0;
 	mov.u64 %rd16, 0;
-	mov.u64 %rd17, 0;
 	bra.uni $L6_bounds_fail;
 $L10_divzero2:
 	.loc 12 71 38
-	mov.u64 %rd15, 0x3A00000003;
+	mov.u64 %rd14, 0x3A00000003;
+	mov.u64 %rd15, 0;
 	mov.u64 %rd16, 0;
-	mov.u64 %rd17, 0;
 	bra.uni $L6_bounds_fail;
 $L11_entry:
 	mov.f64 %fd1, 0d3FF0000000000000;
 	mov.f64 %fd2, %fd0;
-	mov.s64 %rd25, %rd14;
+	mov.s64 %rd25, %rd21;
 	bra.uni $L12_for_loop;
 $L12_for_loop:
 	.loc 12 82 16
@@ -15067,7 +15067,7 @@ $L17_ret_ropeSinCos:
 	.loc 12 72 11
 	mul.lo.s64 %rd28, %rd22, %rd7;
 	.loc 12 72 20
-	add.s64 %rd29, %rd28, %rd14;
+	add.s64 %rd29, %rd28, %rd21;
 	.loc 12 73 20
 	setp.hs.u64 %p7, %rd29, %rd5;
 	@%p7 bra $L19_oob3;
@@ -15078,9 +15078,9 @@ $L17_ret_ropeSinCos:
 	bra.uni $L20_entry;
 $L19_oob3:
 	.loc 12 73 20
-	mov.u64 %rd15, 0x3A00000004;
-	mov.u64 %rd16, %rd29;
-	mov.u64 %rd17, %rd5;
+	mov.u64 %rd14, 0x3A00000004;
+	mov.u64 %rd15, %rd29;
+	mov.u64 %rd16, %rd5;
 	bra.uni $L6_bounds_fail;
 $L20_entry:
 	.loc 6 43 62
@@ -15103,9 +15103,9 @@ $L21_ret_load:
 	bra.uni $L23_entry;
 $L22_oob4:
 	.loc 12 73 35
-	mov.u64 %rd15, 0x3A00000005;
-	mov.u64 %rd16, %rd32;
-	mov.u64 %rd17, %rd5;
+	mov.u64 %rd14, 0x3A00000005;
+	mov.u64 %rd15, %rd32;
+	mov.u64 %rd16, %rd5;
 	bra.uni $L6_bounds_fail;
 $L23_entry:
 	.loc 6 43 62
@@ -15149,9 +15149,9 @@ $L26_ret_store:
 	bra.uni $L28_entry;
 $L27_oob5:
 	.loc 12 74 5
-	mov.u64 %rd15, 0x3A00000006;
-	mov.u64 %rd16, %rd29;
-	mov.u64 %rd17, %rd2;
+	mov.u64 %rd14, 0x3A00000006;
+	mov.u64 %rd15, %rd29;
+	mov.u64 %rd16, %rd2;
 	bra.uni $L6_bounds_fail;
 $L28_entry:
 	.loc 6 44 67
@@ -15168,23 +15168,23 @@ $L29_ret_store:
 	st.global.u16 [%rd39], %rs4;
 	bra.uni $L5_ret_rope_u005bgithub_u002ecom_u002fgokern_u002fkern_u002fgpu_u002eBFloat16_u002c_u0020github_u002ecom_u002fgokern_u002fkern_u002fops_u002ebf16c_u005d;
 $L30_oob6:
-	mov.u64 %rd15, 0x3A00000007;
-	mov.u64 %rd16, %rd37;
-	mov.u64 %rd17, %rd2;
+	mov.u64 %rd14, 0x3A00000007;
+	mov.u64 %rd15, %rd37;
+	mov.u64 %rd16, %rd2;
 	bra.uni $L6_bounds_fail;
 $L6_bounds_fail:
-	atom.global.cas.b64 %rd18, [kern_error], 0, %rd15;
-	setp.eq.u64 %p2, %rd18, 0;
+	atom.global.cas.b64 %rd17, [kern_error], 0, %rd14;
+	setp.eq.u64 %p2, %rd17, 0;
 	@!%p2 bra $L7_bounds_exit;
-	st.global.u64 [kern_error+8], %rd16;
-	st.global.u64 [kern_error+16], %rd17;
+	st.global.u64 [kern_error+8], %rd15;
+	st.global.u64 [kern_error+16], %rd16;
 	mov.u32 %r3, %ctaid.x;
 	mov.u32 %r4, %ntid.x;
-	mul.wide.u32 %rd19, %r3, %r4;
+	mul.wide.u32 %rd18, %r3, %r4;
 	mov.u32 %r5, %tid.x;
-	cvt.u64.u32 %rd20, %r5;
-	add.s64 %rd21, %rd19, %rd20;
-	st.global.u64 [kern_error+24], %rd21;
+	cvt.u64.u32 %rd19, %r5;
+	add.s64 %rd20, %rd18, %rd19;
+	st.global.u64 [kern_error+24], %rd20;
 	bra.uni $L7_bounds_exit;
 $L7_bounds_exit:
 	exit;
@@ -16340,7 +16340,7 @@ $L177_edge:
 	bra.uni $L160_if_done;
 $L160_if_done:
 	.loc 11 36 22
-	div.s64 %rd108, %rd107, 2;
+	shr.u64 %rd108, %rd107, 1;
 	mov.f32 %f145, %f147;
 	mov.s32 %r151, %r155;
 	mov.s64 %rd107, %rd108;
@@ -16416,7 +16416,7 @@ $L179_ret_negInf:
 	mov.u32 %r177, %ntid.z;
 	cvt.s64.u32 %rd119, %r177;
 	.loc 11 26 30
-	div.s64 %rd120, %rd117, 32;
+	shr.u64 %rd120, %rd117, 5;
 	.loc 11 26 14
 	setp.lt.s64 %p65, %rd116, %rd120;
 	@%p65 bra $L152_if_then;
@@ -16534,7 +16534,7 @@ $L203_edge:
 	bra.uni $L186_if_done;
 $L186_if_done:
 	.loc 11 36 22
-	div.s64 %rd128, %rd127, 2;
+	shr.u64 %rd128, %rd127, 1;
 	mov.f32 %f153, %f155;
 	mov.s32 %r183, %r187;
 	mov.s64 %rd127, %rd128;
@@ -17750,7 +17750,7 @@ $L177_edge:
 	bra.uni $L160_if_done;
 $L160_if_done:
 	.loc 11 36 22
-	div.s64 %rd108, %rd107, 2;
+	shr.u64 %rd108, %rd107, 1;
 	mov.f32 %f145, %f147;
 	mov.s32 %r151, %r155;
 	mov.s64 %rd107, %rd108;
@@ -17826,7 +17826,7 @@ $L179_ret_negInf:
 	mov.u32 %r177, %ntid.z;
 	cvt.s64.u32 %rd119, %r177;
 	.loc 11 26 30
-	div.s64 %rd120, %rd117, 32;
+	shr.u64 %rd120, %rd117, 5;
 	.loc 11 26 14
 	setp.lt.s64 %p65, %rd116, %rd120;
 	@%p65 bra $L152_if_then;
@@ -17944,7 +17944,7 @@ $L203_edge:
 	bra.uni $L186_if_done;
 $L186_if_done:
 	.loc 11 36 22
-	div.s64 %rd128, %rd127, 2;
+	shr.u64 %rd128, %rd127, 1;
 	mov.f32 %f153, %f155;
 	mov.s32 %r183, %r187;
 	mov.s64 %rd127, %rd128;
@@ -19170,7 +19170,7 @@ $L177_edge:
 	bra.uni $L160_if_done;
 $L160_if_done:
 	.loc 11 36 22
-	div.s64 %rd108, %rd107, 2;
+	shr.u64 %rd108, %rd107, 1;
 	mov.f32 %f145, %f147;
 	mov.s32 %r156, %r160;
 	mov.s64 %rd107, %rd108;
@@ -19246,7 +19246,7 @@ $L179_ret_negInf:
 	mov.u32 %r182, %ntid.z;
 	cvt.s64.u32 %rd119, %r182;
 	.loc 11 26 30
-	div.s64 %rd120, %rd117, 32;
+	shr.u64 %rd120, %rd117, 5;
 	.loc 11 26 14
 	setp.lt.s64 %p65, %rd116, %rd120;
 	@%p65 bra $L152_if_then;
@@ -19364,7 +19364,7 @@ $L203_edge:
 	bra.uni $L186_if_done;
 $L186_if_done:
 	.loc 11 36 22
-	div.s64 %rd128, %rd127, 2;
+	shr.u64 %rd128, %rd127, 1;
 	mov.f32 %f153, %f155;
 	mov.s32 %r188, %r192;
 	mov.s64 %rd127, %rd128;

@@ -133,12 +133,12 @@ $L1_entry:
 	mov.u32 %r0, %laneid;
 	cvt.s64.u32 %rd9, %r0;
 	.loc 1 31 18
-	div.s64 %rd10, %rd9, 4;
+	shr.u64 %rd10, %rd9, 2;
 	.loc 1 31 28
 	mov.u32 %r1, %laneid;
 	cvt.s64.u32 %rd11, %r1;
 	.loc 1 31 30
-	rem.s64 %rd12, %rd11, 4;
+	and.b64 %rd12, %rd11, 3;
 	.loc 1 32 19
 	mov.u32 %r2, 0;
 	mov.u32 %r3, 0;
@@ -443,12 +443,12 @@ $L16_entry:
 	mov.u32 %r23, %laneid;
 	cvt.s64.u32 %rd93, %r23;
 	.loc 1 85 18
-	div.s64 %rd94, %rd93, 4;
+	shr.u64 %rd94, %rd93, 2;
 	.loc 1 85 28
 	mov.u32 %r24, %laneid;
 	cvt.s64.u32 %rd95, %r24;
 	.loc 1 85 30
-	rem.s64 %rd96, %rd95, 4;
+	and.b64 %rd96, %rd95, 3;
 	.loc 1 86 5
 	mul.lo.s64 %rd97, %rd94, 8;
 	.loc 1 86 9
@@ -656,11 +656,11 @@ $L7_for_done:
 	.loc 1 64 8
 	bar.sync 0;
 	.loc 1 69 11
-	div.s64 %rd31, %rd11, 8;
+	shr.u64 %rd31, %rd11, 3;
 	.loc 1 69 16
-	rem.s64 %rd32, %rd11, 8;
+	and.b64 %rd32, %rd11, 7;
 	.loc 1 70 37
-	rem.s64 %rd33, %rd31, 2;
+	and.b64 %rd33, %rd31, 1;
 	.loc 1 70 34
 	mul.lo.s64 %rd34, 8, %rd33;
 	.loc 1 70 40
@@ -668,7 +668,7 @@ $L7_for_done:
 	.loc 1 70 43
 	mul.lo.s64 %rd36, %rd35, 16;
 	.loc 1 70 51
-	div.s64 %rd37, %rd31, 2;
+	shr.u64 %rd37, %rd31, 1;
 	.loc 1 70 48
 	mul.lo.s64 %rd38, 8, %rd37;
 	.loc 1 70 46
@@ -679,7 +679,7 @@ $L7_for_done:
 	.loc 1 70 24
 	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r4, %r5, %r6, %r7}, [%rd41];
 	.loc 1 77 40
-	rem.s64 %rd42, %rd11, 16;
+	and.b64 %rd42, %rd11, 15;
 	.loc 1 77 44
 	mul.lo.s64 %rd43, %rd42, 8;
 	.loc 1 77 37
@@ -709,12 +709,12 @@ $L12_entry:
 	mov.u32 %r10, %laneid;
 	cvt.s64.u32 %rd46, %r10;
 	.loc 1 85 18
-	div.s64 %rd47, %rd46, 4;
+	shr.u64 %rd47, %rd46, 2;
 	.loc 1 85 28
 	mov.u32 %r11, %laneid;
 	cvt.s64.u32 %rd48, %r11;
 	.loc 1 85 30
-	rem.s64 %rd49, %rd48, 4;
+	and.b64 %rd49, %rd48, 3;
 	.loc 1 86 5
 	mul.lo.s64 %rd50, %rd47, 8;
 	.loc 1 86 9

@@ -210,7 +210,7 @@ $L9_if_then:
 	mov.u32 %r29, %ntid.z;
 	cvt.s64.u32 %rd29, %r29;
 	.loc 1 44 31
-	div.s64 %rd30, %rd27, 32;
+	shr.u64 %rd30, %rd27, 5;
 	.loc 1 44 15
 	setp.lt.s64 %p3, %rd26, %rd30;
 	@%p3 bra $L11_if_then;

@@ -145,7 +145,7 @@ $L3_if_done:
 	.loc 1 48 14
 	mul.lo.s64 %rd31, 4, %rd11;
 	.loc 1 48 16
-	div.s64 %rd32, %rd31, 32;
+	shr.u64 %rd32, %rd31, 5;
 	.loc 1 48 12
 	setp.hs.u64 %p5, %rd32, %rd5;
 	@%p5 bra $L11_oob3;

@@ -1054,7 +1054,7 @@ $L8_if_done:
 	.loc 1 87 9
 	bar.sync 0;
 	.loc 1 83 33
-	div.s64 %rd25, %rd17, 2;
+	shr.u64 %rd25, %rd17, 1;
 	mov.s64 %rd17, %rd25;
 	bra.uni $L4_for_loop;
 $L6_for_done:
@@ -1156,7 +1156,7 @@ $L5_for_body:
 	.loc 1 104 3
 	add.s32 %r8, %r5, %r7;
 	.loc 1 103 26
-	div.s64 %rd12, %rd11, 2;
+	shr.u64 %rd12, %rd11, 1;
 	mov.s32 %r5, %r8;
 	mov.s64 %rd11, %rd12;
 	bra.uni $L4_for_loop;
@@ -1893,14 +1893,14 @@ $L14_bounds_exit:
 	exit;
 $L8_if_done:
 	.loc 1 194 12
-	rem.u64 %rd22, %rd12, 2;
+	and.b64 %rd22, %rd12, 1;
 	.loc 1 195 8
 	setp.eq.u64 %p5, %rd22, 0;
 	@%p5 bra $L10_switch_body;
 	bra.uni $L11_switch_next;
 $L10_switch_body:
 	.loc 1 196 4
-	div.u64 %rd23, %rd12, 2;
+	shr.u64 %rd23, %rd12, 1;
 	mov.u64 %rd24, %rd23;
 	bra.uni $L9_switch_done;
 $L11_switch_next:
@@ -2310,28 +2310,28 @@ $L1_entry:
 	.loc 1 258 16
 	setp.eq.s64 %p0, %rd18, 0;
 	@%p0 bra $L9_divzero0;
-	div.s64 %rd19, %rd17, %rd18;
+	div.s64 %rd26, %rd17, %rd18;
 	.loc 1 258 29
 	setp.eq.s64 %p2, %rd18, 0;
 	@%p2 bra $L10_divzero1;
 	rem.s64 %rd27, %rd17, %rd18;
 	.loc 1 259 7
-	mul.lo.s64 %rd28, %rd19, 16;
+	mul.lo.s64 %rd28, %rd26, 16;
 	.loc 1 259 11
 	setp.ge.s64 %p3, %rd28, %rd9;
 	@%p3 bra $L2_if_then;
 	bra.uni $L3_if_done;
 $L9_divzero0:
 	.loc 1 258 16
-	mov.u64 %rd20, 0xE00000001;
+	mov.u64 %rd19, 0xE00000001;
+	mov.u64 %rd20, 0;
 	mov.u64 %rd21, 0;
-	mov.u64 %rd22, 0;
 	bra.uni $L7_bounds_fail;
 $L10_divzero1:
 	.loc 1 258 29
-	mov.u64 %rd20, 0xE00000002;
+	mov.u64 %rd19, 0xE00000002;
+	mov.u64 %rd20, 0;
 	mov.u64 %rd21, 0;
-	mov.u64 %rd22, 0;
 	bra.uni $L7_bounds_fail;
 $L2_if_then:
 	.loc 1 260 3
@@ -2341,14 +2341,14 @@ $L3_if_done:
 	mov.u32 %r14, %laneid;
 	cvt.s64.u32 %rd29, %r14;
 	.loc 1 262 19
-	div.s64 %rd30, %rd29, 4;
+	shr.u64 %rd30, %rd29, 2;
 	.loc 1 262 29
 	mov.u32 %r15, %laneid;
 	cvt.s64.u32 %rd31, %r15;
 	.loc 1 262 31
-	rem.s64 %rd32, %rd31, 4;
+	and.b64 %rd32, %rd31, 3;
 	.loc 1 263 16
-	mul.lo.s64 %rd33, %rd19, 16;
+	mul.lo.s64 %rd33, %rd26, 16;
 	.loc 1 263 19
 	add.s64 %rd34, %rd33, %rd30;
 	.loc 1 263 25
@@ -2548,75 +2548,75 @@ $L5_for_body:
 	bra.uni $L4_for_loop;
 $L11_oob2:
 	.loc 1 269 19
-	mov.u64 %rd20, 0xE00000003;
-	mov.u64 %rd21, %rd41;
-	mov.u64 %rd22, %rd2;
+	mov.u64 %rd19, 0xE00000003;
+	mov.u64 %rd20, %rd41;
+	mov.u64 %rd21, %rd2;
 	bra.uni $L7_bounds_fail;
 $L12_oob3:
 	.loc 1 269 26
-	mov.u64 %rd20, 0xE00000004;
-	mov.u64 %rd21, %rd48;
-	mov.u64 %rd22, %rd2;
+	mov.u64 %rd19, 0xE00000004;
+	mov.u64 %rd20, %rd48;
+	mov.u64 %rd21, %rd2;
 	bra.uni $L7_bounds_fail;
 $L13_oob4:
 	.loc 1 270 19
-	mov.u64 %rd20, 0xE00000005;
-	mov.u64 %rd21, %rd52;
-	mov.u64 %rd22, %rd2;
+	mov.u64 %rd19, 0xE00000005;
+	mov.u64 %rd20, %rd52;
+	mov.u64 %rd21, %rd2;
 	bra.uni $L7_bounds_fail;
 $L14_oob5:
 	.loc 1 270 30
-	mov.u64 %rd20, 0xE00000006;
-	mov.u64 %rd21, %rd57;
-	mov.u64 %rd22, %rd2;
+	mov.u64 %rd19, 0xE00000006;
+	mov.u64 %rd20, %rd57;
+	mov.u64 %rd21, %rd2;
 	bra.uni $L7_bounds_fail;
 $L15_oob6:
 	.loc 1 271 19
-	mov.u64 %rd20, 0xE00000007;
-	mov.u64 %rd21, %rd60;
-	mov.u64 %rd22, %rd2;
+	mov.u64 %rd19, 0xE00000007;
+	mov.u64 %rd20, %rd60;
+	mov.u64 %rd21, %rd2;
 	bra.uni $L7_bounds_fail;
 $L16_oob7:
 	.loc 1 271 28
-	mov.u64 %rd20, 0xE00000008;
-	mov.u64 %rd21, %rd63;
-	mov.u64 %rd22, %rd2;
+	mov.u64 %rd19, 0xE00000008;
+	mov.u64 %rd20, %rd63;
+	mov.u64 %rd21, %rd2;
 	bra.uni $L7_bounds_fail;
 $L17_oob8:
 	.loc 1 272 19
-	mov.u64 %rd20, 0xE00000009;
-	mov.u64 %rd21, %rd68;
-	mov.u64 %rd22, %rd2;
+	mov.u64 %rd19, 0xE00000009;
+	mov.u64 %rd20, %rd68;
+	mov.u64 %rd21, %rd2;
 	bra.uni $L7_bounds_fail;
 $L18_oob9:
 	.loc 1 272 32
-	mov.u64 %rd20, 0xE0000000A;
-	mov.u64 %rd21, %rd73;
-	mov.u64 %rd22, %rd2;
+	mov.u64 %rd19, 0xE0000000A;
+	mov.u64 %rd20, %rd73;
+	mov.u64 %rd21, %rd2;
 	bra.uni $L7_bounds_fail;
 $L19_oob10:
 	.loc 1 274 36
-	mov.u64 %rd20, 0xE0000000B;
-	mov.u64 %rd21, %rd45;
-	mov.u64 %rd22, %rd5;
+	mov.u64 %rd19, 0xE0000000B;
+	mov.u64 %rd20, %rd45;
+	mov.u64 %rd21, %rd5;
 	bra.uni $L7_bounds_fail;
 $L20_oob11:
 	.loc 1 274 44
-	mov.u64 %rd20, 0xE0000000C;
-	mov.u64 %rd21, %rd78;
-	mov.u64 %rd22, %rd5;
+	mov.u64 %rd19, 0xE0000000C;
+	mov.u64 %rd20, %rd78;
+	mov.u64 %rd21, %rd5;
 	bra.uni $L7_bounds_fail;
 $L21_oob12:
 	.loc 1 274 69
-	mov.u64 %rd20, 0xE0000000D;
-	mov.u64 %rd21, %rd81;
-	mov.u64 %rd22, %rd5;
+	mov.u64 %rd19, 0xE0000000D;
+	mov.u64 %rd20, %rd81;
+	mov.u64 %rd21, %rd5;
 	bra.uni $L7_bounds_fail;
 $L22_oob13:
 	.loc 1 274 79
-	mov.u64 %rd20, 0xE0000000E;
-	mov.u64 %rd21, %rd84;
-	mov.u64 %rd22, %rd5;
+	mov.u64 %rd19, 0xE0000000E;
+	mov.u64 %rd20, %rd84;
+	mov.u64 %rd21, %rd5;
 	bra.uni $L7_bounds_fail;
 $L6_for_done:
 	.loc 1 277 11
@@ -2676,41 +2676,41 @@ $L6_for_done:
 	ret;
 $L23_oob14:
 	.loc 1 278 3
-	mov.u64 %rd20, 0xE0000000F;
-	mov.u64 %rd21, %rd92;
-	mov.u64 %rd22, %rd8;
+	mov.u64 %rd19, 0xE0000000F;
+	mov.u64 %rd20, %rd92;
+	mov.u64 %rd21, %rd8;
 	bra.uni $L7_bounds_fail;
 $L24_oob15:
 	.loc 1 278 10
-	mov.u64 %rd20, 0xE00000010;
-	mov.u64 %rd21, %rd93;
-	mov.u64 %rd22, %rd8;
+	mov.u64 %rd19, 0xE00000010;
+	mov.u64 %rd20, %rd93;
+	mov.u64 %rd21, %rd8;
 	bra.uni $L7_bounds_fail;
 $L25_oob16:
 	.loc 1 279 3
-	mov.u64 %rd20, 0xE00000011;
-	mov.u64 %rd21, %rd99;
-	mov.u64 %rd22, %rd8;
+	mov.u64 %rd19, 0xE00000011;
+	mov.u64 %rd20, %rd99;
+	mov.u64 %rd21, %rd8;
 	bra.uni $L7_bounds_fail;
 $L26_oob17:
 	.loc 1 279 14
-	mov.u64 %rd20, 0xE00000012;
-	mov.u64 %rd21, %rd102;
-	mov.u64 %rd22, %rd8;
+	mov.u64 %rd19, 0xE00000012;
+	mov.u64 %rd20, %rd102;
+	mov.u64 %rd21, %rd8;
 	bra.uni $L7_bounds_fail;
 $L7_bounds_fail:
-	atom.global.cas.b64 %rd23, [kern_error], 0, %rd20;
-	setp.eq.u64 %p1, %rd23, 0;
+	atom.global.cas.b64 %rd22, [kern_error], 0, %rd19;
+	setp.eq.u64 %p1, %rd22, 0;
 	@!%p1 bra $L8_bounds_exit;
-	st.global.u64 [kern_error+8], %rd21;
-	st.global.u64 [kern_error+16], %rd22;
+	st.global.u64 [kern_error+8], %rd20;
+	st.global.u64 [kern_error+16], %rd21;
 	mov.u32 %r11, %ctaid.x;
 	mov.u32 %r12, %ntid.x;
-	mul.wide.u32 %rd24, %r11, %r12;
+	mul.wide.u32 %rd23, %r11, %r12;
 	mov.u32 %r13, %tid.x;
-	cvt.u64.u32 %rd25, %r13;
-	add.s64 %rd26, %rd24, %rd25;
-	st.global.u64 [kern_error+24], %rd26;
+	cvt.u64.u32 %rd24, %r13;
+	add.s64 %rd25, %rd23, %rd24;
+	st.global.u64 [kern_error+24], %rd25;
 	bra.uni $L8_bounds_exit;
 $L8_bounds_exit:
 	exit;

@@ -24,7 +24,6 @@ var RowShiftKernel = kernRowShiftLauncher{kern.NewKernel(kern.KernelSpec{
 	Sites: []string{
 		"bce.go:16:10",
 		"bce.go:16:10",
-		"panic at bce.go:18:43: integer divide by zero",
 		"bce.go:18:33",
 		"bce.go:18:6",
 	},
@@ -443,7 +442,7 @@ const kernPTX = `//
 )
 .maxntid 64, 1, 1
 {
-	.reg .pred %p<7>;
+	.reg .pred %p<6>;
 	.reg .b32 %r<12>;
 	.reg .b64 %rd<45>;
 	.reg .f32 %f<4>;
@@ -520,12 +519,10 @@ $L3_for_body:
 	.loc 1 18 36
 	add.s64 %rd35, %rd30, %rd7;
 	.loc 1 18 43
-	setp.eq.s64 %p4, %rd6, 0;
-	@%p4 bra $L9_divzero2;
 	rem.s64 %rd36, %rd35, %rd6;
 	.loc 1 18 33
-	setp.hs.u64 %p5, %rd36, %rd23;
-	@%p5 bra $L10_oob3;
+	setp.hs.u64 %p4, %rd36, %rd23;
+	@%p4 bra $L9_oob2;
 	shl.b64 %rd37, %rd36, 2;
 	add.s64 %rd38, %rd26, %rd37;
 	ld.global.nc.f32 %f1, [%rd38];
@@ -534,8 +531,8 @@ $L3_for_body:
 	.loc 1 18 26
 	add.rn.f32 %f3, %f0, %f2;
 	.loc 1 18 6
-	setp.hs.u64 %p6, %rd32, %rd5;
-	@%p6 bra $L11_oob4;
+	setp.hs.u64 %p5, %rd32, %rd5;
+	@%p5 bra $L10_oob3;
 	shl.b64 %rd39, %rd32, 2;
 	add.s64 %rd40, %rd4, %rd39;
 	st.global.f32 [%rd40], %f3;
@@ -550,21 +547,15 @@ $L3_for_body:
 	add.s64 %rd44, %rd30, %rd41;
 	mov.s64 %rd30, %rd44;
 	bra.uni $L2_for_loop;
-$L9_divzero2:
-	.loc 1 18 43
-	mov.u64 %rd15, 0x100000003;
-	mov.u64 %rd16, 0;
-	mov.u64 %rd17, 0;
-	bra.uni $L5_bounds_fail;
-$L10_oob3:
+$L9_oob2:
 	.loc 1 18 33
-	mov.u64 %rd15, 0x100000004;
+	mov.u64 %rd15, 0x100000003;
 	mov.u64 %rd16, %rd36;
 	mov.u64 %rd17, %rd23;
 	bra.uni $L5_bounds_fail;
-$L11_oob4:
+$L10_oob3:
 	.loc 1 18 6
-	mov.u64 %rd15, 0x100000005;
+	mov.u64 %rd15, 0x100000004;
 	mov.u64 %rd16, %rd32;
 	mov.u64 %rd17, %rd5;
 	bra.uni $L5_bounds_fail;
@@ -1942,7 +1933,7 @@ $L5_if_then:
 	cvt.u64.u32 %rd23, %r9;
 	add.s64 %rd24, %rd22, %rd23;
 	.loc 2 126 19
-	div.s64 %rd25, %rd24, 32;
+	shr.u64 %rd25, %rd24, 5;
 	.loc 2 126 7
 	setp.hs.u64 %p3, %rd25, %rd5;
 	@%p3 bra $L26_oob1;
