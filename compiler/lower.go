@@ -45,7 +45,7 @@ type frame struct {
 	// ranges is the range analysis of this activation (nil with
 	// Config.KeepChecks, the unoptimised reference).
 	ranges *rangeCtx
-	spaces   map[ssa.Value]ptrInfo
+	spaces map[ssa.Value]ptrInfo
 	// unrolled maps the header of each //kern:unroll loop to it; active
 	// is the stack of those being lowered.
 	unrolled map[*ssa.BasicBlock]*unrollLoop
