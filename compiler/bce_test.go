@@ -123,7 +123,7 @@ func (g *bceGen) stmt() {
 		case 0:
 			g.line("if %s < len(%s) && %s >= 0 {", v, a, v)
 		case 1:
-			g.line("if %s < %s {", v, g.pick([]string{"n", g.small(), "len(" + a + ")"}))
+			g.line("if %s < %s {", v, g.pick([]string{"n", g.small(), "len(" + a + ")", "cap(" + a + ")"}))
 		default:
 			g.line("if %s >= %s {", v, g.small())
 		}
@@ -331,5 +331,29 @@ func TestBoundsEliminationKeepsFailingChecks(t *testing.T) {
 	}
 	if skipped > kernels/4 {
 		t.Errorf("%d of %d random kernels did not type-check: the generator needs fixing", skipped, kernels)
+	}
+}
+
+// A capacity bounds nothing about a length: s[i] under i < cap(s) keeps
+// its check (a re-slice x[:2] has capacity len(x)).
+func TestCapDoesNotProveAnIndex(t *testing.T) {
+	src := `package k
+
+import "github.com/gokern/kern/gpu"
+
+//kern:kernel block=64
+func K(t gpu.Thread, x, out []int32) {
+	s := x[0:2]
+	if i := t.ThreadIdx().X; i < cap(s) {
+		out[0] = s[i]
+	}
+}
+`
+	p, err := CompileSource(Config{}, "k.go", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := p.Kernels[0].Checks; !strings.Contains(strings.Join(c.KeptAt, " "), "k.go:9:13") {
+		t.Errorf("s[i] under i < cap(s) was proven: kept %v", c.KeptAt)
 	}
 }

@@ -363,8 +363,11 @@ func (rc *rangeCtx) threads() int64 {
 func (rc *rangeCtx) call(v *ssa.Call, b *ssa.BasicBlock, depth int) interval {
 	if bi, ok := v.Call.Value.(*ssa.Builtin); ok {
 		switch bi.Name() {
-		case "len", "cap":
+		case "len":
 			return rc.lenAt(v.Call.Args[0], b, depth)
+		case "cap":
+			// Not lenAt: a re-slice's capacity runs to its parent's end.
+			return span(0, maxLen)
 		case "min", "max":
 			r := rc.at(v.Call.Args[0], b, depth)
 			for _, a := range v.Call.Args[1:] {
