@@ -426,9 +426,12 @@ func (k *Kernel) checkShape(dev *Device, l *launch) error {
 		return k.errorf("%d bytes of shared memory (%d static + %d dynamic) exceed the device's %d per block", tot, k.spec.SharedBytes, l.shared, lim.MaxSharedPerBlock)
 	}
 	if k.spec.Block != (gpu.Dim3{}) {
+		// Per dimension, not only in total: the compiler bounds
+		// ThreadIdx and BlockDim by the directive's extents to prove
+		// indices in range (compiler/ranges.go).
 		hint := ones(k.spec.Block)
-		if t.X*t.Y*t.Z > hint.X*hint.Y*hint.Z {
-			return k.errorf("block of %d threads exceeds the kernel's block=%dx%dx%d (its .maxntid)", t.X*t.Y*t.Z, hint.X, hint.Y, hint.Z)
+		if t.X > hint.X || t.Y > hint.Y || t.Z > hint.Z {
+			return k.errorf("block %dx%dx%d exceeds the kernel's block=%dx%dx%d (its .maxntid) in some dimension", t.X, t.Y, t.Z, hint.X, hint.Y, hint.Z)
 		}
 	}
 	return nil

@@ -1,82 +1,112 @@
 package compiler
 
 // Bounds-check elimination. Kernels are bounds-checked on the device by
-// default; a check is left out when the index is provably in range:
+// default; the check of x[i] is left out when the range analysis
+// (ranges.go) proves 0 ≤ i < len(x) wherever the access runs:
 //
-//   - a constant index into an array (the type checker proved it), or
-//   - x[i] inside the true branch of a dominating `i < len(x)` (or
-//     `len(x) > i`), or the false branch of `i >= len(x)` (or
-//     `len(x) <= i`), on the same slice, with i provably non-negative.
+//   - the interval of i, narrowed by the branches and checked operations
+//     that dominate the access, lies below the smallest len(x) can be (a
+//     gpu.Shared array's constant length, an array type's, a re-slice
+//     x[a:a+n] whose n is bounded), or
+//   - i ≥ 0 and a dominating branch established i < n where n is len(x)
+//     or a value equal to it (the n of x[a:a+n] or x[r*n:(r+1)*n]): the
+//     idioms `if i < len(out)`, `if i >= n { return }`, `for i := range x`
+//     and `for j := tid; j < cols; j += step` over a row of cols elements.
 //
-// This covers the idioms `if i < len(out) { out[i] = ... }`,
-// `if i >= len(out) { return }` and `for i := range x { x[i] ... }`; anything else keeps its check, which
-// costs a compare and a predicated branch that is never taken.
+// A check that stays costs a compare and a predicated branch that is never
+// taken. Each site's outcome is recorded (Kernel.Checks) for kern check -v.
 
 import (
-	"go/constant"
 	"go/token"
 	"go/types"
+	"slices"
 
 	"golang.org/x/tools/go/ssa"
+
+	"github.com/gokern/kern/compiler/ir"
 )
 
-func provablySafe(fn *ssa.Function) map[*ssa.IndexAddr]bool {
+// provablySafe returns the index operations of fn (one activation, whose
+// arguments are args) that need no check, and the range analysis that
+// proved them (nil with Config.KeepChecks).
+func (kb *kernelBuilder) provablySafe(fn *ssa.Function, args []*val) (map[*ssa.IndexAddr]bool, *rangeCtx) {
+	rc := newRangeCtx(fn, kb.k.Block)
+	params := map[*ssa.Parameter]*val{}
+	for i, p := range fn.Params {
+		if i < len(args) && args[i] != nil {
+			params[p] = args[i]
+		}
+	}
+	rc.arg = func(p *ssa.Parameter) interval {
+		a := params[p]
+		if a == nil || len(a.ops) != 1 || a.ops[0].Kind != ir.KImm {
+			return unknown
+		}
+		t := scalarType(p.Type())
+		if typeRange(t) == unknown {
+			if int64(a.ops[0].Imm) < 0 {
+				return unknown
+			}
+			return exactly(int64(a.ops[0].Imm))
+		}
+		return exactly(int64(signExtend(a.ops[0].Imm, t)))
+	}
+	rc.argLen = func(p *ssa.Parameter) interval {
+		a := params[p]
+		if _, ok := p.Type().Underlying().(*types.Slice); !ok || a == nil || len(a.ops) != 3 || a.ops[1].Kind != ir.KImm {
+			return unknown
+		}
+		return exactly(int64(a.ops[1].Imm))
+	}
 	safe := map[*ssa.IndexAddr]bool{}
+	if kb.cfg.KeepChecks {
+		return safe, nil
+	}
 	for _, b := range fn.Blocks {
 		for _, instr := range b.Instrs {
-			ia, ok := instr.(*ssa.IndexAddr)
-			if !ok {
-				continue
-			}
-			if _, isConst := ia.Index.(*ssa.Const); isConst {
-				if _, isPtr := ia.X.Type().Underlying().(*types.Pointer); isPtr {
-					safe[ia] = true // array element: the type checker bounds constant indices
-				}
-			}
-			if !safe[ia] && guarded(ia) && nonNegative(ia.Index, map[ssa.Value]bool{}) {
+			if ia, ok := instr.(*ssa.IndexAddr); ok && rc.inRange(ia) {
 				safe[ia] = true
 			}
 		}
 	}
-	return safe
+	return safe, rc
+}
+
+// inRange reports whether 0 ≤ ia.Index < len(ia.X) wherever ia runs.
+func (rc *rangeCtx) inRange(ia *ssa.IndexAddr) bool {
+	b := ia.Block()
+	i := rc.rangeAt(ia.Index, b)
+	if !i.ok || i.lo < 0 {
+		return false
+	}
+	if n := rc.lenAt(ia.X, b, rangeDepth); n.ok && i.hi < n.lo {
+		return true
+	}
+	return guarded(ia)
 }
 
 // guarded reports whether a dominating branch established
 // ia.Index < len(ia.X).
 func guarded(ia *ssa.IndexAddr) bool {
-	blk := ia.Block()
-	for d := blk.Idom(); d != nil; d = d.Idom() {
-		iff, ok := d.Instrs[len(d.Instrs)-1].(*ssa.If)
+	for d, succ := range dominatingEdges(ia.Block()) {
+		cmp, ok := d.Instrs[len(d.Instrs)-1].(*ssa.If).Cond.(*ssa.BinOp)
 		if !ok {
 			continue
 		}
-		cmp, ok := iff.Cond.(*ssa.BinOp)
-		if !ok {
-			continue
+		op := cmp.Op
+		if succ == 1 {
+			op = negate(op)
 		}
-		// succ is the successor on which idx < n holds: the true one of
-		// i < len(x), the false one of i >= len(x) (the early-return idiom).
 		var idx, n ssa.Value
-		succ := 0
-		switch cmp.Op {
+		switch op {
 		case token.LSS:
 			idx, n = cmp.X, cmp.Y
 		case token.GTR:
 			idx, n = cmp.Y, cmp.X
-		case token.GEQ:
-			idx, n, succ = cmp.X, cmp.Y, 1
-		case token.LEQ:
-			idx, n, succ = cmp.Y, cmp.X, 1
 		default:
 			continue
 		}
-		if !sameValue(idx, ia.Index) || !isLenOf(n, ia.X) {
-			continue
-		}
-		// That successor must dominate the access, and be entered only
-		// from the branch.
-		t := d.Succs[succ]
-		if len(t.Preds) == 1 && t.Dominates(blk) {
+		if sameValue(idx, ia.Index) && isLenOf(n, ia.X) {
 			return true
 		}
 	}
@@ -87,13 +117,17 @@ func sameValue(a, b ssa.Value) bool {
 	if a == b {
 		return true
 	}
-	ca, ok1 := a.(*ssa.Const)
-	cb, ok2 := b.(*ssa.Const)
-	return ok1 && ok2 && ca.Value != nil && cb.Value != nil && constant.Compare(ca.Value, token.EQL, cb.Value)
+	ca, ok1 := constInt(a)
+	cb, ok2 := constInt(b)
+	return ok1 && ok2 && ca == cb
 }
 
-// isLenOf reports whether n is len(x).
+// isLenOf reports whether n equals len(x): the call len(x), or the length
+// operand of the re-slice x is.
 func isLenOf(n, x ssa.Value) bool {
+	if s, ok := x.(*ssa.Slice); ok && symLen(s) == n {
+		return true
+	}
 	call, ok := n.(*ssa.Call)
 	if !ok {
 		return false
@@ -102,84 +136,25 @@ func isLenOf(n, x ssa.Value) bool {
 	return ok && bi.Name() == "len" && len(call.Call.Args) == 1 && call.Call.Args[0] == x
 }
 
-// nonNegative reports whether an integer value is provably ≥ 0.
-func nonNegative(v ssa.Value, visiting map[ssa.Value]bool) bool {
-	if visiting[v] {
-		return true // assumed for loop-carried values; checked on the other edges
-	}
-	visiting[v] = true
-	defer delete(visiting, v)
-	switch v := v.(type) {
-	case *ssa.Const:
-		return v.Value != nil && constant.Sign(v.Value) >= 0
-	case *ssa.Call:
-		if bi, ok := v.Call.Value.(*ssa.Builtin); ok {
-			return bi.Name() == "len" || bi.Name() == "cap"
-		}
-		if fn := v.Call.StaticCallee(); fn != nil {
-			if name, ok := gpuIntrinsicName(fn); ok {
-				switch name {
-				case "Thread.GlobalX", "Thread.GlobalY", "Thread.GlobalZ", "Thread.LinearIdx", "Thread.Lane", "Thread.Warp":
-					return true
-				}
-			}
-		}
-	case *ssa.Field:
-		// ThreadIdx().X etc. are non-negative.
-		if call, ok := v.X.(*ssa.Call); ok {
-			if fn := call.Call.StaticCallee(); fn != nil {
-				if _, ok := gpuIntrinsicName(fn); ok {
-					return true
-				}
-			}
-		}
-	case *ssa.BinOp:
-		switch v.Op {
-		case token.ADD:
-			// The range-loop idiom: phi(-1, i+1) + 1.
-			if c, ok := v.Y.(*ssa.Const); ok && c.Value != nil {
-				if p, ok := v.X.(*ssa.Phi); ok && constant.Sign(c.Value) > 0 {
-					return phiAtLeastMinusOne(p, v)
-				}
-			}
-			return nonNegative(v.X, visiting) && nonNegative(v.Y, visiting)
-		case token.MUL, token.QUO, token.REM:
-			return nonNegative(v.X, visiting) && nonNegative(v.Y, visiting)
-		case token.SHR:
-			return nonNegative(v.X, visiting)
-		case token.AND:
-			return nonNegative(v.X, visiting) || nonNegative(v.Y, visiting)
-		}
-	case *ssa.Phi:
-		for _, e := range v.Edges {
-			if !nonNegative(e, visiting) {
-				return false
-			}
-		}
-		return true
-	case *ssa.Convert:
-		return unsignedNarrower(v) || nonNegative(v.X, visiting)
-	}
-	return false
+// noteCheck records one copy of the check at pos: kept, or not needed.
+func (kb *kernelBuilder) noteCheck(pos token.Pos, kept bool) {
+	kb.checks[pos] = kb.checks[pos] || kept
 }
 
-// phiAtLeastMinusOne recognises p = phi(c ≥ -1, ..., inc) where inc = p+k.
-func phiAtLeastMinusOne(p *ssa.Phi, inc *ssa.BinOp) bool {
-	for _, e := range p.Edges {
-		if e == inc {
+func (kb *kernelBuilder) checkReport() CheckReport {
+	var r CheckReport
+	pos := make([]token.Pos, 0, len(kb.checks))
+	for p := range kb.checks {
+		pos = append(pos, p)
+	}
+	slices.Sort(pos)
+	for _, p := range pos {
+		if !kb.checks[p] {
+			r.Proven++
 			continue
 		}
-		c, ok := e.(*ssa.Const)
-		if !ok || c.Value == nil || constant.Compare(c.Value, token.LSS, constant.MakeInt64(-1)) {
-			return false
-		}
+		r.Kept++
+		r.KeptAt = append(r.KeptAt, kb.fset.Position(p).String())
 	}
-	return true
-}
-
-// unsignedNarrower reports whether v converts an unsigned integer to a
-// wider signed integer (always non-negative).
-func unsignedNarrower(v *ssa.Convert) bool {
-	from, to := scalarType(v.X.Type()), scalarType(v.Type())
-	return from.IsSigned() == false && !from.IsFloat() && from.Bits() > 1 && to.IsSigned() && to.Bits() > from.Bits()
+	return r
 }

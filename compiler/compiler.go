@@ -36,6 +36,9 @@ type Config struct {
 	Dir string
 	// NoLineInfo omits .file/.loc directives.
 	NoLineInfo bool
+	// KeepChecks keeps every bounds check the range analysis would
+	// prove unneeded: the reference the analysis is tested against.
+	KeepChecks bool
 }
 
 // Package is the result of compiling one Go package.
@@ -72,6 +75,18 @@ type Kernel struct {
 	// (internal/srchash), "" when the files could not be read.
 	Source     []string
 	SourceHash string
+	// Checks counts the bounds-check sites by outcome (bounds.go).
+	Checks CheckReport
+}
+
+// CheckReport says what became of a kernel's index bounds checks: Proven
+// sites need none (the range analysis showed the index in range), Kept
+// ones test it on the device. A site is a source position; it counts as
+// kept when any inlined or unrolled copy of it keeps its check.
+type CheckReport struct {
+	Proven, Kept int
+	// KeptAt lists the kept sites as file:line:col, in source order.
+	KeptAt []string
 }
 
 // ParamKind says how a kernel parameter is passed.

@@ -10,6 +10,7 @@ import (
 type directive struct {
 	block    [3]int
 	nobounds bool
+	fastmath bool
 }
 
 const kernelDirective = "//kern:kernel"
@@ -31,6 +32,10 @@ func kernelDirectiveOf(fd *ast.FuncDecl) *ast.Comment {
 //
 //	block=256 | block=16x16 | block=8x8x4   the default launch block shape
 //	nobounds                                 no device bounds checks
+//	fastmath                                 float results may differ from Go's:
+//	                                         mul+add contract to fma, Exp, Sin,
+//	                                         Cos and Tanh use the approximate
+//	                                         hardware instructions directly
 func parseDirective(d *diags, c *ast.Comment) directive {
 	var dir directive
 	seen := map[string]bool{}
@@ -44,6 +49,8 @@ func parseDirective(d *diags, c *ast.Comment) directive {
 		switch {
 		case f == "nobounds":
 			dir.nobounds = true
+		case f == "fastmath":
+			dir.fastmath = true
 		case strings.HasPrefix(f, "block="):
 			dims := strings.Split(strings.TrimPrefix(f, "block="), "x")
 			if len(dims) > 3 {
@@ -69,7 +76,7 @@ func parseDirective(d *diags, c *ast.Comment) directive {
 				}
 			}
 		default:
-			d.errorf(c.Pos(), BadDirective, "unknown //kern:kernel option %q (want block=N[xN[xN]] or nobounds)", f)
+			d.errorf(c.Pos(), BadDirective, "unknown //kern:kernel option %q (want block=N[xN[xN]], nobounds or fastmath)", f)
 		}
 	}
 	return dir

@@ -37,6 +37,9 @@ type kernelBuilder struct {
 	index int
 	// reportedSize is set once KernelTooLarge has been reported.
 	reportedSize bool
+	// checks records each bounds-check site's outcome: true when some
+	// copy of it keeps its device check.
+	checks map[token.Pos]bool
 }
 
 // siteCode is what a failing check writes to the error slot's first word:
@@ -73,8 +76,8 @@ func (c *pkgCtx) compileKernel(fn *ssa.Function, decl *ast.FuncDecl, dir directi
 	}
 	k := &Kernel{Name: fn.Name(), Entry: ptxIdent(fn.Name()), Pos: c.fset.Position(pos), Block: dir.block, Bounds: !dir.nobounds}
 	kb := &kernelBuilder{pkgCtx: c, k: k, bounds: !dir.nobounds,
-		shared: map[*ssa.Call]*ir.Var{}, index: len(c.mod.Funcs)}
-	kb.f = &ir.Func{Name: k.Entry, MaxNTid: dir.block}
+		shared: map[*ssa.Call]*ir.Var{}, index: len(c.mod.Funcs), checks: map[token.Pos]bool{}}
+	kb.f = &ir.Func{Name: k.Entry, MaxNTid: dir.block, FastMath: dir.fastmath}
 	for i := 1; i < sig.Params().Len(); i++ {
 		v := sig.Params().At(i)
 		p, good := kb.kernelParam(v, i-1)
@@ -98,6 +101,7 @@ func (c *pkgCtx) compileKernel(fn *ssa.Function, decl *ast.FuncDecl, dir directi
 	if len(c.d.list) > nerr {
 		return nil
 	}
+	k.Checks = kb.checkReport()
 	var written uint64
 	for i := range k.Params {
 		k.Params[i].Writes = kb.writes[i]

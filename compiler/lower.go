@@ -42,7 +42,10 @@ type frame struct {
 	// promoted lists local Allocs kept in registers.
 	promoted map[*ssa.Alloc]bool
 	safe     map[*ssa.IndexAddr]bool
-	spaces   map[ssa.Value]ptrInfo
+	// ranges is the range analysis of this activation (nil with
+	// Config.KeepChecks, the unoptimised reference).
+	ranges *rangeCtx
+	spaces map[ssa.Value]ptrInfo
 	// unrolled maps the header of each //kern:unroll loop to it; active
 	// is the stack of those being lowered.
 	unrolled map[*ssa.BasicBlock]*unrollLoop
@@ -108,7 +111,7 @@ func (kb *kernelBuilder) newFrame(fn *ssa.Function, args []*val, params []level,
 	fr.spaces = pointerSpaces(fn, args)
 	fr.unrolled = kb.findUnrolled(fn)
 	fr.promoted = promotable(fn, fr.unrollConst)
-	fr.safe = provablySafe(fn)
+	fr.safe, fr.ranges = kb.provablySafe(fn, args)
 	fr.blocks = make([]*ir.Block, len(fn.Blocks))
 	for i, b := range fn.Blocks {
 		fr.blocks[i] = kb.f.NewBlock(blockHint(fn, b))

@@ -84,6 +84,9 @@ func (kb *kernelBuilder) lowerBinOp(fr *frame, in *ssa.BinOp) *val {
 	}
 	op := map[token.Token]ir.Op{token.ADD: ir.OpAdd, token.SUB: ir.OpSub, token.MUL: ir.OpMul,
 		token.QUO: ir.OpDiv, token.REM: ir.OpRem, token.AND: ir.OpAnd, token.OR: ir.OpOr, token.XOR: ir.OpXor}[in.Op]
+	if op == ir.OpDiv || op == ir.OpRem {
+		return kb.lowerDivRem(fr, in, op, st, a, b)
+	}
 	r := kb.b.New(st)
 	if in.Op == token.AND_NOT {
 		nb := kb.b.New(st)
@@ -94,9 +97,6 @@ func (kb *kernelBuilder) lowerBinOp(fr *frame, in *ssa.BinOp) *val {
 	if op == ir.OpInvalid {
 		kb.d.errorf(in.Pos(), UnsupportedConstruct, "operator %s is not supported in kernels", in.Op)
 		return kb.zeroVal(in.Type())
-	}
-	if (op == ir.OpDiv || op == ir.OpRem) && !nonZero(in.Y) {
-		kb.checkDivisor(b, st, in.Pos())
 	}
 	kb.b.Arith(op, st, r, a, b)
 	if op == ir.OpAdd || op == ir.OpSub || op == ir.OpMul {
@@ -371,4 +371,43 @@ func nonZero(v ssa.Value) bool {
 		return v.Op == token.OR && (nonZero(v.X) || nonZero(v.Y))
 	}
 	return false
+}
+
+// lowerDivRem lowers integer / and %. With the operands' ranges known
+// (fr.ranges), a divisor that cannot be zero needs no check, a
+// non-negative dividend over a power of two is a shift or a mask, and
+// 64-bit operands that both fit in 32 bits divide in 32 bits: PTX's 64-bit
+// division is a long subroutine, its 32-bit one a short inline sequence.
+func (kb *kernelBuilder) lowerDivRem(fr *frame, in *ssa.BinOp, op ir.Op, st ir.Type, a, b ir.Operand) *val {
+	var xr, yr interval
+	if fr.ranges != nil && !st.IsFloat() {
+		xr, yr = fr.ranges.rangeAt(in.X, in.Block()), fr.ranges.rangeAt(in.Y, in.Block())
+	}
+	if !nonZero(in.Y) && !(yr.ok && (yr.lo > 0 || yr.hi < 0)) {
+		kb.checkDivisor(b, st, in.Pos())
+	}
+	r := kb.b.New(st)
+	out := &val{ops: []ir.Operand{ir.R(r)}, origin: -1}
+	if c, ok := constInt(in.Y); ok && xr.ok && xr.lo >= 0 && c > 0 && c&(c-1) == 0 && st.Bits() >= 32 {
+		if op == ir.OpDiv {
+			sh := 0
+			for v := c; v > 1; v >>= 1 {
+				sh++
+			}
+			kb.b.Shift(ir.OpShr, st.Unsigned(), r, ir.R(kb.reg(a, st)), ir.Imm(ir.U32, uint64(sh)))
+		} else {
+			kb.b.Arith(ir.OpAnd, st, r, ir.R(kb.reg(a, st)), ir.Imm(st, uint64(c-1)))
+		}
+		return out
+	}
+	if st.Bits() == 64 && xr.within(span(0, 1<<32-1)) && yr.within(span(1, 1<<32-1)) {
+		x32, y32, q32 := kb.b.New(ir.U32), kb.b.New(ir.U32), kb.b.New(ir.U32)
+		kb.b.Cvt(ir.U32, ir.U64, "", x32, ir.R(kb.reg(a, st)))
+		kb.b.Cvt(ir.U32, ir.U64, "", y32, ir.R(kb.reg(b, st)))
+		kb.b.Arith(op, ir.U32, q32, ir.R(x32), ir.R(y32))
+		kb.b.Cvt(st.Unsigned(), ir.U32, "", r, ir.R(q32))
+		return out
+	}
+	kb.b.Arith(op, st, r, a, b)
+	return out
 }

@@ -69,25 +69,39 @@ var mathIntrinsics = map[string]intrinsicFunc{
 		return kb.devmath(c, "Log")
 	},
 	"Exp": func(kb *kernelBuilder, c *icall) *val {
+		if scalarType(c.elem) == ir.F32 && kb.f.FastMath {
+			return scalar(kb.fastExp32(c.arg(0)))
+		}
 		if scalarType(c.elem) == ir.F32 {
 			return scalar(kb.exp32(c.arg(0)))
 		}
 		return kb.devmath(c, "Exp")
 	},
 	"Sin": func(kb *kernelBuilder, c *icall) *val {
+		if scalarType(c.elem) == ir.F32 && kb.f.FastMath {
+			return scalar(kb.unaryMath(ir.OpSin, "approx.ftz", c))
+		}
 		if scalarType(c.elem) == ir.F32 {
 			return scalar(kb.sincos32(ir.OpSin, c.arg(0)))
 		}
 		return kb.devmath(c, "Sin")
 	},
 	"Cos": func(kb *kernelBuilder, c *icall) *val {
+		if scalarType(c.elem) == ir.F32 && kb.f.FastMath {
+			return scalar(kb.unaryMath(ir.OpCos, "approx.ftz", c))
+		}
 		if scalarType(c.elem) == ir.F32 {
 			return scalar(kb.sincos32(ir.OpCos, c.arg(0)))
 		}
 		return kb.devmath(c, "Cos")
 	},
-	"Tanh": func(kb *kernelBuilder, c *icall) *val { return kb.devmath(c, "Tanh") },
-	"Erf":  func(kb *kernelBuilder, c *icall) *val { return kb.devmath(c, "Erf") },
+	"Tanh": func(kb *kernelBuilder, c *icall) *val {
+		if scalarType(c.elem) == ir.F32 && kb.f.FastMath && kb.tgt.sm >= 75 {
+			return scalar(kb.unaryMath(ir.OpTanh, "approx", c)) // PTX ISA §9.7.3.22, sm_75+
+		}
+		return kb.devmath(c, "Tanh")
+	},
+	"Erf": func(kb *kernelBuilder, c *icall) *val { return kb.devmath(c, "Erf") },
 
 	"Half.Float32": func(kb *kernelBuilder, c *icall) *val {
 		r := kb.b.New(ir.F32)
@@ -142,6 +156,17 @@ func (kb *kernelBuilder) round(c *icall, mode string) ir.Reg {
 	}
 	r := kb.b.New(st)
 	kb.b.Cvt(st, st, mode, r, ir.R(kb.reg(c.arg(0), st)))
+	return r
+}
+
+// fastExp32 is e**x for fastmath kernels: ex2.approx.ftz of x·log2 e,
+// without exp32's exact range reduction (the relative error grows with
+// |x|, about 2 ulp per unit of x·log2 e; flushes subnormals).
+func (kb *kernelBuilder) fastExp32(xo ir.Operand) ir.Reg {
+	t := kb.b.New(ir.F32)
+	kb.b.Arith(ir.OpMul, ir.F32, t, ir.R(kb.reg(xo, ir.F32)), f32bits(0x3fb8aa3b)) // log2 e
+	r := kb.b.New(ir.F32)
+	kb.b.Math(ir.OpEx2, "approx.ftz", ir.F32, r, ir.R(t))
 	return r
 }
 

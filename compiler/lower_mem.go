@@ -483,9 +483,11 @@ func (kb *kernelBuilder) checkBounds(idx, n ir.Operand, pos token.Pos) {
 	}
 	if idx.Kind == ir.KImm && n.Kind == ir.KImm {
 		if idx.Imm < n.Imm {
+			kb.noteCheck(pos, false)
 			return
 		}
 	}
+	kb.noteCheck(pos, true)
 	p := kb.b.New(ir.Pred)
 	kb.b.Setp(ir.HS, ir.U64, p, idx, n)
 	kb.failWhen(p, "oob", kb.posString(pos), idx, n)
@@ -618,6 +620,8 @@ func (kb *kernelBuilder) lowerIndexAddr(fr *frame, in *ssa.IndexAddr) *val {
 	i64 := kb.index64(idx, in.Index.Type())
 	if !fr.safe[in] {
 		kb.checkBounds(i64, n, pos)
+	} else if kb.bounds {
+		kb.noteCheck(pos, false)
 	}
 	size := sizes.Sizeof(elem)
 	return &val{ops: []ir.Operand{kb.addOffset(x.ops[0], i64, size)}, space: x.space, origin: x.origin, mask: x.mask}

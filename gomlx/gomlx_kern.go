@@ -2477,10 +2477,6 @@ var matmulTileF32Kernel = kernMatmulTileF32Launcher{kern.NewLauncher(kern.Kernel
 	Sites: []string{
 		"kernels_matmul.go:31:17",
 		"kernels_matmul.go:34:17",
-		"kernels_matmul.go:36:5",
-		"kernels_matmul.go:37:5",
-		"kernels_matmul.go:40:13",
-		"kernels_matmul.go:40:32",
 		"kernels_matmul.go:45:6",
 	},
 	SourceHash: "5d42d9d4847a16a0", Source: []string{"kernels_float.go:f32c.load", "kernels_float.go:f32c.store", "kernels_float.go:type codec", "kernels_float.go:type f32c", "kernels_matmul.go:const tileDim", "kernels_matmul.go:matmulTile", "kernels_matmul.go:matmulTileF32"},
@@ -2514,10 +2510,6 @@ var matmulTileF16Kernel = kernMatmulTileF16Launcher{kern.NewLauncher(kern.Kernel
 	Sites: []string{
 		"kernels_matmul.go:31:17",
 		"kernels_matmul.go:34:17",
-		"kernels_matmul.go:36:5",
-		"kernels_matmul.go:37:5",
-		"kernels_matmul.go:40:13",
-		"kernels_matmul.go:40:32",
 		"kernels_matmul.go:45:6",
 	},
 	SourceHash: "cc05907bdb2df4f4", Source: []string{"kernels_float.go:f16c.load", "kernels_float.go:f16c.store", "kernels_float.go:type codec", "kernels_float.go:type f16c", "kernels_matmul.go:const tileDim", "kernels_matmul.go:matmulTile", "kernels_matmul.go:matmulTileF16"},
@@ -2551,10 +2543,6 @@ var matmulTileBF16Kernel = kernMatmulTileBF16Launcher{kern.NewLauncher(kern.Kern
 	Sites: []string{
 		"kernels_matmul.go:31:17",
 		"kernels_matmul.go:34:17",
-		"kernels_matmul.go:36:5",
-		"kernels_matmul.go:37:5",
-		"kernels_matmul.go:40:13",
-		"kernels_matmul.go:40:32",
 		"kernels_matmul.go:45:6",
 	},
 	SourceHash: "dc7d96f0878c4688", Source: []string{"kernels_float.go:bf16c.load", "kernels_float.go:bf16c.store", "kernels_float.go:type bf16c", "kernels_float.go:type codec", "kernels_matmul.go:const tileDim", "kernels_matmul.go:matmulTile", "kernels_matmul.go:matmulTileBF16"},
@@ -2588,10 +2576,6 @@ var matmulTileF64Kernel = kernMatmulTileF64Launcher{kern.NewLauncher(kern.Kernel
 	Sites: []string{
 		"kernels_matmul.go:76:10",
 		"kernels_matmul.go:79:10",
-		"kernels_matmul.go:81:5",
-		"kernels_matmul.go:82:5",
-		"kernels_matmul.go:85:13",
-		"kernels_matmul.go:85:32",
 		"kernels_matmul.go:90:6",
 	},
 	SourceHash: "8d32a121352d9015", Source: []string{"kernels_matmul.go:const tileDim", "kernels_matmul.go:matmulTileF64"},

@@ -97,7 +97,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-var verbose bool
+var verbose, bce bool
 
 // commandHelp is what -h prints for the compiling commands: the
 // arguments, then what the command does.
@@ -136,7 +136,8 @@ func flags(name string, args []string, stderr io.Writer) (*flag.FlagSet, *string
 	}
 	arch := fs.String("arch", "", "PTX target: sm_70 … sm_90a (default sm_80)")
 	if name == "check" {
-		fs.BoolVar(&verbose, "v", false, "assemble with ptxas and print registers, spills and shared memory per kernel")
+		fs.BoolVar(&verbose, "v", false, "assemble with ptxas and print registers, spills, shared memory and bounds checks per kernel")
+		fs.BoolVar(&bce, "bce", false, "print the position of each bounds check the kernels keep (like go build -gcflags=-d=ssa/check_bce)")
 	}
 	return fs, arch, fs.Parse(args)
 }
@@ -176,6 +177,9 @@ func gen(args []string, stdout, stderr io.Writer, write bool) error {
 				stale = append(stale, err)
 			} else {
 				fmt.Fprintf(stdout, "%s: %d kernels ok\n", p.Path, len(p.Kernels))
+			}
+			if bce {
+				keptChecks(stdout, p)
 			}
 			if verbose {
 				if err := assembleReport(stdout, p); err != nil {

@@ -110,3 +110,14 @@ func TestProfRejectsUnknownChecks(t *testing.T) {
 		t.Errorf("prof -check racechek: exit %d, %q", code, errs)
 	}
 }
+
+func TestCheckBCEListsTheKeptChecks(t *testing.T) {
+	code, out, errs := runKern(t, "check", "-bce", "./testdata/bce")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	// s[tid] and s[...&63] are proven, out[i] by its guard; x[i+d] is kept.
+	if got := strings.Count(out, "bounds check kept"); got != 1 || !strings.Contains(out, "bce.go:10:13: Shift: bounds check kept") {
+		t.Errorf("want only x[i+d] (bce.go:10:13) kept, got:\n%s", out)
+	}
+}

@@ -1,6 +1,9 @@
 package ir
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // A pass transforms a Func in place. Passes run in table order, and Check
 // runs after each when checking is on (tests, KERN_DEBUG=check).
@@ -14,6 +17,7 @@ type pass struct {
 var passes = []pass{
 	{"unreachable", removeUnreachable, "lowering leaves blocks no branch targets (dead iterations of unrolled loops, code after panic); PTX and Check need every block terminated, so drop them"},
 	{"jumpthread", threadJumps, "lowering emits a block per SSA block and edge; retargeting branches to blocks that only jump elsewhere keeps the PTX short for the emulator, which does not optimise"},
+	{"contract", contract, "fastmath kernels only: drops .rn from float add, sub and mul, which lets ptxas fuse a mul and the add using it into one fma (PTX ISA §9.7.3.1), as clang's default -ffp-contract=fast does; other kernels keep Go's separate roundings"},
 	{"layout", layoutRPO, "orders blocks in reverse postorder, so every join point follows the paths into it: the emulator runs the lanes at the lowest PC first, which then reconverges diverged lanes at joins before a following barrier, as the GPU's convergence barriers do"},
 }
 
@@ -143,4 +147,26 @@ func layoutRPO(f *Func) {
 		out = append(out, post[i])
 	}
 	f.Blocks = out
+}
+
+// contract drops the explicit round-to-nearest of float add, sub and mul
+// in a FastMath function. Without a rounding modifier, PTX lets the
+// assembler contract mul and add into fma (PTX ISA §9.7.3.1); the value
+// computed is otherwise the same.
+func contract(f *Func) {
+	if !f.FastMath {
+		return
+	}
+	for _, b := range f.Blocks {
+		for _, in := range b.Instrs {
+			if in.Op != OpAdd && in.Op != OpSub && in.Op != OpMul {
+				continue
+			}
+			for _, t := range []string{".rn.f32", ".rn.f64"} {
+				if strings.HasSuffix(in.Text, t) {
+					in.Text = strings.TrimSuffix(in.Text, t) + t[3:]
+				}
+			}
+		}
+	}
 }

@@ -51,9 +51,6 @@ var HistogramSharedKernel = kernHistogramSharedLauncher{kern.NewLauncher(kern.Ke
 	SharedBytes: 1024,
 	Bounds:      true,
 	Sites: []string{
-		"kernels.go:38:7",
-		"kernels.go:43:23",
-		"kernels.go:47:15",
 		"kernels.go:48:22",
 	},
 	SourceHash: "76d73e1ddad3548f", Source: []string{"kernels.go:HistogramShared", "kernels.go:const bins"},

@@ -69,11 +69,7 @@ var MMAFromSharedKernel = kernMMAFromSharedLauncher{kern.NewLauncher(kern.Kernel
 	Bounds:      true,
 	Sites: []string{
 		"kernels.go:59:12",
-		"kernels.go:59:5",
 		"kernels.go:62:12",
-		"kernels.go:62:5",
-		"kernels.go:70:31",
-		"kernels.go:77:37",
 		"kernels.go:86:3",
 		"kernels.go:86:15",
 		"kernels.go:87:3",

@@ -27,8 +27,6 @@ var SumPartialKernel = kernSumPartialLauncher{kern.NewLauncher(kern.KernelSpec{
 	SharedBytes: 128,
 	Bounds:      true,
 	Sites: []string{
-		"kernels.go:37:11",
-		"kernels.go:45:16",
 		"kernels.go:49:11",
 	},
 	SourceHash: "5c6f82577e2fa925", Source: []string{"kernels.go:SumPartial"},

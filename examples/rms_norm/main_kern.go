@@ -34,11 +34,7 @@ var RMSNormKernel = kernRMSNormLauncher{kern.NewLauncher(kern.KernelSpec{
 		"kernels.go:21:10",
 		"kernels.go:22:12",
 		"kernels.go:22:12",
-		"kernels.go:27:12",
-		"kernels.go:27:21",
-		"kernels.go:35:15",
 		"kernels.go:35:30",
-		"kernels.go:35:6",
 	},
 	SourceHash: "ba386ddbc2dafb98", Source: []string{"kernels.go:RMSNorm"},
 	Native: func(t gpu.Thread, a []any) {

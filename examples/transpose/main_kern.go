@@ -59,8 +59,6 @@ var TransposeTiledKernel = kernTransposeTiledLauncher{kern.NewLauncher(kern.Kern
 	Bounds:      true,
 	Sites: []string{
 		"kernels.go:66:27",
-		"kernels.go:66:5",
-		"kernels.go:75:21",
 		"kernels.go:75:7",
 	},
 	SourceHash: "c331cb33b510f948", Source: []string{"kernels.go:TransposeTiled", "kernels.go:const tile", "kernels.go:transposeTile"},
@@ -91,8 +89,6 @@ var TransposePaddedKernel = kernTransposePaddedLauncher{kern.NewLauncher(kern.Ke
 	Bounds:      true,
 	Sites: []string{
 		"kernels.go:66:27",
-		"kernels.go:66:5",
-		"kernels.go:75:21",
 		"kernels.go:75:7",
 	},
 	SourceHash: "1b643d8e3a6582e0", Source: []string{"kernels.go:TransposePadded", "kernels.go:const tile", "kernels.go:transposeTile"},

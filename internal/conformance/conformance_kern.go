@@ -55,8 +55,6 @@ var TransposeKernel = kernTransposeLauncher{kern.NewLauncher(kern.KernelSpec{
 	Bounds:      true,
 	Sites: []string{
 		"kernels.go:35:30",
-		"kernels.go:35:5",
-		"kernels.go:42:21",
 		"kernels.go:42:7",
 	},
 	SourceHash: "2f930f0512e0c58f", Source: []string{"kernels.go:Transpose", "kernels.go:const tile"},
@@ -85,8 +83,6 @@ var TransposeNoPadKernel = kernTransposeNoPadLauncher{kern.NewLauncher(kern.Kern
 	Bounds:      true,
 	Sites: []string{
 		"kernels.go:58:26",
-		"kernels.go:58:5",
-		"kernels.go:65:21",
 		"kernels.go:65:7",
 	},
 	SourceHash: "0c009d08245cee9f", Source: []string{"kernels.go:TransposeNoPad", "kernels.go:const tile"},
@@ -114,10 +110,6 @@ var SumBlocksKernel = kernSumBlocksLauncher{kern.NewLauncher(kern.KernelSpec{
 	SharedBytes: 1024,
 	Bounds:      true,
 	Sites: []string{
-		"kernels.go:81:3",
-		"kernels.go:85:15",
-		"kernels.go:85:5",
-		"kernels.go:85:5",
 		"kernels.go:90:21",
 	},
 	SourceHash: "6b65bdf9ec34d2f7", Source: []string{"kernels.go:SumBlocks"},
@@ -168,9 +160,6 @@ var HistogramKernel = kernHistogramLauncher{kern.NewLauncher(kern.KernelSpec{
 	SharedBytes: 1024,
 	Bounds:      true,
 	Sites: []string{
-		"kernels.go:119:7",
-		"kernels.go:122:23",
-		"kernels.go:125:15",
 		"kernels.go:126:22",
 	},
 	SourceHash: "2b27178d0bec68da", Source: []string{"kernels.go:Histogram"},
@@ -223,7 +212,6 @@ var SortNetworkKernel = kernSortNetworkLauncher{kern.NewLauncher(kern.KernelSpec
 	Bounds: true,
 	Sites: []string{
 		"kernels.go:158:11",
-		"kernels.go:158:4",
 		"kernels.go:166:9",
 		"kernels.go:168:18",
 		"kernels.go:169:14",
@@ -279,8 +267,6 @@ var ReverseRacyKernel = kernReverseRacyLauncher{kern.NewLauncher(kern.KernelSpec
 	Bounds:      true,
 	Sites: []string{
 		"kernels.go:212:10",
-		"kernels.go:212:3",
-		"kernels.go:213:22",
 		"kernels.go:213:5",
 	},
 	SourceHash: "8bfe8c7e8c286395", Source: []string{"kernels.go:ReverseRacy"},
@@ -307,8 +293,6 @@ var ReverseKernel = kernReverseLauncher{kern.NewLauncher(kern.KernelSpec{
 	Bounds:      true,
 	Sites: []string{
 		"kernels.go:222:10",
-		"kernels.go:222:3",
-		"kernels.go:224:22",
 		"kernels.go:224:5",
 	},
 	SourceHash: "8dbd9f9f63c024df", Source: []string{"kernels.go:Reverse"},

@@ -16,6 +16,86 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/internal/testkernels", Arch: "sm_80", PTX: kernPTX}
 
+// RowShiftKernel launches the kernel RowShift (bce.go:14).
+var RowShiftKernel = kernRowShiftLauncher{kern.NewLauncher(kern.KernelSpec{
+	Name: "RowShift", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "RowShift", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "shift", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 64, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"bce.go:16:10",
+		"bce.go:16:10",
+		"bce.go:18:33",
+		"bce.go:18:6",
+	},
+	SourceHash: "6ef56719df743b8d", Source: []string{"bce.go:RowShift"},
+	Native: func(t gpu.Thread, a []any) { RowShift(t, a[0].([]float32), a[1].([]float32), a[2].(int), a[3].(int)) },
+})}
+
+type kernRowShiftLauncher struct{ kern.Launcher }
+
+// Launch runs RowShift on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernRowShiftLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32], out *kern.Buffer[float32], cols int, shift int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(out), kern.ScalarArg(cols), kern.ScalarArg(shift))
+}
+
+// TilePitchKernel launches the kernel TilePitch (bce.go:27).
+var TilePitchKernel = kernTilePitchLauncher{kern.NewLauncher(kern.KernelSpec{
+	Name: "TilePitch", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "TilePitch", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "pitch", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:       gpu.Dim3{X: 16, Y: 4, Z: 1},
+	SharedBytes: 1088,
+	Bounds:      true,
+	Sites: []string{
+		"bce.go:38:14",
+	},
+	SourceHash: "cb228c8f5e2f5622", Source: []string{"bce.go:TilePitch"},
+	Native: func(t gpu.Thread, a []any) { TilePitch(t, a[0].([]float32), a[1].([]float32), a[2].(int)) },
+})}
+
+type kernTilePitchLauncher struct{ kern.Launcher }
+
+// Launch runs TilePitch on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernTilePitchLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32], out *kern.Buffer[float32], pitch int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(out), kern.ScalarArg(pitch))
+}
+
+// ByteBinsKernel launches the kernel ByteBins (bce.go:48).
+var ByteBinsKernel = kernByteBinsLauncher{kern.NewLauncher(kern.KernelSpec{
+	Name: "ByteBins", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "ByteBins", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "data", Kind: kern.SliceParam, Elem: "uint8", Size: 1},
+		{Name: "bins", Kind: kern.SliceParam, Elem: "uint32", Size: 4, Writes: true},
+	},
+	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
+	SharedBytes: 800,
+	Bounds:      true,
+	Sites: []string{
+		"bce.go:57:23",
+	},
+	SourceHash: "6ba2b680f790c239", Source: []string{"bce.go:ByteBins"},
+	Native: func(t gpu.Thread, a []any) { ByteBins(t, a[0].([]uint8), a[1].([]uint32)) },
+})}
+
+type kernByteBinsLauncher struct{ kern.Launcher }
+
+// Launch runs ByteBins on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernByteBinsLauncher) Launch(q kern.Queue, grid kern.Grid, data *kern.Buffer[uint8], bins *kern.Buffer[uint32]) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(data), kern.BufferArg(bins))
+}
+
 // AxpyKernel launches the kernel Axpy (kernels.go:12).
 var AxpyKernel = kernAxpyLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "Axpy", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "Axpy", Module: kernModule,
@@ -218,8 +298,6 @@ var WindowsKernel = kernWindowsLauncher{kern.NewLauncher(kern.KernelSpec{
 		"kernels.go:108:6",
 		"kernels.go:109:24",
 		"kernels.go:109:20",
-		"kernels.go:111:11",
-		"kernels.go:111:4",
 	},
 	SourceHash: "e26ac5901ab5c6f7", Source: []string{"kernels.go:Windows"},
 	Native: func(t gpu.Thread, a []any) { Windows(t, a[0].([]float32), a[1].([]float32), a[2].([]float32)) },

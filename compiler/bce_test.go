@@ -1,0 +1,359 @@
+package compiler
+
+// The range analysis must never remove a check that could fail. Random
+// kernels index shared memory, a buffer and re-slices of it with indices
+// built from thread ids, loop counters (up, down, strided, grid-stride),
+// constants, &, %, shifts, min/max and small integer types, under random
+// guards and early returns. Each is compiled twice, as shipped and with
+// Config.KeepChecks, and both run on the emulator at shapes and lengths
+// chosen to hit the edges (partial blocks, lengths 0 and one past an
+// index, negative n). Outputs and whether a check failed must agree: a
+// wrongly removed check shows up as a write the reference never made (a
+// failing thread exits) or a failure only the reference reports.
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gokern/kern/emu"
+)
+
+type bceGen struct {
+	r      *rand.Rand
+	b      strings.Builder
+	indent string
+	ints   []string // int variables in scope
+	arrays []string // slices in scope: s (shared), in, re-slices
+	nvar   int
+	depth  int
+}
+
+func (g *bceGen) line(format string, args ...any) {
+	g.b.WriteString(g.indent)
+	fmt.Fprintf(&g.b, format, args...)
+	g.b.WriteString("\n")
+}
+
+func (g *bceGen) pick(xs []string) string { return xs[g.r.IntN(len(xs))] }
+
+func (g *bceGen) small() string { return strconv.Itoa(g.r.IntN(40)) }
+
+// index is a random int expression, mostly small and non-negative.
+func (g *bceGen) index(d int) string {
+	if d <= 0 || g.r.IntN(3) == 0 {
+		switch g.r.IntN(6) {
+		case 0:
+			return g.small()
+		case 1:
+			return g.pick([]string{"t.Lane()", "t.Warp()", "t.LinearIdx()", "t.GlobalX()", "t.BlockIdx().X", "n"})
+		default:
+			return g.pick(g.ints)
+		}
+	}
+	x := g.index(d - 1)
+	c := strconv.Itoa(1 + g.r.IntN(37))
+	switch g.r.IntN(13) {
+	case 0:
+		return "(" + x + " + " + g.index(d-1) + ")"
+	case 1:
+		return "(" + x + " - " + g.index(d-1) + ")"
+	case 2:
+		return "(" + x + "*" + strconv.Itoa(g.r.IntN(9)) + " + " + g.small() + ")"
+	case 3:
+		return "(" + x + " & " + c + ")"
+	case 4:
+		return "(" + x + " % " + c + ")"
+	case 5:
+		return "(" + x + " >> " + strconv.Itoa(g.r.IntN(4)) + ")"
+	case 6:
+		return "(" + x + " << " + strconv.Itoa(g.r.IntN(3)) + ")"
+	case 7:
+		return "min(" + x + ", " + c + ")"
+	case 8:
+		return "max(" + x + ", " + g.small() + ")"
+	case 9:
+		return "int(uint8(" + x + "))"
+	case 10:
+		return "int(int8(" + x + "))"
+	case 11:
+		return "(" + x + " / " + c + ")"
+	}
+	return "(" + x + " - " + c + ")"
+}
+
+func (g *bceGen) newInt(init string) string {
+	g.nvar++
+	v := fmt.Sprintf("v%d", g.nvar)
+	g.line("%s := %s", v, init)
+	g.line("_ = %s", v)
+	g.ints = append(g.ints, v)
+	return v
+}
+
+func (g *bceGen) block(body func()) {
+	saved, savedInts, savedArrays := g.indent, len(g.ints), len(g.arrays)
+	g.indent += "\t"
+	g.depth++
+	body()
+	g.depth--
+	g.indent, g.ints, g.arrays = saved, g.ints[:savedInts], g.arrays[:savedArrays]
+}
+
+func (g *bceGen) stmts(n int) {
+	for range n {
+		g.stmt()
+	}
+}
+
+func (g *bceGen) stmt() {
+	a := g.pick(g.arrays)
+	switch k := g.r.IntN(10); {
+	case k < 3:
+		g.line("acc += %s[%s]", a, g.index(2))
+	case k == 3:
+		g.line("acc += int32(%s)", g.index(3))
+	case k == 4:
+		v := g.newInt(g.index(2))
+		switch g.r.IntN(3) {
+		case 0:
+			g.line("if %s < len(%s) && %s >= 0 {", v, a, v)
+		case 1:
+			g.line("if %s < %s {", v, g.pick([]string{"n", g.small(), "len(" + a + ")", "cap(" + a + ")"}))
+		default:
+			g.line("if %s >= %s {", v, g.small())
+		}
+		g.block(func() { g.line("acc += %s[%s]", a, v); g.maybe() })
+		g.line("}")
+	case k == 5:
+		g.line("if %s > %s {", g.index(2), g.pick([]string{"n", g.small()}))
+		g.block(func() { g.line("return") })
+		g.line("}")
+	case k == 6 && g.depth < 3:
+		g.loop()
+	case k == 7:
+		lo := g.index(1)
+		if g.r.IntN(2) == 0 {
+			lo = g.newInt(lo)
+		}
+		g.nvar++
+		row := fmt.Sprintf("row%d", g.nvar)
+		if g.r.IntN(2) == 0 {
+			m := g.pick([]string{"n", g.small()})
+			g.line("%s := in[%s : %s+%s]", row, lo, lo, m)
+		} else {
+			m := g.pick([]string{"n", g.small()})
+			g.line("%s := in[%s*%s : (%s+1)*%s]", row, lo, m, lo, m)
+		}
+		g.line("_ = %s", row)
+		g.arrays = append(g.arrays, row)
+	default:
+		g.line("acc += %s[%s]", a, g.index(3))
+	}
+}
+
+func (g *bceGen) maybe() {
+	if g.r.IntN(2) == 0 {
+		g.stmt()
+	}
+}
+
+func (g *bceGen) loop() {
+	g.nvar++
+	k := fmt.Sprintf("k%d", g.nvar)
+	switch g.r.IntN(5) {
+	case 0:
+		g.line("for %s := range %d {", k, 1+g.r.IntN(12))
+	case 1:
+		g.line("for %s := %d; %s < %d; %s += %d {", k, g.r.IntN(5), k, 1+g.r.IntN(40), k, 1+g.r.IntN(9))
+	case 2:
+		g.line("for %s := t.ThreadIdx().X; %s < n; %s += t.BlockDim().X {", k, k, k)
+	case 3:
+		g.line("for %s := %s; %s >= 0; %s-- {", k, g.pick([]string{"n", g.small()}), k, k)
+	default:
+		a := g.pick(g.arrays)
+		g.line("for %s := range %s {", k, a)
+	}
+	g.block(func() {
+		g.ints = append(g.ints, k)
+		g.line("acc += int32(%s)", k)
+		g.stmts(1 + g.r.IntN(3))
+	})
+	g.line("}")
+}
+
+// bceKernel writes kernel K(t, in, out []int32, n int) with a shared array
+// of S elements and block shape bx×by (0: no directive).
+func bceKernel(seed uint64, bx, by, S int) string {
+	g := &bceGen{r: rand.New(rand.NewPCG(seed, 8)), indent: "\t"}
+	g.b.WriteString("package k\n\nimport \"github.com/gokern/kern/gpu\"\n\n")
+	if bx > 0 {
+		fmt.Fprintf(&g.b, "//kern:kernel block=%dx%d\n", bx, by)
+	} else {
+		g.b.WriteString("//kern:kernel\n")
+	}
+	g.b.WriteString("func K(t gpu.Thread, in, out []int32, n int) {\n")
+	g.line("s := gpu.Shared[int32](t, %d)", S)
+	g.line("for i := t.LinearIdx(); i < len(s); i += t.BlockDim().X * t.BlockDim().Y {")
+	g.line("\ts[i] = int32(i*7 + 1)")
+	g.line("}")
+	g.line("t.Sync()")
+	g.line("tx, ty := t.ThreadIdx().X, t.ThreadIdx().Y")
+	g.line("acc := int32(0)")
+	g.line("_, _ = tx, ty")
+	g.ints = []string{"tx", "ty"}
+	g.arrays = []string{"s", "in"}
+	g.stmts(3 + g.r.IntN(5))
+	g.line("if o := t.BlockIdx().X*t.BlockDim().X*t.BlockDim().Y + t.LinearIdx(); o < len(out) {")
+	g.line("\tout[o] = acc")
+	g.line("}")
+	g.b.WriteString("}\n")
+	return g.b.String()
+}
+
+// bceRun is one launch's observable result.
+type bceRun struct {
+	out  []int32
+	site string // the failing check's position, "" when none failed
+	err  bool   // the emulator itself reported an error
+}
+
+func runBCE(t *testing.T, p *Package, block, grid [3]int, inLen, n int) bceRun {
+	t.Helper()
+	dev := emu.NewDevice(emu.Options{})
+	m, err := emu.Load([]byte(p.PTX))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nout := grid[0] * block[0] * block[1]
+	in, _ := dev.Alloc(4*inLen + 4)
+	out, _ := dev.Alloc(4 * nout)
+	raw := make([]byte, 4*inLen)
+	for i := range inLen {
+		binary.LittleEndian.PutUint32(raw[4*i:], uint32(1000+i*3))
+	}
+	if err := dev.Write(in, raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := dev.Write(out, make([]byte, 4*nout)); err != nil {
+		t.Fatal(err)
+	}
+	params := make([]byte, 40)
+	binary.LittleEndian.PutUint64(params[0:], in)
+	binary.LittleEndian.PutUint64(params[8:], uint64(inLen))
+	binary.LittleEndian.PutUint64(params[16:], out)
+	binary.LittleEndian.PutUint64(params[24:], uint64(nout))
+	binary.LittleEndian.PutUint64(params[32:], uint64(int64(n)))
+	var res bceRun
+	if err := dev.Launch(m, "K", emu.LaunchConfig{Grid: grid, Block: block, Params: params}); err != nil {
+		res.err = true
+	}
+	slot, _, err := dev.Global(m, ErrorSlot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	word := make([]byte, 8)
+	if err := dev.Read(slot, word); err != nil {
+		t.Fatal(err)
+	}
+	if code := binary.LittleEndian.Uint64(word); code != 0 {
+		site := int(code&0xffffffff) - 1
+		res.site = "?"
+		if site >= 0 && site < len(p.Kernels[0].Sites) {
+			res.site = p.Kernels[0].Sites[site]
+		}
+	}
+	got := make([]byte, 4*nout)
+	if err := dev.Read(out, got); err != nil {
+		t.Fatal(err)
+	}
+	for i := range nout {
+		res.out = append(res.out, int32(binary.LittleEndian.Uint32(got[4*i:])))
+	}
+	return res
+}
+
+// KERN_RANDOM=N runs N kernels instead of 30.
+func TestBoundsEliminationKeepsFailingChecks(t *testing.T) {
+	kernels := 30
+	if n, err := strconv.Atoi(os.Getenv("KERN_RANDOM")); err == nil {
+		kernels = n
+	}
+	skipped := 0
+	for k := range kernels {
+		r := rand.New(rand.NewPCG(uint64(k), 77))
+		bx, by := 1+r.IntN(48), 1+r.IntN(3)
+		if r.IntN(4) == 0 {
+			bx, by = 0, 0
+		}
+		S := 1 + r.IntN(200)
+		src := bceKernel(uint64(k), bx, by, S)
+		opt, err := CompileSource(Config{}, "k.go", []byte(src))
+		if err != nil && strings.Contains(err.Error(), "[TypeError]") {
+			skipped++ // a constant index the type checker rejects (negative, or past an array)
+			continue
+		}
+		if err != nil {
+			t.Fatalf("kernel %d: %v\n%s", k, err, src)
+		}
+		ref, err := CompileSource(Config{KeepChecks: true}, "k.go", []byte(src))
+		if err != nil {
+			t.Fatalf("kernel %d (KeepChecks): %v", k, err)
+		}
+		for shape := range 4 {
+			maxX, maxY := bx, by
+			if bx == 0 {
+				maxX, maxY = 64, 2
+			}
+			block := [3]int{maxX, maxY, 1}
+			if shape > 0 { // partial blocks, down to one thread
+				block = [3]int{1 + r.IntN(maxX), 1 + r.IntN(maxY), 1}
+			}
+			grid := [3]int{1 + r.IntN(3), 1, 1}
+			inLen := []int{0, 1, S, S + 1, r.IntN(90)}[r.IntN(5)]
+			n := []int{-3, 0, 1, inLen, inLen + 1, r.IntN(70)}[r.IntN(6)]
+			a := runBCE(t, opt, block, grid, inLen, n)
+			b := runBCE(t, ref, block, grid, inLen, n)
+			// Which failing thread reports first depends on how the
+			// emulator interleaves warps and blocks, so only whether a
+			// check failed is compared; the outputs show every thread
+			// that went past a check the reference fails.
+			if (a.site == "") != (b.site == "") || a.err != b.err || fmt.Sprint(a.out) != fmt.Sprint(b.out) {
+				t.Fatalf("kernel %d, block %v grid %v len(in) %d n %d: analysed kernel differs from the one keeping every check\n"+
+					"  failing site %q, emulator error %v\n  reference: %q, %v\n  out %v\n  ref %v\n%s",
+					k, block, grid, inLen, n, a.site, a.err, b.site, b.err, a.out, b.out, src)
+			}
+		}
+	}
+	if skipped > kernels/4 {
+		t.Errorf("%d of %d random kernels did not type-check: the generator needs fixing", skipped, kernels)
+	}
+}
+
+// A capacity bounds nothing about a length: s[i] under i < cap(s) keeps
+// its check (a re-slice x[:2] has capacity len(x)).
+func TestCapDoesNotProveAnIndex(t *testing.T) {
+	src := `package k
+
+import "github.com/gokern/kern/gpu"
+
+//kern:kernel block=64
+func K(t gpu.Thread, x, out []int32) {
+	s := x[0:2]
+	if i := t.ThreadIdx().X; i < cap(s) {
+		out[0] = s[i]
+	}
+}
+`
+	p, err := CompileSource(Config{}, "k.go", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := p.Kernels[0].Checks; !strings.Contains(strings.Join(c.KeptAt, " "), "k.go:9:13") {
+		t.Errorf("s[i] under i < cap(s) was proven: kept %v", c.KeptAt)
+	}
+}
