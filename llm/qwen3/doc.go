@@ -5,20 +5,25 @@
 //
 //	config.go    config.json / generation_config.json → Config (every shape)
 //	weights.go   model.safetensors[.index.json] → device buffers, shapes checked
-//	model.go     Forward: embedding → layers (attention, SwiGLU MLP) → logits
-//	cache.go     the KV cache: per layer, K and V of every past position
-//	kernels.go   the engine's own kernels: matmul (x·Wᵀ), attention, copies
+//	random.go    or random weights at a preset's shapes (for benchmarks)
+//	model.go     Model, Load, Free
+//	kvcache.go   the paged KV cache: a pool of pages, a page table per sequence
+//	forward.go   Forward / ForwardBatch: rows of one or more sequences through
+//	             embedding → layers (attention, SwiGLU MLP) → logits
+//	kernels.go   the engine's own kernels: matmul (x·Wᵀ), per-row RoPE,
+//	             KV-cache writes, paged attention, row gathers
 //	matmul.go    the Matmul interface the forward pass calls, and its default
 //
 // The forward pass computes in float32 over weights kept in their file's
 // type (bf16, f16 or f32), converted as they are loaded into registers:
 // this is what the reference logits (fp32 compute over bf16 weights) are
 // computed with, so the engine is checked against them to 2e-3 relative.
-// Norms, RoPE, SwiGLU, residual adds and the embedding gather are package
+// Norms, SwiGLU, residual adds, casts and the embedding gather are package
 // ops' kernels; matrix multiplies go through the Matmul interface so a
 // faster kernel (tensor cores) can replace the simple one here without
-// touching the model; attention is a warp per (token, head) over the
-// cache, the simplest correct kernel, until a flash-attention op lands.
+// touching the model; attention is a warp per (row, head) over the
+// sequence's cache pages, the simplest correct kernel, until a
+// flash-attention op lands.
 //
 // Everything the model's shape depends on comes from config.json:
 // head_dim (which may differ from hidden/heads), the number of KV heads
