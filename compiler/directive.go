@@ -8,9 +8,10 @@ import (
 
 // directive is a parsed //kern:kernel line.
 type directive struct {
-	block    [3]int
-	nobounds bool
-	fastmath bool
+	block     [3]int
+	minBlocks int
+	nobounds  bool
+	fastmath  bool
 }
 
 const kernelDirective = "//kern:kernel"
@@ -36,6 +37,12 @@ func kernelDirectiveOf(fd *ast.FuncDecl) *ast.Comment {
 //	                                         mul+add contract to fma, Exp, Sin,
 //	                                         Cos and Tanh use the approximate
 //	                                         hardware instructions directly
+//	minblocks=N                              at least N blocks of block= must fit
+//	                                         on an SM (.minnctapersm N, PTX ISA
+//	                                         §11.4.3, like __launch_bounds__'s
+//	                                         second argument); minblocks=1 stops
+//	                                         ptxas from spilling to reach an
+//	                                         occupancy the kernel does not need
 func parseDirective(d *diags, c *ast.Comment) directive {
 	var dir directive
 	seen := map[string]bool{}
@@ -51,6 +58,13 @@ func parseDirective(d *diags, c *ast.Comment) directive {
 			dir.nobounds = true
 		case f == "fastmath":
 			dir.fastmath = true
+		case strings.HasPrefix(f, "minblocks="):
+			n, err := strconv.Atoi(strings.TrimPrefix(f, "minblocks="))
+			if err != nil || n < 1 || n > 32 {
+				d.errorf(c.Pos(), BadDirective, "minblocks=%s is not an integer in 1..32", strings.TrimPrefix(f, "minblocks="))
+				continue
+			}
+			dir.minBlocks = n
 		case strings.HasPrefix(f, "block="):
 			dims := strings.Split(strings.TrimPrefix(f, "block="), "x")
 			if len(dims) > 3 {
@@ -76,8 +90,12 @@ func parseDirective(d *diags, c *ast.Comment) directive {
 				}
 			}
 		default:
-			d.errorf(c.Pos(), BadDirective, "unknown //kern:kernel option %q (want block=N[xN[xN]], nobounds or fastmath)", f)
+			d.errorf(c.Pos(), BadDirective, "unknown //kern:kernel option %q (want block=N[xN[xN]], minblocks=N, nobounds or fastmath)", f)
 		}
+	}
+	if dir.minBlocks != 0 && dir.block == [3]int{} {
+		// PTX ISA §11.4.3: .minnctapersm without .maxntid is ignored.
+		d.errorf(c.Pos(), BadDirective, "minblocks=%d needs block=: the blocks per SM are counted in blocks of that shape", dir.minBlocks)
 	}
 	return dir
 }

@@ -77,7 +77,7 @@ func (c *pkgCtx) compileKernel(fn *ssa.Function, decl *ast.FuncDecl, dir directi
 	k := &Kernel{Name: fn.Name(), Entry: ptxIdent(fn.Name()), Pos: c.fset.Position(pos), Block: dir.block, Bounds: !dir.nobounds}
 	kb := &kernelBuilder{pkgCtx: c, k: k, bounds: !dir.nobounds,
 		shared: map[*ssa.Call]*ir.Var{}, index: len(c.mod.Funcs), checks: map[token.Pos]bool{}}
-	kb.f = &ir.Func{Name: k.Entry, MaxNTid: dir.block, FastMath: dir.fastmath}
+	kb.f = &ir.Func{Name: k.Entry, MaxNTid: dir.block, MinNCTAPerSM: dir.minBlocks, FastMath: dir.fastmath}
 	for i := 1; i < sig.Params().Len(); i++ {
 		v := sig.Params().At(i)
 		p, good := kb.kernelParam(v, i-1)

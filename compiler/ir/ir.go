@@ -263,6 +263,9 @@ type Func struct {
 	// MaxNTid, when non-zero, is emitted as .maxntid (the directive's block
 	// shape), letting ptxas budget registers for that block size.
 	MaxNTid [3]int
+	// MinNCTAPerSM, when non-zero, is emitted as .minnctapersm (the
+	// directive's minblocks=).
+	MinNCTAPerSM int
 	// FastMath (//kern:kernel fastmath) lets the contract pass drop the
 	// rounding modifiers that keep float results bit-identical to Go's.
 	FastMath bool

@@ -134,6 +134,9 @@ func printFunc(w *strings.Builder, m *ir.Module, f *ir.Func, pos Position) {
 	if f.MaxNTid[0] > 0 {
 		fmt.Fprintf(w, ".maxntid %d, %d, %d\n", f.MaxNTid[0], max(f.MaxNTid[1], 1), max(f.MaxNTid[2], 1))
 	}
+	if f.MinNCTAPerSM > 0 {
+		fmt.Fprintf(w, ".minnctapersm %d\n", f.MinNCTAPerSM)
+	}
 	w.WriteString("{\n")
 	for _, c := range classOrder {
 		if n := counts[c]; n > 0 {

@@ -31,3 +31,12 @@ func NoBlock(t gpu.Thread, v []float32) {
 		v[i] = 1
 	}
 }
+
+// minblocks=1 adds .minnctapersm 1 after .maxntid.
+//
+//kern:kernel block=128 minblocks=1
+func MinBlocks(t gpu.Thread, v []float32) {
+	if i := t.GlobalX(); i < len(v) {
+		v[i] = 2
+	}
+}

@@ -65,3 +65,9 @@ func InBody(t gpu.Thread, out []int) {
 	//kern:kernel
 	out[0] = 1 // ERROR@-1 BadDirective "not attached to a func"
 }
+
+//kern:kernel minblocks=2
+func MinBlocksNoBlock(t gpu.Thread) {} // ERROR@-1 BadDirective "minblocks=2 needs block="
+
+//kern:kernel block=64 minblocks=0
+func MinBlocksZero(t gpu.Thread) {} // ERROR@-1 BadDirective "minblocks=0 is not an integer in 1..32"

@@ -66,7 +66,7 @@ var SimpleF16F32Kernel = kernSimpleF16F32Launcher{kern.NewLauncher(kern.KernelSp
 		"tc.go:378:23",
 		"tc.go:380:6",
 	},
-	SourceHash: "f7a830933f787127", Source: []string{"doc.go:const sqrtHalf", "doc.go:f32c.load", "doc.go:f32c.store", "doc.go:type codec", "doc.go:type f32c", "simple.go:SimpleF16F32", "simple.go:const SimpleWarps", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:activate", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:epiStore", "tc.go:f16in.bits", "tc.go:f16in.mma", "tc.go:siluF", "tc.go:type f16in", "tc.go:type inCodec"},
+	SourceHash: "7cd206b9e2c4be40", Source: []string{"doc.go:const sqrtHalf", "doc.go:f32c.load", "doc.go:f32c.store", "doc.go:type codec", "doc.go:type f32c", "simple.go:SimpleF16F32", "simple.go:const SimpleWarps", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:activate", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:epiStore", "tc.go:f16in.bits", "tc.go:f16in.mma", "tc.go:siluF", "tc.go:type f16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		SimpleF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int))
 	},
@@ -130,7 +130,7 @@ var SimpleF16F16Kernel = kernSimpleF16F16Launcher{kern.NewLauncher(kern.KernelSp
 		"tc.go:378:23",
 		"tc.go:380:6",
 	},
-	SourceHash: "9a3c932a82cadff6", Source: []string{"doc.go:const sqrtHalf", "doc.go:f16c.load", "doc.go:f16c.store", "doc.go:type codec", "doc.go:type f16c", "simple.go:SimpleF16F16", "simple.go:const SimpleWarps", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:activate", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:epiStore", "tc.go:f16in.bits", "tc.go:f16in.mma", "tc.go:siluF", "tc.go:type f16in", "tc.go:type inCodec"},
+	SourceHash: "ae52ad80a0ced443", Source: []string{"doc.go:const sqrtHalf", "doc.go:f16c.load", "doc.go:f16c.store", "doc.go:type codec", "doc.go:type f16c", "simple.go:SimpleF16F16", "simple.go:const SimpleWarps", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:activate", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:epiStore", "tc.go:f16in.bits", "tc.go:f16in.mma", "tc.go:siluF", "tc.go:type f16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		SimpleF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int))
 	},
@@ -194,7 +194,7 @@ var SimpleBF16F32Kernel = kernSimpleBF16F32Launcher{kern.NewLauncher(kern.Kernel
 		"tc.go:378:23",
 		"tc.go:380:6",
 	},
-	SourceHash: "53810c20def363b6", Source: []string{"doc.go:const sqrtHalf", "doc.go:f32c.load", "doc.go:f32c.store", "doc.go:type codec", "doc.go:type f32c", "simple.go:SimpleBF16F32", "simple.go:const SimpleWarps", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:activate", "tc.go:bf16in.bits", "tc.go:bf16in.mma", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:epiStore", "tc.go:siluF", "tc.go:type bf16in", "tc.go:type inCodec"},
+	SourceHash: "b36b0bb6a0ced9b1", Source: []string{"doc.go:const sqrtHalf", "doc.go:f32c.load", "doc.go:f32c.store", "doc.go:type codec", "doc.go:type f32c", "simple.go:SimpleBF16F32", "simple.go:const SimpleWarps", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:activate", "tc.go:bf16in.bits", "tc.go:bf16in.mma", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:epiStore", "tc.go:siluF", "tc.go:type bf16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		SimpleBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int))
 	},
@@ -258,7 +258,7 @@ var SimpleBF16BF16Kernel = kernSimpleBF16BF16Launcher{kern.NewLauncher(kern.Kern
 		"tc.go:378:23",
 		"tc.go:380:6",
 	},
-	SourceHash: "d73f4942a627fafc", Source: []string{"doc.go:bf16c.load", "doc.go:bf16c.store", "doc.go:const sqrtHalf", "doc.go:type bf16c", "doc.go:type codec", "simple.go:SimpleBF16BF16", "simple.go:const SimpleWarps", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:activate", "tc.go:bf16in.bits", "tc.go:bf16in.mma", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:epiStore", "tc.go:siluF", "tc.go:type bf16in", "tc.go:type inCodec"},
+	SourceHash: "05ee34cce23598a4", Source: []string{"doc.go:bf16c.load", "doc.go:bf16c.store", "doc.go:const sqrtHalf", "doc.go:type bf16c", "doc.go:type codec", "simple.go:SimpleBF16BF16", "simple.go:const SimpleWarps", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:activate", "tc.go:bf16in.bits", "tc.go:bf16in.mma", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:epiStore", "tc.go:siluF", "tc.go:type bf16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		SimpleBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int))
 	},

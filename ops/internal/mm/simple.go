@@ -15,22 +15,22 @@ package mm
 
 import "github.com/gokern/kern/gpu"
 
-//kern:kernel block=128
+//kern:kernel block=128 minblocks=1
 func SimpleF16F32(t gpu.Thread, c []float32, a, b []gpu.Half, bias, res []float32, m, n, k, sbk, sbn, act int) {
 	mmaSimple(f16in{}, f32c{}, t, c, a, b, bias, res, m, n, k, sbk, sbn, act)
 }
 
-//kern:kernel block=128
+//kern:kernel block=128 minblocks=1
 func SimpleF16F16(t gpu.Thread, c []gpu.Half, a, b []gpu.Half, bias, res []gpu.Half, m, n, k, sbk, sbn, act int) {
 	mmaSimple(f16in{}, f16c{}, t, c, a, b, bias, res, m, n, k, sbk, sbn, act)
 }
 
-//kern:kernel block=128
+//kern:kernel block=128 minblocks=1
 func SimpleBF16F32(t gpu.Thread, c []float32, a, b []gpu.BFloat16, bias, res []float32, m, n, k, sbk, sbn, act int) {
 	mmaSimple(bf16in{}, f32c{}, t, c, a, b, bias, res, m, n, k, sbk, sbn, act)
 }
 
-//kern:kernel block=128
+//kern:kernel block=128 minblocks=1
 func SimpleBF16BF16(t gpu.Thread, c []gpu.BFloat16, a, b []gpu.BFloat16, bias, res []gpu.BFloat16, m, n, k, sbk, sbn, act int) {
 	mmaSimple(bf16in{}, bf16c{}, t, c, a, b, bias, res, m, n, k, sbk, sbn, act)
 }
