@@ -51,4 +51,4 @@
 // so no op works in place: pass a distinct output buffer.
 package ops
 
-//go:generate go run github.com/gokern/kern/cmd/kern gen
+//go:generate go run -tags kerngen github.com/gokern/kern/cmd/kern gen

@@ -1,3 +1,5 @@
+//go:build !kerngen
+
 package main
 
 // kern bench attention: package ops' attention at one shape each.

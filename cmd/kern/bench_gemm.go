@@ -1,3 +1,5 @@
+//go:build !kerngen
+
 package main
 
 // kern bench gemm: cuBLAS matrix-multiply throughput, the yardstick for

@@ -1,3 +1,5 @@
+//go:build !kerngen
+
 package main
 
 // kern bench ops: package ops' memory-bound kernels at one size each.

@@ -3,4 +3,4 @@
 // which checks shapes and sizes the launches; the kernels trust that.
 package attnk
 
-//go:generate go run github.com/gokern/kern/cmd/kern gen
+//go:generate go run -tags kerngen github.com/gokern/kern/cmd/kern gen

@@ -3,7 +3,7 @@
 // layouts). Use them through package ops, which checks the shapes.
 package bwdk
 
-//go:generate go run github.com/gokern/kern/cmd/kern gen
+//go:generate go run -tags kerngen github.com/gokern/kern/cmd/kern gen
 
 import (
 	"math"

@@ -58,7 +58,7 @@ const (
 	gemvMaxM   = 16
 )
 
-//go:generate go run github.com/gokern/kern/cmd/kern gen
+//go:generate go run -tags kerngen github.com/gokern/kern/cmd/kern gen
 
 //kern:kernel block=128 nobounds
 func gemvF16F32(t gpu.Thread, out []float32, x, w []gpu.Half, bias, res []float32, m, n, k, act int) {

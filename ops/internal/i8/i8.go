@@ -20,7 +20,7 @@
 // own to keep each generated file under a megabyte.
 package i8
 
-//go:generate go run github.com/gokern/kern/cmd/kern gen
+//go:generate go run -tags kerngen github.com/gokern/kern/cmd/kern gen
 
 import (
 	"github.com/gokern/kern"

@@ -10,7 +10,7 @@
 // the B layout a block-uniform argument rather than a kernel.
 package mm
 
-//go:generate go run github.com/gokern/kern/cmd/kern gen
+//go:generate go run -tags kerngen github.com/gokern/kern/cmd/kern gen
 
 import "github.com/gokern/kern/gpu"
 

@@ -29,7 +29,7 @@
 // Block: 2 warps (8 rows of W). Versions: v1 only.
 package w4
 
-//go:generate go run github.com/gokern/kern/cmd/kern gen
+//go:generate go run -tags kerngen github.com/gokern/kern/cmd/kern gen
 
 import (
 	"math"
