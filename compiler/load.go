@@ -138,11 +138,11 @@ func parsePos(s string) token.Position {
 // std holds the type-checked packages a kernel source may import, loaded
 // once per process for CompileSource.
 var std struct {
-	once    sync.Once
-	fset    *token.FileSet
-	pkgs    map[string]*types.Package
-	libs    []*sourcePkg // libPaths, with syntax
-	err     error
+	once sync.Once
+	fset *token.FileSet
+	pkgs map[string]*types.Package
+	libs []*sourcePkg // libPaths, with syntax
+	err  error
 }
 
 func loadStd() (map[string]*types.Package, error) {
