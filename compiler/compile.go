@@ -98,6 +98,13 @@ func compileTyped(cfg Config, fset *token.FileSet, pkg *types.Package, files []*
 		c.collectUnroll(f)
 		c.checkDirectives(f)
 	}
+	if len(kernels) > 0 {
+		decls := make([]*ast.FuncDecl, len(kernels))
+		for i, k := range kernels {
+			decls[i] = k.decl
+		}
+		c.checkPartitions(decls)
+	}
 	if len(kernels) == 0 {
 		if len(c.d.list) > 0 {
 			return nil, c.d.list.sorted()
