@@ -12,10 +12,9 @@ import (
 //
 //kern:kernel block=256
 func Softmax(t gpu.Thread, y, x []float32, cols int) {
-	out := tile.Rows[tile.F32](t, y, cols)
 	r := tile.Load[[4]float32](t, tile.Input[tile.F32](x).Row(tile.RowOf(t), cols), tile.NegInf())
 	e := r.SubS(r.ReduceMax(t)).Exp()
-	tile.Store(t, out, e.DivS(e.ReduceSum(t)))
+	tile.Store(t, tile.Rows[tile.F32](t, y, cols), e.DivS(e.ReduceSum(t)))
 }
 
 // RMSNorm of each half-precision row, with a weight (rows of cols ≤ 2·128).
