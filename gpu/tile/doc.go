@@ -18,9 +18,10 @@
 // each element is a constant index into a local array. K is a power of two
 // from 1 to 32 (the Regs constraint): a different K is a type error.
 //
-// Tiles compute in float32. Storage may be float32, float16 or bfloat16:
-// a view's codec (F32, F16, BF16) converts on Load and rounds to nearest
-// even on Store, as the hand-written ops do.
+// Tiles compute in float32. Storage may be float32, float16, bfloat16 or
+// int8: a view's codec (F32, F16, BF16, I8) converts on Load and rounds
+// to nearest even on Store (saturating for I8), as the hand-written ops
+// do.
 //
 // # Views and partitions
 //

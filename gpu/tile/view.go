@@ -20,12 +20,28 @@ type F16 struct{}
 // BF16 stores bfloat16 (gpu.BFloat16), rounding to nearest even.
 type BF16 struct{}
 
+// I8 stores int8: Store rounds to nearest even and saturates to
+// [-128, 127] (NaN stores 0), as cvt.rni.sat.s8.f32 does; Load is exact.
+// Scaling (quantization) is the kernel's: multiply before the Store.
+type I8 struct{}
+
 func (F32) load(v float32) float32        { return v }
 func (F32) store(v float32) float32       { return v }
 func (F16) load(v gpu.Half) float32       { return v.Float32() }
 func (F16) store(v float32) gpu.Half      { return gpu.ToHalf(v) }
 func (BF16) load(v gpu.BFloat16) float32  { return v.Float32() }
 func (BF16) store(v float32) gpu.BFloat16 { return gpu.ToBFloat16(v) }
+func (I8) load(v int8) float32            { return float32(v) }
+
+func (I8) store(v float32) int8 {
+	if v != v {
+		return 0
+	}
+	v = min(max(v, -128), 127)
+	// Adding and subtracting 1.5·2^23 rounds |v| < 2^22 to an integer,
+	// to nearest even, in float32 arithmetic (exact on every device).
+	return int8((v + 0x1.8p23) - 0x1.8p23)
+}
 
 // In is a read-only view of input elements (a row, a vector, a matrix).
 // Nothing in this package writes through it, and the compiler rejects a

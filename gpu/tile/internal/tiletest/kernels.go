@@ -45,3 +45,15 @@ func RoundTrip(t gpu.Thread, h []gpu.Half, hb []gpu.BFloat16, x []gpu.Half, xb [
 	tile.Store(t, tile.Rows[tile.F16](t, h, cols), v.MulS(2))
 	tile.Store(t, tile.Rows[tile.BF16](t, hb, cols), w.MulS(2))
 }
+
+// Int8 quantizes rows of x to q (x·scale, rounded to nearest even and
+// saturated) and dequantizes rows of p to back (p/2).
+//
+//kern:kernel block=64
+func Int8(t gpu.Thread, q []int8, back []float32, x []float32, p []int8, cols int, scale float32) {
+	row := tile.RowOf(t)
+	v := tile.Load[[K]float32](t, tile.Input[tile.F32](x).Row(row, cols), 0)
+	tile.Store(t, tile.Rows[tile.I8](t, q, cols), v.MulS(scale))
+	w := tile.Load[[K]float32](t, tile.Input[tile.I8](p).Row(row, cols), 0)
+	tile.Store(t, tile.Rows[tile.F32](t, back, cols), w.DivS(2))
+}

@@ -31,12 +31,12 @@ var OpsKernel = kernOpsLauncher{kern.NewLauncher(kern.KernelSpec{
 	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
-		"view.go:42:10",
-		"view.go:42:10",
-		"view.go:42:10",
-		"view.go:42:10",
-		"view.go:56:21",
-		"view.go:56:21",
+		"view.go:58:10",
+		"view.go:58:10",
+		"view.go:58:10",
+		"view.go:58:10",
+		"view.go:72:21",
+		"view.go:72:21",
 		"kernels.go:33:8",
 		"kernels.go:33:22",
 		"kernels.go:33:38",
@@ -68,14 +68,14 @@ var RoundTripKernel = kernRoundTripLauncher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 64, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"view.go:42:10",
-		"view.go:42:10",
-		"view.go:42:10",
-		"view.go:42:10",
-		"view.go:56:21",
-		"view.go:56:21",
-		"view.go:56:21",
-		"view.go:56:21",
+		"view.go:58:10",
+		"view.go:58:10",
+		"view.go:58:10",
+		"view.go:58:10",
+		"view.go:72:21",
+		"view.go:72:21",
+		"view.go:72:21",
+		"view.go:72:21",
 	},
 	SourceHash: "c2d26c2e42198dd6", Source: []string{"kernels.go:RoundTrip", "kernels.go:const K"},
 	Native: func(t gpu.Thread, a []any) {
@@ -89,4 +89,41 @@ type kernRoundTripLauncher struct{ kern.Launcher }
 // error before anything runs.
 func (l kernRoundTripLauncher) Launch(q kern.Queue, grid kern.Grid, h *kern.Buffer[gpu.Half], hb *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.Half], xb *kern.Buffer[gpu.BFloat16], cols int) error {
 	return l.Kernel().Launch(q, grid, kern.BufferArg(h), kern.BufferArg(hb), kern.BufferArg(x), kern.BufferArg(xb), kern.ScalarArg(cols))
+}
+
+// Int8Kernel launches the kernel Int8 (kernels.go:53).
+var Int8Kernel = kernInt8Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "Int8", Pkg: "github.com/gokern/kern/gpu/tile/internal/tiletest", Entry: "Int8", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "q", Kind: kern.SliceParam, Elem: "int8", Size: 1, Writes: true},
+		{Name: "back", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "p", Kind: kern.SliceParam, Elem: "int8", Size: 1},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "scale", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
+	},
+	Block:  gpu.Dim3{X: 64, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"view.go:58:10",
+		"view.go:58:10",
+		"view.go:72:21",
+		"view.go:72:21",
+		"view.go:58:10",
+		"view.go:58:10",
+		"view.go:72:21",
+		"view.go:72:21",
+	},
+	SourceHash: "a9cf8a30ac7f2633", Source: []string{"kernels.go:Int8", "kernels.go:const K"},
+	Native: func(t gpu.Thread, a []any) {
+		Int8(t, a[0].([]int8), a[1].([]float32), a[2].([]float32), a[3].([]int8), a[4].(int), a[5].(float32))
+	},
+})}
+
+type kernInt8Launcher struct{ kern.Launcher }
+
+// Launch runs Int8 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernInt8Launcher) Launch(q kern.Queue, grid kern.Grid, q_ *kern.Buffer[int8], back *kern.Buffer[float32], x *kern.Buffer[float32], p *kern.Buffer[int8], cols int, scale float32) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(q_), kern.BufferArg(back), kern.BufferArg(x), kern.BufferArg(p), kern.ScalarArg(cols), kern.ScalarArg(scale))
 }

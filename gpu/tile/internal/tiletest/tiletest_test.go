@@ -126,3 +126,36 @@ func TestCodecs(t *testing.T) {
 		}
 	}
 }
+
+// TestInt8 checks the I8 codec: rounding to nearest even (ties included)
+// and saturation on the store, exact loads.
+func TestInt8(t *testing.T) {
+	const rows, cols, scale = 2, 100, 4
+	x, p := make([]float32, rows*cols), make([]int8, rows*cols)
+	for i := range x {
+		x[i] = float32(i-cols)*0.375 + 0.125 // ties at ·0.5 after scaling, and values past ±128
+		p[i] = int8(i*37 - 100)
+	}
+	x[3] = float32(math.NaN())
+	for _, d := range devices() {
+		q := must(kern.Alloc[int8](d.dev, rows*cols))
+		back := must(kern.Alloc[float32](d.dev, rows*cols))
+		grid := kern.Blocks(gpu.Dim3{X: rows, Y: 1, Z: 1}, gpu.Dim3{X: threads, Y: 1, Z: 1})
+		if err := Int8Kernel.Launch(d.dev, grid, q, back, must(kern.Upload(d.dev, x)), must(kern.Upload(d.dev, p)), cols, scale); err != nil {
+			t.Fatal(err)
+		}
+		gq, gb := must(q.Download()), must(back.Download())
+		for i := range x {
+			want := int8(0)
+			if v := float64(x[i]) * scale; !math.IsNaN(v) {
+				want = int8(math.Max(-128, math.Min(127, math.RoundToEven(v))))
+			}
+			if gq[i] != want {
+				t.Fatalf("%s q[%d] = %d, want %d (x·scale = %g)", d.name, i, gq[i], want, float64(x[i])*scale)
+			}
+			if wb := float32(p[i]) / 2; gb[i] != wb {
+				t.Fatalf("%s back[%d] = %g, want %g", d.name, i, gb[i], wb)
+			}
+		}
+	}
+}
