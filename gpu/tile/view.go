@@ -65,16 +65,21 @@ func (v In[T, C]) Row(r, cols int) In[T, C] {
 type Part[T any, C Codec[T]] []T
 
 // Rows partitions s, a row-major matrix of rows of cols elements, one row
-// per block, and returns the calling block's: row t.BlockIdx().X. A block
-// past the last row gets an empty partition (its stores do nothing).
+// per block, and returns the calling block's: row RowOf(t). A block past
+// the last row gets an empty partition (its stores do nothing).
 func Rows[C Codec[T], T any](t gpu.Thread, s []T, cols int) Part[T, C] {
-	lo := min(t.BlockIdx().X*cols, len(s))
+	lo := min(RowOf(t)*cols, len(s))
 	return Part[T, C](s[lo:min(lo+cols, len(s))])
 }
 
 // RowOf is the index of the row the calling block owns in a Rows
-// partition, for reading the same row of an input.
-func RowOf(t gpu.Thread) int { return t.BlockIdx().X }
+// partition, for reading the same row of an input: the block's linear
+// index in the grid, so that blocks of a 2-D or 3-D grid own different
+// rows too.
+func RowOf(t gpu.Thread) int {
+	b, g := t.BlockIdx(), t.GridDim()
+	return b.X + g.X*(b.Y+g.Y*b.Z)
+}
 
 // Load loads v into a row tile: element e of the tile is v[e] for
 // e < len(v), and fill past its end (the mask of a ragged edge).

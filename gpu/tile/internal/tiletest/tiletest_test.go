@@ -53,8 +53,8 @@ func refOps(a, b []float64, rows, cols int, c float64) (out, stats []float64) {
 }
 
 // TestOps checks every tile operation against float64 on rows that are
-// ragged (cols < K·threads), full, and one element, with one block more
-// than rows (its partition is empty: it must write nothing).
+// ragged (cols < K·threads), full, and one element, on a 2-D grid with
+// more blocks than rows (their partitions are empty: they write nothing).
 func TestOps(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	const c = 0.3
@@ -69,7 +69,9 @@ func TestOps(t *testing.T) {
 			}
 			out := must(kern.Alloc[float32](d.dev, n))
 			stats := must(kern.Alloc[float32](d.dev, 3*sh.rows))
-			grid := kern.Blocks(gpu.Dim3{X: sh.rows + 1, Y: 1, Z: 1}, gpu.Dim3{X: threads, Y: 1, Z: 1})
+			// A 2-D grid of at least rows+1 blocks: RowOf is the linear
+			// block index, so blocks of different Y own different rows.
+			grid := kern.Blocks(gpu.Dim3{X: 2, Y: sh.rows/2 + 1, Z: 1}, gpu.Dim3{X: threads, Y: 1, Z: 1})
 			if err := OpsKernel.Launch(d.dev, grid, out, stats, must(kern.Upload(d.dev, af)), must(kern.Upload(d.dev, bf)), sh.cols, c); err != nil {
 				t.Fatal(err)
 			}
