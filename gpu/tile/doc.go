@@ -18,6 +18,9 @@
 // each element is a constant index into a local array. K is a power of two
 // from 1 to 32 (the Regs constraint): a different K is a type error.
 //
+// Row tiles need a 1-D block (block=256, not block=16x16): the mapping
+// uses ThreadIdx().X and BlockDim().X only.
+//
 // Tiles compute in float32. Storage may be float32, float16, bfloat16 or
 // int8: a view's codec (F32, F16, BF16, I8) converts on Load and rounds
 // to nearest even on Store (saturating for I8), as the hand-written ops
