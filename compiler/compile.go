@@ -65,7 +65,7 @@ type sourcePkg struct {
 
 // sources, when not nil, holds the text of files that are not on disk
 // (CompileSource), by base name, for the kernels' source hashes.
-func compileTyped(cfg Config, fset *token.FileSet, pkg *types.Package, files []*ast.File, info *types.Info, dir string, devmath *sourcePkg, sources map[string][]byte) (*Package, error) {
+func compileTyped(cfg Config, fset *token.FileSet, pkg *types.Package, files []*ast.File, info *types.Info, dir string, libs []*sourcePkg, sources map[string][]byte) (*Package, error) {
 	tgt, err := lookupTarget(cfg.arch())
 	if err != nil {
 		return nil, err
@@ -98,6 +98,13 @@ func compileTyped(cfg Config, fset *token.FileSet, pkg *types.Package, files []*
 		c.collectUnroll(f)
 		c.checkDirectives(f)
 	}
+	if len(kernels) > 0 {
+		decls := make([]*ast.FuncDecl, len(kernels))
+		for i, k := range kernels {
+			decls[i] = k.decl
+		}
+		c.checkPartitions(decls)
+	}
 	if len(kernels) == 0 {
 		if len(c.d.list) > 0 {
 			return nil, c.d.list.sorted()
@@ -120,20 +127,35 @@ func compileTyped(cfg Config, fset *token.FileSet, pkg *types.Package, files []*
 			c.prog.CreatePackage(p, nil, nil, true)
 		}
 	}
-	create(pkg)
-	if devmath != nil && pkg.Path() != DevMathPath {
-		for _, imp := range devmath.types.Imports() {
-			create(imp)
+	// The library packages (libPaths) are created with their bodies
+	// before the kernel package's imports, which would otherwise create
+	// them without.
+	var built []*ssa.Package
+	for _, lib := range libs {
+		if lib == nil || lib.types.Path() == pkg.Path() || created[lib.types] {
+			continue
 		}
-		if !created[devmath.types] {
-			created[devmath.types] = true
-			c.devmathPkg = c.prog.CreatePackage(devmath.types, devmath.files, devmath.info, true)
+		for _, imp := range lib.types.Imports() {
+			if !isLib(imp.Path()) {
+				create(imp)
+			}
+		}
+		created[lib.types] = true
+		sp := c.prog.CreatePackage(lib.types, lib.files, lib.info, true)
+		built = append(built, sp)
+		if lib.types.Path() == DevMathPath {
+			c.devmathPkg = sp
+		} else {
+			for _, f := range lib.files {
+				c.collectUnrollIn(f, false)
+			}
 		}
 	}
+	create(pkg)
 	c.ssaPkg = c.prog.CreatePackage(pkg, files, info, false)
 	c.ssaPkg.Build()
-	if c.devmathPkg != nil {
-		c.devmathPkg.Build()
+	for _, sp := range built {
+		sp.Build()
 	}
 
 	c.mod = &ir.Module{Target: tgt.name, FileIndex: map[string]int{}}

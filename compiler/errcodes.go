@@ -103,4 +103,18 @@ const (
 	// that each call the next one twice, 20 deep. Call fewer helpers per
 	// helper, or drop a //kern:unroll.
 	KernelTooLarge Code = "KernelTooLarge"
+
+	// WriteOutsidePartition: a tile kernel partitions an output slice with
+	// tile.Rows and also reaches the slice another way (a direct store, a
+	// re-slice, passing it on), which could write another block's rows.
+	// Write only through the tile.Part (compiler/partition.go).
+	//
+	//	out := tile.Rows[tile.F32](t, y, cols)
+	//	y[0] = 1 // want: tile.Store(t, out, r)
+	WriteOutsidePartition Code = "WriteOutsidePartition"
+
+	// WriteToInput: a slice viewed as a read-only input (tile.Input) is
+	// also written or partitioned as an output, or a tile.In is written.
+	// Give the kernel separate input and output slices.
+	WriteToInput Code = "WriteToInput"
 )

@@ -29,7 +29,7 @@ func Compile(cfg Config, patterns ...string) ([]*Package, error) {
 		return nil, fmt.Errorf("compiler: loading %v: %w", patterns, err)
 	}
 	pcfg := &packages.Config{Mode: loadMode, Dir: cfg.Dir, Fset: fset, Overlay: overlay}
-	pkgs, err := packages.Load(pcfg, append(patterns, DevMathPath)...)
+	pkgs, err := packages.Load(pcfg, append(patterns, libPaths...)...)
 	if err != nil {
 		return nil, fmt.Errorf("compiler: loading %v: %w", patterns, err)
 	}
@@ -38,8 +38,8 @@ func Compile(cfg Config, patterns ...string) ([]*Package, error) {
 	// kern diagnostics of the packages that type-check.
 	var all ErrorList
 	packages.Visit(pkgs, nil, func(p *packages.Package) {
-		if p.PkgPath == DevMathPath {
-			return // it has no kernels; a kernel that needs a broken devmath fails there
+		if isLib(p.PkgPath) {
+			return // no kernels; a kernel that needs a broken library fails there
 		}
 		for _, e := range p.Errors {
 			msg := e.Msg
@@ -58,7 +58,7 @@ func Compile(cfg Config, patterns ...string) ([]*Package, error) {
 	broken := map[*packages.Package]bool{}
 	for _, p := range pkgs {
 		packages.Visit([]*packages.Package{p}, nil, func(q *packages.Package) {
-			if len(q.Errors) > 0 && q.PkgPath != DevMathPath {
+			if len(q.Errors) > 0 && !isLib(q.PkgPath) {
 				broken[p] = true
 			}
 		})
@@ -76,18 +76,18 @@ func Compile(cfg Config, patterns ...string) ([]*Package, error) {
 			}
 		}
 	}
-	var dm *sourcePkg
+	var libs []*sourcePkg
 	for _, p := range pkgs {
-		if p.PkgPath == DevMathPath && len(p.Errors) == 0 {
-			dm = &sourcePkg{p.Types, p.Syntax, p.TypesInfo}
+		if isLib(p.PkgPath) && len(p.Errors) == 0 {
+			libs = append(libs, &sourcePkg{p.Types, p.Syntax, p.TypesInfo})
 		}
 	}
 	var out []*Package
 	for _, p := range pkgs {
-		if p.PkgPath == DevMathPath || broken[p] {
+		if isLib(p.PkgPath) || broken[p] {
 			continue
 		}
-		cp, err := compileTyped(cfg, fset, p.Types, p.Syntax, p.TypesInfo, p.Dir, dm, nil)
+		cp, err := compileTyped(cfg, fset, p.Types, p.Syntax, p.TypesInfo, p.Dir, libs, nil)
 		if err != nil {
 			if el, ok := err.(ErrorList); ok {
 				all = append(all, el...)
@@ -138,29 +138,29 @@ func parsePos(s string) token.Position {
 // std holds the type-checked packages a kernel source may import, loaded
 // once per process for CompileSource.
 var std struct {
-	once    sync.Once
-	fset    *token.FileSet
-	pkgs    map[string]*types.Package
-	devmath *sourcePkg
-	err     error
+	once sync.Once
+	fset *token.FileSet
+	pkgs map[string]*types.Package
+	libs []*sourcePkg // libPaths, with syntax
+	err  error
 }
 
 func loadStd() (map[string]*types.Package, error) {
 	std.once.Do(func() {
 		std.fset = token.NewFileSet()
 		pkgs, err := packages.Load(&packages.Config{Mode: loadMode, Fset: std.fset},
-			GPUPath, DevMathPath, "math", "math/bits", "unsafe")
+			append([]string{GPUPath, "math", "math/bits", "unsafe"}, libPaths...)...)
 		if err != nil {
 			std.err = err
 			return
 		}
 		std.pkgs = map[string]*types.Package{}
 		packages.Visit(pkgs, nil, func(p *packages.Package) {
-			if p.PkgPath == DevMathPath {
-				if len(p.Errors) == 0 {
-					std.devmath = &sourcePkg{p.Types, p.Syntax, p.TypesInfo}
+			if isLib(p.PkgPath) && len(p.Errors) == 0 {
+				std.libs = append(std.libs, &sourcePkg{p.Types, p.Syntax, p.TypesInfo})
+				if p.PkgPath == DevMathPath {
+					return // kernel source calls it only through package gpu
 				}
-				return
 			}
 			if len(p.Errors) > 0 && std.err == nil {
 				std.err = fmt.Errorf("compiler: loading %s: %v", p.PkgPath, p.Errors[0])
@@ -178,7 +178,7 @@ func (m mapImporter) Import(path string) (*types.Package, error) {
 	if p, ok := m[path]; ok {
 		return p, nil
 	}
-	return nil, fmt.Errorf("kernels may import only %s, math and math/bits (not %q)", GPUPath, path)
+	return nil, fmt.Errorf("kernels may import only %s, %s, math and math/bits (not %q)", GPUPath, TilePath, path)
 }
 
 // CompileSource compiles one file of kernel source, as if it were a
@@ -214,5 +214,5 @@ func CompileSource(cfg Config, filename string, src []byte) (*Package, error) {
 	if len(terrs) > 0 {
 		return nil, terrs.sorted()
 	}
-	return compileTyped(cfg, fset, pkg, []*ast.File{f}, info, "", std.devmath, map[string][]byte{filepath.Base(filename): src})
+	return compileTyped(cfg, fset, pkg, []*ast.File{f}, info, "", std.libs, map[string][]byte{filepath.Base(filename): src})
 }

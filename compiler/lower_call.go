@@ -71,12 +71,28 @@ func stdFunc(fn *ssa.Function) (path, name string, ok bool) {
 // for the gpu math intrinsics that have no single PTX instruction.
 const DevMathPath = "github.com/gokern/kern/gpu/devmath"
 
+// TilePath is the tile-level language (gpu/tile): Go built on package gpu
+// whose functions the compiler inlines like a kernel's own helpers.
+const TilePath = "github.com/gokern/kern/gpu/tile"
+
+// libPaths are the packages of kern's own whose function bodies the
+// compiler builds and inlines, recognised by import path (as TinyGo
+// recognises its intrinsics).
+var libPaths = []string{DevMathPath, TilePath}
+
+// isLib reports whether path is one of libPaths.
+func isLib(path string) bool { return path == DevMathPath || path == TilePath }
+
+// ownOrLib reports whether p is the kernel package own or a library
+// package whose bodies are inlined.
+func ownOrLib(p, own *types.Package) bool { return p != nil && (p == own || isLib(p.Path())) }
+
 func (kb *kernelBuilder) inlinable(fn *ssa.Function) bool {
 	p := ownerPkg(fn)
 	if len(fn.Blocks) == 0 || p == nil {
 		return false
 	}
-	return p == kb.pkg || p.Path() == DevMathPath
+	return ownOrLib(p, kb.pkg)
 }
 
 // ownerPkg is the package whose source defines fn, or nil. An instance of

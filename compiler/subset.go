@@ -166,9 +166,9 @@ func (c *pkgCtx) checkCall(call *ast.CallExpr) {
 		// Kernels call helpers of their own package, package gpu, and the
 		// math and math/bits functions lowering knows (it names any other).
 		switch fn.Pkg().Path() {
-		case c.pkg.Path(), GPUPath, "math", "math/bits", DevMathPath:
+		case c.pkg.Path(), GPUPath, "math", "math/bits", DevMathPath, TilePath:
 		default:
-			c.d.errorf(call.Pos(), UnsupportedCall, "cannot call %s.%s from a kernel: kernels may call helper funcs of the same package, package gpu, and the math and math/bits functions listed in docs/language.md", fn.Pkg().Name(), fn.Name())
+			c.d.errorf(call.Pos(), UnsupportedCall, "cannot call %s.%s from a kernel: kernels may call helper funcs of the same package, packages gpu and gpu/tile, and the math and math/bits functions listed in docs/language.md", fn.Pkg().Name(), fn.Name())
 		}
 		return
 	}
@@ -224,7 +224,14 @@ func (c *pkgCtx) checkIdentType(id *ast.Ident) {
 
 // collectUnroll finds //kern:unroll comments and checks that each stands
 // above a for loop with a constant trip count of at most 1024.
-func (c *pkgCtx) collectUnroll(f *ast.File) {
+func (c *pkgCtx) collectUnroll(f *ast.File) { c.collectUnrollIn(f, true) }
+
+// collectUnrollIn records f's //kern:unroll loops; checkTrip checks their
+// form on the AST, which needs f's types. A library package's loops
+// (libPaths: bounds such as len of a type-parameter array, constant only
+// once instantiated) are checked by lowering instead, which reports a
+// counter that is not constant in every iteration.
+func (c *pkgCtx) collectUnrollIn(f *ast.File, checkTrip bool) {
 	for _, cg := range f.Comments {
 		for _, cm := range cg.List {
 			if strings.TrimSpace(cm.Text) != "//kern:unroll" {
@@ -248,7 +255,7 @@ func (c *pkgCtx) collectUnroll(f *ast.File) {
 				c.d.errorf(cm.Pos(), BadUnroll, "//kern:unroll must be on the line just above a for loop")
 				continue
 			}
-			if n, ok := c.tripCount(loop); !ok || n > 1024 {
+			if n, ok := c.tripCount(loop); checkTrip && (!ok || n > 1024) {
 				c.d.errorf(loop.Pos(), BadUnroll, "//kern:unroll needs a loop of the form `for i := 0; i < N; i++` or `for i := range N` (a counter starting at a constant, compared with a constant, stepped by a constant: ++, --, +=, -=, *=, /=, <<=, >>=) running at most 1024 times")
 				continue
 			}

@@ -2133,3 +2133,379 @@ type kernSoftmaxBF16Launcher struct{ kern.Launcher }
 func (l kernSoftmaxBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.BFloat16], cols int) error {
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols))
 }
+
+// softmaxTile4F32Kernel launches the kernel softmaxTile4F32 (tile.go:42).
+var softmaxTile4F32Kernel = kernSoftmaxTile4F32Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "softmaxTile4F32", Pkg: "github.com/gokern/kern/ops", Entry: "softmaxTile4F32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"view.go:58:10",
+		"view.go:58:10",
+		"view.go:72:21",
+		"view.go:72:21",
+	},
+	SourceHash: "86ce03c50e1f37a1", Source: []string{"tile.go:softmaxTile", "tile.go:softmaxTile4F32"},
+	Native: func(t gpu.Thread, a []any) { softmaxTile4F32(t, a[0].([]float32), a[1].([]float32), a[2].(int)) },
+})}
+
+type kernSoftmaxTile4F32Launcher struct{ kern.Launcher }
+
+// Launch runs softmaxTile4F32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernSoftmaxTile4F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], cols int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols))
+}
+
+// softmaxTile4F16Kernel launches the kernel softmaxTile4F16 (tile.go:47).
+var softmaxTile4F16Kernel = kernSoftmaxTile4F16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "softmaxTile4F16", Pkg: "github.com/gokern/kern/ops", Entry: "softmaxTile4F16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"view.go:58:10",
+		"view.go:58:10",
+		"view.go:72:21",
+		"view.go:72:21",
+	},
+	SourceHash: "01a480d243f3f810", Source: []string{"tile.go:softmaxTile", "tile.go:softmaxTile4F16"},
+	Native: func(t gpu.Thread, a []any) { softmaxTile4F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].(int)) },
+})}
+
+type kernSoftmaxTile4F16Launcher struct{ kern.Launcher }
+
+// Launch runs softmaxTile4F16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernSoftmaxTile4F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[gpu.Half], cols int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols))
+}
+
+// softmaxTile4BF16Kernel launches the kernel softmaxTile4BF16 (tile.go:52).
+var softmaxTile4BF16Kernel = kernSoftmaxTile4BF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "softmaxTile4BF16", Pkg: "github.com/gokern/kern/ops", Entry: "softmaxTile4BF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"view.go:58:10",
+		"view.go:58:10",
+		"view.go:72:21",
+		"view.go:72:21",
+	},
+	SourceHash: "24a6ccd405b648d4", Source: []string{"tile.go:softmaxTile", "tile.go:softmaxTile4BF16"},
+	Native: func(t gpu.Thread, a []any) {
+		softmaxTile4BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].(int))
+	},
+})}
+
+type kernSoftmaxTile4BF16Launcher struct{ kern.Launcher }
+
+// Launch runs softmaxTile4BF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernSoftmaxTile4BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.BFloat16], cols int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols))
+}
+
+// softmaxTile16F32Kernel launches the kernel softmaxTile16F32 (tile.go:57).
+var softmaxTile16F32Kernel = kernSoftmaxTile16F32Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "softmaxTile16F32", Pkg: "github.com/gokern/kern/ops", Entry: "softmaxTile16F32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"view.go:58:10",
+		"view.go:58:10",
+		"view.go:72:21",
+		"view.go:72:21",
+	},
+	SourceHash: "d8385cae593d1146", Source: []string{"tile.go:softmaxTile", "tile.go:softmaxTile16F32"},
+	Native: func(t gpu.Thread, a []any) { softmaxTile16F32(t, a[0].([]float32), a[1].([]float32), a[2].(int)) },
+})}
+
+type kernSoftmaxTile16F32Launcher struct{ kern.Launcher }
+
+// Launch runs softmaxTile16F32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernSoftmaxTile16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], cols int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols))
+}
+
+// softmaxTile16F16Kernel launches the kernel softmaxTile16F16 (tile.go:62).
+var softmaxTile16F16Kernel = kernSoftmaxTile16F16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "softmaxTile16F16", Pkg: "github.com/gokern/kern/ops", Entry: "softmaxTile16F16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"view.go:58:10",
+		"view.go:58:10",
+		"view.go:72:21",
+		"view.go:72:21",
+	},
+	SourceHash: "055deb158bc332fc", Source: []string{"tile.go:softmaxTile", "tile.go:softmaxTile16F16"},
+	Native: func(t gpu.Thread, a []any) { softmaxTile16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].(int)) },
+})}
+
+type kernSoftmaxTile16F16Launcher struct{ kern.Launcher }
+
+// Launch runs softmaxTile16F16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernSoftmaxTile16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[gpu.Half], cols int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols))
+}
+
+// softmaxTile16BF16Kernel launches the kernel softmaxTile16BF16 (tile.go:67).
+var softmaxTile16BF16Kernel = kernSoftmaxTile16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "softmaxTile16BF16", Pkg: "github.com/gokern/kern/ops", Entry: "softmaxTile16BF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"view.go:58:10",
+		"view.go:58:10",
+		"view.go:72:21",
+		"view.go:72:21",
+	},
+	SourceHash: "4ef23c50b330818d", Source: []string{"tile.go:softmaxTile", "tile.go:softmaxTile16BF16"},
+	Native: func(t gpu.Thread, a []any) {
+		softmaxTile16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].(int))
+	},
+})}
+
+type kernSoftmaxTile16BF16Launcher struct{ kern.Launcher }
+
+// Launch runs softmaxTile16BF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernSoftmaxTile16BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.BFloat16], cols int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols))
+}
+
+// rmsNormTile4F32Kernel launches the kernel rmsNormTile4F32 (tile.go:72).
+var rmsNormTile4F32Kernel = kernRmsNormTile4F32Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "rmsNormTile4F32", Pkg: "github.com/gokern/kern/ops", Entry: "rmsNormTile4F32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "weight", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "eps", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"view.go:58:10",
+		"view.go:58:10",
+		"view.go:72:21",
+		"view.go:72:21",
+	},
+	SourceHash: "73129293a545be3b", Source: []string{"tile.go:rmsNormTile", "tile.go:rmsNormTile4F32"},
+	Native: func(t gpu.Thread, a []any) {
+		rmsNormTile4F32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(float32))
+	},
+})}
+
+type kernRmsNormTile4F32Launcher struct{ kern.Launcher }
+
+// Launch runs rmsNormTile4F32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernRmsNormTile4F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], weight *kern.Buffer[float32], cols int, eps float32) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(weight), kern.ScalarArg(cols), kern.ScalarArg(eps))
+}
+
+// rmsNormTile4F16Kernel launches the kernel rmsNormTile4F16 (tile.go:77).
+var rmsNormTile4F16Kernel = kernRmsNormTile4F16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "rmsNormTile4F16", Pkg: "github.com/gokern/kern/ops", Entry: "rmsNormTile4F16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "weight", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "eps", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"view.go:58:10",
+		"view.go:58:10",
+		"view.go:72:21",
+		"view.go:72:21",
+	},
+	SourceHash: "50d089bd88a77856", Source: []string{"tile.go:rmsNormTile", "tile.go:rmsNormTile4F16"},
+	Native: func(t gpu.Thread, a []any) {
+		rmsNormTile4F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].(int), a[4].(float32))
+	},
+})}
+
+type kernRmsNormTile4F16Launcher struct{ kern.Launcher }
+
+// Launch runs rmsNormTile4F16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernRmsNormTile4F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[gpu.Half], weight *kern.Buffer[gpu.Half], cols int, eps float32) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(weight), kern.ScalarArg(cols), kern.ScalarArg(eps))
+}
+
+// rmsNormTile4BF16Kernel launches the kernel rmsNormTile4BF16 (tile.go:82).
+var rmsNormTile4BF16Kernel = kernRmsNormTile4BF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "rmsNormTile4BF16", Pkg: "github.com/gokern/kern/ops", Entry: "rmsNormTile4BF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "weight", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "eps", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"view.go:58:10",
+		"view.go:58:10",
+		"view.go:72:21",
+		"view.go:72:21",
+	},
+	SourceHash: "4f681787c84a53eb", Source: []string{"tile.go:rmsNormTile", "tile.go:rmsNormTile4BF16"},
+	Native: func(t gpu.Thread, a []any) {
+		rmsNormTile4BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].(int), a[4].(float32))
+	},
+})}
+
+type kernRmsNormTile4BF16Launcher struct{ kern.Launcher }
+
+// Launch runs rmsNormTile4BF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernRmsNormTile4BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.BFloat16], weight *kern.Buffer[gpu.BFloat16], cols int, eps float32) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(weight), kern.ScalarArg(cols), kern.ScalarArg(eps))
+}
+
+// rmsNormTile16F32Kernel launches the kernel rmsNormTile16F32 (tile.go:87).
+var rmsNormTile16F32Kernel = kernRmsNormTile16F32Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "rmsNormTile16F32", Pkg: "github.com/gokern/kern/ops", Entry: "rmsNormTile16F32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "weight", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "eps", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"view.go:58:10",
+		"view.go:58:10",
+		"view.go:72:21",
+		"view.go:72:21",
+	},
+	SourceHash: "7f9eb6e437ad2240", Source: []string{"tile.go:rmsNormTile", "tile.go:rmsNormTile16F32"},
+	Native: func(t gpu.Thread, a []any) {
+		rmsNormTile16F32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(float32))
+	},
+})}
+
+type kernRmsNormTile16F32Launcher struct{ kern.Launcher }
+
+// Launch runs rmsNormTile16F32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernRmsNormTile16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], weight *kern.Buffer[float32], cols int, eps float32) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(weight), kern.ScalarArg(cols), kern.ScalarArg(eps))
+}
+
+// rmsNormTile16F16Kernel launches the kernel rmsNormTile16F16 (tile.go:92).
+var rmsNormTile16F16Kernel = kernRmsNormTile16F16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "rmsNormTile16F16", Pkg: "github.com/gokern/kern/ops", Entry: "rmsNormTile16F16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "weight", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "eps", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"view.go:58:10",
+		"view.go:58:10",
+		"view.go:72:21",
+		"view.go:72:21",
+	},
+	SourceHash: "95cb00d2bd3456ed", Source: []string{"tile.go:rmsNormTile", "tile.go:rmsNormTile16F16"},
+	Native: func(t gpu.Thread, a []any) {
+		rmsNormTile16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].(int), a[4].(float32))
+	},
+})}
+
+type kernRmsNormTile16F16Launcher struct{ kern.Launcher }
+
+// Launch runs rmsNormTile16F16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernRmsNormTile16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[gpu.Half], weight *kern.Buffer[gpu.Half], cols int, eps float32) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(weight), kern.ScalarArg(cols), kern.ScalarArg(eps))
+}
+
+// rmsNormTile16BF16Kernel launches the kernel rmsNormTile16BF16 (tile.go:97).
+var rmsNormTile16BF16Kernel = kernRmsNormTile16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "rmsNormTile16BF16", Pkg: "github.com/gokern/kern/ops", Entry: "rmsNormTile16BF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "weight", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "eps", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"view.go:58:10",
+		"view.go:58:10",
+		"view.go:72:21",
+		"view.go:72:21",
+	},
+	SourceHash: "1a16f5efe48a69b3", Source: []string{"tile.go:rmsNormTile", "tile.go:rmsNormTile16BF16"},
+	Native: func(t gpu.Thread, a []any) {
+		rmsNormTile16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].(int), a[4].(float32))
+	},
+})}
+
+type kernRmsNormTile16BF16Launcher struct{ kern.Launcher }
+
+// Launch runs rmsNormTile16BF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernRmsNormTile16BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.BFloat16], weight *kern.Buffer[gpu.BFloat16], cols int, eps float32) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(weight), kern.ScalarArg(cols), kern.ScalarArg(eps))
+}

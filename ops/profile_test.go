@@ -63,10 +63,14 @@ func TestProfileMemoryEfficiency(t *testing.T) {
 			return LayerNorm(d, up(d, n), up(d, n), up(d, cols), up(d, cols), rows, cols, 1e-6)
 		}},
 		{"Softmax", func(d *kern.Device) error { return Softmax(d, up(d, n), up(d, n), rows, cols) }},
+		{"RMSNorm v3 (tile)", func(d *kern.Device) error {
+			return rmsNormTiled(d, up(d, n), up(d, n), up(d, cols), rows, cols, 1e-6)
+		}},
+		{"Softmax v3 (tile)", func(d *kern.Device) error { return softmaxTiled(d, up(d, n), up(d, n), rows, cols) }},
 	}
 	for _, c := range cases {
 		eff, conflicts := profiled(t, c.run)
-		t.Logf("%-10s sector efficiency %5.1f%%, bank conflicts %d", c.name, 100*eff, conflicts)
+		t.Logf("%-17s sector efficiency %5.1f%%, bank conflicts %d", c.name, 100*eff, conflicts)
 		if eff < 0.95 {
 			t.Errorf("%s: global sector efficiency %.1f%%, want ≥ 95%%", c.name, 100*eff)
 		}

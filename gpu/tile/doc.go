@@ -1,0 +1,48 @@
+// Package tile is kern's tile level: a kernel body that works on whole
+// tiles (load a row tile, combine tiles element-wise, reduce a tile,
+// store it) instead of on one thread's elements. It is ordinary Go built
+// on package gpu, so a tile kernel runs in native mode as written; the
+// compiler inlines this package's functions like a kernel's own helpers
+// (as it does package devmath), so a tile costs nothing beyond the
+// thread-level code it stands for.
+//
+// # Row tiles
+//
+// A Row[R] is a 1-D tile of one row, owned by the whole block. Its shape
+// is fixed at compile time by R, the per-thread register array: with
+// R = [K]float32 and a block of B threads (the //kern:kernel block=), the
+// tile holds K·B elements and thread i holds elements i, i+B, …, i+(K-1)·B
+// in K registers. That mapping makes every load and store coalesced (the
+// block's threads read consecutive elements for each register) and keeps
+// the tile in registers: every loop over R is unrolled (//kern:unroll), so
+// each element is a constant index into a local array. K is a power of two
+// from 1 to 32 (the Regs constraint): a different K is a type error.
+//
+// Row tiles need a 1-D block (block=256, not block=16x16): the mapping
+// uses ThreadIdx().X and BlockDim().X only.
+//
+// Tiles compute in float32. Storage may be float32, float16, bfloat16 or
+// int8: a view's codec (F32, F16, BF16, I8) converts on Load and rounds
+// to nearest even on Store (saturating for I8), as the hand-written ops
+// do.
+//
+// # Views and partitions
+//
+// A kernel reads its inputs through In views (read-only: In has no method
+// or function that writes) and writes its outputs through a Part, the
+// calling block's own partition: Rows gives block b row b of the output
+// and nothing else, so no two blocks can write the same element and a
+// data race between blocks cannot be written. The compiler enforces the
+// rest (compiler/partition.go): in a kernel that partitions a slice
+// parameter, the slice may not be written directly or passed to a helper
+// (PartitionEscape), and a slice viewed as an input may not be written or
+// partitioned (WriteToInput).
+//
+// # Ragged edges
+//
+// Load masks the elements past the row's end (cols), filling them with a
+// value the caller chooses: 0 for a sum, NegInf for a max, as Triton's
+// other=. Store writes only the elements before cols. Element-wise ops
+// apply to the fill values too, so choose a fill that the following ops
+// keep neutral for the reduction after them (exp(-Inf) = 0).
+package tile
