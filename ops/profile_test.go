@@ -193,7 +193,7 @@ func TestProfileMatmulInt4(t *testing.T) {
 	}
 	wLine := 0
 	for i, line := range strings.Split(string(src), "\n") {
-		if strings.Contains(line, "&packed[src]") {
+		if strings.Contains(line, "gpu.CpAsync") && strings.Contains(line, "&packed[") {
 			wLine = i + 1
 		}
 	}
