@@ -199,10 +199,15 @@ func gemvIssue[A gpu.Elem](t gpu.Thread, sh, w, x []A, st int32, wOff [gemvWRows
 	for r := range gemvWRows {
 		gpu.CpAsync(t, &sh[d+int32(r*gemvStep)], &w[wOff[r]+kc], 16)
 	}
-	//kern:unroll
-	for i := range gemvRows {
-		if mb+i < m {
-			gpu.CpAsync(t, &sh[d+int32((gemvWRows+i)*gemvStep)], &x[xOff[i]+kc], 16)
+	// Row mb of x always exists; the others sit behind one uniform
+	// branch, so that M = 1 does not issue their predicated copies.
+	gpu.CpAsync(t, &sh[d+int32(gemvWRows*gemvStep)], &x[xOff[0]+kc], 16)
+	if mb+1 < m {
+		//kern:unroll
+		for i := 1; i < gemvRows; i++ {
+			if mb+i < m {
+				gpu.CpAsync(t, &sh[d+int32((gemvWRows+i)*gemvStep)], &x[xOff[i]+kc], 16)
+			}
 		}
 	}
 	gpu.CpAsyncCommit(t)

@@ -172,10 +172,15 @@ func w4Issue[A gpu.Elem](t gpu.Thread, sx []A, sb []uint8, x []A, packed []uint8
 	kc := min(st*w4Step+(l&7)*Chunk, k-Chunk)
 	gpu.CpAsync(t, &sb[base*2+l*16], &packed[wSrc+kc>>1], 16)
 	xc := min(st*w4Step+l*8, k-8)
-	//kern:unroll
-	for i := range w4Rows {
-		if mb+i < m { // rows of x past m are never read: no copy at all
-			gpu.CpAsync(t, &sx[base+int32(w4StageW+i*w4Step)+l*8], &x[xOff[i]+xc], 16)
+	// Row mb of x always exists; the others sit behind one uniform
+	// branch, so that M = 1 does not issue their predicated copies.
+	gpu.CpAsync(t, &sx[base+int32(w4StageW)+l*8], &x[xOff[0]+xc], 16)
+	if mb+1 < m {
+		//kern:unroll
+		for i := 1; i < w4Rows; i++ {
+			if mb+i < m { // rows of x past m are never read: no copy at all
+				gpu.CpAsync(t, &sx[base+int32(w4StageW+i*w4Step)+l*8], &x[xOff[i]+xc], 16)
+			}
 		}
 	}
 	gpu.CpAsyncCommit(t)
