@@ -49,22 +49,22 @@ var SimpleF16F32Kernel = kernSimpleF16F32Launcher{kern.NewLauncher(kern.KernelSp
 		"simple.go:87:18",
 		"simple.go:85:17",
 		"simple.go:87:18",
-		"tc.go:411:22",
-		"tc.go:413:23",
-		"tc.go:420:21",
-		"tc.go:422:5",
-		"tc.go:427:22",
-		"tc.go:429:5",
-		"tc.go:433:23",
-		"tc.go:435:6",
-		"tc.go:411:22",
-		"tc.go:413:23",
-		"tc.go:420:21",
-		"tc.go:422:5",
-		"tc.go:427:22",
-		"tc.go:429:5",
-		"tc.go:433:23",
-		"tc.go:435:6",
+		"tc.go:419:22",
+		"tc.go:421:23",
+		"tc.go:428:21",
+		"tc.go:430:5",
+		"tc.go:435:22",
+		"tc.go:437:5",
+		"tc.go:441:23",
+		"tc.go:443:6",
+		"tc.go:419:22",
+		"tc.go:421:23",
+		"tc.go:428:21",
+		"tc.go:430:5",
+		"tc.go:435:22",
+		"tc.go:437:5",
+		"tc.go:441:23",
+		"tc.go:443:6",
 	},
 	SourceHash: "f7a830933f787127", Source: []string{"doc.go:const sqrtHalf", "doc.go:f32c.load", "doc.go:f32c.store", "doc.go:type codec", "doc.go:type f32c", "simple.go:SimpleF16F32", "simple.go:const SimpleWarps", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:activate", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:epiStore", "tc.go:f16in.bits", "tc.go:f16in.mma", "tc.go:siluF", "tc.go:type f16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
@@ -113,22 +113,22 @@ var SimpleF16F16Kernel = kernSimpleF16F16Launcher{kern.NewLauncher(kern.KernelSp
 		"simple.go:87:18",
 		"simple.go:85:17",
 		"simple.go:87:18",
-		"tc.go:411:22",
-		"tc.go:413:23",
-		"tc.go:420:21",
-		"tc.go:422:5",
-		"tc.go:427:22",
-		"tc.go:429:5",
-		"tc.go:433:23",
-		"tc.go:435:6",
-		"tc.go:411:22",
-		"tc.go:413:23",
-		"tc.go:420:21",
-		"tc.go:422:5",
-		"tc.go:427:22",
-		"tc.go:429:5",
-		"tc.go:433:23",
-		"tc.go:435:6",
+		"tc.go:419:22",
+		"tc.go:421:23",
+		"tc.go:428:21",
+		"tc.go:430:5",
+		"tc.go:435:22",
+		"tc.go:437:5",
+		"tc.go:441:23",
+		"tc.go:443:6",
+		"tc.go:419:22",
+		"tc.go:421:23",
+		"tc.go:428:21",
+		"tc.go:430:5",
+		"tc.go:435:22",
+		"tc.go:437:5",
+		"tc.go:441:23",
+		"tc.go:443:6",
 	},
 	SourceHash: "9a3c932a82cadff6", Source: []string{"doc.go:const sqrtHalf", "doc.go:f16c.load", "doc.go:f16c.store", "doc.go:type codec", "doc.go:type f16c", "simple.go:SimpleF16F16", "simple.go:const SimpleWarps", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:activate", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:epiStore", "tc.go:f16in.bits", "tc.go:f16in.mma", "tc.go:siluF", "tc.go:type f16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
@@ -177,22 +177,22 @@ var SimpleBF16F32Kernel = kernSimpleBF16F32Launcher{kern.NewLauncher(kern.Kernel
 		"simple.go:87:18",
 		"simple.go:85:17",
 		"simple.go:87:18",
-		"tc.go:411:22",
-		"tc.go:413:23",
-		"tc.go:420:21",
-		"tc.go:422:5",
-		"tc.go:427:22",
-		"tc.go:429:5",
-		"tc.go:433:23",
-		"tc.go:435:6",
-		"tc.go:411:22",
-		"tc.go:413:23",
-		"tc.go:420:21",
-		"tc.go:422:5",
-		"tc.go:427:22",
-		"tc.go:429:5",
-		"tc.go:433:23",
-		"tc.go:435:6",
+		"tc.go:419:22",
+		"tc.go:421:23",
+		"tc.go:428:21",
+		"tc.go:430:5",
+		"tc.go:435:22",
+		"tc.go:437:5",
+		"tc.go:441:23",
+		"tc.go:443:6",
+		"tc.go:419:22",
+		"tc.go:421:23",
+		"tc.go:428:21",
+		"tc.go:430:5",
+		"tc.go:435:22",
+		"tc.go:437:5",
+		"tc.go:441:23",
+		"tc.go:443:6",
 	},
 	SourceHash: "53810c20def363b6", Source: []string{"doc.go:const sqrtHalf", "doc.go:f32c.load", "doc.go:f32c.store", "doc.go:type codec", "doc.go:type f32c", "simple.go:SimpleBF16F32", "simple.go:const SimpleWarps", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:activate", "tc.go:bf16in.bits", "tc.go:bf16in.mma", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:epiStore", "tc.go:siluF", "tc.go:type bf16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
@@ -241,22 +241,22 @@ var SimpleBF16BF16Kernel = kernSimpleBF16BF16Launcher{kern.NewLauncher(kern.Kern
 		"simple.go:87:18",
 		"simple.go:85:17",
 		"simple.go:87:18",
-		"tc.go:411:22",
-		"tc.go:413:23",
-		"tc.go:420:21",
-		"tc.go:422:5",
-		"tc.go:427:22",
-		"tc.go:429:5",
-		"tc.go:433:23",
-		"tc.go:435:6",
-		"tc.go:411:22",
-		"tc.go:413:23",
-		"tc.go:420:21",
-		"tc.go:422:5",
-		"tc.go:427:22",
-		"tc.go:429:5",
-		"tc.go:433:23",
-		"tc.go:435:6",
+		"tc.go:419:22",
+		"tc.go:421:23",
+		"tc.go:428:21",
+		"tc.go:430:5",
+		"tc.go:435:22",
+		"tc.go:437:5",
+		"tc.go:441:23",
+		"tc.go:443:6",
+		"tc.go:419:22",
+		"tc.go:421:23",
+		"tc.go:428:21",
+		"tc.go:430:5",
+		"tc.go:435:22",
+		"tc.go:437:5",
+		"tc.go:441:23",
+		"tc.go:443:6",
 	},
 	SourceHash: "d73f4942a627fafc", Source: []string{"doc.go:bf16c.load", "doc.go:bf16c.store", "doc.go:const sqrtHalf", "doc.go:type bf16c", "doc.go:type codec", "simple.go:SimpleBF16BF16", "simple.go:const SimpleWarps", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:activate", "tc.go:bf16in.bits", "tc.go:bf16in.mma", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:epiStore", "tc.go:siluF", "tc.go:type bf16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
@@ -272,7 +272,7 @@ func (l kernSimpleBF16BF16Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern
 	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(a), kern.BufferArg(b), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(sbk), kern.ScalarArg(sbn), kern.ScalarArg(act))
 }
 
-// TCF16F32Kernel launches the kernel TCF16F32 (tc.go:74).
+// TCF16F32Kernel launches the kernel TCF16F32 (tc.go:82).
 var TCF16F32Kernel = kernTCF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "TCF16F32", Pkg: "github.com/gokern/kern/ops/internal/mm", Entry: "TCF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -304,7 +304,7 @@ func (l kernTCF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern.Buffe
 	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(a), kern.BufferArg(b), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(nn), kern.ScalarArg(act), kern.ScalarArg(warpsN))
 }
 
-// TCF16F16Kernel launches the kernel TCF16F16 (tc.go:79).
+// TCF16F16Kernel launches the kernel TCF16F16 (tc.go:87).
 var TCF16F16Kernel = kernTCF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "TCF16F16", Pkg: "github.com/gokern/kern/ops/internal/mm", Entry: "TCF16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -336,7 +336,7 @@ func (l kernTCF16F16Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern.Buffe
 	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(a), kern.BufferArg(b), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(nn), kern.ScalarArg(act), kern.ScalarArg(warpsN))
 }
 
-// TCBF16F32Kernel launches the kernel TCBF16F32 (tc.go:84).
+// TCBF16F32Kernel launches the kernel TCBF16F32 (tc.go:92).
 var TCBF16F32Kernel = kernTCBF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "TCBF16F32", Pkg: "github.com/gokern/kern/ops/internal/mm", Entry: "TCBF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -368,7 +368,7 @@ func (l kernTCBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern.Buff
 	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(a), kern.BufferArg(b), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(nn), kern.ScalarArg(act), kern.ScalarArg(warpsN))
 }
 
-// TCBF16BF16Kernel launches the kernel TCBF16BF16 (tc.go:89).
+// TCBF16BF16Kernel launches the kernel TCBF16BF16 (tc.go:97).
 var TCBF16BF16Kernel = kernTCBF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "TCBF16BF16", Pkg: "github.com/gokern/kern/ops/internal/mm", Entry: "TCBF16BF16", Module: kernModule,
 	Params: []kern.Param{

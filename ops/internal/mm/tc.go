@@ -75,7 +75,7 @@ const (
 // bias [n] or empty, res like c or empty, act an Epi* activation, warpsN
 // the warp grid's width (warpsM = warps/warpsN). The B layout is an
 // argument rather than a kernel of its own because each kernel is about
-// 130 KB of PTX; its branches are block-uniform and outside the MMAs.
+// 180 KB of PTX; its branches are block-uniform and outside the MMAs.
 // Shared memory is dynamic: Shared bytes at launch.
 
 //kern:kernel block=256 nobounds
