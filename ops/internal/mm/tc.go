@@ -178,6 +178,7 @@ func tcMatmul[A gpu.Elem, O any, CA inCodec[A], CO codec[O]](ca CA, co CO, t gpu
 		gpu.CpAsyncCommit(t)
 	}
 
+	trans := nn != 0
 	var acc [tcMI][tcNI][4]float32
 	rs, ws := int32(0), int32(tcStages-1) // stages read and written this iteration
 	for kt := int32(0); kt < ktiles; kt++ {
@@ -206,7 +207,7 @@ func tcMatmul[A gpu.Elem, O any, CA inCodec[A], CO codec[O]](ca CA, co CO, t gpu
 			var fb [tcNI][2]uint32
 			//kern:unroll
 			for p := range tcNI / 2 {
-				f := fragB(t, nn, sb, bOff[kk][p])
+				f := fragB(t, trans, sb, bOff[kk][p])
 				fb[2*p] = [2]uint32{f[0], f[1]}
 				fb[2*p+1] = [2]uint32{f[2], f[3]}
 			}
@@ -359,16 +360,16 @@ func tcIssueB[A gpu.Elem](t gpu.Thread, nn int, s, b []A, dst, dstep int32, src,
 // offset (computed in tcMatmul): b[0], b[1] of the first tile, then of the
 // second.
 //
-// nn = 0, B given as W[N,K] row-major: the tile is bn rows of 32, stored as
+// !trans (nn = 0), B given as W[N,K] row-major: the tile is bn rows of 32, stored as
 // A's, and a non-transposed ldmatrix.x4 reads the fragments (W's rows are
 // B's columns, the layout mma wants for B). Matrix l/8 is rows n0w +
 // 8·(l/16) (which n8 tile), k chunk 2kk + l/8%2 (which half of k16).
 //
-// nn = 1, B given as B[K,N] row-major: the tile is 32 rows of bn, and
+// trans (nn = 1), B given as B[K,N] row-major: the tile is 32 rows of bn, and
 // ldmatrix.x4.trans turns its k-major 8×8 matrices into fragments. Matrix
 // l/8 is k rows 16kk + 8·(l/8%2), n chunk n0w/8 + l/16.
-func fragB[A gpu.Elem](t gpu.Thread, nn int, sb []A, off int) [4]uint32 {
-	if nn == 0 {
+func fragB[A gpu.Elem](t gpu.Thread, trans bool, sb []A, off int) [4]uint32 {
+	if !trans {
 		return gpu.LdMatrixX4(t, &sb[off])
 	}
 	return gpu.LdMatrixX4Trans(t, &sb[off])
