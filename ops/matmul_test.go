@@ -255,3 +255,20 @@ func uploadIn[In Half16](t testing.TB, dev *kern.Device, xs []float64) (*kern.Bu
 	t.Cleanup(func() { buf.Free() })
 	return buf, w
 }
+
+// TestMatmulConfigSlots checks what mm's v2 kernel assumes of a config:
+// A and B take the same number of 16-byte copies per thread per stage
+// (the kernel computes it from A's tile), 2 or at most mm's 4 slots, and
+// a whole number of them.
+func TestMatmulConfigSlots(t *testing.T) {
+	for _, c := range matmulConfigs {
+		a, b := c.bm()*4, c.bn()*4 // 16-byte chunks of a stage: 32 k × 2 bytes = 4 per row
+		if a%c.threads() != 0 || a != b {
+			t.Errorf("%s: A has %d chunks, B %d, for %d threads: want equal multiples", c.name, a, b, c.threads())
+			continue
+		}
+		if s := a / c.threads(); s != 2 && s != 4 {
+			t.Errorf("%s: %d copies per thread per operand, the kernel unrolls 2 or 4", c.name, s)
+		}
+	}
+}

@@ -139,7 +139,7 @@ func TestProfileGEMV(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The weights' copy is the cp.async on the line of gemv.go that
-	// reads &w[src]; its bytes over W's size is the share read 128 bits
+	// reads &w[…]; its bytes over W's size is the share read 128 bits
 	// at a time (cp.async.cg copies 16 bytes per lane).
 	src, err := os.ReadFile("internal/gemv/gemv.go")
 	if err != nil {
@@ -147,7 +147,7 @@ func TestProfileGEMV(t *testing.T) {
 	}
 	wLine := 0
 	for i, line := range strings.Split(string(src), "\n") {
-		if strings.Contains(line, "&w[src]") {
+		if strings.Contains(line, "gpu.CpAsync") && strings.Contains(line, "&w[") {
 			wLine = i + 1
 		}
 	}
@@ -197,7 +197,7 @@ func TestProfileMatmulInt4(t *testing.T) {
 	}
 	wLine := 0
 	for i, line := range strings.Split(string(src), "\n") {
-		if strings.Contains(line, "&packed[src]") {
+		if strings.Contains(line, "gpu.CpAsync") && strings.Contains(line, "&packed[") {
 			wLine = i + 1
 		}
 	}

@@ -107,19 +107,36 @@ func gemv[A gpu.Elem, O any, CA gemvCodec[A], CO codec[O]](ca CA, co CO, t gpu.T
 	if row0 < n { // warp-uniform
 		sh = sh[t.Warp()*gemvWarpSh:]
 		sw = sw[t.Warp()*gemvWarpSh>>1:]
-		steps := (k + gemvStep - 1) / gemvStep
+		steps := int32((k + gemvStep - 1) / gemvStep)
+		// Source offsets of the warp's rows, computed once: a row past N
+		// is clamped to the last (its sums are never stored).
+		var wOff [gemvWRows]int32
+		//kern:unroll
+		for r := range gemvWRows {
+			wOff[r] = int32(min(row0+r, n-1) * k)
+		}
+		k32, l32 := int32(k), int32(l)
 		for mb := 0; mb < m; mb += gemvRows {
 			var acc [gemvWRows][gemvRows]float32
+			var xOff [gemvRows]int32
+			//kern:unroll
+			for i := range gemvRows {
+				xOff[i] = int32(min(mb+i, m-1) * k)
+			}
 			//kern:unroll
 			for s := range gemvStages - 1 {
-				gemvIssue(t, sh, w, x, s, row0, mb, m, n, k, l)
+				if int32(s) < steps {
+					gemvIssue(t, sh, w, x, int32(s), wOff, xOff, mb, m, k32, l32)
+				} else {
+					gpu.CpAsyncCommit(t)
+				}
 			}
-			for st := 0; st < steps; st++ {
+			for st := int32(0); st < steps; st++ {
 				gpu.CpAsyncWait(t, gemvStages-2)
-				kc := st*gemvStep + l*8 // this lane's 8 elements
+				kc := int(st*gemvStep) + l*8 // this lane's 8 elements
 				// Indices are non-negative: shifts and masks, not Go's signed
 				// / and %, which cost a 64-bit division call in SASS.
-				base := (st&(gemvStages-1))*gemvSlots*gemvStep>>1 + l*4
+				base := int(st&(gemvStages-1))*gemvSlots*gemvStep>>1 + l*4
 				var ws [gemvWRows][4]uint32
 				//kern:unroll
 				for r := range gemvWRows {
@@ -137,7 +154,11 @@ func gemv[A gpu.Elem, O any, CA gemvCodec[A], CO codec[O]](ca CA, co CO, t gpu.T
 						}
 					}
 				}
-				gemvIssue(t, sh, w, x, st+gemvStages-1, row0, mb, m, n, k, l)
+				if nx := st + gemvStages - 1; nx < steps {
+					gemvIssue(t, sh, w, x, nx, wOff, xOff, mb, m, k32, l32)
+				} else {
+					gpu.CpAsyncCommit(t) // an empty group keeps the wait count
+				}
 			}
 			gpu.CpAsyncWait(t, 0)
 			// Reduce over the warp; lane i keeps row mb+i.
@@ -164,29 +185,29 @@ func gemv[A gpu.Elem, O any, CA gemvCodec[A], CO codec[O]](ca CA, co CO, t gpu.T
 	}
 }
 
-// gemvIssue copies step st of the warp's rows of W and of rows mb..
-// of x (chunk l of each) into stage st%gemvStages and commits the group;
-// past the last step, or outside W and x, it copies zeros (the group is
-// committed all the same, so the wait count stays gemvStages-2).
-func gemvIssue[A gpu.Elem](t gpu.Thread, sh, w, x []A, st, row0, mb, m, n, k, l int) {
-	s := st & (gemvStages - 1)
-	kc := st*gemvStep + l*8
+// gemvIssue copies step st of the warp's rows of W and of rows mb.. of
+// x (chunk l of each, from the row offsets wOff and xOff) into stage
+// st%gemvStages and commits the group (st < steps: past the last step
+// the caller commits an empty group). A lane's chunk past K, in the last
+// step, is copied from the row's last chunk instead: gemv never reads it
+// (it skips kc ≥ k), and a plain copy needs no predicate or branch. Rows
+// of x past m are not copied at all.
+func gemvIssue[A gpu.Elem](t gpu.Thread, sh, w, x []A, st int32, wOff [gemvWRows]int32, xOff [gemvRows]int32, mb, m int, k, l int32) {
+	kc := min(st*gemvStep+l*8, k-8)
+	d := (st&(gemvStages-1))*gemvSlots*gemvStep + l*8
 	//kern:unroll
 	for r := range gemvWRows {
-		src, size := 0, 0
-		if row0+r < n && kc < k {
-			src, size = (row0+r)*k+kc, 16
-		}
-		gpu.CpAsyncZFill(t, &sh[(s*gemvSlots+r)*gemvStep+l*8], &w[src], 16, size)
+		gpu.CpAsync(t, &sh[d+int32(r*gemvStep)], &w[wOff[r]+kc], 16)
 	}
-	//kern:unroll
-	for i := range gemvRows {
-		if mb+i < m { // rows of x past m are never read: no copy at all
-			src, size := 0, 0
-			if kc < k {
-				src, size = (mb+i)*k+kc, 16
+	// Row mb of x always exists; the others sit behind one uniform
+	// branch, so that M = 1 does not issue their predicated copies.
+	gpu.CpAsync(t, &sh[d+int32(gemvWRows*gemvStep)], &x[xOff[0]+kc], 16)
+	if mb+1 < m {
+		//kern:unroll
+		for i := 1; i < gemvRows; i++ {
+			if mb+i < m {
+				gpu.CpAsync(t, &sh[d+int32((gemvWRows+i)*gemvStep)], &x[xOff[i]+kc], 16)
 			}
-			gpu.CpAsyncZFill(t, &sh[(s*gemvSlots+gemvWRows+i)*gemvStep+l*8], &x[src], 16, size)
 		}
 	}
 	gpu.CpAsyncCommit(t)

@@ -4,7 +4,7 @@
 // the choice of version and config; this package is only kernels.
 //
 // It is a package of its own because of generated-code size: each
-// pipelined kernel is about 130 KB of PTX, and ops' generated file must
+// pipelined kernel is about 180 KB of PTX, and ops' generated file must
 // stay under a megabyte. For the same reason the set of kernels is kept
 // small: inputs float16 or bfloat16, outputs float32 or the input type,
 // the B layout a block-uniform argument rather than a kernel.

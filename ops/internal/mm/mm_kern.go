@@ -49,22 +49,22 @@ var SimpleF16F32Kernel = kernSimpleF16F32Launcher{kern.NewLauncher(kern.KernelSp
 		"simple.go:87:18",
 		"simple.go:85:17",
 		"simple.go:87:18",
-		"tc.go:356:22",
-		"tc.go:358:23",
-		"tc.go:365:21",
-		"tc.go:367:5",
-		"tc.go:372:22",
-		"tc.go:374:5",
-		"tc.go:378:23",
-		"tc.go:380:6",
-		"tc.go:356:22",
-		"tc.go:358:23",
-		"tc.go:365:21",
-		"tc.go:367:5",
-		"tc.go:372:22",
-		"tc.go:374:5",
-		"tc.go:378:23",
-		"tc.go:380:6",
+		"tc.go:420:22",
+		"tc.go:422:23",
+		"tc.go:429:21",
+		"tc.go:431:5",
+		"tc.go:436:22",
+		"tc.go:438:5",
+		"tc.go:442:23",
+		"tc.go:444:6",
+		"tc.go:420:22",
+		"tc.go:422:23",
+		"tc.go:429:21",
+		"tc.go:431:5",
+		"tc.go:436:22",
+		"tc.go:438:5",
+		"tc.go:442:23",
+		"tc.go:444:6",
 	},
 	SourceHash: "7cd206b9e2c4be40", Source: []string{"doc.go:const sqrtHalf", "doc.go:f32c.load", "doc.go:f32c.store", "doc.go:type codec", "doc.go:type f32c", "simple.go:SimpleF16F32", "simple.go:const SimpleWarps", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:activate", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:epiStore", "tc.go:f16in.bits", "tc.go:f16in.mma", "tc.go:siluF", "tc.go:type f16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
@@ -113,22 +113,22 @@ var SimpleF16F16Kernel = kernSimpleF16F16Launcher{kern.NewLauncher(kern.KernelSp
 		"simple.go:87:18",
 		"simple.go:85:17",
 		"simple.go:87:18",
-		"tc.go:356:22",
-		"tc.go:358:23",
-		"tc.go:365:21",
-		"tc.go:367:5",
-		"tc.go:372:22",
-		"tc.go:374:5",
-		"tc.go:378:23",
-		"tc.go:380:6",
-		"tc.go:356:22",
-		"tc.go:358:23",
-		"tc.go:365:21",
-		"tc.go:367:5",
-		"tc.go:372:22",
-		"tc.go:374:5",
-		"tc.go:378:23",
-		"tc.go:380:6",
+		"tc.go:420:22",
+		"tc.go:422:23",
+		"tc.go:429:21",
+		"tc.go:431:5",
+		"tc.go:436:22",
+		"tc.go:438:5",
+		"tc.go:442:23",
+		"tc.go:444:6",
+		"tc.go:420:22",
+		"tc.go:422:23",
+		"tc.go:429:21",
+		"tc.go:431:5",
+		"tc.go:436:22",
+		"tc.go:438:5",
+		"tc.go:442:23",
+		"tc.go:444:6",
 	},
 	SourceHash: "ae52ad80a0ced443", Source: []string{"doc.go:const sqrtHalf", "doc.go:f16c.load", "doc.go:f16c.store", "doc.go:type codec", "doc.go:type f16c", "simple.go:SimpleF16F16", "simple.go:const SimpleWarps", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:activate", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:epiStore", "tc.go:f16in.bits", "tc.go:f16in.mma", "tc.go:siluF", "tc.go:type f16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
@@ -177,22 +177,22 @@ var SimpleBF16F32Kernel = kernSimpleBF16F32Launcher{kern.NewLauncher(kern.Kernel
 		"simple.go:87:18",
 		"simple.go:85:17",
 		"simple.go:87:18",
-		"tc.go:356:22",
-		"tc.go:358:23",
-		"tc.go:365:21",
-		"tc.go:367:5",
-		"tc.go:372:22",
-		"tc.go:374:5",
-		"tc.go:378:23",
-		"tc.go:380:6",
-		"tc.go:356:22",
-		"tc.go:358:23",
-		"tc.go:365:21",
-		"tc.go:367:5",
-		"tc.go:372:22",
-		"tc.go:374:5",
-		"tc.go:378:23",
-		"tc.go:380:6",
+		"tc.go:420:22",
+		"tc.go:422:23",
+		"tc.go:429:21",
+		"tc.go:431:5",
+		"tc.go:436:22",
+		"tc.go:438:5",
+		"tc.go:442:23",
+		"tc.go:444:6",
+		"tc.go:420:22",
+		"tc.go:422:23",
+		"tc.go:429:21",
+		"tc.go:431:5",
+		"tc.go:436:22",
+		"tc.go:438:5",
+		"tc.go:442:23",
+		"tc.go:444:6",
 	},
 	SourceHash: "b36b0bb6a0ced9b1", Source: []string{"doc.go:const sqrtHalf", "doc.go:f32c.load", "doc.go:f32c.store", "doc.go:type codec", "doc.go:type f32c", "simple.go:SimpleBF16F32", "simple.go:const SimpleWarps", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:activate", "tc.go:bf16in.bits", "tc.go:bf16in.mma", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:epiStore", "tc.go:siluF", "tc.go:type bf16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
@@ -241,22 +241,22 @@ var SimpleBF16BF16Kernel = kernSimpleBF16BF16Launcher{kern.NewLauncher(kern.Kern
 		"simple.go:87:18",
 		"simple.go:85:17",
 		"simple.go:87:18",
-		"tc.go:356:22",
-		"tc.go:358:23",
-		"tc.go:365:21",
-		"tc.go:367:5",
-		"tc.go:372:22",
-		"tc.go:374:5",
-		"tc.go:378:23",
-		"tc.go:380:6",
-		"tc.go:356:22",
-		"tc.go:358:23",
-		"tc.go:365:21",
-		"tc.go:367:5",
-		"tc.go:372:22",
-		"tc.go:374:5",
-		"tc.go:378:23",
-		"tc.go:380:6",
+		"tc.go:420:22",
+		"tc.go:422:23",
+		"tc.go:429:21",
+		"tc.go:431:5",
+		"tc.go:436:22",
+		"tc.go:438:5",
+		"tc.go:442:23",
+		"tc.go:444:6",
+		"tc.go:420:22",
+		"tc.go:422:23",
+		"tc.go:429:21",
+		"tc.go:431:5",
+		"tc.go:436:22",
+		"tc.go:438:5",
+		"tc.go:442:23",
+		"tc.go:444:6",
 	},
 	SourceHash: "05ee34cce23598a4", Source: []string{"doc.go:bf16c.load", "doc.go:bf16c.store", "doc.go:const sqrtHalf", "doc.go:type bf16c", "doc.go:type codec", "simple.go:SimpleBF16BF16", "simple.go:const SimpleWarps", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:activate", "tc.go:bf16in.bits", "tc.go:bf16in.mma", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:epiStore", "tc.go:siluF", "tc.go:type bf16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
@@ -272,7 +272,7 @@ func (l kernSimpleBF16BF16Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern
 	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(a), kern.BufferArg(b), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(sbk), kern.ScalarArg(sbn), kern.ScalarArg(act))
 }
 
-// TCF16F32Kernel launches the kernel TCF16F32 (tc.go:74).
+// TCF16F32Kernel launches the kernel TCF16F32 (tc.go:82).
 var TCF16F32Kernel = kernTCF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "TCF16F32", Pkg: "github.com/gokern/kern/ops/internal/mm", Entry: "TCF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -290,7 +290,7 @@ var TCF16F32Kernel = kernTCF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "023b7f4c2fbcdf2f", Source: []string{"doc.go:const sqrtHalf", "doc.go:f32c.load", "doc.go:f32c.store", "doc.go:type codec", "doc.go:type f32c", "tc.go:TCF16F32", "tc.go:activate", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:const WarpM", "tc.go:const WarpN", "tc.go:const tcBK", "tc.go:const tcEpiLd", "tc.go:const tcEpiWarp", "tc.go:const tcMI", "tc.go:const tcMaxBM", "tc.go:const tcMaxBN", "tc.go:const tcNI", "tc.go:const tcStageA", "tc.go:const tcStageB", "tc.go:const tcStages", "tc.go:const tcWM", "tc.go:const tcWN", "tc.go:epiOne", "tc.go:epiStore", "tc.go:f16in.mma", "tc.go:fragB", "tc.go:siluF", "tc.go:swz4", "tc.go:swz8", "tc.go:tcCopy", "tc.go:tcEpilogue", "tc.go:tcLoadB", "tc.go:tcMatmul", "tc.go:type f16in", "tc.go:type inCodec"},
+	SourceHash: "34e410cd79d7e906", Source: []string{"doc.go:const sqrtHalf", "doc.go:f32c.load", "doc.go:f32c.store", "doc.go:type codec", "doc.go:type f32c", "tc.go:TCF16F32", "tc.go:activate", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:const WarpM", "tc.go:const WarpN", "tc.go:const tcBK", "tc.go:const tcEpiLd", "tc.go:const tcEpiWarp", "tc.go:const tcMI", "tc.go:const tcMaxBM", "tc.go:const tcMaxBN", "tc.go:const tcNI", "tc.go:const tcSlots", "tc.go:const tcStageA", "tc.go:const tcStageB", "tc.go:const tcStages", "tc.go:const tcWM", "tc.go:const tcWN", "tc.go:epiOne", "tc.go:epiStore", "tc.go:f16in.mma", "tc.go:fragB", "tc.go:siluF", "tc.go:swz4", "tc.go:swz8", "tc.go:tcEpilogue", "tc.go:tcIssue", "tc.go:tcIssueB", "tc.go:tcIssueFull", "tc.go:tcMatmul", "tc.go:tcSlot", "tc.go:type f16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		TCF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int))
 	},
@@ -304,7 +304,7 @@ func (l kernTCF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern.Buffe
 	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(a), kern.BufferArg(b), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(nn), kern.ScalarArg(act), kern.ScalarArg(warpsN))
 }
 
-// TCF16F16Kernel launches the kernel TCF16F16 (tc.go:79).
+// TCF16F16Kernel launches the kernel TCF16F16 (tc.go:87).
 var TCF16F16Kernel = kernTCF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "TCF16F16", Pkg: "github.com/gokern/kern/ops/internal/mm", Entry: "TCF16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -322,7 +322,7 @@ var TCF16F16Kernel = kernTCF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "4c3028c18412d359", Source: []string{"doc.go:const sqrtHalf", "doc.go:f16c.load", "doc.go:f16c.store", "doc.go:type codec", "doc.go:type f16c", "tc.go:TCF16F16", "tc.go:activate", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:const WarpM", "tc.go:const WarpN", "tc.go:const tcBK", "tc.go:const tcEpiLd", "tc.go:const tcEpiWarp", "tc.go:const tcMI", "tc.go:const tcMaxBM", "tc.go:const tcMaxBN", "tc.go:const tcNI", "tc.go:const tcStageA", "tc.go:const tcStageB", "tc.go:const tcStages", "tc.go:const tcWM", "tc.go:const tcWN", "tc.go:epiOne", "tc.go:epiStore", "tc.go:f16in.mma", "tc.go:fragB", "tc.go:siluF", "tc.go:swz4", "tc.go:swz8", "tc.go:tcCopy", "tc.go:tcEpilogue", "tc.go:tcLoadB", "tc.go:tcMatmul", "tc.go:type f16in", "tc.go:type inCodec"},
+	SourceHash: "e237d54773c6a5de", Source: []string{"doc.go:const sqrtHalf", "doc.go:f16c.load", "doc.go:f16c.store", "doc.go:type codec", "doc.go:type f16c", "tc.go:TCF16F16", "tc.go:activate", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:const WarpM", "tc.go:const WarpN", "tc.go:const tcBK", "tc.go:const tcEpiLd", "tc.go:const tcEpiWarp", "tc.go:const tcMI", "tc.go:const tcMaxBM", "tc.go:const tcMaxBN", "tc.go:const tcNI", "tc.go:const tcSlots", "tc.go:const tcStageA", "tc.go:const tcStageB", "tc.go:const tcStages", "tc.go:const tcWM", "tc.go:const tcWN", "tc.go:epiOne", "tc.go:epiStore", "tc.go:f16in.mma", "tc.go:fragB", "tc.go:siluF", "tc.go:swz4", "tc.go:swz8", "tc.go:tcEpilogue", "tc.go:tcIssue", "tc.go:tcIssueB", "tc.go:tcIssueFull", "tc.go:tcMatmul", "tc.go:tcSlot", "tc.go:type f16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		TCF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int))
 	},
@@ -336,7 +336,7 @@ func (l kernTCF16F16Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern.Buffe
 	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(a), kern.BufferArg(b), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(nn), kern.ScalarArg(act), kern.ScalarArg(warpsN))
 }
 
-// TCBF16F32Kernel launches the kernel TCBF16F32 (tc.go:84).
+// TCBF16F32Kernel launches the kernel TCBF16F32 (tc.go:92).
 var TCBF16F32Kernel = kernTCBF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "TCBF16F32", Pkg: "github.com/gokern/kern/ops/internal/mm", Entry: "TCBF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -354,7 +354,7 @@ var TCBF16F32Kernel = kernTCBF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "8196b16a0b245347", Source: []string{"doc.go:const sqrtHalf", "doc.go:f32c.load", "doc.go:f32c.store", "doc.go:type codec", "doc.go:type f32c", "tc.go:TCBF16F32", "tc.go:activate", "tc.go:bf16in.mma", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:const WarpM", "tc.go:const WarpN", "tc.go:const tcBK", "tc.go:const tcEpiLd", "tc.go:const tcEpiWarp", "tc.go:const tcMI", "tc.go:const tcMaxBM", "tc.go:const tcMaxBN", "tc.go:const tcNI", "tc.go:const tcStageA", "tc.go:const tcStageB", "tc.go:const tcStages", "tc.go:const tcWM", "tc.go:const tcWN", "tc.go:epiOne", "tc.go:epiStore", "tc.go:fragB", "tc.go:siluF", "tc.go:swz4", "tc.go:swz8", "tc.go:tcCopy", "tc.go:tcEpilogue", "tc.go:tcLoadB", "tc.go:tcMatmul", "tc.go:type bf16in", "tc.go:type inCodec"},
+	SourceHash: "c57065b2d2905289", Source: []string{"doc.go:const sqrtHalf", "doc.go:f32c.load", "doc.go:f32c.store", "doc.go:type codec", "doc.go:type f32c", "tc.go:TCBF16F32", "tc.go:activate", "tc.go:bf16in.mma", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:const WarpM", "tc.go:const WarpN", "tc.go:const tcBK", "tc.go:const tcEpiLd", "tc.go:const tcEpiWarp", "tc.go:const tcMI", "tc.go:const tcMaxBM", "tc.go:const tcMaxBN", "tc.go:const tcNI", "tc.go:const tcSlots", "tc.go:const tcStageA", "tc.go:const tcStageB", "tc.go:const tcStages", "tc.go:const tcWM", "tc.go:const tcWN", "tc.go:epiOne", "tc.go:epiStore", "tc.go:fragB", "tc.go:siluF", "tc.go:swz4", "tc.go:swz8", "tc.go:tcEpilogue", "tc.go:tcIssue", "tc.go:tcIssueB", "tc.go:tcIssueFull", "tc.go:tcMatmul", "tc.go:tcSlot", "tc.go:type bf16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		TCBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int))
 	},
@@ -368,7 +368,7 @@ func (l kernTCBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern.Buff
 	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(a), kern.BufferArg(b), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(nn), kern.ScalarArg(act), kern.ScalarArg(warpsN))
 }
 
-// TCBF16BF16Kernel launches the kernel TCBF16BF16 (tc.go:89).
+// TCBF16BF16Kernel launches the kernel TCBF16BF16 (tc.go:97).
 var TCBF16BF16Kernel = kernTCBF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "TCBF16BF16", Pkg: "github.com/gokern/kern/ops/internal/mm", Entry: "TCBF16BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -386,7 +386,7 @@ var TCBF16BF16Kernel = kernTCBF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "0bef07cfc7fdaa75", Source: []string{"doc.go:bf16c.load", "doc.go:bf16c.store", "doc.go:const sqrtHalf", "doc.go:type bf16c", "doc.go:type codec", "tc.go:TCBF16BF16", "tc.go:activate", "tc.go:bf16in.mma", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:const WarpM", "tc.go:const WarpN", "tc.go:const tcBK", "tc.go:const tcEpiLd", "tc.go:const tcEpiWarp", "tc.go:const tcMI", "tc.go:const tcMaxBM", "tc.go:const tcMaxBN", "tc.go:const tcNI", "tc.go:const tcStageA", "tc.go:const tcStageB", "tc.go:const tcStages", "tc.go:const tcWM", "tc.go:const tcWN", "tc.go:epiOne", "tc.go:epiStore", "tc.go:fragB", "tc.go:siluF", "tc.go:swz4", "tc.go:swz8", "tc.go:tcCopy", "tc.go:tcEpilogue", "tc.go:tcLoadB", "tc.go:tcMatmul", "tc.go:type bf16in", "tc.go:type inCodec"},
+	SourceHash: "17193eca7e5b16a2", Source: []string{"doc.go:bf16c.load", "doc.go:bf16c.store", "doc.go:const sqrtHalf", "doc.go:type bf16c", "doc.go:type codec", "tc.go:TCBF16BF16", "tc.go:activate", "tc.go:bf16in.mma", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:const WarpM", "tc.go:const WarpN", "tc.go:const tcBK", "tc.go:const tcEpiLd", "tc.go:const tcEpiWarp", "tc.go:const tcMI", "tc.go:const tcMaxBM", "tc.go:const tcMaxBN", "tc.go:const tcNI", "tc.go:const tcSlots", "tc.go:const tcStageA", "tc.go:const tcStageB", "tc.go:const tcStages", "tc.go:const tcWM", "tc.go:const tcWN", "tc.go:epiOne", "tc.go:epiStore", "tc.go:fragB", "tc.go:siluF", "tc.go:swz4", "tc.go:swz8", "tc.go:tcEpilogue", "tc.go:tcIssue", "tc.go:tcIssueB", "tc.go:tcIssueFull", "tc.go:tcMatmul", "tc.go:tcSlot", "tc.go:type bf16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		TCBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int))
 	},

@@ -33,10 +33,18 @@ package mm
 // reading it before the barrier), and multiplies stage kt%3. A group is
 // committed every iteration, empty or not, so the wait count stays 1.
 //
-// Edges: a chunk of A or B whose row or column lies outside the matrix is
-// copied with cp.async's zero-fill (source size 0, nothing read), so the
-// main loop has no predicates; K and, for nn, N must be multiples of 8 so
-// that a chunk is all in or all out (matmul.go sends other shapes to v1).
+// Copies and edges: each thread owns 2 (128×128) or 4 (64×64) chunk
+// slots per operand and stage, all in one chunk column; their source
+// offsets are computed once, before the K loop (tcSlot), so a copy in the
+// loop is an add, an address and an LDGSTS, unrolled, without branches. A
+// row of A or W past M or N, and a column of B[K,N] past N, is clamped
+// to the last one: it only feeds rows or columns of C that are never
+// stored. Only K needs zeros: the k tiles wholly inside K take the plain
+// copies (tcIssueFull), and the last, partial one, as well as the
+// prologue, copies with cp.async's zero-fill (source size 0, nothing
+// read) under branch-free masks (tcIssue, tcIssueB), so the main loop has
+// no predicates. K and, for nn, N must be multiples of 8 so that a chunk
+// is all in or all out (matmul.go sends other shapes to v1).
 // The epilogue stores with a predicate per element pair.
 
 import (
@@ -67,7 +75,7 @@ const (
 // bias [n] or empty, res like c or empty, act an Epi* activation, warpsN
 // the warp grid's width (warpsM = warps/warpsN). The B layout is an
 // argument rather than a kernel of its own because each kernel is about
-// 130 KB of PTX; its branches are block-uniform and outside the MMAs.
+// 180 KB of PTX; its branches are block-uniform and outside the MMAs.
 // Shared memory is dynamic: Shared bytes at launch.
 
 //kern:kernel block=256 nobounds
@@ -101,7 +109,7 @@ func tcMatmul[A gpu.Elem, O any, CA inCodec[A], CO codec[O]](ca CA, co CO, t gpu
 	wm0, wn0 := (t.Warp()/warpsN)*tcWM, (t.Warp()%warpsN)*tcWN
 	tid, nthr := t.ThreadIdx().X, t.BlockDim().X
 	cprLog := bits.TrailingZeros32(uint32(bn / 8)) // nn tile: chunks per row = 1 << cprLog
-	ktiles := (k + tcBK - 1) / tcBK
+	ktiles := int32((k + tcBK - 1) / tcBK)
 
 	// Each lane's ldmatrix offsets within a stage, per k16 step kk and
 	// (for B) n16 pair p, computed once: the main loop only adds
@@ -126,37 +134,66 @@ func tcMatmul[A gpu.Elem, O any, CA inCodec[A], CO codec[O]](ca CA, co CO, t gpu
 		}
 	}
 
-	// Each thread's share of a stage's copies, fixed for the whole K loop:
-	// its first row and chunk of the tile, the row step between its
-	// copies (every thread keeps one chunk column, so the swizzle of its
-	// rows is the same: the steps are multiples of 8 rows), and the
-	// global row and column the tile's origin adds.
+	// Each thread's copies of a stage, fixed for the whole K loop (see
+	// tcSlot): cpt slots per operand at rows r, r+step, … of the tile, all
+	// in one chunk column, so they share the swizzle and their shared
+	// offsets differ by a constant.
+	cpt := int32(bm * 4 / nthr) // = bn·4/nthr for both configs (a test in ops checks)
 	aR, aCh, aStep := tid>>2, tid&3, nthr>>2
-	aDst := aR*tcBK + swz4(aR, aCh)*8
+	aDst := int32(aR*tcBK + swz4(aR, aCh)*8)
 	bR, bCh, bStep, bLd := aR, aCh, aStep, tcBK
 	bDst := aDst
 	if nn != 0 {
 		bR, bCh, bStep, bLd = tid>>cprLog, tid&(1<<cprLog-1), nthr>>cprLog, bn
-		bDst = bR*bn + swz8(bR, bCh)*8
+		bDst = int32(bR*bn + swz8(bR, bCh)*8)
+	}
+	var aSrc, bSrc, bRow [tcSlots]int32
+	//kern:unroll
+	for s := range tcSlots {
+		aSrc[s] = tcSlot(m0+aR+s*aStep, m, k, aCh*8)
+		if nn == 0 {
+			bSrc[s] = tcSlot(n0+bR+s*bStep, n, k, bCh*8)
+		} else {
+			// B[K,N]: the rows are k (checked per tile), the column is
+			// clamped like tcSlot's rows.
+			bRow[s] = int32(bR + s*bStep)
+			bSrc[s] = bRow[s]*int32(n) + int32(min(n0+bCh*8, n-8))
+		}
+	}
+	aDstep, bDstep := int32(aStep*tcBK), int32(bStep*bLd)
+	k32, n32, aCol := int32(k), int32(n), int32(aCh*8)
+	full := k32 / tcBK // k tiles wholly inside K
+	bKs := int32(1)    // B elements per k: 1 in W[N,K], n in B[K,N]
+	if nn != 0 {
+		bKs = n32
 	}
 
-	//kern:unroll
-	for s := range tcStages - 1 {
+	for s := int32(0); s < tcStages-1; s++ { // not unrolled: the edge copies are long
 		if s < ktiles {
-			tcCopy(t, as[s*tcStageA+aDst:], a, aStep*tcBK, aR, bm, aStep, m0, m, k, s*tcBK+aCh*8, k)
-			tcLoadB(t, nn, bs[s*tcStageB+bDst:], b, bStep*bLd, bR, bn, bStep, n0, s*tcBK, n, k, bCh)
+			kOff := s * tcBK
+			ok := (aCol + kOff - k32) >> 31 // all ones while the chunk's k < K
+			tcIssue(t, as[s*tcStageA:], a, aDst, aDstep, aSrc, kOff, ok, cpt)
+			tcIssueB(t, nn, bs[s*tcStageB:], b, bDst, bDstep, bSrc, bRow, kOff, ok, k32, n32, cpt)
 		}
 		gpu.CpAsyncCommit(t)
 	}
 
+	trans := nn != 0
 	var acc [tcMI][tcNI][4]float32
-	rs, ws := 0, tcStages-1 // stages read and written this iteration
-	for kt := 0; kt < ktiles; kt++ {
+	rs, ws := int32(0), int32(tcStages-1) // stages read and written this iteration
+	for kt := int32(0); kt < ktiles; kt++ {
 		gpu.CpAsyncWait(t, tcStages-2)
 		t.Sync()
-		if nt := kt + tcStages - 1; nt < ktiles {
-			tcCopy(t, as[ws*tcStageA+aDst:], a, aStep*tcBK, aR, bm, aStep, m0, m, k, nt*tcBK+aCh*8, k)
-			tcLoadB(t, nn, bs[ws*tcStageB+bDst:], b, bStep*bLd, bR, bn, bStep, n0, nt*tcBK, n, k, bCh)
+		if nt := kt + tcStages - 1; nt < full {
+			// The hot case: the whole tile lies inside K, nothing to mask.
+			kOff := nt * tcBK
+			tcIssueFull(t, as[ws*tcStageA:], a, aDst, aDstep, aSrc, kOff, cpt)
+			tcIssueFull(t, bs[ws*tcStageB:], b, bDst, bDstep, bSrc, kOff*bKs, cpt)
+		} else if nt < ktiles {
+			kOff := nt * tcBK
+			ok := (aCol + kOff - k32) >> 31
+			tcIssue(t, as[ws*tcStageA:], a, aDst, aDstep, aSrc, kOff, ok, cpt)
+			tcIssueB(t, nn, bs[ws*tcStageB:], b, bDst, bDstep, bSrc, bRow, kOff, ok, k32, n32, cpt)
 		}
 		gpu.CpAsyncCommit(t)
 		sa, sb := as[rs*tcStageA:], bs[rs*tcStageB:]
@@ -170,7 +207,7 @@ func tcMatmul[A gpu.Elem, O any, CA inCodec[A], CO codec[O]](ca CA, co CO, t gpu
 			var fb [tcNI][2]uint32
 			//kern:unroll
 			for p := range tcNI / 2 {
-				f := fragB(t, nn, sb, bOff[kk][p])
+				f := fragB(t, trans, sb, bOff[kk][p])
 				fb[2*p] = [2]uint32{f[0], f[1]}
 				fb[2*p+1] = [2]uint32{f[2], f[3]}
 			}
@@ -258,37 +295,64 @@ func epiOne[O any, CO codec[O]](co CO, c, bias, res []O, row, col, m, n, act int
 // swz4 is the stored chunk of chunk ch of row r in a 4-chunk (64-byte) row.
 func swz4(r, ch int) int { return ch ^ (r >> 1 & 3) }
 
-// tcCopy issues one thread's cp.async copies of a tile: the 16-byte
-// chunks at tile rows r, r+rstep, … < rows, stored at s[0], s[dstep], …,
-// each read from g[(g0+row)·ld + col] when g0+row < rowLim and col <
-// colLim, zero-filled (nothing read) otherwise. A warp's 32 chunks are 8
-// whole 64-byte row segments of A or W (2 full sectors each), or one or
-// two whole 128- or 256-byte rows of B[K,N].
+// tcSlots is the most copies a thread makes of one operand per stage:
+// 4 in the 64×64 config (64 threads for 256 chunks), 2 in the 128×128.
+const tcSlots = 4
+
+// tcSlot is the element offset of a copy slot's chunk at k = 0: row
+// (of A or W) times ld plus col. A row at or past rowLim is clamped to
+// the last row: what it loads lands only in rows of C that are not
+// stored, and reading a valid row instead of zero-filling takes the row
+// predicate out of the K loop. Only the K edge needs the zero-fill.
 //
 // The arithmetic is int32 (ops.Matmul keeps every matrix under 2³¹
-// elements): Go's int would make each compare and add a 64-bit pair.
-func tcCopy[A gpu.Elem](t gpu.Thread, s, g []A, dstep, r, rows, rstep, g0, rowLim, ld, col, colLim int) {
-	r32, rows32, rstep32, lim32 := int32(r), int32(rows), int32(rstep), int32(rowLim-g0)
-	d, src, sstep, dstep32 := int32(0), int32((g0+r)*ld+col), int32(rstep*ld), int32(dstep)
-	colOK := col < colLim
-	for ; r32 < rows32; r32 += rstep32 {
-		at, size := int32(0), 0 // a zero-filled chunk reads nothing; g[0] is any valid address
-		if colOK && r32 < lim32 {
-			at, size = src, 16
+// elements): Go's int would make each add a 64-bit pair.
+func tcSlot(row, rowLim, ld, col int) int32 {
+	return int32(min(row, rowLim-1)*ld + col)
+}
+
+// tcIssue issues one thread's cp.async copies of an A or W tile: slot i
+// (i < cpt) copies the chunk at src[i]+kOff into s[dst + i·dstep], or
+// zero-fills it (nothing read) where ok is 0 rather than all ones. The
+// straight-line masks keep the copies free of branches.
+func tcIssue[A gpu.Elem](t gpu.Thread, s, g []A, dst, dstep int32, src [tcSlots]int32, kOff, ok, cpt int32) {
+	size := int(16 & ok)
+	//kern:unroll
+	for i := range tcSlots {
+		if i < 2 || cpt > 2 {
+			gpu.CpAsyncZFill(t, &s[dst+int32(i)*dstep], &g[(src[i]+kOff)&ok], 16, size)
 		}
-		gpu.CpAsyncZFill(t, &s[d], &g[at], 16, size)
-		d, src = d+dstep32, src+sstep
 	}
 }
 
-// tcLoadB issues one thread's copies of the B tile at (n0, k0): bn rows
-// of W (nn = 0, the rows are n) or 32 rows of B[K,N] (nn = 1, the rows are
-// k); ch is the thread's chunk column.
-func tcLoadB[A gpu.Elem](t gpu.Thread, nn int, s, b []A, dstep, r, bn, rstep, n0, k0, n, k, ch int) {
+// tcIssueFull issues one thread's copies of a tile that lies wholly
+// inside K (an A, W or B[K,N] tile; a row past M or N is clamped by
+// tcSlot, and for B[K,N] every k row is in range): slot i copies the
+// chunk at src[i]+off into s[dst + i·dstep].
+func tcIssueFull[A gpu.Elem](t gpu.Thread, s, g []A, dst, dstep int32, src [tcSlots]int32, off, cpt int32) {
+	//kern:unroll
+	for i := range tcSlots {
+		if i < 2 || cpt > 2 {
+			gpu.CpAsync(t, &s[dst+int32(i)*dstep], &g[uint32(src[i]+off)], 16)
+		}
+	}
+}
+
+// tcIssueB issues one thread's copies of the B tile at k offset kOff:
+// as A's for W[N,K] (nn = 0); for B[K,N] (nn = 1) the tile's rows are k,
+// so slot i reads row kOff+row[i] of B, zero-filled past K.
+func tcIssueB[A gpu.Elem](t gpu.Thread, nn int, s, b []A, dst, dstep int32, src, row [tcSlots]int32, kOff, ok, k, n, cpt int32) {
 	if nn == 0 {
-		tcCopy(t, s, b, dstep, r, bn, rstep, n0, n, k, k0+ch*8, k)
-	} else {
-		tcCopy(t, s, b, dstep, r, tcBK, rstep, k0, k, n, n0+ch*8, n)
+		tcIssue(t, s, b, dst, dstep, src, kOff, ok, cpt)
+		return
+	}
+	rem := k - kOff
+	//kern:unroll
+	for i := range tcSlots {
+		if i < 2 || cpt > 2 {
+			in := (row[i] - rem) >> 31 // all ones while the row is < K
+			gpu.CpAsyncZFill(t, &s[dst+int32(i)*dstep], &b[(src[i]+kOff*n)&in], 16, int(16&in))
+		}
 	}
 }
 
@@ -296,16 +360,16 @@ func tcLoadB[A gpu.Elem](t gpu.Thread, nn int, s, b []A, dstep, r, bn, rstep, n0
 // offset (computed in tcMatmul): b[0], b[1] of the first tile, then of the
 // second.
 //
-// nn = 0, B given as W[N,K] row-major: the tile is bn rows of 32, stored as
+// !trans (nn = 0), B given as W[N,K] row-major: the tile is bn rows of 32, stored as
 // A's, and a non-transposed ldmatrix.x4 reads the fragments (W's rows are
 // B's columns, the layout mma wants for B). Matrix l/8 is rows n0w +
 // 8·(l/16) (which n8 tile), k chunk 2kk + l/8%2 (which half of k16).
 //
-// nn = 1, B given as B[K,N] row-major: the tile is 32 rows of bn, and
+// trans (nn = 1), B given as B[K,N] row-major: the tile is 32 rows of bn, and
 // ldmatrix.x4.trans turns its k-major 8×8 matrices into fragments. Matrix
 // l/8 is k rows 16kk + 8·(l/8%2), n chunk n0w/8 + l/16.
-func fragB[A gpu.Elem](t gpu.Thread, nn int, sb []A, off int) [4]uint32 {
-	if nn == 0 {
+func fragB[A gpu.Elem](t gpu.Thread, trans bool, sb []A, off int) [4]uint32 {
+	if !trans {
 		return gpu.LdMatrixX4(t, &sb[off])
 	}
 	return gpu.LdMatrixX4Trans(t, &sb[off])

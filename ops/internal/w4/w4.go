@@ -98,22 +98,38 @@ func w4gemv[A gpu.Elem, O any, CA xCodec, CO codec[O]](ca CA, co CO, t gpu.Threa
 		if k&(Group-1) != 0 {
 			groups++
 		}
-		steps := (k + w4Step - 1) / w4Step
+		steps := int32((k + w4Step - 1) / w4Step)
+		// Offsets computed once (32-bit: ops keeps every operand under
+		// 2³¹ elements): a row past N is clamped to the last, whose sums
+		// are computed and never stored.
+		crow := min(row, n-1)
+		wSrc := int32(crow * k >> 1) // the row's first byte of packed
+		sOff := int32(crow * groups)
+		k32, l32, wc32 := int32(k), int32(l), int32(wc)
 		for mb := 0; mb < m; mb += w4Rows {
 			var acc [w4Rows]float32
+			var xOff [w4Rows]int32
+			//kern:unroll
+			for i := range w4Rows {
+				xOff[i] = int32(min(mb+i, m-1) * k)
+			}
 			//kern:unroll
 			for s := range w4Stages - 1 {
-				w4Issue(t, sx, sb, x, packed, wsh, s, row, mb, m, n, k, l)
+				if int32(s) < steps {
+					w4Issue(t, sx, sb, x, packed, wsh, int32(s), wSrc, xOff, mb, m, k32, l32)
+				} else {
+					gpu.CpAsyncCommit(t)
+				}
 			}
-			for st := 0; st < steps; st++ {
+			for st := int32(0); st < steps; st++ {
 				gpu.CpAsyncWait(t, w4Stages-2)
 				t.SyncWarp() // x chunks other lanes copied
-				base := wsh + (st&(w4Stages-1))*w4Stage
-				kc := st*w4Step + wc*Chunk // this lane's 32 elements
-				if kc < k && row < n {
+				base := wsh + int(st&(w4Stages-1))*w4Stage
+				kc := st*w4Step + wc32*Chunk // this lane's 32 elements
+				if kc < k32 {
 					q := w4Rotate(gpu.Load4(sw, base>>1+l*4), l>>1&3)
 					wf := w4Dequant(q)
-					sc := scales[row*groups+kc>>7]
+					sc := scales[sOff+kc>>7]
 					//kern:unroll
 					for i := range w4Rows {
 						if mb+i < m {
@@ -122,7 +138,11 @@ func w4gemv[A gpu.Elem, O any, CA xCodec, CO codec[O]](ca CA, co CO, t gpu.Threa
 					}
 				}
 				t.SyncWarp() // every lane is done with the stage before it is refilled
-				w4Issue(t, sx, sb, x, packed, wsh, st+w4Stages-1, row, mb, m, n, k, l)
+				if nx := st + w4Stages - 1; nx < steps {
+					w4Issue(t, sx, sb, x, packed, wsh, nx, wSrc, xOff, mb, m, k32, l32)
+				} else {
+					gpu.CpAsyncCommit(t) // an empty group keeps the wait count
+				}
 			}
 			gpu.CpAsyncWait(t, 0)
 			//kern:unroll
@@ -140,26 +160,27 @@ func w4gemv[A gpu.Elem, O any, CA xCodec, CO codec[O]](ca CA, co CO, t gpu.Threa
 	}
 }
 
-// w4Issue copies step st: chunk wc of W row `row` (16 bytes of packed)
-// and chunk l of each of x's rows mb.., zero-filled outside the matrices,
-// then commits the group.
-func w4Issue[A gpu.Elem](t gpu.Thread, sx []A, sb []uint8, x []A, packed []uint8, wsh, st, row, mb, m, n, k, l int) {
-	base := wsh + (st&(w4Stages-1))*w4Stage
-	kc := st*w4Step + (l&7)*Chunk
-	src, size := 0, 0
-	if row < n && kc < k {
-		src, size = (row*k+kc)>>1, 16
-	}
-	gpu.CpAsyncZFill(t, &sb[base*2+l*16], &packed[src], 16, size)
-	xc := st*w4Step + l*8
-	//kern:unroll
-	for i := range w4Rows {
-		if mb+i < m { // rows of x past m are never read: no copy at all
-			xs, xsize := 0, 0
-			if xc < k {
-				xs, xsize = (mb+i)*k+xc, 16
+// w4Issue copies step st (< steps): the lane's 16-byte chunk of packed W
+// (its row starts at byte wSrc) and chunk l of each of x's rows mb.. (from the
+// row offsets xOff), then commits the group. A chunk past K, in the last
+// step, is copied from the row's last chunk instead: w4gemv never reads
+// it (it skips kc ≥ k; K is a multiple of 32, so a lane's W chunk and
+// the x it meets are all in or all out), and a plain copy needs no
+// predicate. Rows of x past m are not copied at all.
+func w4Issue[A gpu.Elem](t gpu.Thread, sx []A, sb []uint8, x []A, packed []uint8, wsh int, st, wSrc int32, xOff [w4Rows]int32, mb, m int, k, l int32) {
+	base := int32(wsh) + (st&(w4Stages-1))*w4Stage
+	kc := min(st*w4Step+(l&7)*Chunk, k-Chunk)
+	gpu.CpAsync(t, &sb[base*2+l*16], &packed[wSrc+kc>>1], 16)
+	xc := min(st*w4Step+l*8, k-8)
+	// Row mb of x always exists; the others sit behind one uniform
+	// branch, so that M = 1 does not issue their predicated copies.
+	gpu.CpAsync(t, &sx[base+int32(w4StageW)+l*8], &x[xOff[0]+xc], 16)
+	if mb+1 < m {
+		//kern:unroll
+		for i := 1; i < w4Rows; i++ {
+			if mb+i < m { // rows of x past m are never read: no copy at all
+				gpu.CpAsync(t, &sx[base+int32(w4StageW+i*w4Step)+l*8], &x[xOff[i]+xc], 16)
 			}
-			gpu.CpAsyncZFill(t, &sx[base+w4StageW+i*w4Step+l*8], &x[xs], 16, xsize)
 		}
 	}
 	gpu.CpAsyncCommit(t)

@@ -30,7 +30,7 @@ var w4F16F32Kernel = kernW4F16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 64, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "2f43e16e3eedd2cb", Source: []string{"w4.go:const Chunk", "w4.go:const Group", "w4.go:const w4Rows", "w4.go:const w4Stage", "w4.go:const w4StageW", "w4.go:const w4Stages", "w4.go:const w4Step", "w4.go:const w4WRows", "w4.go:const w4WarpSh", "w4.go:const w4Warps", "w4.go:f16g.hi", "w4.go:f16g.lo", "w4.go:f32c.store", "w4.go:type codec", "w4.go:type f16g", "w4.go:type f32c", "w4.go:type xCodec", "w4.go:w4Dequant", "w4.go:w4Dot", "w4.go:w4F16F32", "w4.go:w4Issue", "w4.go:w4Rotate", "w4.go:w4gemv"},
+	SourceHash: "bd3b82786353a195", Source: []string{"w4.go:const Chunk", "w4.go:const Group", "w4.go:const w4Rows", "w4.go:const w4Stage", "w4.go:const w4StageW", "w4.go:const w4Stages", "w4.go:const w4Step", "w4.go:const w4WRows", "w4.go:const w4WarpSh", "w4.go:const w4Warps", "w4.go:f16g.hi", "w4.go:f16g.lo", "w4.go:f32c.store", "w4.go:type codec", "w4.go:type f16g", "w4.go:type f32c", "w4.go:type xCodec", "w4.go:w4Dequant", "w4.go:w4Dot", "w4.go:w4F16F32", "w4.go:w4Issue", "w4.go:w4Rotate", "w4.go:w4gemv"},
 	Native: func(t gpu.Thread, a []any) {
 		w4F16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]uint8), a[3].([]float32), a[4].(int), a[5].(int), a[6].(int))
 	},
@@ -58,7 +58,7 @@ var w4F16F16Kernel = kernW4F16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 64, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "5b2d4aa4128fb40c", Source: []string{"w4.go:const Chunk", "w4.go:const Group", "w4.go:const w4Rows", "w4.go:const w4Stage", "w4.go:const w4StageW", "w4.go:const w4Stages", "w4.go:const w4Step", "w4.go:const w4WRows", "w4.go:const w4WarpSh", "w4.go:const w4Warps", "w4.go:f16c.store", "w4.go:f16g.hi", "w4.go:f16g.lo", "w4.go:type codec", "w4.go:type f16c", "w4.go:type f16g", "w4.go:type xCodec", "w4.go:w4Dequant", "w4.go:w4Dot", "w4.go:w4F16F16", "w4.go:w4Issue", "w4.go:w4Rotate", "w4.go:w4gemv"},
+	SourceHash: "6c21263dff3b40f8", Source: []string{"w4.go:const Chunk", "w4.go:const Group", "w4.go:const w4Rows", "w4.go:const w4Stage", "w4.go:const w4StageW", "w4.go:const w4Stages", "w4.go:const w4Step", "w4.go:const w4WRows", "w4.go:const w4WarpSh", "w4.go:const w4Warps", "w4.go:f16c.store", "w4.go:f16g.hi", "w4.go:f16g.lo", "w4.go:type codec", "w4.go:type f16c", "w4.go:type f16g", "w4.go:type xCodec", "w4.go:w4Dequant", "w4.go:w4Dot", "w4.go:w4F16F16", "w4.go:w4Issue", "w4.go:w4Rotate", "w4.go:w4gemv"},
 	Native: func(t gpu.Thread, a []any) {
 		w4F16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]uint8), a[3].([]float32), a[4].(int), a[5].(int), a[6].(int))
 	},
@@ -86,7 +86,7 @@ var w4BF16F32Kernel = kernW4BF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 64, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "75f7081f64b8305c", Source: []string{"w4.go:bf16g.hi", "w4.go:bf16g.lo", "w4.go:const Chunk", "w4.go:const Group", "w4.go:const w4Rows", "w4.go:const w4Stage", "w4.go:const w4StageW", "w4.go:const w4Stages", "w4.go:const w4Step", "w4.go:const w4WRows", "w4.go:const w4WarpSh", "w4.go:const w4Warps", "w4.go:f32c.store", "w4.go:type bf16g", "w4.go:type codec", "w4.go:type f32c", "w4.go:type xCodec", "w4.go:w4BF16F32", "w4.go:w4Dequant", "w4.go:w4Dot", "w4.go:w4Issue", "w4.go:w4Rotate", "w4.go:w4gemv"},
+	SourceHash: "1d5122b48429f963", Source: []string{"w4.go:bf16g.hi", "w4.go:bf16g.lo", "w4.go:const Chunk", "w4.go:const Group", "w4.go:const w4Rows", "w4.go:const w4Stage", "w4.go:const w4StageW", "w4.go:const w4Stages", "w4.go:const w4Step", "w4.go:const w4WRows", "w4.go:const w4WarpSh", "w4.go:const w4Warps", "w4.go:f32c.store", "w4.go:type bf16g", "w4.go:type codec", "w4.go:type f32c", "w4.go:type xCodec", "w4.go:w4BF16F32", "w4.go:w4Dequant", "w4.go:w4Dot", "w4.go:w4Issue", "w4.go:w4Rotate", "w4.go:w4gemv"},
 	Native: func(t gpu.Thread, a []any) {
 		w4BF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]uint8), a[3].([]float32), a[4].(int), a[5].(int), a[6].(int))
 	},
@@ -114,7 +114,7 @@ var w4BF16BF16Kernel = kernW4BF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 64, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "e4cbab5725252854", Source: []string{"w4.go:bf16c.store", "w4.go:bf16g.hi", "w4.go:bf16g.lo", "w4.go:const Chunk", "w4.go:const Group", "w4.go:const w4Rows", "w4.go:const w4Stage", "w4.go:const w4StageW", "w4.go:const w4Stages", "w4.go:const w4Step", "w4.go:const w4WRows", "w4.go:const w4WarpSh", "w4.go:const w4Warps", "w4.go:type bf16c", "w4.go:type bf16g", "w4.go:type codec", "w4.go:type xCodec", "w4.go:w4BF16BF16", "w4.go:w4Dequant", "w4.go:w4Dot", "w4.go:w4Issue", "w4.go:w4Rotate", "w4.go:w4gemv"},
+	SourceHash: "bd24cba3153afd3f", Source: []string{"w4.go:bf16c.store", "w4.go:bf16g.hi", "w4.go:bf16g.lo", "w4.go:const Chunk", "w4.go:const Group", "w4.go:const w4Rows", "w4.go:const w4Stage", "w4.go:const w4StageW", "w4.go:const w4Stages", "w4.go:const w4Step", "w4.go:const w4WRows", "w4.go:const w4WarpSh", "w4.go:const w4Warps", "w4.go:type bf16c", "w4.go:type bf16g", "w4.go:type codec", "w4.go:type xCodec", "w4.go:w4BF16BF16", "w4.go:w4Dequant", "w4.go:w4Dot", "w4.go:w4Issue", "w4.go:w4Rotate", "w4.go:w4gemv"},
 	Native: func(t gpu.Thread, a []any) {
 		w4BF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]uint8), a[3].([]float32), a[4].(int), a[5].(int), a[6].(int))
 	},
