@@ -3,12 +3,14 @@
 package tp
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
@@ -23,10 +25,11 @@ func TestNCCLCommOnTheStubs(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("KERN_LIBCUDA", buildStub(t, filepath.Join(dir, "libcuda_stub.so"), filepath.Join("..", "..", "cuda", "testdata", "stub")))
 	t.Setenv(nccl.LibraryEnv, buildStub(t, filepath.Join(dir, "libnccl_stub.so"), filepath.Join("..", "..", "nccl", "testdata", "stub")))
-	id, err := nccl.GetUniqueID()
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Each goroutine plays one process of the one-process-per-GPU
+	// layout: JoinNCCL hands rank 0's id over a Unix socket.
+	sock := filepath.Join(dir, "rank0.sock")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	const n = 2
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -34,7 +37,7 @@ func TestNCCLCommOnTheStubs(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[r] = ncclRank(r, n, id)
+			errs[r] = ncclRank(ctx, r, n, sock)
 		}()
 	}
 	wg.Wait()
@@ -45,13 +48,13 @@ func TestNCCLCommOnTheStubs(t *testing.T) {
 	}
 }
 
-func ncclRank(r, n int, id nccl.UniqueID) error {
+func ncclRank(ctx context.Context, r, n int, sock string) error {
 	dev, err := kern.OpenCUDA(r)
 	if err != nil {
 		return err
 	}
 	defer dev.Close()
-	c, err := NewNCCL(dev, id, r, n)
+	c, err := JoinNCCL(ctx, dev, "unix", sock, r, n)
 	if err != nil {
 		return err
 	}
