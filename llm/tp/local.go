@@ -102,6 +102,20 @@ func (c *Local) Abort(err error) {
 	g.mu.Unlock()
 }
 
+// Reset clears an Abort, so the clique can run collectives again. Only
+// call it when no rank is inside a collective (Model does, once every
+// rank's goroutine of a failed step has returned).
+func (c *Local) Reset() {
+	g := c.g
+	g.mu.Lock()
+	g.err, g.arrived = nil, 0
+	g.gen++
+	for i := range g.slots {
+		g.slots[i] = nil
+	}
+	g.mu.Unlock()
+}
+
 func (c *Local) Rank() int { return c.rank }
 func (c *Local) Size() int { return c.g.n }
 

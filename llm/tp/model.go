@@ -19,8 +19,12 @@ type Model struct {
 }
 
 // aborter is a communicator that can release ranks blocked in a
-// collective when another rank has failed (Local).
-type aborter interface{ Abort(err error) }
+// collective when another rank has failed, and be reset once all have
+// returned (Local).
+type aborter interface {
+	Abort(err error)
+	Reset()
+}
 
 // Load loads the model in dir split over comms (rank r of comms[r]
 // onto devs[r]); the degree is len(devs). It checks that the config
@@ -100,13 +104,23 @@ func (c *Cache) Free() {
 
 // Forward runs tokens through every rank at once, as qwen3.Model.Forward
 // does for a whole model, and returns rank 0's copy of the logits (every
-// rank holds the same after the LM head's all-gather). A rank that fails
-// aborts the clique (when its communicator can) so the others return
-// instead of waiting in a collective.
+// rank holds the same after the LM head's all-gather).
 func (m *Model) Forward(c *Cache, tokens []int32, all bool) (*kern.Buffer[float32], error) {
 	if len(c.ranks) != len(m.Shards) {
 		return nil, fmt.Errorf("tp: a cache of %d ranks for a model of %d", len(c.ranks), len(m.Shards))
 	}
+	return m.onRanks(func(r int, s *qwen3.Model) (*kern.Buffer[float32], error) {
+		return s.Forward(c.ranks[r], tokens, all)
+	})
+}
+
+// onRanks runs fn for every rank in its own goroutine and returns rank
+// 0's result. A rank that fails aborts the clique (when its communicator
+// can) so the others return instead of waiting in a collective; the
+// error reported is the first rank's own, not the aborted collectives',
+// and the clique is reset for the next step (a full KV pool is an
+// ordinary error a server retries after).
+func (m *Model) onRanks(fn func(r int, s *qwen3.Model) (*kern.Buffer[float32], error)) (*kern.Buffer[float32], error) {
 	out := make([]*kern.Buffer[float32], len(m.Shards))
 	errs := make([]error, len(m.Shards))
 	var wg sync.WaitGroup
@@ -114,7 +128,7 @@ func (m *Model) Forward(c *Cache, tokens []int32, all bool) (*kern.Buffer[float3
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[r], errs[r] = s.Forward(c.ranks[r], tokens, all)
+			out[r], errs[r] = fn(r, s)
 			if errs[r] != nil {
 				if a, ok := m.comms[r].(aborter); ok {
 					a.Abort(errs[r])
@@ -123,7 +137,14 @@ func (m *Model) Forward(c *Cache, tokens []int32, all bool) (*kern.Buffer[float3
 		}()
 	}
 	wg.Wait()
-	// The first failure is the cause; the others are aborted collectives.
+	if errors.Join(errs...) != nil {
+		// Every rank has returned: the clique can run the next step.
+		for _, c := range m.comms {
+			if a, ok := c.(aborter); ok {
+				a.Reset()
+			}
+		}
+	}
 	for r, err := range errs {
 		if err != nil && !errors.Is(err, ErrAborted) {
 			return nil, fmt.Errorf("tp: rank %d: %w", r, err)
