@@ -105,7 +105,7 @@ func LoadShard(dev *kern.Device, dir string, comm Collective, opt LoadOptions) (
 	}
 	defer set.Close()
 	m := &Model{Config: cfg, Gen: gen, Matmul: WarpMatmul{}, dev: dev, tp: &shard{comm: comm}}
-	l := &shardLoader{loader: &loader{dev: dev, set: set, progress: opt.Progress, total: set.Bytes()}, rank: rank, size: t, full: full}
+	l := &shardLoader{loader: &loader{dev: dev, set: set, progress: opt.Progress, total: set.Bytes()}, rank: rank, size: t, full: full, counted: map[string]bool{}}
 	if err := m.load(l); err == nil && cfg.TieWordEmbeddings {
 		// load made the LM head the (replicated) embedding; the shard's
 		// head is its vocabulary slice of it.
@@ -142,6 +142,7 @@ type shardLoader struct {
 	*loader
 	rank, size int
 	full       *Config
+	counted    map[string]bool // tensors Progress has counted (a tied head reads the embedding twice)
 }
 
 func (l *shardLoader) matrix(name string, out, in int) (*Weight, error) {
@@ -161,6 +162,7 @@ func (l *shardLoader) matrix(name string, out, in int) (*Weight, error) {
 	case name == "lm_head.weight":
 		return l.block(name, out, in, r*out/t, out/t, 0, in)
 	}
+	l.counted[name] = true
 	return l.loader.matrix(name, out, in) // embedding: replicated
 }
 
@@ -202,7 +204,10 @@ func (l *shardLoader) block(name string, out, in, r0, nr, c0, nc int) (*Weight, 
 	if err != nil {
 		return nil, fmt.Errorf("qwen3: uploading rows %d:%d, columns %d:%d of %s: %w", r0, r0+nr, c0, c0+nc, name, err)
 	}
-	l.advance(t)
+	if !l.counted[name] {
+		l.counted[name] = true
+		l.advance(t)
+	}
 	return w, nil
 }
 

@@ -182,3 +182,23 @@ func TestTPRefusesWhatDoesNotDivide(t *testing.T) {
 		t.Errorf("16 heads, 2 KV heads over 8 ranks: %+v, %v; want 2 heads, 1 (replicated) KV head, width 8", s, err)
 	}
 }
+
+// LoadShard reports progress over the whole checkpoint once, though a
+// tied model's rank reads the embedding twice (whole, and its vocabulary
+// slice as its LM head).
+func TestLoadShardProgress(t *testing.T) {
+	comms, _ := NewLocal(2)
+	var done, total int64
+	m, err := qwen3.LoadShard(kern.OpenNative(), fixture.Model(t, "tiny-qwen3-tied"), comms[1],
+		qwen3.LoadOptions{Progress: func(d, tot int64) { done, total = d, tot }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Free()
+	if done != total || total == 0 {
+		t.Errorf("progress ended at %d of %d bytes", done, total)
+	}
+	if m.Rank() != 1 || m.Ranks() != 2 || m.Config.IntermediateSize != 64 {
+		t.Errorf("rank %d of %d, intermediate %d", m.Rank(), m.Ranks(), m.Config.IntermediateSize)
+	}
+}
