@@ -9,10 +9,11 @@ import (
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/cuda"
 	"github.com/gokern/kern/internal/ptxas"
+	"github.com/gokern/kern/nccl"
 )
 
 // doctor reports what kern can use on this machine: the driver and its
-// GPUs, ptxas, and the device kern.Open would pick.
+// GPUs, NCCL, ptxas, and the device kern.Open would pick.
 func doctor(stdout io.Writer) error {
 	fmt.Fprintln(stdout, "kern doctor")
 	if err := cuda.Init(); err != nil {
@@ -40,6 +41,7 @@ func doctor(stdout io.Writer) error {
 				i, info.Name, info.Major, info.Minor, info.Multiprocessors, float64(info.TotalMem)/(1<<30), info.SharedPerBlockOptin/1024)
 		}
 	}
+	fmt.Fprintln(stdout, "  NCCL: "+ncclStatus())
 	if p, err := ptxas.Find(); err == nil {
 		fmt.Fprintf(stdout, "  ptxas: %s\n", p)
 	} else {
@@ -59,4 +61,17 @@ func doctor(stdout io.Writer) error {
 		fmt.Fprintf(stdout, "  KERN_DEVICE=%s\n", d)
 	}
 	return nil
+}
+
+// ncclStatus is NCCL's line: the library and its version, or why not
+// (tensor parallelism over several GPUs needs it; one GPU does not).
+func ncclStatus() string {
+	if err := nccl.Load(); err != nil {
+		return fmt.Sprintf("not available (%v); only tensor parallelism over several GPUs needs it", err)
+	}
+	v, err := nccl.Version()
+	if err != nil {
+		return fmt.Sprintf("%s, version unknown (%v)", nccl.Library(), err)
+	}
+	return fmt.Sprintf("%s, version %s", nccl.Library(), nccl.VersionString(v))
 }

@@ -1,10 +1,10 @@
 // Package dynlib loads NVIDIA's shared libraries at run time without cgo:
 // it opens a library (dlopen through purego on Linux, LoadLibrary on
 // Windows), resolves a table of entry points in it, and reports what was
-// tried and what is missing. Package cuda (libcuda) and package cublas
-// (libcublas) use it, and so will NCCL and cuBLASLt; each keeps its own
-// library names, entry-point table, error type and status codes, which
-// differ, and shares the mechanism, which does not.
+// tried and what is missing. Package cuda (libcuda), package cublas
+// (libcublas) and package nccl (libnccl) use it, and so will cuBLASLt;
+// each keeps its own library names, entry-point table, error type and
+// status codes, which differ, and shares the mechanism, which does not.
 package dynlib
 
 import (

@@ -13,6 +13,7 @@
 //	kernels.go   the engine's own kernels: matmul (x·Wᵀ), per-row RoPE,
 //	             KV-cache writes, paged attention, row gathers
 //	matmul.go    the Matmul interface the forward pass calls, and its default
+//	shard.go     a tensor-parallel rank's slice of the model (package llm/tp)
 //
 // The forward pass computes in float32 over weights kept in their file's
 // type (bf16, f16 or f32), converted as they are loaded into registers:

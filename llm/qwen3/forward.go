@@ -339,6 +339,9 @@ func (m *Model) layersForward(pool *KVPool, w *workspace, ctx int, all bool) err
 		if err := s("o_proj", m.Matmul.MatmulT(q, w.o, w.a, y.o, R)); err != nil {
 			return err
 		}
+		if err := s("o_proj all-reduce", m.allReduce(w.o)); err != nil {
+			return err
+		}
 		// x2 = x + o; h = RMSNorm(x2)
 		if err := s("post_attention_layernorm", ops.AddRMSNorm(q, w.h, w.x2, w.x, w.o, y.postNorm, R, H, eps)); err != nil {
 			return err
@@ -361,6 +364,9 @@ func (m *Model) layersForward(pool *KVPool, w *workspace, ctx int, all bool) err
 		if err := s("down_proj", m.Matmul.MatmulT(q, w.o, w.act, y.down, R)); err != nil {
 			return err
 		}
+		if err := s("down_proj all-reduce", m.allReduce(w.o)); err != nil {
+			return err
+		}
 		if err := tr("mlp", w.o, H); err != nil {
 			return err
 		}
@@ -379,7 +385,7 @@ func (m *Model) layersForward(pool *KVPool, w *workspace, ctx int, all bool) err
 	if err := step(-1, "final norm", ops.RMSNorm(q, w.hn, w.hl, m.norm, S, H, eps)); err != nil {
 		return err
 	}
-	if err := step(-1, "lm_head", m.Matmul.MatmulT(q, w.logitsLast, w.hn, m.lmHead, S)); err != nil {
+	if err := step(-1, "lm_head", m.lmHeadT(w.logitsLast, w.hn, S)); err != nil {
 		return err
 	}
 	if !all {
@@ -392,7 +398,7 @@ func (m *Model) layersForward(pool *KVPool, w *workspace, ctx int, all bool) err
 	if err := m.trace("norm", L, w.h, R, H); err != nil {
 		return err
 	}
-	if err := step(-1, "lm_head", m.Matmul.MatmulT(q, w.logits, w.h, m.lmHead, R)); err != nil {
+	if err := step(-1, "lm_head", m.lmHeadT(w.logits, w.h, R)); err != nil {
 		return err
 	}
 	return m.trace("logits", L, w.logits, R, V)

@@ -39,6 +39,7 @@ type Model struct {
 	layers []layer
 	ws     map[wsKey]*workspace  // by batch shape, see forward.go
 	scores *kern.Buffer[float32] // attention scratch, grown as needed
+	tp     *shard                // a tensor-parallel rank's state (shard.go), or nil
 }
 
 // LoadOptions tune Load. The zero value is fine.
@@ -153,6 +154,9 @@ func (m *Model) Free() {
 		w.free()
 	}
 	m.ws = nil
+	if m.tp != nil {
+		m.tp.free()
+	}
 	if m.scores != nil {
 		m.scores.Free()
 		m.scores = nil
