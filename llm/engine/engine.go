@@ -33,6 +33,8 @@ type Engine struct {
 	Context      int // positions per sequence (prompt + generated)
 	MaxBatch     int // sequences stepped together
 	PrefillChunk int // prompt tokens a sequence prefills per step
+	// Metrics move as requests queue, run and finish (metrics.go).
+	Metrics *Metrics
 
 	pool  *qwen3.KVPool
 	stats stats
@@ -108,7 +110,7 @@ func New(m *qwen3.Model, tok *tokenizer.Tokenizer, opt Options) (*Engine, error)
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{Model: m, Tok: tok, EOS: map[int32]bool{}, Context: ctxLen, MaxBatch: batch, PrefillChunk: chunk, pool: pool,
+	e := &Engine{Model: m, Tok: tok, EOS: map[int32]bool{}, Context: ctxLen, MaxBatch: batch, PrefillChunk: chunk, pool: pool, Metrics: newMetrics(),
 		jobs: make(chan *job), quit: make(chan struct{}), done: make(chan struct{})}
 	for _, id := range append(append([]int(nil), m.Config.EOSTokenID...), m.Gen.EOSTokenID...) {
 		e.EOS[int32(id)] = true

@@ -43,6 +43,7 @@ type job struct {
 	out     *stopWriter
 	started time.Time
 	first   time.Time
+	last    time.Time // when the latest token was sampled
 	res     *Result
 	err     error
 }
@@ -66,6 +67,7 @@ func (e *Engine) schedule() {
 			}
 			j.res.Text = j.out.text.String()
 		}
+		e.observeEnd(j, err)
 		j.err = err
 		close(j.events)
 	}
@@ -138,6 +140,8 @@ func (e *Engine) schedule() {
 			j.out = newStopWriter(j.stops, func(s string) error { j.events <- event{tok: -1, text: s}; return nil })
 			j.started = time.Now()
 			j.res = &Result{PromptTokens: len(j.prompt), FinishReason: "length", Queued: j.started.Sub(j.submitted)}
+			e.Metrics.QueueTime.Observe(seconds(j.res.Queued))
+			e.Metrics.PromptTokens.Add(int64(len(j.prompt)))
 			active = append(active, j)
 		}
 		e.stats.running.Store(int64(len(active)))
@@ -192,10 +196,17 @@ func (e *Engine) advance(j *job, logits []float32) bool {
 	}
 	tok := j.smp.Next(logits, j.seen)
 	res := j.res
+	now := time.Now()
 	if res.CompletionTokens == 0 {
-		j.first = time.Now()
+		j.first = now
 		res.Prefill = j.first.Sub(j.started)
+		e.Metrics.TTFT.Observe(seconds(now.Sub(j.submitted)))
+		e.Metrics.Prefill.Observe(seconds(res.Prefill))
+	} else {
+		e.Metrics.ITL.Observe(seconds(now.Sub(j.last)))
 	}
+	j.last = now
+	e.Metrics.GenerationTokens.Add(1)
 	res.Tokens = append(res.Tokens, tok)
 	res.CompletionTokens++
 	j.seen = append(j.seen, tok)
@@ -218,4 +229,22 @@ func (e *Engine) advance(j *job, logits []float32) bool {
 		return true
 	}
 	return false
+}
+
+// observeEnd records a request's end in the metrics.
+func (e *Engine) observeEnd(j *job, err error) {
+	m := e.Metrics
+	if err != nil || j.res == nil {
+		m.Aborted.Add(1)
+		return
+	}
+	m.E2E.Observe(seconds(time.Since(j.submitted)))
+	if !j.first.IsZero() {
+		m.Decode.Observe(seconds(j.last.Sub(j.first)))
+	}
+	if j.res.FinishReason == "stop" {
+		m.FinishedStop.Add(1)
+	} else {
+		m.FinishedLength.Add(1)
+	}
 }

@@ -16,6 +16,11 @@ import (
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	s.m.requests.Add(1)
+	e := s.engine()
+	if e == nil {
+		writeError(w, errNotReady)
+		return
+	}
 	var req chatRequest
 	if e := s.decode(r, &req); e != nil {
 		writeError(w, e)
@@ -33,18 +38,23 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	p, maxTokens, err := req.params(s.Engine.Context)
+	p, maxTokens, err := req.params(e.Context)
 	if err != nil {
 		writeError(w, err.(*apiError))
 		return
 	}
 	thinking := req.ChatTemplateKwargs.EnableThinking == nil || *req.ChatTemplateKwargs.EnableThinking
-	prompt := s.Engine.ChatPrompt(req.Messages, thinking)
-	s.generate(w, r, true, prompt, p, maxTokens, &req.samplingFields)
+	prompt := e.ChatPrompt(req.Messages, thinking)
+	s.generate(w, r, e, true, prompt, p, maxTokens, &req.samplingFields)
 }
 
 func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	s.m.requests.Add(1)
+	e := s.engine()
+	if e == nil {
+		writeError(w, errNotReady)
+		return
+	}
 	var req completionRequest
 	if e := s.decode(r, &req); e != nil {
 		writeError(w, e)
@@ -55,12 +65,12 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	var texts []string
 	switch {
 	case json.Unmarshal(req.Prompt, &text) == nil:
-		prompt = s.Engine.Tok.Encode(text)
+		prompt = e.Tok.Encode(text)
 	case json.Unmarshal(req.Prompt, &texts) == nil && len(texts) == 1:
-		prompt = s.Engine.Tok.Encode(texts[0])
+		prompt = e.Tok.Encode(texts[0])
 	case json.Unmarshal(req.Prompt, &prompt) == nil:
 		for _, id := range prompt {
-			if id < 0 || int(id) >= s.Engine.Model.Config.VocabSize {
+			if id < 0 || int(id) >= e.Model.Config.VocabSize {
 				writeError(w, badParam("prompt", "token id %d is outside the vocabulary", id))
 				return
 			}
@@ -78,26 +88,26 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err.(*apiError))
 		return
 	}
-	s.generate(w, r, false, prompt, p, maxTokens, &req.samplingFields)
+	s.generate(w, r, e, false, prompt, p, maxTokens, &req.samplingFields)
 }
 
 // generate runs a checked request and writes the response.
-func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool, prompt []int32, p sample.Params, maxTokens int, f *samplingFields) {
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, e *engine.Engine, chat bool, prompt []int32, p sample.Params, maxTokens int, f *samplingFields) {
 	if f.Model != "" && f.Model != s.ModelName {
 		code := "model_not_found"
 		writeError(w, &apiError{status: 404, Type: "invalid_request_error", Code: &code,
 			Message: fmt.Sprintf("the model %q does not exist; this server serves %q", f.Model, s.ModelName)})
 		return
 	}
-	if ctxLen := s.Engine.Context; len(prompt) >= ctxLen {
+	if ctxLen := e.Context; len(prompt) >= ctxLen {
 		code := "context_length_exceeded"
 		writeError(w, &apiError{status: 400, Type: "invalid_request_error", Code: &code,
 			Message: fmt.Sprintf("the prompt is %d tokens; this model's context is %d tokens (prompt and completion)", len(prompt), ctxLen)})
 		return
 	}
-	release, e := s.admit()
-	if e != nil {
-		writeError(w, e)
+	release, aerr := s.admit()
+	if aerr != nil {
+		writeError(w, aerr)
 		return
 	}
 	defer release()
@@ -108,7 +118,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool, pro
 	}
 	id, created, model := s.id(prefix), time.Now().Unix(), s.ModelName
 	if !f.Stream {
-		res, err := s.run(r.Context(), req)
+		res, err := s.run(r.Context(), e, req)
 		if err != nil {
 			s.fail(w, err)
 			return
@@ -191,7 +201,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool, pro
 		}
 		return send(chunk(t, "", nil))
 	}
-	res, err := s.run(r.Context(), req)
+	res, err := s.run(r.Context(), e, req)
 	if err == nil && split != nil {
 		err = emit(split.flush())
 	}
