@@ -36,6 +36,7 @@ type job struct {
 	submitted time.Time
 
 	seq     *qwen3.Seq
+	held    []*cblock // prefix-cache blocks seq shares
 	seen    []int32
 	next    []int32 // the next step's input: a chunk of the prompt, then the last token
 	rest    []int32 // the prompt not yet prefilled
@@ -58,8 +59,8 @@ func (e *Engine) schedule() {
 	var waiting, active []*job
 	finish := func(j *job, err error) {
 		if j.seq != nil {
-			j.seq.Release()
-			j.seq = nil
+			e.prefix.release(j.seq, j.held, j.seen)
+			j.seq, j.held = nil, nil
 		}
 		if j.res != nil {
 			if !j.first.IsZero() {
@@ -120,8 +121,8 @@ func (e *Engine) schedule() {
 		active = keepA
 		for len(waiting) > 0 && len(active) < e.MaxBatch {
 			j := waiting[0]
-			seq := e.pool.NewSeq()
-			if err := seq.Reserve(len(j.prompt) + j.budget); err != nil {
+			seq, held, hit, err := e.prefix.admit(j.prompt, len(j.prompt)+j.budget)
+			if err != nil {
 				if errors.Is(err, qwen3.ErrPoolFull) && len(active) > 0 {
 					break // wait for pages to come back
 				}
@@ -130,16 +131,19 @@ func (e *Engine) schedule() {
 				continue
 			}
 			waiting = waiting[1:]
-			j.seq = seq
+			j.seq, j.held = seq, held
 			j.seen = append([]int32(nil), j.prompt...)
-			j.next, j.rest = j.prompt, nil
-			if c := e.PrefillChunk; len(j.prompt) > c {
-				j.next, j.rest = j.prompt[:c], j.prompt[c:]
+			todo := j.prompt[hit:] // the cached blocks' KV is in place
+			j.next, j.rest = todo, nil
+			if c := e.PrefillChunk; len(todo) > c {
+				j.next, j.rest = todo[:c], todo[c:]
 			}
+			e.Metrics.PrefixQueries.Add(int64(len(j.prompt)))
+			e.Metrics.PrefixHits.Add(int64(hit))
 			j.stream = e.Tok.NewStream(true)
 			j.out = newStopWriter(j.stops, func(s string) error { j.events <- event{tok: -1, text: s}; return nil })
 			j.started = time.Now()
-			j.res = &Result{PromptTokens: len(j.prompt), FinishReason: "length", Queued: j.started.Sub(j.submitted)}
+			j.res = &Result{PromptTokens: len(j.prompt), FinishReason: "length", Queued: j.started.Sub(j.submitted), CachedTokens: hit}
 			e.Metrics.QueueTime.Observe(seconds(j.res.Queued))
 			e.Metrics.PromptTokens.Add(int64(len(j.prompt)))
 			active = append(active, j)
@@ -157,6 +161,7 @@ func (e *Engine) schedule() {
 		inputs := make([][]int32, len(active))
 		for i, j := range active {
 			seqs[i], inputs[i] = j.seq, j.next
+			e.stats.forwarded.Add(int64(len(j.next)))
 		}
 		out, err := e.Model.ForwardBatch(seqs, inputs)
 		if err == nil {

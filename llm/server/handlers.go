@@ -123,7 +123,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, e *engine.Engi
 			s.fail(w, err)
 			return
 		}
-		u := &usage{res.PromptTokens, res.CompletionTokens, res.PromptTokens + res.CompletionTokens}
+		u := newUsage(res)
 		if chat {
 			msg := &chatMessage{Role: "assistant", Content: res.Text}
 			if s.SplitReasoning {
@@ -215,7 +215,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, e *engine.Engi
 		return
 	}
 	if f.StreamOptions != nil && f.StreamOptions.IncludeUsage {
-		u := &usage{res.PromptTokens, res.CompletionTokens, res.PromptTokens + res.CompletionTokens}
+		u := newUsage(res)
 		var v any = chatResponse{ID: id, Object: "chat.completion.chunk", Created: created, Model: model, Choices: []chatChoice{}, Usage: u}
 		if !chat {
 			v = textResponse{ID: id, Object: object, Created: created, Model: model, Choices: []textChoice{}, Usage: u}

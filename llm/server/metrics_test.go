@@ -222,3 +222,42 @@ func TestReady(t *testing.T) {
 		t.Errorf("text prompt %s, token-id prompt %s: want the same completion", a, b)
 	}
 }
+
+// TestPrefixCacheOverHTTP: a second chat with the same long system
+// prompt reports cached prompt tokens in its usage and in the metrics,
+// and answers as the first did; /reset_prefix_cache empties the cache.
+func TestPrefixCacheOverHTTP(t *testing.T) {
+	ts, _ := newServer(t, 8)
+	sys := strings.Repeat("You are careful. ", 6)
+	body := fmt.Sprintf(`{"messages":[{"role":"system","content":%q},{"role":"user","content":"hi"}],"max_tokens":4,"temperature":0}`, sys)
+	chat := func() chatResponse {
+		t.Helper()
+		resp, b := post(t, ts.URL+"/v1/chat/completions", body)
+		var cr chatResponse
+		if err := json.Unmarshal(b, &cr); resp.StatusCode != 200 || err != nil || cr.Usage == nil || cr.Usage.PromptTokensDetails == nil {
+			t.Fatalf("chat: %d %s", resp.StatusCode, b)
+		}
+		return cr
+	}
+	a := chat()
+	b := chat()
+	if a.Usage.PromptTokensDetails.CachedTokens != 0 || b.Usage.PromptTokensDetails.CachedTokens < a.Usage.PromptTokens/2 {
+		t.Errorf("cached tokens %d then %d of %d", a.Usage.PromptTokensDetails.CachedTokens, b.Usage.PromptTokensDetails.CachedTokens, a.Usage.PromptTokens)
+	}
+	if a.Choices[0].Message.Content != b.Choices[0].Message.Content {
+		t.Errorf("answers differ: %q then %q", a.Choices[0].Message.Content, b.Choices[0].Message.Content)
+	}
+	m := scrape(t, ts.URL)
+	if h := m["vllm:prefix_cache_hits_total"+lbl]; h != float64(b.Usage.PromptTokensDetails.CachedTokens) {
+		t.Errorf("prefix_cache_hits_total %v, want %d", h, b.Usage.PromptTokensDetails.CachedTokens)
+	}
+	if q := m["vllm:prefix_cache_queries_total"+lbl]; q != float64(2*a.Usage.PromptTokens) {
+		t.Errorf("prefix_cache_queries_total %v, want %d", q, 2*a.Usage.PromptTokens)
+	}
+	if resp, b := post(t, ts.URL+"/reset_prefix_cache", ""); resp.StatusCode != 200 {
+		t.Fatalf("/reset_prefix_cache: %d %s", resp.StatusCode, b)
+	}
+	if c := chat(); c.Usage.PromptTokensDetails.CachedTokens != 0 {
+		t.Errorf("after reset: %d cached", c.Usage.PromptTokensDetails.CachedTokens)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/gokern/kern/llm/engine"
 	"github.com/gokern/kern/llm/sample"
 	"github.com/gokern/kern/llm/tokenizer"
 )
@@ -149,6 +150,19 @@ type usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	// PromptTokensDetails.CachedTokens: prompt tokens served from the
+	// prefix cache (OpenAI's field; vLLM fills it the same way).
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details,omitempty"`
+}
+
+func newUsage(res *engine.Result) *usage {
+	u := &usage{PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens, TotalTokens: res.PromptTokens + res.CompletionTokens}
+	u.PromptTokensDetails = &struct {
+		CachedTokens int `json:"cached_tokens"`
+	}{res.CachedTokens}
+	return u
 }
 
 type chatMessage struct {

@@ -87,6 +87,18 @@ func (s *Server) Handler() http.Handler {
 		}
 		writeJSON(w, 200, map[string]string{"status": "ready"})
 	})
+	mux.HandleFunc("POST /reset_prefix_cache", func(w http.ResponseWriter, r *http.Request) {
+		e := s.engine()
+		if e == nil {
+			writeError(w, errNotReady)
+			return
+		}
+		if err := e.ResetPrefixCache(); err != nil {
+			writeError(w, badRequest("%v", err))
+			return
+		}
+		writeJSON(w, 200, map[string]string{"status": "ok"})
+	})
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("POST /v1/completions", s.completions)
