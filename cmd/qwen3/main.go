@@ -45,6 +45,7 @@ type common struct {
 	ctxLen             int
 	kvTokens           int
 	noPrefixCache      bool
+	onKVEvents         func([]engine.KVEvent) // set by serve -kv-events
 	maxTokens          int
 	p                  sample.Params
 	noThink            bool
@@ -130,7 +131,7 @@ func (c *common) open(stderr io.Writer) (*engine.Engine, *kern.Device, error) {
 			}
 		}
 	}
-	e, err := engine.Open(dev, c.model, engine.Options{TokenizerDir: c.tok, Context: c.ctxLen, KVPositions: c.kvTokens, NoPrefixCache: c.noPrefixCache, Progress: progress})
+	e, err := engine.Open(dev, c.model, engine.Options{TokenizerDir: c.tok, Context: c.ctxLen, KVPositions: c.kvTokens, NoPrefixCache: c.noPrefixCache, OnKVEvents: c.onKVEvents, Progress: progress})
 	if err != nil {
 		dev.Close()
 		return nil, nil, err

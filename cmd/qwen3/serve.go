@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/gokern/kern/llm/kvevents"
 	"github.com/gokern/kern/llm/server"
 )
 
@@ -25,8 +26,19 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	name := fs.String("name", "", "model id in /v1/models (default: the model directory's name)")
 	queue := fs.Int("queue", 64, "requests queued or running before 429")
 	reasoning := fs.Bool("reasoning", false, "answer a chat reply's <think> block as reasoning_content (vLLM's qwen3 reasoning parser)")
+	kvEvents := fs.String("kv-events", "", "publish prefix-cache events in vLLM's format on a ZeroMQ PUB socket at this endpoint (e.g. tcp://*:5557)")
+	kvTopic := fs.String("kv-events-topic", "", "topic frame of the KV events")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *kvEvents != "" {
+		pub, err := kvevents.NewPublisher(*kvEvents, *kvTopic)
+		if err != nil {
+			return err
+		}
+		defer pub.Close()
+		c.onKVEvents = pub.Publish
+		fmt.Fprintf(stderr, "KV events on tcp://%s\n", pub.Socket().Addr())
 	}
 	if *name == "" {
 		*name = filepath.Base(filepath.Clean(c.model))
