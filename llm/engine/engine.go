@@ -158,13 +158,22 @@ type Request struct {
 	OnText func(string) error
 	// OnToken, if set, receives each generated token id.
 	OnToken func(int32)
+	// Logprobs asks for each generated token's log probability
+	// (logprobs.go) in Result.Logprobs and OnLogprob; TopLogprobs adds
+	// that many most likely alternatives (at most MaxTopLogprobs).
+	Logprobs    bool
+	TopLogprobs int
+	// OnLogprob, if set with Logprobs, receives each token's log
+	// probability right after OnToken receives the token.
+	OnLogprob func(SampledLogprob)
 }
 
 // Result is what Generate produced.
 type Result struct {
 	Text             string
 	Tokens           []int32
-	FinishReason     string // "stop" (EOS or a stop string) or "length"
+	Logprobs         []SampledLogprob // one per token, if Request.Logprobs
+	FinishReason     string           // "stop" (EOS or a stop string) or "length"
 	PromptTokens     int
 	CachedTokens     int // prompt tokens whose KV came from the prefix cache (not prefilled)
 	CompletionTokens int
@@ -199,6 +208,9 @@ func (e *Engine) Generate(ctx context.Context, req Request) (*Result, error) {
 	if len(req.Prompt) >= e.Context {
 		return nil, fmt.Errorf("engine: %w: %d tokens, the context holds %d (prompt and at least one generated token)", ErrContext, len(req.Prompt), e.Context)
 	}
+	if req.TopLogprobs < 0 || req.TopLogprobs > MaxTopLogprobs {
+		return nil, fmt.Errorf("engine: top_logprobs %d, want 0 to %d", req.TopLogprobs, MaxTopLogprobs)
+	}
 	if req.MaxTokens < 0 {
 		return nil, fmt.Errorf("engine: max_tokens %d, want ≥ 0", req.MaxTokens)
 	}
@@ -220,7 +232,7 @@ func (e *Engine) Generate(ctx context.Context, req Request) (*Result, error) {
 	if req.MaxTokens > 0 {
 		budget = min(budget, req.MaxTokens)
 	}
-	j := &job{ctx: ctx, prompt: req.Prompt, budget: budget, smp: smp, stops: req.Stop,
+	j := &job{ctx: ctx, prompt: req.Prompt, budget: budget, smp: smp, stops: req.Stop, logprobs: req.Logprobs, top: req.TopLogprobs,
 		events: make(chan event, 2*budget+4), submitted: time.Now()}
 	select {
 	case e.jobs <- j:
@@ -236,6 +248,9 @@ func (e *Engine) Generate(ctx context.Context, req Request) (*Result, error) {
 		}
 		if ev.tok >= 0 && req.OnToken != nil {
 			req.OnToken(ev.tok)
+		}
+		if ev.lp != nil && req.OnLogprob != nil {
+			req.OnLogprob(*ev.lp)
 		}
 		if ev.text != "" && req.OnText != nil {
 			if cbErr = req.OnText(ev.text); cbErr != nil {

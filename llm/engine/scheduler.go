@@ -32,6 +32,8 @@ type job struct {
 	budget    int
 	smp       *sample.Sampler
 	stops     []string
+	logprobs  bool
+	top       int
 	events    chan event // closed when the job ends
 	submitted time.Time
 
@@ -51,6 +53,7 @@ type job struct {
 
 type event struct {
 	tok  int32 // -1 for text only
+	lp   *SampledLogprob
 	text string
 }
 
@@ -216,7 +219,13 @@ func (e *Engine) advance(j *job, logits []float32) bool {
 	res.CompletionTokens++
 	j.seen = append(j.seen, tok)
 	j.next = []int32{tok}
-	j.events <- event{tok: tok}
+	ev := event{tok: tok}
+	if j.logprobs {
+		lp := logprobs(logits, tok, j.top)
+		res.Logprobs = append(res.Logprobs, lp)
+		ev.lp = &lp
+	}
+	j.events <- ev
 	stopped := false
 	if e.EOS[tok] {
 		stopped = true

@@ -43,6 +43,18 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err.(*apiError))
 		return
 	}
+	if req.TopLogprobs != nil {
+		if k := *req.TopLogprobs; k < 0 || k > engine.MaxTopLogprobs {
+			writeError(w, badParam("top_logprobs", "%d is outside [0, %d]", k, engine.MaxTopLogprobs))
+			return
+		}
+		if !req.Logprobs {
+			writeError(w, badParam("top_logprobs", "needs logprobs: true"))
+			return
+		}
+		req.topLogprobs = *req.TopLogprobs
+	}
+	req.wantLogprobs = req.Logprobs
 	thinking := req.ChatTemplateKwargs.EnableThinking == nil || *req.ChatTemplateKwargs.EnableThinking
 	prompt := e.ChatPrompt(req.Messages, thinking)
 	s.generate(w, r, e, true, prompt, p, maxTokens, &req.samplingFields)
@@ -83,6 +95,13 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badParam("prompt", "empty"))
 		return
 	}
+	if req.Logprobs != nil {
+		if k := *req.Logprobs; k < 0 || k > engine.MaxTopLogprobs {
+			writeError(w, badParam("logprobs", "%d is outside [0, %d]", k, engine.MaxTopLogprobs))
+			return
+		}
+		req.wantLogprobs, req.topLogprobs = true, *req.Logprobs
+	}
 	p, maxTokens, err := req.params(16) // OpenAI's default for completions
 	if err != nil {
 		writeError(w, err.(*apiError))
@@ -111,7 +130,8 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, e *engine.Engi
 		return
 	}
 	defer release()
-	req := engine.Request{Prompt: prompt, MaxTokens: maxTokens, Sampling: p, Stop: f.Stop}
+	req := engine.Request{Prompt: prompt, MaxTokens: maxTokens, Sampling: p, Stop: f.Stop,
+		Logprobs: f.wantLogprobs, TopLogprobs: f.topLogprobs}
 	prefix, object := "cmpl", "text_completion"
 	if chat {
 		prefix, object = "chatcmpl", "chat.completion"
@@ -129,11 +149,19 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, e *engine.Engi
 			if s.SplitReasoning {
 				msg.ReasoningContent, msg.Content = splitReasoning(res.Text)
 			}
+			ch := chatChoice{Message: msg, FinishReason: &res.FinishReason}
+			if f.wantLogprobs {
+				ch.Logprobs = chatLogprobsOf(e, res.Logprobs)
+			}
 			writeJSON(w, 200, chatResponse{ID: id, Object: object, Created: created, Model: model, Usage: u,
-				Choices: []chatChoice{{Message: msg, FinishReason: &res.FinishReason}}})
+				Choices: []chatChoice{ch}})
 		} else {
+			ch := textChoice{Text: res.Text, FinishReason: &res.FinishReason}
+			if f.wantLogprobs {
+				ch.Logprobs = textLogprobsOf(e, res.Logprobs, 0)
+			}
 			writeJSON(w, 200, textResponse{ID: id, Object: object, Created: created, Model: model, Usage: u,
-				Choices: []textChoice{{Text: res.Text, FinishReason: &res.FinishReason}}})
+				Choices: []textChoice{ch}})
 		}
 		return
 	}
@@ -157,18 +185,37 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, e *engine.Engi
 		}
 		return nil
 	}
-	reasoning := "" // set while chunk builds a reasoning delta
+	reasoning := ""                     // set while chunk builds a reasoning delta
+	var pending []engine.SampledLogprob // logprobs not yet sent
+	offset := 0                         // text_offset of the next token
+	if f.wantLogprobs {
+		req.OnLogprob = func(lp engine.SampledLogprob) { pending = append(pending, lp) }
+	}
 	chunk := func(text string, role string, finish *string) any {
 		if chat {
 			d := &chatMessage{Role: role, Content: text}
 			if reasoning != "" {
 				d.Content, d.ReasoningContent = "", reasoning
 			}
+			ch := chatChoice{Delta: d, FinishReason: finish}
+			if len(pending) > 0 {
+				ch.Logprobs = chatLogprobsOf(e, pending)
+				pending = nil
+			}
 			return chatResponse{ID: id, Object: "chat.completion.chunk", Created: created, Model: model,
-				Choices: []chatChoice{{Delta: d, FinishReason: finish}}}
+				Choices: []chatChoice{ch}}
+		}
+		ch := textChoice{Text: text, FinishReason: finish}
+		if len(pending) > 0 {
+			lp := textLogprobsOf(e, pending, offset)
+			ch.Logprobs = lp
+			for _, t := range lp.Tokens {
+				offset += len(t)
+			}
+			pending = nil
 		}
 		return textResponse{ID: id, Object: object, Created: created, Model: model,
-			Choices: []textChoice{{Text: text, FinishReason: finish}}}
+			Choices: []textChoice{ch}}
 	}
 	if chat {
 		if send(chunk("", "assistant", nil)) != nil {

@@ -52,6 +52,10 @@ type samplingFields struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 	N *int `json:"n"`
+
+	// Set by the handlers from each API's own logprobs fields.
+	wantLogprobs bool `json:"-"`
+	topLogprobs  int  `json:"-"`
 }
 
 type chatRequest struct {
@@ -60,11 +64,14 @@ type chatRequest struct {
 	ChatTemplateKwargs struct {
 		EnableThinking *bool `json:"enable_thinking"`
 	} `json:"chat_template_kwargs"`
+	Logprobs    bool `json:"logprobs"`
+	TopLogprobs *int `json:"top_logprobs"`
 }
 
 type completionRequest struct {
 	samplingFields
-	Prompt json.RawMessage `json:"prompt"`
+	Prompt   json.RawMessage `json:"prompt"`
+	Logprobs *int            `json:"logprobs"`
 }
 
 // params checks the sampling fields; defaultMax applies when neither
@@ -172,10 +179,11 @@ type chatMessage struct {
 }
 
 type chatChoice struct {
-	Index        int          `json:"index"`
-	Message      *chatMessage `json:"message,omitempty"`
-	Delta        *chatMessage `json:"delta,omitempty"`
-	FinishReason *string      `json:"finish_reason"`
+	Index        int           `json:"index"`
+	Message      *chatMessage  `json:"message,omitempty"`
+	Delta        *chatMessage  `json:"delta,omitempty"`
+	Logprobs     *chatLogprobs `json:"logprobs,omitempty"`
+	FinishReason *string       `json:"finish_reason"`
 }
 
 type chatResponse struct {
