@@ -55,9 +55,25 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		req.topLogprobs = *req.TopLogprobs
 	}
 	req.wantLogprobs = req.Logprobs
-	thinking := req.ChatTemplateKwargs.EnableThinking == nil || *req.ChatTemplateKwargs.EnableThinking
-	prompt := e.ChatPrompt(req.Messages, thinking)
+	prompt, perr := chatPrompt(e, &req)
+	if perr != nil {
+		writeError(w, perr)
+		return
+	}
 	s.generate(w, r, e, true, prompt, p, maxTokens, &req.samplingFields)
+}
+
+// chatPrompt renders a chat request's messages and tools with Qwen3's
+// template and encodes them.
+func chatPrompt(e *engine.Engine, req *chatRequest) ([]int32, *apiError) {
+	thinking := req.ChatTemplateKwargs.EnableThinking == nil || *req.ChatTemplateKwargs.EnableThinking
+	msgs, rerr := renderMessages(req.Messages, req.Tools)
+	if rerr != nil {
+		return nil, badParam("messages", "%v", rerr)
+	}
+	req.parseTools = len(req.Tools) > 0 && string(req.ToolChoice) != `"none"`
+	prompt := e.ChatPrompt(msgs, thinking)
+	return prompt, nil
 }
 
 func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
@@ -149,7 +165,13 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, e *engine.Engi
 			if s.SplitReasoning {
 				msg.ReasoningContent, msg.Content = splitReasoning(res.Text)
 			}
-			ch := chatChoice{Message: msg, FinishReason: &res.FinishReason}
+			finish := res.FinishReason
+			if f.parseTools {
+				if content, calls := parseToolCalls(msg.Content, id); len(calls) > 0 {
+					msg.Content, msg.ToolCalls, finish = content, calls, "tool_calls"
+				}
+			}
+			ch := chatChoice{Message: msg, FinishReason: &finish}
 			if f.wantLogprobs {
 				ch.Logprobs = chatLogprobsOf(e, res.Logprobs)
 			}
@@ -186,6 +208,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, e *engine.Engi
 		return nil
 	}
 	reasoning := ""                     // set while chunk builds a reasoning delta
+	var calls []toolCall                // set while chunk builds a tool_calls delta
 	var pending []engine.SampledLogprob // logprobs not yet sent
 	offset := 0                         // text_offset of the next token
 	if f.wantLogprobs {
@@ -193,7 +216,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, e *engine.Engi
 	}
 	chunk := func(text string, role string, finish *string) any {
 		if chat {
-			d := &chatMessage{Role: role, Content: text}
+			d := &chatMessage{Role: role, Content: text, ToolCalls: calls}
 			if reasoning != "" {
 				d.Content, d.ReasoningContent = "", reasoning
 			}
@@ -227,8 +250,17 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, e *engine.Engi
 	if chat && s.SplitReasoning {
 		split = &thinkSplitter{}
 	}
-	// emit sends text as reasoning and/or content deltas.
+	var tools *toolStreamer
+	if chat && f.parseTools {
+		tools = &toolStreamer{idPrefix: id}
+	}
+	sentCalls := false
+	// emit sends text as reasoning, content and tool_calls deltas.
 	emit := func(r, c string) error {
+		var cs []toolCall
+		if tools != nil {
+			c, cs = tools.add(c)
+		}
 		if r != "" {
 			reasoning = r
 			err := send(chunk("", "", nil))
@@ -238,7 +270,15 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, e *engine.Engi
 			}
 		}
 		if c != "" {
-			return send(chunk(c, "", nil))
+			if err := send(chunk(c, "", nil)); err != nil {
+				return err
+			}
+		}
+		if len(cs) > 0 {
+			calls, sentCalls = cs, true
+			err := send(chunk("", "", nil))
+			calls = nil
+			return err
 		}
 		return nil
 	}
@@ -246,11 +286,19 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, e *engine.Engi
 		if split != nil {
 			return emit(split.add(t))
 		}
-		return send(chunk(t, "", nil))
+		return emit("", t)
 	}
 	res, err := s.run(r.Context(), e, req)
 	if err == nil && split != nil {
 		err = emit(split.flush())
+	}
+	if err == nil && tools != nil {
+		if c := tools.flush(); c != "" {
+			err = send(chunk(c, "", nil))
+		}
+	}
+	if err == nil && sentCalls {
+		res.FinishReason = "tool_calls"
 	}
 	if err != nil {
 		if !errors.Is(err, errClientGone) && r.Context().Err() == nil {

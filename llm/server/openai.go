@@ -10,7 +10,6 @@ import (
 
 	"github.com/gokern/kern/llm/engine"
 	"github.com/gokern/kern/llm/sample"
-	"github.com/gokern/kern/llm/tokenizer"
 )
 
 // stopList is "stop": a string or a list of strings.
@@ -56,11 +55,14 @@ type samplingFields struct {
 	// Set by the handlers from each API's own logprobs fields.
 	wantLogprobs bool `json:"-"`
 	topLogprobs  int  `json:"-"`
+	parseTools   bool `json:"-"` // tool_calls out of <tool_call> blocks (tools.go)
 }
 
 type chatRequest struct {
 	samplingFields
-	Messages           []tokenizer.Message `json:"messages"`
+	Messages           []chatInMessage   `json:"messages"`
+	Tools              []json.RawMessage `json:"tools"`
+	ToolChoice         json.RawMessage   `json:"tool_choice"`
 	ChatTemplateKwargs struct {
 		EnableThinking *bool `json:"enable_thinking"`
 	} `json:"chat_template_kwargs"`
@@ -173,9 +175,10 @@ func newUsage(res *engine.Result) *usage {
 }
 
 type chatMessage struct {
-	Role             string `json:"role,omitempty"`
-	Content          string `json:"content"`
-	ReasoningContent string `json:"reasoning_content,omitempty"`
+	Role             string     `json:"role,omitempty"`
+	Content          string     `json:"content"`
+	ReasoningContent string     `json:"reasoning_content,omitempty"`
+	ToolCalls        []toolCall `json:"tool_calls,omitempty"`
 }
 
 type chatChoice struct {
