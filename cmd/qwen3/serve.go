@@ -38,7 +38,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		defer pub.Close()
 		c.onKVEvents = pub.Publish
-		fmt.Fprintf(stderr, "KV events on tcp://%s\n", pub.Socket().Addr())
+		fmt.Fprintf(stderr, "KV events: publishing to %s\n", *kvEvents)
 	}
 	if *name == "" {
 		*name = filepath.Base(filepath.Clean(c.model))

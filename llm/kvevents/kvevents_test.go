@@ -158,6 +158,13 @@ func dialSub(t *testing.T, addr string) *sub {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return subHandshake(t, c)
+}
+
+// subHandshake runs the SUB side of the handshake on c and subscribes to
+// every topic.
+func subHandshake(t *testing.T, c net.Conn) *sub {
+	t.Helper()
 	t.Cleanup(func() { c.Close() })
 	s := &sub{c: c, r: bufio.NewReader(c)}
 	g := make([]byte, 64)
@@ -222,12 +229,12 @@ func waitSubscribed(t *testing.T, s *PubSocket, n int) {
 // TestEngineEvents: a real engine's prefix cache, published on a PUB
 // socket and read by a SUB peer, decodes into vLLM's shapes.
 func TestEngineEvents(t *testing.T) {
-	pub, err := NewPublisher("tcp://127.0.0.1:0", "kv@kern")
+	pub, err := NewPublisher("tcp://*:0", "kv@kern") // "*": bound, as vLLM's default
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pub.Close()
-	s := dialSub(t, pub.Socket().Addr().String())
+	s := dialSub(t, fmt.Sprintf("127.0.0.1:%d", pub.Socket().Addr().(*net.TCPAddr).Port))
 	waitSubscribed(t, pub.Socket(), 1)
 
 	e, err := engine.Open(kern.OpenEmulator(), fixture.Model(t, "tiny-qwen3-tied"),
@@ -321,5 +328,44 @@ func TestBlockRemovedShape(t *testing.T) {
 	}})
 	if fmt.Sprint(v) != want {
 		t.Errorf("decoded %v\nwant    %v", v, want)
+	}
+}
+
+// TestDialPub: with a host in the endpoint the publisher connects to a
+// binding subscriber (llm-d's endpoint picker binds), and connects again
+// after the link drops.
+func TestDialPub(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	pub, err := NewPublisher("tcp://"+ln.Addr().String(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	if pub.Socket().Addr() != nil {
+		t.Error("a dialing socket reports a listening address")
+	}
+	for round := range 2 {
+		c, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := subHandshake(t, c)
+		waitSubscribed(t, pub.Socket(), 1)
+		pub.Publish([]engine.KVEvent{{Kind: engine.AllBlocksCleared}})
+		msg := s.recv(t)
+		b, _, err := decode(msg[2])
+		if err != nil || len(msg) != 3 || fmt.Sprint(b.([]any)[1]) != "[[AllBlocksCleared]]" {
+			t.Fatalf("round %d: %q %v %v", round, msg, b, err)
+		}
+		c.Close() // the publisher must dial again
+		for deadline := time.Now().Add(30 * time.Second); pub.Socket().Subscribers() > 0; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the publisher kept a dropped peer")
+			}
+		}
 	}
 }

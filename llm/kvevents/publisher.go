@@ -16,6 +16,7 @@ package kvevents
 
 import (
 	"encoding/binary"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,10 +31,17 @@ type Publisher struct {
 	seq   uint64
 }
 
-// NewPublisher listens on endpoint (e.g. "tcp://*:5557", vLLM's default
-// port) and publishes under topic (vLLM's default is empty).
+// NewPublisher publishes under topic (vLLM's default is empty) at
+// endpoint, which it binds or connects to by vLLM's rule: an endpoint
+// with "*" or "::" in it (e.g. "tcp://*:5557", vLLM's default) is bound
+// and subscribers connect; any other (e.g. "tcp://epp-service:5557", as
+// llm-d's endpoint picker binds its SUB socket) is connected to.
 func NewPublisher(endpoint, topic string) (*Publisher, error) {
-	s, err := ListenPub(endpoint)
+	open := DialPub
+	if strings.Contains(endpoint, "*") || strings.Contains(endpoint, "::") {
+		open = ListenPub
+	}
+	s, err := open(endpoint)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,9 @@
 package kvevents
 
-// A ZeroMQ PUB socket over TCP, speaking ZMTP 3.0 with the NULL security
+// A ZeroMQ PUB socket over TCP, bound (ListenPub: subscribers connect
+// to it) or connecting (DialPub: it connects to one subscriber that
+// binds, as llm-d's endpoint picker does, and reconnects when the link
+// drops), speaking ZMTP 3.0 with the NULL security
 // mechanism (https://rfc.zeromq.org/spec/23/), enough for SUB peers such
 // as libzmq, pyzmq and go-zeromq/zmq4 to connect and receive:
 //
@@ -36,11 +39,12 @@ const HWM = 1000
 
 // PubSocket is a listening PUB socket.
 type PubSocket struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	peers map[*peer]bool
-	done  chan struct{}
-	wg    sync.WaitGroup
+	ln     net.Listener // nil when dialing
+	dialed net.Conn     // the dialing socket's current connection
+	mu     sync.Mutex
+	peers  map[*peer]bool
+	done   chan struct{}
+	wg     sync.WaitGroup
 }
 
 type peer struct {
@@ -50,15 +54,23 @@ type peer struct {
 	subs [][]byte
 }
 
-// ListenPub listens on endpoint: "tcp://host:port" ("*" for every
-// interface) or "host:port".
-func ListenPub(endpoint string) (*PubSocket, error) {
+func tcpAddr(endpoint string) (string, error) {
 	addr := strings.TrimPrefix(endpoint, "tcp://")
 	if strings.Contains(addr, "://") {
-		return nil, fmt.Errorf("kvevents: endpoint %q: only tcp:// is supported", endpoint)
+		return "", fmt.Errorf("kvevents: endpoint %q: only tcp:// is supported", endpoint)
 	}
 	if h, p, ok := strings.Cut(addr, ":"); ok && h == "*" {
 		addr = ":" + p
+	}
+	return addr, nil
+}
+
+// ListenPub listens on endpoint: "tcp://host:port" ("*" for every
+// interface) or "host:port".
+func ListenPub(endpoint string) (*PubSocket, error) {
+	addr, err := tcpAddr(endpoint)
+	if err != nil {
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -70,8 +82,46 @@ func ListenPub(endpoint string) (*PubSocket, error) {
 	return s, nil
 }
 
-// Addr is the address the socket listens on.
-func (s *PubSocket) Addr() net.Addr { return s.ln.Addr() }
+// DialPub connects to a subscriber listening at endpoint
+// ("tcp://host:port"), and again whenever the connection drops.
+func DialPub(endpoint string) (*PubSocket, error) {
+	addr, err := tcpAddr(endpoint)
+	if err != nil {
+		return nil, err
+	}
+	s := &PubSocket{peers: map[*peer]bool{}, done: make(chan struct{})}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		wait := 100 * time.Millisecond
+		for {
+			c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+			if err == nil {
+				s.mu.Lock()
+				s.dialed = c
+				s.mu.Unlock()
+				s.wg.Add(1)
+				s.serve(c) // until the link drops
+				wait = 100 * time.Millisecond
+			}
+			select {
+			case <-s.done:
+				return
+			case <-time.After(wait):
+			}
+			wait = min(2*wait, 5*time.Second)
+		}
+	}()
+	return s, nil
+}
+
+// Addr is the address the socket listens on (nil for a dialing socket).
+func (s *PubSocket) Addr() net.Addr {
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
 
 // Subscribers is the number of peers that completed the handshake.
 func (s *PubSocket) Subscribers() int {
@@ -83,10 +133,16 @@ func (s *PubSocket) Subscribers() int {
 // Close stops listening and disconnects every peer.
 func (s *PubSocket) Close() error {
 	close(s.done)
-	err := s.ln.Close()
+	var err error
+	if s.ln != nil {
+		err = s.ln.Close()
+	}
 	s.mu.Lock()
 	for p := range s.peers {
 		p.conn.Close()
+	}
+	if s.dialed != nil {
+		s.dialed.Close() // also mid-handshake
 	}
 	s.mu.Unlock()
 	s.wg.Wait()

@@ -8,6 +8,8 @@ package zmq4check
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
+	"net"
 	"testing"
 	"time"
 
@@ -19,7 +21,7 @@ import (
 )
 
 func TestZmq4Subscriber(t *testing.T) {
-	pub, err := kvevents.NewPublisher("tcp://127.0.0.1:0", "")
+	pub, err := kvevents.NewPublisher("tcp://*:0", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +30,7 @@ func TestZmq4Subscriber(t *testing.T) {
 	defer cancel()
 	sub := zmq4.NewSub(ctx)
 	defer sub.Close()
-	if err := sub.Dial("tcp://" + pub.Socket().Addr().String()); err != nil {
+	if err := sub.Dial(fmt.Sprintf("tcp://127.0.0.1:%d", pub.Socket().Addr().(*net.TCPAddr).Port)); err != nil {
 		t.Fatal(err)
 	}
 	if err := sub.SetOption(zmq4.OptionSubscribe, ""); err != nil {
