@@ -43,6 +43,9 @@ const usage = `usage: qwen3 generate|chat|serve|bench -model DIR [flags]; qwen3 
 type common struct {
 	model, tok, device string
 	ctxLen             int
+	kvTokens           int
+	noPrefixCache      bool
+	onKVEvents         func([]engine.KVEvent) // set by serve -kv-events
 	maxTokens          int
 	p                  sample.Params
 	noThink            bool
@@ -55,6 +58,8 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.tok, "tokenizer", "", "directory of tokenizer.json (default: the model directory)")
 	fs.StringVar(&c.device, "device", "", "emu, native, cuda or cuda:N (default: $KERN_DEVICE, else the first GPU)")
 	fs.IntVar(&c.ctxLen, "ctx", 0, "context length in tokens (default: min(max_position_embeddings, 4096))")
+	fs.BoolVar(&c.noPrefixCache, "no-prefix-cache", false, "prefill every prompt in full instead of reusing cached KV blocks of earlier requests")
+	fs.IntVar(&c.kvTokens, "kv-tokens", 0, "KV cache budget in token positions shared by all requests; memory is sized from it, not from the device (default: 2·ctx)")
 	fs.IntVar(&c.maxTokens, "n", 128, "most tokens to generate")
 	fs.Float64Var(&c.p.Temperature, "temperature", -1, "sampling temperature, 0 for greedy (default: the model's, else 0)")
 	fs.IntVar(&c.p.TopK, "top-k", -1, "keep the k most likely tokens (default: the model's, else all)")
@@ -126,7 +131,7 @@ func (c *common) open(stderr io.Writer) (*engine.Engine, *kern.Device, error) {
 			}
 		}
 	}
-	e, err := engine.Open(dev, c.model, engine.Options{TokenizerDir: c.tok, Context: c.ctxLen, Progress: progress})
+	e, err := engine.Open(dev, c.model, engine.Options{TokenizerDir: c.tok, Context: c.ctxLen, KVPositions: c.kvTokens, NoPrefixCache: c.noPrefixCache, OnKVEvents: c.onKVEvents, Progress: progress})
 	if err != nil {
 		dev.Close()
 		return nil, nil, err

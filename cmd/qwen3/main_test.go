@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gokern/kern/internal/fixture"
 )
@@ -71,6 +72,22 @@ func TestServe(t *testing.T) {
 	resp.Body.Close()
 	if !strings.Contains(string(body), `"tiny-qwen3-tied"`) {
 		t.Errorf("/v1/models: %s", body)
+	}
+	// /ready turns 200 once the model is loaded (it may already be).
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get(url + "/ready")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == 200 {
+			break
+		}
+		if resp.StatusCode != 503 || time.Now().After(deadline) {
+			t.Fatalf("/ready: %d", resp.StatusCode)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	cancel()
 	if err := <-done; err != nil {

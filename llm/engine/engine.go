@@ -33,12 +33,15 @@ type Engine struct {
 	Context      int // positions per sequence (prompt + generated)
 	MaxBatch     int // sequences stepped together
 	PrefillChunk int // prompt tokens a sequence prefills per step
+	// Metrics move as requests queue, run and finish (metrics.go).
+	Metrics *Metrics
 
-	pool  *qwen3.KVPool
-	stats stats
-	jobs  chan *job
-	quit  chan struct{}
-	done  chan struct{}
+	pool   *qwen3.KVPool
+	prefix *prefixCache
+	stats  stats
+	jobs   chan *job
+	quit   chan struct{}
+	done   chan struct{}
 }
 
 // Options tune Open.
@@ -57,7 +60,14 @@ type Options struct {
 	// flight (default 2·Context). A request reserves its prompt plus its
 	// max_tokens when it starts, and waits while the pool cannot hold it.
 	KVPositions int
-	Progress    func(done, total int64)
+	// NoPrefixCache turns prefix caching off (prefix.go): every request
+	// prefills its whole prompt.
+	NoPrefixCache bool
+	// OnKVEvents, if set, receives the prefix cache's changes (blocks
+	// stored, removed, all cleared) from the scheduler goroutine; it must
+	// not block (kvevents.go publishes them).
+	OnKVEvents func([]KVEvent)
+	Progress   func(done, total int64)
 }
 
 // Open loads a model directory onto dev and starts the scheduler.
@@ -108,8 +118,10 @@ func New(m *qwen3.Model, tok *tokenizer.Tokenizer, opt Options) (*Engine, error)
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{Model: m, Tok: tok, EOS: map[int32]bool{}, Context: ctxLen, MaxBatch: batch, PrefillChunk: chunk, pool: pool,
+	e := &Engine{Model: m, Tok: tok, EOS: map[int32]bool{}, Context: ctxLen, MaxBatch: batch, PrefillChunk: chunk, pool: pool, Metrics: newMetrics(),
 		jobs: make(chan *job), quit: make(chan struct{}), done: make(chan struct{})}
+	e.prefix = newPrefixCache(pool, opt.OnKVEvents)
+	e.prefix.off = opt.NoPrefixCache
 	for _, id := range append(append([]int(nil), m.Config.EOSTokenID...), m.Gen.EOSTokenID...) {
 		e.EOS[int32(id)] = true
 	}
@@ -146,14 +158,24 @@ type Request struct {
 	OnText func(string) error
 	// OnToken, if set, receives each generated token id.
 	OnToken func(int32)
+	// Logprobs asks for each generated token's log probability
+	// (logprobs.go) in Result.Logprobs and OnLogprob; TopLogprobs adds
+	// that many most likely alternatives (at most MaxTopLogprobs).
+	Logprobs    bool
+	TopLogprobs int
+	// OnLogprob, if set with Logprobs, receives each token's log
+	// probability right after OnToken receives the token.
+	OnLogprob func(SampledLogprob)
 }
 
 // Result is what Generate produced.
 type Result struct {
 	Text             string
 	Tokens           []int32
-	FinishReason     string // "stop" (EOS or a stop string) or "length"
+	Logprobs         []SampledLogprob // one per token, if Request.Logprobs
+	FinishReason     string           // "stop" (EOS or a stop string) or "length"
 	PromptTokens     int
+	CachedTokens     int // prompt tokens whose KV came from the prefix cache (not prefilled)
 	CompletionTokens int
 	Queued           time.Duration // waiting for a place in the batch
 	Prefill          time.Duration // from then to the first token
@@ -186,6 +208,9 @@ func (e *Engine) Generate(ctx context.Context, req Request) (*Result, error) {
 	if len(req.Prompt) >= e.Context {
 		return nil, fmt.Errorf("engine: %w: %d tokens, the context holds %d (prompt and at least one generated token)", ErrContext, len(req.Prompt), e.Context)
 	}
+	if req.TopLogprobs < 0 || req.TopLogprobs > MaxTopLogprobs {
+		return nil, fmt.Errorf("engine: top_logprobs %d, want 0 to %d", req.TopLogprobs, MaxTopLogprobs)
+	}
 	if req.MaxTokens < 0 {
 		return nil, fmt.Errorf("engine: max_tokens %d, want ≥ 0", req.MaxTokens)
 	}
@@ -207,7 +232,7 @@ func (e *Engine) Generate(ctx context.Context, req Request) (*Result, error) {
 	if req.MaxTokens > 0 {
 		budget = min(budget, req.MaxTokens)
 	}
-	j := &job{ctx: ctx, prompt: req.Prompt, budget: budget, smp: smp, stops: req.Stop,
+	j := &job{ctx: ctx, prompt: req.Prompt, budget: budget, smp: smp, stops: req.Stop, logprobs: req.Logprobs, top: req.TopLogprobs,
 		events: make(chan event, 2*budget+4), submitted: time.Now()}
 	select {
 	case e.jobs <- j:
@@ -223,6 +248,9 @@ func (e *Engine) Generate(ctx context.Context, req Request) (*Result, error) {
 		}
 		if ev.tok >= 0 && req.OnToken != nil {
 			req.OnToken(ev.tok)
+		}
+		if ev.lp != nil && req.OnLogprob != nil {
+			req.OnLogprob(*ev.lp)
 		}
 		if ev.text != "" && req.OnText != nil {
 			if cbErr = req.OnText(ev.text); cbErr != nil {
@@ -240,18 +268,23 @@ func (e *Engine) Generate(ctx context.Context, req Request) (*Result, error) {
 type Stats struct {
 	Running, Waiting int     // requests in the batch, and queued for it
 	Steps            int64   // forward passes run
+	Forwarded        int64   // token rows run through the model (prefill and decode)
 	MaxBatch         int     // the most requests one step has held
-	KVUsage          float64 // share of the KV cache pool's pages in use, 0 to 1
+	KVUsage          float64 // share of the KV pool's pages held by requests, 0 to 1 (idle cached blocks count as free)
 }
 
 type stats struct {
 	running, waiting, maxBatch atomic.Int64
-	steps                      atomic.Int64
+	steps, forwarded           atomic.Int64
 }
 
 // Stats returns the scheduler's counters now.
 func (e *Engine) Stats() Stats {
 	return Stats{Running: int(e.stats.running.Load()), Waiting: int(e.stats.waiting.Load()),
-		Steps: e.stats.steps.Load(), MaxBatch: int(e.stats.maxBatch.Load()),
-		KVUsage: 1 - float64(e.pool.FreePages())/float64(e.pool.Pages)}
+		Steps: e.stats.steps.Load(), Forwarded: e.stats.forwarded.Load(), MaxBatch: int(e.stats.maxBatch.Load()),
+		KVUsage: 1 - float64(e.pool.FreePages()+int(e.prefix.idle.Load()))/float64(e.pool.Pages)}
 }
+
+// ResetPrefixCache forgets every cached prefix block (blocks that running
+// requests share are freed when those end).
+func (e *Engine) ResetPrefixCache() error { return e.prefix.reset() }

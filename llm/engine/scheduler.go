@@ -32,10 +32,13 @@ type job struct {
 	budget    int
 	smp       *sample.Sampler
 	stops     []string
+	logprobs  bool
+	top       int
 	events    chan event // closed when the job ends
 	submitted time.Time
 
 	seq     *qwen3.Seq
+	held    []*cblock // prefix-cache blocks seq shares
 	seen    []int32
 	next    []int32 // the next step's input: a chunk of the prompt, then the last token
 	rest    []int32 // the prompt not yet prefilled
@@ -43,12 +46,14 @@ type job struct {
 	out     *stopWriter
 	started time.Time
 	first   time.Time
+	last    time.Time // when the latest token was sampled
 	res     *Result
 	err     error
 }
 
 type event struct {
 	tok  int32 // -1 for text only
+	lp   *SampledLogprob
 	text string
 }
 
@@ -57,8 +62,8 @@ func (e *Engine) schedule() {
 	var waiting, active []*job
 	finish := func(j *job, err error) {
 		if j.seq != nil {
-			j.seq.Release()
-			j.seq = nil
+			e.prefix.release(j.seq, j.held, j.seen)
+			j.seq, j.held = nil, nil
 		}
 		if j.res != nil {
 			if !j.first.IsZero() {
@@ -66,6 +71,7 @@ func (e *Engine) schedule() {
 			}
 			j.res.Text = j.out.text.String()
 		}
+		e.observeEnd(j, err)
 		j.err = err
 		close(j.events)
 	}
@@ -118,8 +124,8 @@ func (e *Engine) schedule() {
 		active = keepA
 		for len(waiting) > 0 && len(active) < e.MaxBatch {
 			j := waiting[0]
-			seq := e.pool.NewSeq()
-			if err := seq.Reserve(len(j.prompt) + j.budget); err != nil {
+			seq, held, hit, err := e.prefix.admit(j.prompt, len(j.prompt)+j.budget)
+			if err != nil {
 				if errors.Is(err, qwen3.ErrPoolFull) && len(active) > 0 {
 					break // wait for pages to come back
 				}
@@ -128,16 +134,21 @@ func (e *Engine) schedule() {
 				continue
 			}
 			waiting = waiting[1:]
-			j.seq = seq
+			j.seq, j.held = seq, held
 			j.seen = append([]int32(nil), j.prompt...)
-			j.next, j.rest = j.prompt, nil
-			if c := e.PrefillChunk; len(j.prompt) > c {
-				j.next, j.rest = j.prompt[:c], j.prompt[c:]
+			todo := j.prompt[hit:] // the cached blocks' KV is in place
+			j.next, j.rest = todo, nil
+			if c := e.PrefillChunk; len(todo) > c {
+				j.next, j.rest = todo[:c], todo[c:]
 			}
+			e.Metrics.PrefixQueries.Add(int64(len(j.prompt)))
+			e.Metrics.PrefixHits.Add(int64(hit))
 			j.stream = e.Tok.NewStream(true)
 			j.out = newStopWriter(j.stops, func(s string) error { j.events <- event{tok: -1, text: s}; return nil })
 			j.started = time.Now()
-			j.res = &Result{PromptTokens: len(j.prompt), FinishReason: "length", Queued: j.started.Sub(j.submitted)}
+			j.res = &Result{PromptTokens: len(j.prompt), FinishReason: "length", Queued: j.started.Sub(j.submitted), CachedTokens: hit}
+			e.Metrics.QueueTime.Observe(seconds(j.res.Queued))
+			e.Metrics.PromptTokens.Add(int64(len(j.prompt)))
 			active = append(active, j)
 		}
 		e.stats.running.Store(int64(len(active)))
@@ -153,6 +164,7 @@ func (e *Engine) schedule() {
 		inputs := make([][]int32, len(active))
 		for i, j := range active {
 			seqs[i], inputs[i] = j.seq, j.next
+			e.stats.forwarded.Add(int64(len(j.next)))
 		}
 		out, err := e.Model.ForwardBatch(seqs, inputs)
 		if err == nil {
@@ -192,15 +204,28 @@ func (e *Engine) advance(j *job, logits []float32) bool {
 	}
 	tok := j.smp.Next(logits, j.seen)
 	res := j.res
+	now := time.Now()
 	if res.CompletionTokens == 0 {
-		j.first = time.Now()
+		j.first = now
 		res.Prefill = j.first.Sub(j.started)
+		e.Metrics.TTFT.Observe(seconds(now.Sub(j.submitted)))
+		e.Metrics.Prefill.Observe(seconds(res.Prefill))
+	} else {
+		e.Metrics.ITL.Observe(seconds(now.Sub(j.last)))
 	}
+	j.last = now
+	e.Metrics.GenerationTokens.Add(1)
 	res.Tokens = append(res.Tokens, tok)
 	res.CompletionTokens++
 	j.seen = append(j.seen, tok)
 	j.next = []int32{tok}
-	j.events <- event{tok: tok}
+	ev := event{tok: tok}
+	if j.logprobs {
+		lp := logprobs(logits, tok, j.top)
+		res.Logprobs = append(res.Logprobs, lp)
+		ev.lp = &lp
+	}
+	j.events <- ev
 	stopped := false
 	if e.EOS[tok] {
 		stopped = true
@@ -218,4 +243,22 @@ func (e *Engine) advance(j *job, logits []float32) bool {
 		return true
 	}
 	return false
+}
+
+// observeEnd records a request's end in the metrics.
+func (e *Engine) observeEnd(j *job, err error) {
+	m := e.Metrics
+	if err != nil || j.res == nil {
+		m.Aborted.Add(1)
+		return
+	}
+	m.E2E.Observe(seconds(time.Since(j.submitted)))
+	if !j.first.IsZero() {
+		m.Decode.Observe(seconds(j.last.Sub(j.first)))
+	}
+	if j.res.FinishReason == "stop" {
+		m.FinishedStop.Add(1)
+	} else {
+		m.FinishedLength.Add(1)
+	}
 }

@@ -16,6 +16,11 @@ import (
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	s.m.requests.Add(1)
+	e := s.engine()
+	if e == nil {
+		writeError(w, errNotReady)
+		return
+	}
 	var req chatRequest
 	if e := s.decode(r, &req); e != nil {
 		writeError(w, e)
@@ -33,18 +38,51 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	p, maxTokens, err := req.params(s.Engine.Context)
+	p, maxTokens, err := req.params(e.Context)
 	if err != nil {
 		writeError(w, err.(*apiError))
 		return
 	}
+	if req.TopLogprobs != nil {
+		if k := *req.TopLogprobs; k < 0 || k > engine.MaxTopLogprobs {
+			writeError(w, badParam("top_logprobs", "%d is outside [0, %d]", k, engine.MaxTopLogprobs))
+			return
+		}
+		if !req.Logprobs {
+			writeError(w, badParam("top_logprobs", "needs logprobs: true"))
+			return
+		}
+		req.topLogprobs = *req.TopLogprobs
+	}
+	req.wantLogprobs = req.Logprobs
+	prompt, perr := chatPrompt(e, &req)
+	if perr != nil {
+		writeError(w, perr)
+		return
+	}
+	s.generate(w, r, e, true, prompt, p, maxTokens, &req.samplingFields)
+}
+
+// chatPrompt renders a chat request's messages and tools with Qwen3's
+// template and encodes them.
+func chatPrompt(e *engine.Engine, req *chatRequest) ([]int32, *apiError) {
 	thinking := req.ChatTemplateKwargs.EnableThinking == nil || *req.ChatTemplateKwargs.EnableThinking
-	prompt := s.Engine.ChatPrompt(req.Messages, thinking)
-	s.generate(w, r, true, prompt, p, maxTokens, &req.samplingFields)
+	msgs, rerr := renderMessages(req.Messages, req.Tools)
+	if rerr != nil {
+		return nil, badParam("messages", "%v", rerr)
+	}
+	req.parseTools = len(req.Tools) > 0 && string(req.ToolChoice) != `"none"`
+	prompt := e.ChatPrompt(msgs, thinking)
+	return prompt, nil
 }
 
 func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	s.m.requests.Add(1)
+	e := s.engine()
+	if e == nil {
+		writeError(w, errNotReady)
+		return
+	}
 	var req completionRequest
 	if e := s.decode(r, &req); e != nil {
 		writeError(w, e)
@@ -55,12 +93,12 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	var texts []string
 	switch {
 	case json.Unmarshal(req.Prompt, &text) == nil:
-		prompt = s.Engine.Tok.Encode(text)
+		prompt = e.Tok.Encode(text)
 	case json.Unmarshal(req.Prompt, &texts) == nil && len(texts) == 1:
-		prompt = s.Engine.Tok.Encode(texts[0])
+		prompt = e.Tok.Encode(texts[0])
 	case json.Unmarshal(req.Prompt, &prompt) == nil:
 		for _, id := range prompt {
-			if id < 0 || int(id) >= s.Engine.Model.Config.VocabSize {
+			if id < 0 || int(id) >= e.Model.Config.VocabSize {
 				writeError(w, badParam("prompt", "token id %d is outside the vocabulary", id))
 				return
 			}
@@ -73,57 +111,79 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badParam("prompt", "empty"))
 		return
 	}
+	if req.Logprobs != nil {
+		if k := *req.Logprobs; k < 0 || k > engine.MaxTopLogprobs {
+			writeError(w, badParam("logprobs", "%d is outside [0, %d]", k, engine.MaxTopLogprobs))
+			return
+		}
+		req.wantLogprobs, req.topLogprobs = true, *req.Logprobs
+	}
 	p, maxTokens, err := req.params(16) // OpenAI's default for completions
 	if err != nil {
 		writeError(w, err.(*apiError))
 		return
 	}
-	s.generate(w, r, false, prompt, p, maxTokens, &req.samplingFields)
+	s.generate(w, r, e, false, prompt, p, maxTokens, &req.samplingFields)
 }
 
 // generate runs a checked request and writes the response.
-func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool, prompt []int32, p sample.Params, maxTokens int, f *samplingFields) {
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, e *engine.Engine, chat bool, prompt []int32, p sample.Params, maxTokens int, f *samplingFields) {
 	if f.Model != "" && f.Model != s.ModelName {
 		code := "model_not_found"
 		writeError(w, &apiError{status: 404, Type: "invalid_request_error", Code: &code,
 			Message: fmt.Sprintf("the model %q does not exist; this server serves %q", f.Model, s.ModelName)})
 		return
 	}
-	if ctxLen := s.Engine.Context; len(prompt) >= ctxLen {
+	if ctxLen := e.Context; len(prompt) >= ctxLen {
 		code := "context_length_exceeded"
 		writeError(w, &apiError{status: 400, Type: "invalid_request_error", Code: &code,
 			Message: fmt.Sprintf("the prompt is %d tokens; this model's context is %d tokens (prompt and completion)", len(prompt), ctxLen)})
 		return
 	}
-	release, e := s.admit()
-	if e != nil {
-		writeError(w, e)
+	release, aerr := s.admit()
+	if aerr != nil {
+		writeError(w, aerr)
 		return
 	}
 	defer release()
-	req := engine.Request{Prompt: prompt, MaxTokens: maxTokens, Sampling: p, Stop: f.Stop}
+	req := engine.Request{Prompt: prompt, MaxTokens: maxTokens, Sampling: p, Stop: f.Stop,
+		Logprobs: f.wantLogprobs, TopLogprobs: f.topLogprobs}
 	prefix, object := "cmpl", "text_completion"
 	if chat {
 		prefix, object = "chatcmpl", "chat.completion"
 	}
 	id, created, model := s.id(prefix), time.Now().Unix(), s.ModelName
 	if !f.Stream {
-		res, err := s.run(r.Context(), req)
+		res, err := s.run(r.Context(), e, req)
 		if err != nil {
 			s.fail(w, err)
 			return
 		}
-		u := &usage{res.PromptTokens, res.CompletionTokens, res.PromptTokens + res.CompletionTokens}
+		u := newUsage(res)
 		if chat {
 			msg := &chatMessage{Role: "assistant", Content: res.Text}
 			if s.SplitReasoning {
 				msg.ReasoningContent, msg.Content = splitReasoning(res.Text)
 			}
+			finish := res.FinishReason
+			if f.parseTools {
+				if content, calls := parseToolCalls(msg.Content, id); len(calls) > 0 {
+					msg.Content, msg.ToolCalls, finish = content, calls, "tool_calls"
+				}
+			}
+			ch := chatChoice{Message: msg, FinishReason: &finish}
+			if f.wantLogprobs {
+				ch.Logprobs = chatLogprobsOf(e, res.Logprobs)
+			}
 			writeJSON(w, 200, chatResponse{ID: id, Object: object, Created: created, Model: model, Usage: u,
-				Choices: []chatChoice{{Message: msg, FinishReason: &res.FinishReason}}})
+				Choices: []chatChoice{ch}})
 		} else {
+			ch := textChoice{Text: res.Text, FinishReason: &res.FinishReason}
+			if f.wantLogprobs {
+				ch.Logprobs = textLogprobsOf(e, res.Logprobs, 0)
+			}
 			writeJSON(w, 200, textResponse{ID: id, Object: object, Created: created, Model: model, Usage: u,
-				Choices: []textChoice{{Text: res.Text, FinishReason: &res.FinishReason}}})
+				Choices: []textChoice{ch}})
 		}
 		return
 	}
@@ -147,18 +207,38 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool, pro
 		}
 		return nil
 	}
-	reasoning := "" // set while chunk builds a reasoning delta
+	reasoning := ""                     // set while chunk builds a reasoning delta
+	var calls []toolCall                // set while chunk builds a tool_calls delta
+	var pending []engine.SampledLogprob // logprobs not yet sent
+	offset := 0                         // text_offset of the next token
+	if f.wantLogprobs {
+		req.OnLogprob = func(lp engine.SampledLogprob) { pending = append(pending, lp) }
+	}
 	chunk := func(text string, role string, finish *string) any {
 		if chat {
-			d := &chatMessage{Role: role, Content: text}
+			d := &chatMessage{Role: role, Content: text, ToolCalls: calls}
 			if reasoning != "" {
 				d.Content, d.ReasoningContent = "", reasoning
 			}
+			ch := chatChoice{Delta: d, FinishReason: finish}
+			if len(pending) > 0 {
+				ch.Logprobs = chatLogprobsOf(e, pending)
+				pending = nil
+			}
 			return chatResponse{ID: id, Object: "chat.completion.chunk", Created: created, Model: model,
-				Choices: []chatChoice{{Delta: d, FinishReason: finish}}}
+				Choices: []chatChoice{ch}}
+		}
+		ch := textChoice{Text: text, FinishReason: finish}
+		if len(pending) > 0 {
+			lp := textLogprobsOf(e, pending, offset)
+			ch.Logprobs = lp
+			for _, t := range lp.Tokens {
+				offset += len(t)
+			}
+			pending = nil
 		}
 		return textResponse{ID: id, Object: object, Created: created, Model: model,
-			Choices: []textChoice{{Text: text, FinishReason: finish}}}
+			Choices: []textChoice{ch}}
 	}
 	if chat {
 		if send(chunk("", "assistant", nil)) != nil {
@@ -170,8 +250,17 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool, pro
 	if chat && s.SplitReasoning {
 		split = &thinkSplitter{}
 	}
-	// emit sends text as reasoning and/or content deltas.
+	var tools *toolStreamer
+	if chat && f.parseTools {
+		tools = &toolStreamer{idPrefix: id}
+	}
+	sentCalls := false
+	// emit sends text as reasoning, content and tool_calls deltas.
 	emit := func(r, c string) error {
+		var cs []toolCall
+		if tools != nil {
+			c, cs = tools.add(c)
+		}
 		if r != "" {
 			reasoning = r
 			err := send(chunk("", "", nil))
@@ -181,7 +270,15 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool, pro
 			}
 		}
 		if c != "" {
-			return send(chunk(c, "", nil))
+			if err := send(chunk(c, "", nil)); err != nil {
+				return err
+			}
+		}
+		if len(cs) > 0 {
+			calls, sentCalls = cs, true
+			err := send(chunk("", "", nil))
+			calls = nil
+			return err
 		}
 		return nil
 	}
@@ -189,11 +286,19 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool, pro
 		if split != nil {
 			return emit(split.add(t))
 		}
-		return send(chunk(t, "", nil))
+		return emit("", t)
 	}
-	res, err := s.run(r.Context(), req)
+	res, err := s.run(r.Context(), e, req)
 	if err == nil && split != nil {
 		err = emit(split.flush())
+	}
+	if err == nil && tools != nil {
+		if c := tools.flush(); c != "" {
+			err = send(chunk(c, "", nil))
+		}
+	}
+	if err == nil && sentCalls {
+		res.FinishReason = "tool_calls"
 	}
 	if err != nil {
 		if !errors.Is(err, errClientGone) && r.Context().Err() == nil {
@@ -205,7 +310,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat bool, pro
 		return
 	}
 	if f.StreamOptions != nil && f.StreamOptions.IncludeUsage {
-		u := &usage{res.PromptTokens, res.CompletionTokens, res.PromptTokens + res.CompletionTokens}
+		u := newUsage(res)
 		var v any = chatResponse{ID: id, Object: "chat.completion.chunk", Created: created, Model: model, Choices: []chatChoice{}, Usage: u}
 		if !chat {
 			v = textResponse{ID: id, Object: object, Created: created, Model: model, Choices: []textChoice{}, Usage: u}

@@ -8,8 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/gokern/kern/llm/engine"
 	"github.com/gokern/kern/llm/sample"
-	"github.com/gokern/kern/llm/tokenizer"
 )
 
 // stopList is "stop": a string or a list of strings.
@@ -51,19 +51,29 @@ type samplingFields struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 	N *int `json:"n"`
+
+	// Set by the handlers from each API's own logprobs fields.
+	wantLogprobs bool `json:"-"`
+	topLogprobs  int  `json:"-"`
+	parseTools   bool `json:"-"` // tool_calls out of <tool_call> blocks (tools.go)
 }
 
 type chatRequest struct {
 	samplingFields
-	Messages           []tokenizer.Message `json:"messages"`
+	Messages           []chatInMessage   `json:"messages"`
+	Tools              []json.RawMessage `json:"tools"`
+	ToolChoice         json.RawMessage   `json:"tool_choice"`
 	ChatTemplateKwargs struct {
 		EnableThinking *bool `json:"enable_thinking"`
 	} `json:"chat_template_kwargs"`
+	Logprobs    bool `json:"logprobs"`
+	TopLogprobs *int `json:"top_logprobs"`
 }
 
 type completionRequest struct {
 	samplingFields
-	Prompt json.RawMessage `json:"prompt"`
+	Prompt   json.RawMessage `json:"prompt"`
+	Logprobs *int            `json:"logprobs"`
 }
 
 // params checks the sampling fields; defaultMax applies when neither
@@ -149,19 +159,34 @@ type usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	// PromptTokensDetails.CachedTokens: prompt tokens served from the
+	// prefix cache (OpenAI's field; vLLM fills it the same way).
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details,omitempty"`
+}
+
+func newUsage(res *engine.Result) *usage {
+	u := &usage{PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens, TotalTokens: res.PromptTokens + res.CompletionTokens}
+	u.PromptTokensDetails = &struct {
+		CachedTokens int `json:"cached_tokens"`
+	}{res.CachedTokens}
+	return u
 }
 
 type chatMessage struct {
-	Role             string `json:"role,omitempty"`
-	Content          string `json:"content"`
-	ReasoningContent string `json:"reasoning_content,omitempty"`
+	Role             string     `json:"role,omitempty"`
+	Content          string     `json:"content"`
+	ReasoningContent string     `json:"reasoning_content,omitempty"`
+	ToolCalls        []toolCall `json:"tool_calls,omitempty"`
 }
 
 type chatChoice struct {
-	Index        int          `json:"index"`
-	Message      *chatMessage `json:"message,omitempty"`
-	Delta        *chatMessage `json:"delta,omitempty"`
-	FinishReason *string      `json:"finish_reason"`
+	Index        int           `json:"index"`
+	Message      *chatMessage  `json:"message,omitempty"`
+	Delta        *chatMessage  `json:"delta,omitempty"`
+	Logprobs     *chatLogprobs `json:"logprobs,omitempty"`
+	FinishReason *string       `json:"finish_reason"`
 }
 
 type chatResponse struct {

@@ -1,6 +1,13 @@
 // Package server serves an engine over HTTP with the OpenAI API:
 // /v1/chat/completions and /v1/completions (JSON or server-sent events,
-// with usage), /v1/models, /health and /metrics (Prometheus text).
+// with usage), /v1/models, /health, /ready and /metrics (Prometheus text
+// under vLLM's metric names). docs/serving.md documents the protocol.
+//
+// The server can listen before its model is loaded (SetEngine installs
+// it later): /health then answers 200 (the process is up) while /ready
+// and the completion endpoints answer 503 until the engine is in place,
+// so a Kubernetes readiness probe keeps traffic away during a cold start
+// and a liveness probe does not kill a pod that is still loading.
 //
 // Requests are admitted to a bounded queue: when MaxQueue requests are
 // already queued or running, a new one gets 429 at once rather than
@@ -26,6 +33,8 @@ import (
 
 // Server is the HTTP front of one engine.
 type Server struct {
+	// Engine, if set before Handler, serves from the start; otherwise
+	// SetEngine installs one once it is loaded.
 	Engine    *engine.Engine
 	ModelName string // the id /v1/models lists and responses carry
 	MaxQueue  int    // requests queued or running before 429; 0 means 64
@@ -35,6 +44,7 @@ type Server struct {
 	// reasoning_content (reasoning.go), as vLLM's qwen3 reasoning parser.
 	SplitReasoning bool
 
+	eng     atomic.Pointer[engine.Engine]
 	slots   chan struct{}
 	created int64
 	nextID  atomic.Int64
@@ -43,8 +53,15 @@ type Server struct {
 
 type metrics struct {
 	requests, rejected, failed, cancelled atomic.Int64
-	promptTokens, completionTokens        atomic.Int64
 }
+
+// SetEngine installs the engine once the model is loaded; /ready turns
+// 200 from then on.
+func (s *Server) SetEngine(e *engine.Engine) { s.eng.Store(e) }
+
+func (s *Server) engine() *engine.Engine { return s.eng.Load() }
+
+var errNotReady = &apiError{status: 503, Message: "the model is still loading; retry when /ready answers 200", Type: "server_error"}
 
 // Handler returns the server's routes.
 func (s *Server) Handler() http.Handler {
@@ -56,8 +73,30 @@ func (s *Server) Handler() http.Handler {
 	}
 	s.slots = make(chan struct{}, s.MaxQueue)
 	s.created = time.Now().Unix()
+	if s.Engine != nil {
+		s.SetEngine(s.Engine)
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /ready", func(w http.ResponseWriter, r *http.Request) {
+		if s.engine() == nil {
+			writeJSON(w, 503, map[string]string{"status": "loading"})
+			return
+		}
+		writeJSON(w, 200, map[string]string{"status": "ready"})
+	})
+	mux.HandleFunc("POST /reset_prefix_cache", func(w http.ResponseWriter, r *http.Request) {
+		e := s.engine()
+		if e == nil {
+			writeError(w, errNotReady)
+			return
+		}
+		if err := e.ResetPrefixCache(); err != nil {
+			writeError(w, badRequest("%v", err))
+			return
+		}
 		writeJSON(w, 200, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /v1/models", s.models)
@@ -74,31 +113,6 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, map[string]any{"object": "list", "data": []map[string]any{
 		{"id": s.ModelName, "object": "model", "created": s.created, "owned_by": "kern"},
 	}})
-}
-
-func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-	st := s.Engine.Stats()
-	// The gauges and token counters carry vLLM's names, which the
-	// inference gateways (llm-d, the Gateway API Inference Extension)
-	// route on; kern's own counters are kern_*.
-	for _, m := range []struct {
-		name, kind, help string
-		v                float64
-	}{
-		{"vllm:num_requests_running", "gauge", "Requests in the engine's batch.", float64(st.Running)},
-		{"vllm:num_requests_waiting", "gauge", "Requests waiting for a place in the batch.", float64(st.Waiting)},
-		{"vllm:kv_cache_usage_perc", "gauge", "Share of the KV cache pool in use (0 to 1).", st.KVUsage},
-		{"vllm:prompt_tokens_total", "counter", "Prompt tokens prefilled.", float64(s.m.promptTokens.Load())},
-		{"vllm:generation_tokens_total", "counter", "Tokens generated.", float64(s.m.completionTokens.Load())},
-		{"kern_requests_total", "counter", "Completion requests received.", float64(s.m.requests.Load())},
-		{"kern_requests_rejected_total", "counter", "Requests refused with 429 (queue full).", float64(s.m.rejected.Load())},
-		{"kern_requests_failed_total", "counter", "Requests that ended in an error.", float64(s.m.failed.Load())},
-		{"kern_requests_cancelled_total", "counter", "Requests whose client went away.", float64(s.m.cancelled.Load())},
-		{"kern_engine_steps_total", "counter", "Batched forward passes.", float64(st.Steps)},
-	} {
-		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s %g\n", m.name, m.help, m.name, m.kind, m.name, m.v)
-	}
 }
 
 // decode reads a JSON body into v; a bad body is a 400.
@@ -129,12 +143,8 @@ func (s *Server) id(prefix string) string {
 }
 
 // run generates for one request and keeps the metrics.
-func (s *Server) run(ctx context.Context, req engine.Request) (*engine.Result, error) {
-	res, err := s.Engine.Generate(ctx, req)
-	if res != nil {
-		s.m.promptTokens.Add(int64(res.PromptTokens))
-		s.m.completionTokens.Add(int64(res.CompletionTokens))
-	}
+func (s *Server) run(ctx context.Context, e *engine.Engine, req engine.Request) (*engine.Result, error) {
+	res, err := e.Generate(ctx, req)
 	switch {
 	case err == nil:
 	case errors.Is(err, context.Canceled), errors.Is(err, errClientGone):

@@ -145,7 +145,7 @@ func TestEndpoints(t *testing.T) {
 	}
 
 	resp, body = get(t, ts.URL+"/metrics")
-	if resp.StatusCode != 200 || !strings.Contains(string(body), "vllm:generation_tokens_total ") || !strings.Contains(string(body), "vllm:kv_cache_usage_perc 0\n") {
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `vllm:generation_tokens_total{model_name="tiny-qwen3"} `) || !strings.Contains(string(body), `vllm:kv_cache_usage_perc{model_name="tiny-qwen3"} 0`+"\n") {
 		t.Errorf("/metrics: %s", body)
 	}
 }
@@ -340,7 +340,7 @@ func TestQueueFullAndDisconnect(t *testing.T) {
 	if s.m.cancelled.Load() == 0 {
 		t.Fatal("the disconnected request was not cancelled")
 	}
-	if n := s.m.completionTokens.Load(); n >= 100 {
+	if n := s.Engine.Metrics.GenerationTokens.Load(); n >= 100 {
 		t.Errorf("the disconnected request generated all %d tokens", n)
 	}
 	for time.Now().Before(deadline) {
