@@ -16,6 +16,9 @@ import (
 )
 
 type warp struct {
+	// spin is set when the last instruction was an mbarrier wait that
+	// found its phase incomplete: the warp yields to the others.
+	spin  bool
 	b     *block
 	l     *launch
 	k     *kernel
@@ -342,6 +345,9 @@ func (w *warp) run(budget int) (int, error) {
 			} else {
 				w.setPC(mask, pc+1)
 				w.reconverge()
+			}
+			if w.spin { // a failed mbarrier wait: let other warps arrive
+				return n, nil
 			}
 			continue
 		}
