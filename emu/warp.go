@@ -53,6 +53,7 @@ type warp struct {
 	// in pendBuf.
 	pending, pendBuf []byte
 	async            *asyncState
+	wg               *wgState    // wgmma results not yet retired (exec_wgmma.go)
 	frames           [32][]frame // each lane's call stack (call.go)
 }
 
@@ -69,6 +70,7 @@ func (w *warp) reset() {
 	w.exited, w.barBlk, w.syncBlk, w.barRed, w.barAligned = 0, 0, 0, 0, 0
 	w.cache = [4]*alloc{}
 	w.async = nil
+	w.wg, w.spin = nil, false
 	if len(w.k.funcs) > 0 {
 		for i := range w.frames {
 			w.frames[i] = w.frames[i][:0]

@@ -41,3 +41,45 @@ func Mbarrier(t gpu.Thread, out []int32) {
 		gpu.MbarrierInval(t, &bar[0])
 	}
 }
+
+// WGMMA multiplies a 64×16 A by a 16×64 B (stored 64×16, K-major) from
+// shared memory with 128-byte swizzle, then again with A from registers
+// into a 64×128 accumulator, and writes both results.
+//
+//kern:kernel block=128
+func WGMMA(t gpu.Thread, a, b []uint16, out []float32) {
+	sa := gpu.Shared[uint16](t, 4096)
+	sb := gpu.Shared[uint16](t, 8192)
+	i := t.ThreadIdx().X
+	for j := i; j < 1024 && j < len(a); j += 128 {
+		sa[j] = a[j]
+	}
+	for j := i; j < 2048 && j < len(b); j += 128 {
+		sb[j] = b[j]
+	}
+	gpu.FenceProxyAsync(t)
+	t.Sync()
+	da := gpu.WGMMADesc(t, &sa[0], 0, 1024, gpu.Swizzle128B)
+	db := gpu.WGMMADesc(t, &sb[0], 0, 1024, gpu.Swizzle128B)
+	var acc [32]float32
+	var wide [64]float32
+	gpu.WGMMAFence(t)
+	gpu.WGMMAF16(t, &acc, da, db, false)
+	gpu.WGMMAF16(t, &acc, da+2, db+2, true)
+	fa := [4]uint32{uint32(a[i%64]), uint32(a[i%64+1]), 0, 1}
+	gpu.WGMMABF16RegA(t, &wide, fa, db, false)
+	gpu.WGMMACommitGroup(t)
+	gpu.WGMMAWaitGroup(t, 0)
+	//kern:unroll
+	for j := range 32 {
+		if 96*i+j < len(out) {
+			out[96*i+j] = acc[j]
+		}
+	}
+	//kern:unroll
+	for j := range 64 {
+		if 96*i+32+j < len(out) {
+			out[96*i+32+j] = wide[j]
+		}
+	}
+}
