@@ -256,3 +256,40 @@ func (kb *kernelBuilder) sharedAlign(n int64) int {
 	}
 	return 16
 }
+
+// tmaIntrinsics: TMA copies (cp.async.bulk.tensor, PTX ISA §9.7.9.25.5),
+// PTX 8.0, sm_90.
+var tmaIntrinsics = map[string]intrinsicFunc{
+	"TMALoad2D": (*kernelBuilder).tmaLoad2D,
+}
+
+// tmaLoad2D lowers gpu.TMALoad2D to
+// cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// [dst], [tmap, {x, y}], [bar] (§9.7.9.25.5.1). The map is in global
+// memory (a slice parameter), addressed generically: global addresses
+// are their own generic addresses.
+func (kb *kernelBuilder) tmaLoad2D(c *icall) *val {
+	if !kb.need(c.call.Pos(), "gpu.TMALoad2D (cp.async.bulk.tensor)", 80, 90) {
+		return &val{origin: -1}
+	}
+	dst, ok1 := kb.spaceAddr(c, c.args[1], ir.Shared, "dst")
+	tmap, ok2 := kb.spaceAddr(c, c.args[2], ir.Global, "the tensor map")
+	bar, ok3 := kb.spaceAddr(c, c.args[5], ir.Shared, "the mbarrier")
+	if !ok1 || !ok2 || !ok3 {
+		return &val{origin: -1}
+	}
+	coord := func(i int) ir.Reg {
+		r := kb.b.New(ir.S32)
+		o := kb.u32Arg(c, i)
+		if o.Kind == ir.KImm {
+			kb.b.Mov(ir.S32, r, ir.Imm(ir.S32, o.Imm))
+		} else {
+			kb.b.Mov(ir.S32, r, o)
+		}
+		return r
+	}
+	x, y := coord(3), coord(4)
+	kb.b.Emit(ir.OpCpAsync, "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+		dst, ir.TensorAddr(tmap.Reg, x, y), bar)
+	return &val{origin: -1}
+}

@@ -29,6 +29,7 @@ type block struct {
 	// mbarGen counts mbarrier updates; idle counts consecutive scheduler
 	// rounds in which every warp only spun on an incomplete mbarrier phase.
 	mbarGen uint64
+	tma     []tmaCopy // TMA loads issued in the current warp turn (exec_tma.go)
 	idle    int
 	race    *raceShadow // nil unless racecheck is on
 }
@@ -75,6 +76,7 @@ func (b *block) run(lin int) error {
 	b.bars = [16]barrier{}
 	b.steps = 0
 	b.epoch = 1
+	b.tma = b.tma[:0]
 	if b.race != nil {
 		b.race.reset()
 	}
@@ -93,6 +95,11 @@ func (b *block) run(lin int) error {
 			n, err := w.run(quantum)
 			if err != nil {
 				return err
+			}
+			if len(b.tma) > 0 {
+				if err := b.landTMA(w); err != nil {
+					return err
+				}
 			}
 			if n > 0 && !w.spin {
 				progress = true

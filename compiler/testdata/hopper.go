@@ -83,3 +83,26 @@ func WGMMA(t gpu.Thread, a, b []uint16, out []float32) {
 		}
 	}
 }
+
+// TMA loads a 64×64 box of 16-bit values with 128-byte swizzle through a
+// tensor map, waits on the mbarrier, and copies the tile out.
+//
+//kern:kernel block=128
+func TMA(t gpu.Thread, tmap []uint64, out []uint16, x, y int) {
+	bar := gpu.Shared[uint64](t, 1)
+	tile := gpu.Shared[uint16](t, 64*64)
+	i := t.ThreadIdx().X
+	if i == 0 {
+		gpu.MbarrierInit(t, &bar[0], 1)
+	}
+	t.Sync()
+	if i == 0 && len(tmap) >= 16 {
+		gpu.MbarrierArriveExpectTx(t, &bar[0], 64*64*2)
+		gpu.TMALoad2D(t, &tile[0], &tmap[0], x, y, &bar[0])
+	}
+	for !gpu.MbarrierTryWait(t, &bar[0], 0) {
+	}
+	for j := i; j < 64*64 && j < len(out); j += 128 {
+		out[j] = tile[j]
+	}
+}
