@@ -117,6 +117,11 @@ func (c *cudaBackend) hostView(uint64) []byte { return nil }
 
 func (c *cudaBackend) load(m *Module) (any, error) {
 	cm := &cudaModule{m: m, funcs: map[string]cuda.Function{}, optin: map[string]int{}}
+	if m.Arch != "" {
+		if err := archFits(m.Arch, c.info.Major, c.info.Minor); err != nil {
+			return nil, fmt.Errorf("package %s: %w", m.Pkg, err)
+		}
+	}
 	err := c.do(func() error {
 		mod, log, err := cuda.LoadModuleDataEx([]byte(m.PTX), cuda.JITOptions{})
 		if err != nil {

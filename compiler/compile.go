@@ -66,7 +66,16 @@ type sourcePkg struct {
 // sources, when not nil, holds the text of files that are not on disk
 // (CompileSource), by base name, for the kernels' source hashes.
 func compileTyped(cfg Config, fset *token.FileSet, pkg *types.Package, files []*ast.File, info *types.Info, dir string, libs []*sourcePkg, sources map[string][]byte) (*Package, error) {
-	tgt, err := lookupTarget(cfg.arch())
+	arch := cfg.arch()
+	if cfg.Arch == "" {
+		if a, err := packageArch(fset, files); err != nil {
+			return nil, err
+		} else if a != "" {
+			arch = a
+			cfg.Arch = a
+		}
+	}
+	tgt, err := lookupTarget(arch)
 	if err != nil {
 		return nil, err
 	}

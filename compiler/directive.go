@@ -1,7 +1,9 @@
 package compiler
 
 import (
+	"fmt"
 	"go/ast"
+	"go/token"
 	"strconv"
 	"strings"
 )
@@ -111,4 +113,34 @@ func hasUnroll(cg *ast.CommentGroup) bool {
 		}
 	}
 	return false
+}
+
+const archDirective = "//kern:arch"
+
+// packageArch returns the target a package names with a //kern:arch line
+// (for example "//kern:arch sm_90a" in a file's header): the default for
+// packages whose kernels need an architecture newer than sm_80 (Hopper's
+// wgmma is sm_90a only). An explicit Config.Arch (kern gen -arch) wins.
+// Two files naming different targets are an error.
+func packageArch(fset *token.FileSet, files []*ast.File) (string, error) {
+	arch, where := "", ""
+	for _, f := range files {
+		for _, g := range f.Comments {
+			for _, c := range g.List {
+				if !strings.HasPrefix(c.Text, archDirective+" ") {
+					continue
+				}
+				a := strings.TrimSpace(strings.TrimPrefix(c.Text, archDirective))
+				pos := fset.Position(c.Pos()).String()
+				if _, err := lookupTarget(a); err != nil {
+					return "", fmt.Errorf("%s: //kern:arch %s: %w", pos, a, err)
+				}
+				if arch != "" && a != arch {
+					return "", fmt.Errorf("%s: //kern:arch %s, but %s says %s", pos, a, where, arch)
+				}
+				arch, where = a, pos
+			}
+		}
+	}
+	return arch, nil
 }

@@ -43,7 +43,7 @@ var intrinsics map[string]intrinsicFunc
 
 func init() {
 	intrinsics = map[string]intrinsicFunc{}
-	for _, table := range []map[string]intrinsicFunc{threadIntrinsics, warpIntrinsics, atomicIntrinsics, mathIntrinsics, tensorIntrinsics} {
+	for _, table := range []map[string]intrinsicFunc{threadIntrinsics, warpIntrinsics, atomicIntrinsics, mathIntrinsics, tensorIntrinsics, hopperIntrinsics, wgmmaIntrinsics, tmaIntrinsics} {
 		for k, v := range table {
 			intrinsics[k] = v
 		}
@@ -198,7 +198,7 @@ func (kb *kernelBuilder) sharedArray(c *icall) *val {
 	}
 	v, ok := kb.shared[c.call]
 	if !ok {
-		v = &ir.Var{Name: fmt.Sprintf("smem%d", len(kb.shared)), Space: ir.Shared, Align: 16, Size: int(max(n*int64(memBytes(et)), 1))}
+		v = &ir.Var{Name: fmt.Sprintf("smem%d", len(kb.shared)), Space: ir.Shared, Align: kb.sharedAlign(n * int64(memBytes(et))), Size: int(max(n*int64(memBytes(et)), 1))}
 		kb.shared[c.call] = v
 		kb.f.Vars = append(kb.f.Vars, v)
 	}
@@ -209,7 +209,7 @@ func (kb *kernelBuilder) sharedArray(c *icall) *val {
 
 func (kb *kernelBuilder) dynShared(c *icall) *val {
 	if kb.dyn == nil {
-		kb.dyn = &ir.Var{Name: "dynsmem", Space: ir.Shared, Align: 16, Extern: true}
+		kb.dyn = &ir.Var{Name: "dynsmem", Space: ir.Shared, Align: kb.sharedAlign(1 << 20), Extern: true}
 		kb.f.Vars = append(kb.f.Vars, kb.dyn)
 	}
 	addr := kb.b.New(ir.U64)

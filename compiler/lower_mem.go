@@ -174,6 +174,11 @@ func promotable(fn *ssa.Function, isConst func(ssa.Value) bool) map[*ssa.Alloc]b
 				if r.Val == v {
 					return false
 				}
+			case *ssa.Call:
+				// The in-place accumulator of a wgmma (lower_hopper.go).
+				if !inPlaceAccumulator(r, v) {
+					return false
+				}
 			default:
 				return false
 			}
@@ -182,7 +187,9 @@ func promotable(fn *ssa.Function, isConst func(ssa.Value) bool) map[*ssa.Alloc]b
 	}
 	for _, b := range fn.Blocks {
 		for _, instr := range b.Instrs {
-			if a, isAlloc := instr.(*ssa.Alloc); isAlloc && !a.Heap && ok(a) {
+			// An address passed to a wgmma marks the variable Heap; it
+			// still lives in registers unless it escapes.
+			if a, isAlloc := instr.(*ssa.Alloc); isAlloc && (!a.Heap || !escapes(a, map[ssa.Value]bool{})) && ok(a) {
 				out[a] = true
 			}
 		}

@@ -34,6 +34,8 @@ type procs struct {
 
 	cuStreamBeginCapture, cuStreamEndCapture, cuStreamIsCapturing                  proc
 	cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphDestroy, cuGraphExecDestroy proc
+
+	cuTensorMapEncodeTiled proc
 }
 
 // symbolTable says how each proc is found: the exported names to try, in
@@ -101,6 +103,7 @@ func (d *driver) symbolTable() []dynlib.Symbol {
 		req(&d.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"),
 		req(&d.cuMemsetD8, "cuMemsetD8_v2"),
 		req(&d.cuMemsetD32, "cuMemsetD32_v2"),
+		opt(&d.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled"), // CUDA 12.0+
 		req(&d.cuMemsetD8Async, "cuMemsetD8Async"),
 		req(&d.cuMemsetD32Async, "cuMemsetD32Async"),
 

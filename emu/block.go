@@ -25,8 +25,13 @@ type block struct {
 	live   int // threads that have not exited
 	bars   [16]barrier
 	steps  uint64
-	epoch  uint32      // barrier generation, for racecheck
-	race   *raceShadow // nil unless racecheck is on
+	epoch  uint32 // barrier generation, for racecheck
+	// mbarGen counts mbarrier updates; idle counts consecutive scheduler
+	// rounds in which every warp only spun on an incomplete mbarrier phase.
+	mbarGen uint64
+	tma     []tmaCopy // TMA loads issued in the current warp turn (exec_tma.go)
+	idle    int
+	race    *raceShadow // nil unless racecheck is on
 }
 
 // barrier counts the threads that arrived at one of the 16 named
@@ -71,23 +76,32 @@ func (b *block) run(lin int) error {
 	b.bars = [16]barrier{}
 	b.steps = 0
 	b.epoch = 1
+	b.tma = b.tma[:0]
 	if b.race != nil {
 		b.race.reset()
 	}
 	for _, w := range b.warps {
 		w.reset()
 	}
+	b.idle = 0
 	for {
 		progress, done := false, true
+		gen := b.mbarGen
 		for _, w := range b.warps {
 			if w.valid&^w.exited == 0 {
 				continue
 			}
+			w.spin = false
 			n, err := w.run(quantum)
 			if err != nil {
 				return err
 			}
-			if n > 0 {
+			if len(b.tma) > 0 {
+				if err := b.landTMA(w); err != nil {
+					return err
+				}
+			}
+			if n > 0 && !w.spin {
 				progress = true
 			}
 			if w.valid&^w.exited != 0 {
@@ -98,7 +112,16 @@ func (b *block) run(lin int) error {
 			l.dev.steps.Add(b.steps)
 			return nil
 		}
-		if !progress {
+		// A round in which warps only spun on mbarrier phases is idle; the
+		// second idle round in a row, with no mbarrier changed, proves no
+		// warp can change anything (the first may have done work before
+		// its wait that lets another warp run).
+		switch {
+		case progress || b.mbarGen != gen:
+			b.idle = 0
+		case b.idle < 1:
+			b.idle++
+		default:
 			return b.deadlock()
 		}
 		if int64(lin) > l.failAt.Load() {

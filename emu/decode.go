@@ -48,6 +48,10 @@ func init() {
 		"mma": decMma, "ldmatrix": decLdmatrix,
 		// exec_async.go: asynchronous copies (PTX ISA §9.7.9.25)
 		"cp": decCp,
+		// exec_mbarrier.go: mbarriers (PTX ISA §9.7.13.15)
+		"mbarrier": decMbarrier,
+		// exec_wgmma.go: warpgroup MMA (PTX ISA §9.7.15)
+		"wgmma": decWgmma,
 		// control.go: control flow and barriers (PTX ISA §9.7.12, §9.7.13.4);
 		// call is expanded inline by the decoder (inline.go)
 		"bra": decBra, "exit": decExit, "ret": decExit, "trap": decTrap, "brkpt": decTrap,

@@ -15,6 +15,7 @@ var (
 	ErrMisaligned  = errors.New("misaligned access")
 	ErrTrap        = errors.New("trap")
 	ErrDeadlock    = errors.New("deadlock")
+	ErrMbarrier    = errors.New("mbarrier misuse")
 	ErrStepLimit   = errors.New("step limit exceeded")
 	ErrReadOnly    = errors.New("write to read-only memory")
 )

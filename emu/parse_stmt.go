@@ -243,6 +243,9 @@ func (p *parser) operand() astArg {
 		} else if p.isPunct("-") {
 			a.imm = uint64(p.integer())
 		}
+		if p.accept(",") { // [tensorMap, {c0, c1, ...}] of cp.async.bulk.tensor
+			a.elems = append(a.elems, p.operand())
+		}
 		p.expect("]")
 		return a
 	case p.accept("!"):

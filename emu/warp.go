@@ -16,6 +16,9 @@ import (
 )
 
 type warp struct {
+	// spin is set when the last instruction was an mbarrier wait that
+	// found its phase incomplete: the warp yields to the others.
+	spin  bool
 	b     *block
 	l     *launch
 	k     *kernel
@@ -50,6 +53,7 @@ type warp struct {
 	// in pendBuf.
 	pending, pendBuf []byte
 	async            *asyncState
+	wg               *wgState    // wgmma results not yet retired (exec_wgmma.go)
 	frames           [32][]frame // each lane's call stack (call.go)
 }
 
@@ -66,6 +70,7 @@ func (w *warp) reset() {
 	w.exited, w.barBlk, w.syncBlk, w.barRed, w.barAligned = 0, 0, 0, 0, 0
 	w.cache = [4]*alloc{}
 	w.async = nil
+	w.wg, w.spin = nil, false
 	if len(w.k.funcs) > 0 {
 		for i := range w.frames {
 			w.frames[i] = w.frames[i][:0]
@@ -342,6 +347,9 @@ func (w *warp) run(budget int) (int, error) {
 			} else {
 				w.setPC(mask, pc+1)
 				w.reconverge()
+			}
+			if w.spin { // a failed mbarrier wait: let other warps arrive
+				return n, nil
 			}
 			continue
 		}

@@ -61,6 +61,7 @@ const (
 	kindMMABF16
 	kindMMAS8
 	kindLdMatrix
+	kindWGMMA
 )
 
 var kindNames = [...]string{
@@ -73,6 +74,7 @@ var kindNames = [...]string{
 	kindMMABF16:     "MMABF16",
 	kindMMAS8:       "MMAS8",
 	kindLdMatrix:    "LdMatrix",
+	kindWGMMA:       "WGMMA...RegA",
 }
 
 func (k collKind) String() string { return kindNames[k] }

@@ -10,6 +10,9 @@ import "unsafe"
 type warp struct {
 	rv    rendezvous
 	slots [WarpSize]laneSlot
+	// wgA is every lane's wgmma A fragment, gathered by the last arriver
+	// (native_wgmma.go).
+	wgA [WarpSize][4]uint32
 }
 
 // laneSlot holds one lane's inputs and results of a warp collective.

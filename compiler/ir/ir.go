@@ -208,6 +208,12 @@ func Vec(rs ...Reg) Operand { return Operand{Kind: KVec, Vec: rs} }
 // Addr is the memory operand [r+off].
 func Addr(r Reg, off int64) Operand { return Operand{Kind: KAddr, Reg: r, Off: off} }
 
+// TensorAddr is the operand [r, {c0, c1, ...}] of cp.async.bulk.tensor: a
+// tensor map's address and the tensor coordinates (PTX ISA §9.7.9.25.5).
+func TensorAddr(r Reg, coords ...Reg) Operand {
+	return Operand{Kind: KAddr, Reg: r, Vec: coords}
+}
+
 // SymAddr is the memory operand [sym+off].
 func SymAddr(sym string, off int64) Operand { return Operand{Kind: KAddr, Reg: -1, Sym: sym, Off: off} }
 

@@ -56,6 +56,9 @@ const (
 	OpCpAsync
 	OpCpAsyncCommit
 	OpCpAsyncWait
+	OpMbarrier
+	OpFence
+	OpWgmma
 	OpBra
 	OpRet
 	OpExit
@@ -122,6 +125,9 @@ var Ops = [numOps]OpInfo{
 	OpCpAsync:       {Name: "cp.async", Args: -1},
 	OpCpAsyncCommit: {Name: "cp.async.commit_group", Args: 0},
 	OpCpAsyncWait:   {Name: "cp.async.wait_group", Args: 1},
+	OpMbarrier:      {Name: "mbarrier", Args: -1},
+	OpFence:         {Name: "fence", Args: 0},
+	OpWgmma:         {Name: "wgmma", Args: -1, Sync: true},
 	OpBra:           {Name: "bra", Args: 1, Term: true},
 	OpRet:           {Name: "ret", Args: 0, Term: true},
 	OpExit:          {Name: "exit", Args: 0, Term: true},

@@ -206,6 +206,9 @@ func operand(a ir.Operand, names []string) string {
 		if base == "" {
 			base = names[a.Reg]
 		}
+		if len(a.Vec) > 0 { // a tensor address [map, {coords}]
+			return "[" + base + ", " + operand(ir.Vec(a.Vec...), names) + "]"
+		}
 		switch {
 		case a.Off > 0:
 			return fmt.Sprintf("[%s+%d]", base, a.Off)

@@ -1,0 +1,131 @@
+package emu
+
+// TMA tile loads (cp.async.bulk.tensor.2d.shared::cluster.global.tile.
+// mbarrier::complete_tx::bytes, PTX ISA §9.7.9.25.5.1) from a tensor map
+// in kern's layout (gpu.EncodeTensorMap; a GPU's maps come from the
+// driver and are opaque).
+//
+// Model: the copy reads global memory when issued and lands in shared
+// memory, completing its bytes on the mbarrier, when the issuing warp's
+// turn ends (block.go, landTMA): a thread that reads the box without
+// waiting on the mbarrier sees the old contents, as it may on a GPU.
+// Boxes are written row by row from the destination, each element's
+// shared address swizzled by the map's mode (exec_wgmma.go, swizzleAddr);
+// elements outside the tensor are zeros.
+
+import (
+	"encoding/binary"
+	"math/bits"
+
+	"github.com/gokern/kern/gpu"
+)
+
+// tmaCopy is an issued load waiting to land.
+type tmaCopy struct {
+	lane  int
+	data  []byte   // the box, row-major
+	offs  []uint64 // shared offset of each element
+	eb    int
+	bar   uint64
+	bytes int
+}
+
+func decBulk(d *decoder, s *astStmt, m *mods, in *inst) {
+	m.words, m.types = nil, nil
+	if !containsWord(s.op, "tensor") || !containsWord(s.op, "2d") || !containsWord(s.op, "global") ||
+		!containsWord(s.op, "mbarrier::complete_tx::bytes") || (!containsWord(s.op, "shared::cluster") && !containsWord(s.op, "shared::cta")) {
+		d.errorf("%s: emu supports cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes", s.op)
+		return
+	}
+	if len(s.args) != 3 || s.args[1].kind != aAddr || len(s.args[1].elems) != 1 {
+		d.errorf("%s: want [dst], [tensorMap, {x, y}], [mbar]", s.op)
+		return
+	}
+	in.ops[0] = d.addr(s.args[0], spShared)
+	mapArg := s.args[1]
+	coords := mapArg.elems[0]
+	mapArg.elems = nil
+	in.ops[1] = d.addr(mapArg, spGeneric)
+	in.ops[2] = d.vecRegs(coords, 2, tS32, true)
+	in.ops[3] = d.addr(s.args[2], spShared)
+	in.space = spShared
+	in.fn = func(w *warp, in *inst, mask uint32) error {
+		for mm := mask; mm != 0; mm &= mm - 1 {
+			l := bits.TrailingZeros32(mm)
+			raw, err := w.access(spGeneric, w.addrOf(&in.ops[1], l), 8*gpu.TensorMapWords, 64, l, AccessLoad)
+			if err != nil {
+				return err
+			}
+			words := make([]uint64, gpu.TensorMapWords)
+			for i := range words {
+				words[i] = binary.LittleEndian.Uint64(raw[8*i:])
+			}
+			tm, err := gpu.DecodeTensorMap(words)
+			if err != nil {
+				return faultf(l, ErrTrap, "cp.async.bulk.tensor: %v", err)
+			}
+			vec := func(i int) int64 {
+				if in.ops[2].vimm != nil && in.ops[2].vec[i] < 0 {
+					return int64(int32(in.ops[2].vimm[i]))
+				}
+				return int64(int32(w.regs[int(in.ops[2].vec[i])+l]))
+			}
+			x, y := vec(0), vec(1)
+			dst := w.addrOf(&in.ops[0], l)
+			sw := tm.Swizzle.Bytes()
+			if dst%128 != 0 || tm.Swizzle != gpu.SwizzleNone && dst%uint64(8*sw) != 0 {
+				return faultf(l, ErrMisaligned, "cp.async.bulk.tensor: shared destination %#x is not aligned to %d bytes", dst, max(128, 8*sw))
+			}
+			eb := tm.ElemBytes
+			c := tmaCopy{lane: l, eb: eb, bar: w.addrOf(&in.ops[3], l), bytes: tm.BoxBytes(),
+				data: make([]byte, tm.BoxBytes()), offs: make([]uint64, tm.Box[0]*tm.Box[1])}
+			for r := 0; r < tm.Box[1]; r++ {
+				for col := 0; col < tm.Box[0]; col++ {
+					i := r*tm.Box[0] + col
+					off := int(dst) + i*eb
+					if tm.Swizzle != gpu.SwizzleNone {
+						off = swizzleAddr(off, sw)
+					}
+					c.offs[i] = uint64(off)
+					gx, gy := x+int64(col), y+int64(r)
+					if gx < 0 || gy < 0 || gx >= int64(tm.Dims[0]) || gy >= int64(tm.Dims[1]) {
+						continue // zero fill
+					}
+					src, err := w.access(spGlobal, uint64(tm.Base)+uint64(gy)*uint64(tm.RowBytes)+uint64(gx)*uint64(eb), eb, eb, l, AccessLoad)
+					if err != nil {
+						return err
+					}
+					copy(c.data[i*eb:], src)
+				}
+			}
+			w.b.tma = append(w.b.tma, c)
+		}
+		return nil
+	}
+}
+
+// landTMA writes the issued TMA loads to shared memory and completes
+// their bytes on their mbarriers.
+func (b *block) landTMA(w *warp) error {
+	for _, c := range b.tma {
+		for i, off := range c.offs {
+			dst, err := w.access(spShared, off, c.eb, c.eb, c.lane, AccessAsync)
+			if err != nil {
+				return w.fault(w.cur, err)
+			}
+			copy(dst, c.data[i*c.eb:(i+1)*c.eb])
+		}
+		buf, err := w.access(spShared, c.bar, 8, 8, c.lane, AccessAtomic)
+		if err != nil {
+			return w.fault(w.cur, err)
+		}
+		next, err := mbar(binary.LittleEndian.Uint64(buf)).step(0, -c.bytes)
+		if err != nil {
+			return w.fault(w.cur, faultf(c.lane, ErrMbarrier, "TMA completion: %v", err))
+		}
+		binary.LittleEndian.PutUint64(buf, uint64(next))
+		b.mbarGen++
+	}
+	b.tma = b.tma[:0]
+	return nil
+}
