@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gokern/kern"
+	"github.com/gokern/kern/llm/gguf"
 	"github.com/gokern/kern/llm/qwen3"
 )
 
@@ -60,6 +61,8 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if cfg, err = qwen3.LoadConfig(*model); err == nil {
 			m, err = qwen3.NewRandom(dev, *cfg, *seed)
 		}
+	case strings.HasSuffix(*model, ".gguf"):
+		m, err = loadGGUF(dev, *model)
 	case *model != "":
 		m, err = qwen3.Load(dev, *model, qwen3.LoadOptions{})
 	default:
@@ -126,4 +129,15 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout)
 	return nil
+}
+
+// loadGGUF loads a single-file GGUF model (the file is closed once the
+// weights are uploaded).
+func loadGGUF(dev *kern.Device, path string) (*qwen3.Model, error) {
+	g, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer g.Close()
+	return qwen3.LoadGGUF(dev, g, qwen3.LoadOptions{})
 }

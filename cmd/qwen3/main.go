@@ -1,6 +1,9 @@
-// Command qwen3 runs Qwen3 models (Hugging Face directories) on kern:
-// on a GPU through CUDA, or on kern's PTX emulator or native mode where
-// there is none.
+// Command qwen3 runs Qwen3 models (Hugging Face directories) and Llama
+// models (a Hugging Face directory with model_type llama, or a single
+// .gguf file such as SmolLM2-135M-Instruct's) on kern: on a GPU through
+// CUDA, or on kern's PTX emulator or native mode where there is none.
+// A -model path ending in .gguf brings its own tokenizer and chat
+// template.
 //
 //	qwen3 generate -model DIR -prompt "Once upon a time" [-chat] [-n 64]
 //	qwen3 chat     -model DIR
@@ -54,7 +57,7 @@ type common struct {
 }
 
 func (c *common) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.model, "model", "", "Hugging Face model directory (config.json, model.safetensors)")
+	fs.StringVar(&c.model, "model", "", "Hugging Face model directory (config.json, model.safetensors) or a .gguf file")
 	fs.StringVar(&c.tok, "tokenizer", "", "directory of tokenizer.json (default: the model directory)")
 	fs.StringVar(&c.device, "device", "", "emu, native, cuda or cuda:N (default: $KERN_DEVICE, else the first GPU)")
 	fs.IntVar(&c.ctxLen, "ctx", 0, "context length in tokens (default: min(max_position_embeddings, 4096))")

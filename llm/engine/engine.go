@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -71,7 +72,11 @@ type Options struct {
 }
 
 // Open loads a model directory onto dev and starts the scheduler.
+// A path ending in .gguf is a single-file GGUF model (Llama family).
 func Open(dev *kern.Device, modelDir string, opt Options) (*Engine, error) {
+	if strings.HasSuffix(modelDir, ".gguf") {
+		return openGGUF(dev, modelDir, opt)
+	}
 	tokDir := opt.TokenizerDir
 	if tokDir == "" {
 		tokDir = modelDir
@@ -141,9 +146,11 @@ func (e *Engine) Close() {
 	e.Model.Free()
 }
 
-// ChatPrompt renders messages with Qwen3's chat template and encodes them.
+// ChatPrompt renders messages with the model's chat template (Qwen3's
+// unless the tokenizer carries one rendered in Go, see
+// tokenizer.RenderChat) and encodes them.
 func (e *Engine) ChatPrompt(msgs []tokenizer.Message, thinking bool) []int32 {
-	return e.Tok.Encode(tokenizer.RenderQwen3Chat(msgs, tokenizer.ChatOptions{AddGenerationPrompt: true, DisableThinking: !thinking}))
+	return e.Tok.Encode(e.Tok.RenderChat(msgs, tokenizer.ChatOptions{AddGenerationPrompt: true, DisableThinking: !thinking}))
 }
 
 // Request is one generation.

@@ -38,6 +38,12 @@ type Config struct {
 	EOSTokenID        IDs             `json:"eos_token_id"`
 	BOSTokenID        IDs             `json:"bos_token_id"`
 	TorchDType        string          `json:"torch_dtype"`
+	MLPBias           bool            `json:"mlp_bias"`
+
+	// NoQKNorm is set for architectures without Qwen3's per-head RMSNorm
+	// on q and k (model_type "llama"); the forward pass is otherwise the
+	// same (bias-free projections, SwiGLU, RoPE on rotate-half pairs).
+	NoQKNorm bool `json:"-"`
 }
 
 // IDs is a token id field that config files write as null, one number or
@@ -82,8 +88,12 @@ func LoadConfig(dir string) (*Config, error) {
 
 // normalize fills defaults and rejects what this engine does not run.
 func (c *Config) normalize() error {
-	if c.ModelType != "qwen3" {
-		return fmt.Errorf("model_type %q: this engine runs qwen3 (dense)", c.ModelType)
+	switch c.ModelType {
+	case "qwen3":
+	case "llama":
+		c.NoQKNorm = true
+	default:
+		return fmt.Errorf("model_type %q: this engine runs qwen3 (dense) and llama", c.ModelType)
 	}
 	if c.HeadDim == 0 && c.NumAttentionHeads > 0 {
 		c.HeadDim = c.HiddenSize / c.NumAttentionHeads
@@ -127,6 +137,9 @@ func (c *Config) normalize() error {
 	}
 	if c.AttentionBias {
 		errs = append(errs, errors.New("attention_bias = true: Qwen3 has no attention bias and this engine implements none"))
+	}
+	if c.MLPBias {
+		errs = append(errs, errors.New("mlp_bias = true: this engine implements no MLP bias"))
 	}
 	if c.UseSlidingWindow {
 		errs = append(errs, errors.New("use_sliding_window = true: sliding-window attention is not implemented"))

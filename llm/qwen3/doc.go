@@ -6,6 +6,7 @@
 //	config.go    config.json / generation_config.json → Config (every shape)
 //	weights.go   model.safetensors[.index.json] → device buffers, shapes checked
 //	random.go    or random weights at a preset's shapes (for benchmarks)
+//	gguf.go      or a Llama GGUF file (llm/gguf): metadata → Config, dequantised weights
 //	model.go     Model, Load, Free
 //	kvcache.go   the paged KV cache: a pool of pages, a page table per sequence
 //	forward.go   Forward / ForwardBatch: rows of one or more sequences through

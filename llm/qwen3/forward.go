@@ -292,19 +292,27 @@ func (m *Model) layersForward(pool *KVPool, w *workspace, ctx int, all bool) err
 		if err := tr("attn_norm", w.h, H); err != nil {
 			return err
 		}
+		// RoPE reads q and k from qr and kr: QK-norm writes them there;
+		// without QK-norm (Llama) the projections do.
+		qOut, kOut := w.q, w.k
+		if y.qNorm == nil {
+			qOut, kOut = w.qr, w.kr
+		}
 		for _, p := range []struct {
 			out *kern.Buffer[float32]
 			w   *Weight
-		}{{w.q, y.q}, {w.k, y.k}, {w.v, y.v}} {
+		}{{qOut, y.q}, {kOut, y.k}, {w.v, y.v}} {
 			if err := s("projection", m.Matmul.MatmulT(q, p.out, w.h, p.w, R)); err != nil {
 				return err
 			}
 		}
-		if err := s("q_norm", ops.HeadRMSNorm(q, w.qr, w.q, y.qNorm, R, cfg.NumAttentionHeads, D, eps)); err != nil {
-			return err
-		}
-		if err := s("k_norm", ops.HeadRMSNorm(q, w.kr, w.k, y.kNorm, R, cfg.NumKeyValueHeads, D, eps)); err != nil {
-			return err
+		if y.qNorm != nil {
+			if err := s("q_norm", ops.HeadRMSNorm(q, w.qr, w.q, y.qNorm, R, cfg.NumAttentionHeads, D, eps)); err != nil {
+				return err
+			}
+			if err := s("k_norm", ops.HeadRMSNorm(q, w.kr, w.k, y.kNorm, R, cfg.NumKeyValueHeads, D, eps)); err != nil {
+				return err
+			}
 		}
 		if err := s("rope q", ropeRowsKernel.Launch(q, kern.Cover(R*cfg.QDim()/2), w.q, w.qr, w.pos, cfg.NumAttentionHeads, D, ratio)); err != nil {
 			return err

@@ -54,8 +54,8 @@ func TestLoadErrors(t *testing.T) {
 			[]string{`"model.layers.0.self_attn.q_norm.weight"`, "[32]", "[16]"}},
 		{"untied without lm_head", "tiny-qwen3-tied", func(m map[string]any) { m["tie_word_embeddings"] = false },
 			[]string{"lm_head.weight"}},
-		{"model_type", "tiny-qwen3-tied", func(m map[string]any) { m["model_type"] = "llama" },
-			[]string{"config.json", "llama"}},
+		{"model_type", "tiny-qwen3-tied", func(m map[string]any) { m["model_type"] = "mistral" },
+			[]string{"config.json", "mistral"}},
 		{"gqa", "tiny-qwen3-tied", func(m map[string]any) { m["num_key_value_heads"] = 3 },
 			[]string{"num_key_value_heads = 3"}},
 	}

@@ -101,8 +101,20 @@ func (m *Model) load(l source) error {
 		steps := []func() error{
 			func() (err error) { y.inNorm, err = l.vector(p+"input_layernorm.weight", H); return },
 			func() (err error) { y.postNorm, err = l.vector(p+"post_attention_layernorm.weight", H); return },
-			func() (err error) { y.qNorm, err = l.vector(p+"self_attn.q_norm.weight", c.HeadDim); return },
-			func() (err error) { y.kNorm, err = l.vector(p+"self_attn.k_norm.weight", c.HeadDim); return },
+			func() (err error) {
+				if c.NoQKNorm { // Llama
+					return nil
+				}
+				y.qNorm, err = l.vector(p+"self_attn.q_norm.weight", c.HeadDim)
+				return
+			},
+			func() (err error) {
+				if c.NoQKNorm {
+					return nil
+				}
+				y.kNorm, err = l.vector(p+"self_attn.k_norm.weight", c.HeadDim)
+				return
+			},
 			func() (err error) { y.q, err = l.matrix(p+"self_attn.q_proj.weight", c.QDim(), H); return },
 			func() (err error) { y.k, err = l.matrix(p+"self_attn.k_proj.weight", c.KVDim(), H); return },
 			func() (err error) { y.v, err = l.matrix(p+"self_attn.v_proj.weight", c.KVDim(), H); return },

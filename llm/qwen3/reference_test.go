@@ -124,8 +124,12 @@ func (r *refModel) forward(ids []int32) []float64 {
 		p := fmt.Sprintf("model.layers.%d.", l)
 		h := rmsnorm(x, w[p+"input_layernorm.weight"], H, eps)
 		r.record(l, "attn_norm", h)
-		q := rmsnorm(linear(h, w[p+"self_attn.q_proj.weight"], H), w[p+"self_attn.q_norm.weight"], D, eps)
-		k := rmsnorm(linear(h, w[p+"self_attn.k_proj.weight"], H), w[p+"self_attn.k_norm.weight"], D, eps)
+		q := linear(h, w[p+"self_attn.q_proj.weight"], H)
+		k := linear(h, w[p+"self_attn.k_proj.weight"], H)
+		if !c.NoQKNorm {
+			q = rmsnorm(q, w[p+"self_attn.q_norm.weight"], D, eps)
+			k = rmsnorm(k, w[p+"self_attn.k_norm.weight"], D, eps)
+		}
 		v := linear(h, w[p+"self_attn.v_proj.weight"], H)
 		rope(q, r.pos, nh, D, c.RopeTheta)
 		rope(k, r.pos, nkv, D, c.RopeTheta)
