@@ -21,6 +21,8 @@ var passes = []pass{
 	{"contract", contract, "fastmath kernels only: drops .rn from float add, sub and mul, which lets ptxas fuse a mul and the add using it into one fma (PTX ISA §9.7.3.1), as clang's default -ffp-contract=fast does; other kernels keep Go's separate roundings"},
 	{"cse", eliminateCommonSubexprs, "lowering recomputes thread indices, row offsets and tile bases at each use (once per iteration of an unrolled loop) and copies SSA values between registers; using the dominating result instead shortens the PTX that is shipped and interpreted"},
 	{"coalesce", coalesceCopies, "folds a phi move or copy into the instruction computing its source (add t, i, s; mov i, t becomes add i, i, s), so the PTX the emulator interprets and kern ships is shorter; ptxas makes the same SASS either way"},
+	{"vcoalesce", coalesceVectorCopies, "the same for the registers of a vector destination (mma, ldmatrix), which lowering copies into the accumulator's one by one"},
+	{"forward", forwardCopies, "a copy read once, soon after, in its block (an accumulator copied into an mma's C fragment) is replaced by its source in that reader"},
 	{"dce", removeDeadCode, "deletes pure instructions whose result is never read (unused thread-index components, copies the coalesce pass bypassed); loads stay, since a faulting one must still fault"},
 	{"layout", layoutRPO, "orders blocks in reverse postorder, so every join point follows the paths into it: the emulator runs the lanes at the lowest PC first, which then reconverges diverged lanes at joins before a following barrier, as the GPU's convergence barriers do"},
 }

@@ -31,6 +31,8 @@ var destOps = map[Op]bool{
 	OpCvt: true, OpCvta: true, OpLd: true, OpSqrt: true, OpRsqrt: true,
 	OpRcp: true, OpEx2: true, OpLg2: true, OpSin: true, OpCos: true,
 	OpTanh: true, OpCopysign: true,
+	// Args[0] a vector of registers: the fragments written.
+	OpMma: true, OpLdmatrix: true,
 }
 
 // pureOps are the destOps with no effect besides their destination, which
@@ -147,6 +149,85 @@ func coalesceCopies(f *Func) {
 			out = append(out, in)
 		}
 		b.Instrs = out
+	}
+}
+
+// coalesceVectorCopies is coalesceCopies for the elements of a vector
+// destination (mma's D fragment, ldmatrix's registers): lowering writes
+// fresh registers and copies them into the accumulator's, one mov each.
+func coalesceVectorCopies(f *Func) {
+	defs, uses := countRegs(f)
+	for _, b := range f.Blocks {
+		type site struct{ at, elem int }
+		defAt := map[Reg]site{}
+		out := b.Instrs[:0]
+		for _, in := range b.Instrs {
+			if x, ok := soleDest(in); ok && in.Op == OpMov && in.Args[1].Kind == KReg {
+				t := in.Args[1].Reg
+				if s, seen := defAt[t]; seen && defs[t] == 1 && uses[t] == 1 && t != x && f.Regs[t] == f.Regs[x] && !mentions(out[s.at:s.at+1], x) && !mentions(out[s.at+1:], x) {
+					d := out[s.at]
+					v := append([]Reg(nil), d.Args[0].Vec...)
+					v[s.elem] = x
+					d.Args[0].Vec = v
+					delete(defAt, t)
+					continue
+				}
+			}
+			if !in.Guarded && destOps[in.Op] && len(in.Args) > 0 && in.Args[0].Kind == KVec {
+				for k, r := range in.Args[0].Vec {
+					defAt[r] = site{len(out), k}
+				}
+			}
+			out = append(out, in)
+		}
+		b.Instrs = out
+	}
+}
+
+// forwardCopies removes "mov a, b" whose a is defined only there and read
+// once, later in the same block, with no instruction between naming b:
+// that reader may read b itself (the copies of an accumulator into an mma
+// fragment's C registers).
+func forwardCopies(f *Func) {
+	defs, uses := countRegs(f)
+	for _, b := range f.Blocks {
+		drop := map[*Instr]bool{}
+		for i, in := range b.Instrs {
+			a, ok := soleDest(in)
+			if !ok || in.Op != OpMov || in.Args[1].Kind != KReg || defs[a] != 1 || uses[a] != 1 {
+				continue
+			}
+			src := in.Args[1].Reg
+			if src == a || f.Regs[src] != f.Regs[a] || defs[src] == 0 {
+				continue
+			}
+			// 64 instructions bound the search in long unrolled blocks.
+			for j := i + 1; j < len(b.Instrs) && j <= i+64; j++ {
+				if !mentions(b.Instrs[j:j+1], a) {
+					if mentions(b.Instrs[j:j+1], src) {
+						break
+					}
+					continue
+				}
+				renameOperands(b.Instrs[j], func(r Reg) Reg {
+					if r == a {
+						return src
+					}
+					return r
+				})
+				drop[in] = true
+				break
+			}
+		}
+		if len(drop) > 0 {
+			out := b.Instrs[:0]
+			for _, in := range b.Instrs {
+				if !drop[in] {
+					out = append(out, in)
+				}
+			}
+			b.Instrs = out
+		}
 	}
 }
 

@@ -230,3 +230,39 @@ func TestMergeBlocks(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestMmaCopies: the accumulator copied into an mma's C fragment and the
+// D fragment copied back become one mma reading and writing the
+// accumulator, as a CUDA compiler writes it.
+func TestMmaCopies(t *testing.T) {
+	f := &Func{Name: "k"}
+	acc := []Reg{f.NewReg(F32), f.NewReg(F32)}
+	c := []Reg{f.NewReg(F32), f.NewReg(F32)}
+	d := []Reg{f.NewReg(F32), f.NewReg(F32)}
+	a, b := f.NewReg(B32), f.NewReg(B32)
+	entry := f.NewBlock("entry")
+	bd := &Builder{F: f, B: entry}
+	bd.Mov(F32, acc[0], Imm(F32, 0))
+	bd.Mov(F32, acc[1], Imm(F32, 0))
+	bd.Mov(F32, c[0], R(acc[0]))
+	bd.Mov(F32, c[1], R(acc[1]))
+	bd.Emit(OpMma, "mma.sync.aligned.x", Vec(d...), R(a), R(b), Vec(c...))
+	bd.Mov(F32, acc[0], R(d[0]))
+	bd.Mov(F32, acc[1], R(d[1]))
+	bd.St(Global, F32, Addr(a, 0), R(acc[0]))
+	bd.Exit()
+	coalesceVectorCopies(f)
+	forwardCopies(f)
+	if err := Check(f); err != nil {
+		t.Fatal(err)
+	}
+	mma := f.Blocks[0].Instrs[2]
+	if len(f.Blocks[0].Instrs) != 5 || mma.Op != OpMma {
+		t.Fatalf("copies left:\n%s", listing(f))
+	}
+	for i, r := range acc {
+		if mma.Args[0].Vec[i] != r || mma.Args[3].Vec[i] != r {
+			t.Errorf("fragment %d: D %d, C %d, want both %d", i, mma.Args[0].Vec[i], mma.Args[3].Vec[i], r)
+		}
+	}
+}
