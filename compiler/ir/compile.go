@@ -17,7 +17,13 @@ type pass struct {
 var passes = []pass{
 	{"unreachable", removeUnreachable, "lowering leaves blocks no branch targets (dead iterations of unrolled loops, code after panic); PTX and Check need every block terminated, so drop them"},
 	{"jumpthread", threadJumps, "lowering emits a block per SSA block and edge; retargeting branches to blocks that only jump elsewhere keeps the PTX short for the emulator, which does not optimise"},
+	{"merge", mergeBlocks, "lowering makes a block per SSA block, so straight-line code (each iteration of an unrolled loop) is a chain of blocks joined by bra.uni; one block per chain drops a branch and a label each, and gives cse one block to work in"},
 	{"contract", contract, "fastmath kernels only: drops .rn from float add, sub and mul, which lets ptxas fuse a mul and the add using it into one fma (PTX ISA §9.7.3.1), as clang's default -ffp-contract=fast does; other kernels keep Go's separate roundings"},
+	{"cse", eliminateCommonSubexprs, "lowering recomputes thread indices, row offsets and tile bases at each use (once per iteration of an unrolled loop) and copies SSA values between registers; using the dominating result instead shortens the PTX that is shipped and interpreted"},
+	{"coalesce", coalesceCopies, "folds a phi move or copy into the instruction computing its source (add t, i, s; mov i, t becomes add i, i, s), so the PTX the emulator interprets and kern ships is shorter; ptxas makes the same SASS either way"},
+	{"vcoalesce", coalesceVectorCopies, "the same for the registers of a vector destination (mma, ldmatrix), which lowering copies into the accumulator's one by one"},
+	{"forward", forwardCopies, "a copy read once, soon after, in its block (an accumulator copied into an mma's C fragment) is replaced by its source in that reader"},
+	{"dce", removeDeadCode, "deletes pure instructions whose result is never read (unused thread-index components, copies the coalesce pass bypassed); loads stay, since a faulting one must still fault"},
 	{"layout", layoutRPO, "orders blocks in reverse postorder, so every join point follows the paths into it: the emulator runs the lanes at the lowest PC first, which then reconverges diverged lanes at joins before a following barrier, as the GPU's convergence barriers do"},
 }
 
@@ -169,4 +175,49 @@ func contract(f *Func) {
 			}
 		}
 	}
+}
+
+// mergeBlocks appends to a block ending in an unconditional branch the
+// block it branches to, when that branch is the target's only way in:
+// lowering makes a block per SSA block, so each iteration of an unrolled
+// loop is its own block, entered from the one before.
+func mergeBlocks(f *Func) {
+	if len(f.Blocks) == 0 {
+		return
+	}
+	refs := map[string]int{}
+	for _, b := range f.Blocks {
+		for _, in := range b.Instrs {
+			if in.Op == OpBra {
+				refs[in.Args[0].Sym]++
+			}
+		}
+	}
+	blocks := byLabel(f)
+	merged := map[*Block]bool{}
+	for _, b := range f.Blocks {
+		if merged[b] {
+			continue
+		}
+		for {
+			last := b.Instrs[len(b.Instrs)-1]
+			if last.Op != OpBra || last.Guarded {
+				break
+			}
+			t := blocks[last.Args[0].Sym]
+			if t == nil || t == b || t == f.Blocks[0] || merged[t] || refs[t.Label] != 1 {
+				break
+			}
+			b.Instrs = append(b.Instrs[:len(b.Instrs)-1], t.Instrs...)
+			merged[t] = true
+		}
+	}
+	out := f.Blocks[:0]
+	for _, b := range f.Blocks {
+		if !merged[b] {
+			b.Index = len(out)
+			out = append(out, b)
+		}
+	}
+	f.Blocks = out
 }
