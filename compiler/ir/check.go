@@ -62,6 +62,11 @@ func Check(f *Func) error {
 					if a.Sym == "" {
 						err = reg(a.Reg)
 					}
+					for _, r := range a.Vec { // a tensor address's coordinates
+						if err == nil {
+							err = reg(r)
+						}
+					}
 				case KVec:
 					for _, r := range a.Vec {
 						if err == nil {

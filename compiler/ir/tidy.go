@@ -63,6 +63,10 @@ func operandRegs(a Operand, fn func(Reg)) {
 		if a.Sym == "" {
 			fn(a.Reg)
 		}
+		// A tensor address [map, {c0, c1}] also reads its coordinates.
+		for _, r := range a.Vec {
+			fn(r)
+		}
 	case KVec:
 		for _, r := range a.Vec {
 			fn(r)
@@ -394,6 +398,13 @@ func renameOperands(in *Instr, resolve func(Reg) Reg) {
 		case KAddr:
 			if a.Sym == "" {
 				a.Reg = resolve(a.Reg)
+			}
+			if len(a.Vec) > 0 { // a tensor address's coordinates
+				v := make([]Reg, len(a.Vec))
+				for j, r := range a.Vec {
+					v[j] = resolve(r)
+				}
+				a.Vec = v
 			}
 		case KVec:
 			v := make([]Reg, len(a.Vec))
