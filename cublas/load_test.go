@@ -21,11 +21,11 @@ func TestLoadUsesTheEnvironment(t *testing.T) {
 		t.Errorf("Library() = %q, want $%s = %q", Library(), LibraryEnv, stub.path)
 	}
 	t.Setenv(LibraryEnv, "/elsewhere/libcublas.so.12")
-	if got := libraryCandidates(); !slices.Equal(got, []string{"/elsewhere/libcublas.so.12"}) {
+	if got := what.Candidates(defaultLibraries); !slices.Equal(got, []string{"/elsewhere/libcublas.so.12"}) {
 		t.Errorf("with %s set, candidates = %v", LibraryEnv, got)
 	}
 	t.Setenv(LibraryEnv, "")
-	if got := libraryCandidates(); len(got) < 3 || got[0] != "libcublas.so.12" {
+	if got := what.Candidates(defaultLibraries); len(got) < 3 || got[0] != "libcublas.so.12" {
 		t.Errorf("default candidates = %v", got)
 	}
 }

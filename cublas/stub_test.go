@@ -191,7 +191,7 @@ func stubHandle(t testing.TB) (*Handle, cuda.Context) {
 // useLibrary makes lib the library Create uses, for the test.
 func useLibrary(t testing.TB, lib *library) {
 	prev := active.Swap(lib)
-	t.Cleanup(func() { active.Store(prev) })
+	t.Cleanup(func() { active.Swap(prev) })
 }
 
 // upload copies xs into new device memory of ctx, freed when the test ends.

@@ -3,10 +3,6 @@ package nccl
 import (
 	"errors"
 	"fmt"
-	"os"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/gokern/kern/internal/dynlib"
@@ -27,97 +23,51 @@ const LibraryEnv = "KERN_LIBNCCL"
 // when no NCCL library could be opened.
 var ErrNoLibrary = errors.New("nccl: no NCCL library found")
 
-// LoadError says why NCCL could not be used.
-type LoadError struct {
-	Tried   []error  // each library that failed to open, with the loader's reason
-	Library string   // the library that opened but lacks entry points, if any
-	Missing []string // the required entry points Library does not export
+// LoadError says why NCCL could not be used: every library that failed
+// to open (Tried), or the one that opened but lacks required entry points
+// (Library, Missing).
+type LoadError = dynlib.LoadError
+
+var what = dynlib.What{
+	Pkg:         "nccl",
+	Name:        "NCCL",
+	Install:     "install libnccl2 or the nvidia-nccl-cu12 wheel",
+	Env:         LibraryEnv,
+	TooOld:      "NCCL older than 2.3?",
+	NoLibrary:   ErrNoLibrary,
+	Unsupported: errUnsupportedOS,
 }
 
-func (e *LoadError) Error() string {
-	if e.Library != "" {
-		return fmt.Sprintf("nccl: %s lacks required entry points %s (NCCL older than 2.3?)",
-			e.Library, strings.Join(e.Missing, ", "))
-	}
-	msgs := make([]string, len(e.Tried))
-	for i, err := range e.Tried {
-		msgs[i] = err.Error()
-	}
-	return "nccl: no NCCL library could be loaded (install libnccl2 or the nvidia-nccl-cu12 wheel, or set " +
-		LibraryEnv + "): " + strings.Join(msgs, "; ")
-}
-
-// Is makes errors.Is(err, ErrNoLibrary) true when no library opened at all.
-func (e *LoadError) Is(target error) bool { return target == ErrNoLibrary && e.Library == "" }
-
-var (
-	loadOnce sync.Once
-	loadErr  error
-	active   atomic.Pointer[library]
-)
+var active = dynlib.NewLazy(func() (*library, error) {
+	return loadLibrary(what.Candidates(defaultLibraries))
+})
 
 // Load opens NCCL, once per process; later calls return the first
 // call's result. Every other function calls it.
-func Load() error {
-	loadOnce.Do(func() {
-		lib, err := loadLibrary(libraryCandidates())
-		if err != nil {
-			loadErr = err
-			return
-		}
-		active.Store(lib)
-	})
-	return loadErr
-}
+func Load() error { return active.Load() }
 
 // Library returns the path or name of the library Load opened, or "".
 func Library() string {
-	if lib := active.Load(); lib != nil {
+	if lib := active.Loaded(); lib != nil {
 		return lib.path
 	}
 	return ""
 }
 
-func current() (*library, error) {
-	if lib := active.Load(); lib != nil {
-		return lib, nil
-	}
-	if err := Load(); err != nil {
+// current loads NCCL if needed and returns the active library.
+func current() (*library, error) { return active.Get() }
+
+// loadLibrary opens the first of names that opens and resolves its entry
+// points. A library that opens but lacks a required entry point is an
+// error naming every missing one; later candidates are not tried, since
+// they would hide what is wrong with the first.
+func loadLibrary(names []string) (*library, error) {
+	lib, path, err := dynlib.OpenLibrary(what, names, nil, (*library).resolve)
+	if err != nil {
 		return nil, err
 	}
-	return active.Load(), nil
-}
-
-// libraryCandidates is $KERN_LIBNCCL alone when set, otherwise the OS's
-// usual names (load_<os>.go).
-func libraryCandidates() []string {
-	if p := os.Getenv(LibraryEnv); p != "" {
-		return []string{p}
-	}
-	return defaultLibraries()
-}
-
-// loadLibrary opens the first of names that opens and resolves it; one
-// that opens but lacks a required entry point ends the search.
-func loadLibrary(names []string) (*library, error) {
-	if unsafe.Sizeof(uintptr(0)) != 8 {
-		return nil, &LoadError{Tried: []error{errors.New("NCCL needs a 64-bit process")}}
-	}
-	var lib *library
-	r := dynlib.Load(names, nil, func(lookup func(string) uintptr) []string {
-		lib = &library{}
-		return lib.resolve(lookup)
-	})
-	switch {
-	case r.OK():
-		lib.path = r.Library
-		return lib, nil
-	case r.Library != "":
-		return nil, &LoadError{Library: r.Library, Missing: r.Missing}
-	case len(r.Tried) == 0:
-		return nil, &LoadError{Tried: []error{errUnsupportedOS}}
-	}
-	return nil, &LoadError{Tried: r.Tried}
+	lib.path = path
+	return lib, nil
 }
 
 // Version is NCCL's version as ncclGetVersion reports it: major*10000 +

@@ -119,7 +119,7 @@ func TestLoadUsesTheEnvironmentAndReportsTheVersion(t *testing.T) {
 		t.Errorf("VersionString(2708) = %s, want the pre-2.9 encoding 2.7.8", s)
 	}
 	t.Setenv(LibraryEnv, "")
-	if got := libraryCandidates(); len(got) < 2 || got[0] != "libnccl.so.2" {
+	if got := what.Candidates(defaultLibraries); len(got) < 2 || got[0] != "libnccl.so.2" {
 		t.Errorf("default candidates = %v", got)
 	}
 }
