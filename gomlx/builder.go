@@ -38,6 +38,9 @@ type node struct {
 	broadcast bool
 	// scalar is a single-element constant's value, for matching.
 	scalar *float64
+	// starts and limits are a Slice's window, set only when all its
+	// strides are 1 (for matching). A Concatenate's axis is axes[0].
+	starts, limits []int
 }
 
 // Builder records a computation. It implements backends.Builder; the ops

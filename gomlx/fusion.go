@@ -28,9 +28,17 @@ package gomlx
 //	geluTanh the same with Tanh(Mul(Add(x, Mul(Pow(x, 3), 0.044715)),
 //	         √(2/π))) for the Erf: activations.GeluApproximate. Runs
 //	         ops.GELUTanh.
+//	rope     Add(Mul(x, cos), Mul(Concatenate(Neg(Slice(x, half:)),
+//	         Slice(x, :half)), sin)) along x's last axis of even length d,
+//	         half = d/2, operands of Add and Mul in either order, cos and
+//	         sin of x's shape or broadcast to it: rotary embedding,
+//	         rotate-half (NeoX, Llama, Qwen) layout. Runs ropeF32/F16/BF16
+//	         (fusion_rope.go), not ops.RoPE, which makes cos and sin
+//	         itself from positions.
 //
 // Not recognised yet: other spellings of RMSNorm (Div by cols, Pow -0.5,
-// Sqrt then Div), RoPE.
+// Sqrt then Div), RoPE in the interleaved (GPT-J) layout or with a
+// scalar cos or sin.
 
 import (
 	"math"
@@ -59,6 +67,12 @@ func (bl *Builder) fuse() {
 					return softmaxAny(q, out, in[0], rows, cols)
 				})
 				bl.fused = append(bl.fused, "softmax")
+			}
+		case backends.OpTypeAdd:
+			if x, cos, sin := matchRoPE(n); x != nil {
+				n.inputs = []*node{x, cos, sin}
+				n.run = ropeRun(n)
+				bl.fused = append(bl.fused, "rope")
 			}
 		case backends.OpTypeMul:
 			if x, w, eps := matchRMSNorm(n); x != nil {

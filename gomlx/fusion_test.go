@@ -1,8 +1,9 @@
 package gomlx
 
-// Fusion: graph.Softmax and Swish(x)·up, recorded by GoMLX's graph
-// package, run as ops.Softmax and ops.SiLUMul, with the results of the
-// unfused graph (simplego's, and kern's with ",nofusion").
+// Fusion: graph.Softmax, Swish(x)·up, RMSNorm, GELU and rotate-half
+// RoPE, recorded by GoMLX's graph package, run as one kernel each, with
+// the results of the unfused graph (simplego's, and kern's with
+// ",nofusion").
 
 import (
 	"fmt"
@@ -62,6 +63,53 @@ var fusionGraphs = []struct {
 	{"swiglu", "siluMul", func(x, up *graph.Node) []*graph.Node {
 		return []*graph.Node{graph.Mul(activations.Swish(x), up)}
 	}, false},
+	{"rope", "rope", func(x, up *graph.Node) []*graph.Node {
+		return ropeGraph(x, up, 1, rotateHalf)
+	}, false},
+	{"rope, operands swapped", "rope", func(x, up *graph.Node) []*graph.Node {
+		x, cos, sin := ropeOperands(x, up, 1)
+		return []*graph.Node{graph.Add(graph.Mul(sin, rotateHalf(x, 1)), graph.Mul(cos, x))}
+	}, false},
+	{"rope, cos and sin of one row broadcast", "rope", func(x, up *graph.Node) []*graph.Node {
+		x, cos, sin := ropeOperands(x, up, 1)
+		cos, sin = graph.SliceAxis(cos, 0, graph.AxisRange(0, 1)), graph.SliceAxis(sin, 0, graph.AxisRange(1, 2))
+		return []*graph.Node{graph.Add(graph.Mul(x, cos), graph.Mul(rotateHalf(x, 1), sin))}
+	}, false},
+	{"not rope: halves swapped without the negation", "rope", func(x, up *graph.Node) []*graph.Node {
+		return ropeGraph(x, up, 1, func(x *graph.Node, axis int) *graph.Node {
+			half := x.Shape().Dimensions[axis] / 2
+			return graph.Concatenate([]*graph.Node{
+				graph.SliceAxis(x, axis, graph.AxisRange(half)), graph.SliceAxis(x, axis, graph.AxisRange(0, half))}, axis)
+		})
+	}, true},
+	{"not rope: rotated along the first axis", "rope", func(x, up *graph.Node) []*graph.Node {
+		return ropeGraph(graph.Transpose(x, 0, 1), graph.Transpose(up, 0, 1), 0, rotateHalf)
+	}, true},
+}
+
+// ropeOperands cuts x and up ([rows, cols] or [cols, rows]) to an even
+// length along axis and makes cos and sin of up's angles (within ±2 rad:
+// simplego's bfloat16 Sin and Cos of larger angles, scaled in bfloat16,
+// differ from kern's unfused graph by more than checkClose allows).
+func ropeOperands(x, up *graph.Node, axis int) (xe, cos, sin *graph.Node) {
+	d := x.Shape().Dimensions[axis] &^ 1
+	xe = graph.SliceAxis(x, axis, graph.AxisRange(0, d))
+	a := graph.SliceAxis(up, axis, graph.AxisRange(0, d))
+	return xe, graph.Cos(a), graph.Sin(a)
+}
+
+// ropeGraph is x·cos + rot(x)·sin along axis.
+func ropeGraph(x, up *graph.Node, axis int, rot func(x *graph.Node, axis int) *graph.Node) []*graph.Node {
+	x, cos, sin := ropeOperands(x, up, axis)
+	return []*graph.Node{graph.Add(graph.Mul(x, cos), graph.Mul(rot(x, axis), sin))}
+}
+
+// rotateHalf is Concatenate(-x[half:], x[:half]) along axis, as
+// Llama-style GoMLX code writes it.
+func rotateHalf(x *graph.Node, axis int) *graph.Node {
+	half := x.Shape().Dimensions[axis] / 2
+	return graph.Concatenate([]*graph.Node{
+		graph.Neg(graph.SliceAxis(x, axis, graph.AxisRange(half))), graph.SliceAxis(x, axis, graph.AxisRange(0, half))}, axis)
 }
 
 func TestFusion(t *testing.T) {

@@ -16,6 +16,108 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/gomlx", Arch: "sm_80", PTX: kernPTX}
 
+// ropeF32Kernel launches the kernel ropeF32 (fusion_rope.go:38).
+var ropeF32Kernel = kernRopeF32Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "ropeF32", Pkg: "github.com/gokern/kern/gomlx", Entry: "ropeF32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "cs", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "sn", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "d", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at fusion_rope.go:28:7: integer divide by zero",
+		"fusion_rope.go:29:17",
+		"fusion_rope.go:33:28",
+		"fusion_rope.go:33:42",
+		"fusion_rope.go:33:60",
+		"fusion_rope.go:31:16",
+	},
+	SourceHash: "25931b857b56eb47", Source: []string{"fusion_rope.go:rope", "fusion_rope.go:ropeF32", "kernels_float.go:f32c.load", "kernels_float.go:f32c.store", "kernels_float.go:type codec", "kernels_float.go:type f32c"},
+	Native: func(t gpu.Thread, a []any) {
+		ropeF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]float32), a[4].(int))
+	},
+})}
+
+type kernRopeF32Launcher struct{ kern.Launcher }
+
+// Launch runs ropeF32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernRopeF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], cs *kern.Buffer[float32], sn *kern.Buffer[float32], d int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(cs), kern.BufferArg(sn), kern.ScalarArg(d))
+}
+
+// ropeF16Kernel launches the kernel ropeF16 (fusion_rope.go:41).
+var ropeF16Kernel = kernRopeF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "ropeF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "ropeF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "cs", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "sn", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "d", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at fusion_rope.go:28:7: integer divide by zero",
+		"fusion_rope.go:29:17",
+		"fusion_rope.go:33:28",
+		"fusion_rope.go:33:42",
+		"fusion_rope.go:33:60",
+		"fusion_rope.go:31:16",
+	},
+	SourceHash: "a1dda1b63453aaec", Source: []string{"fusion_rope.go:rope", "fusion_rope.go:ropeF16", "kernels_float.go:f16c.load", "kernels_float.go:f16c.store", "kernels_float.go:type codec", "kernels_float.go:type f16c"},
+	Native: func(t gpu.Thread, a []any) {
+		ropeF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].(int))
+	},
+})}
+
+type kernRopeF16Launcher struct{ kern.Launcher }
+
+// Launch runs ropeF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernRopeF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[gpu.Half], cs *kern.Buffer[gpu.Half], sn *kern.Buffer[gpu.Half], d int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(cs), kern.BufferArg(sn), kern.ScalarArg(d))
+}
+
+// ropeBF16Kernel launches the kernel ropeBF16 (fusion_rope.go:44).
+var ropeBF16Kernel = kernRopeBF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "ropeBF16", Pkg: "github.com/gokern/kern/gomlx", Entry: "ropeBF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "cs", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "sn", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "d", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at fusion_rope.go:28:7: integer divide by zero",
+		"fusion_rope.go:29:17",
+		"fusion_rope.go:33:28",
+		"fusion_rope.go:33:42",
+		"fusion_rope.go:33:60",
+		"fusion_rope.go:31:16",
+	},
+	SourceHash: "77b00bc37e29716c", Source: []string{"fusion_rope.go:rope", "fusion_rope.go:ropeBF16", "kernels_float.go:bf16c.load", "kernels_float.go:bf16c.store", "kernels_float.go:type bf16c", "kernels_float.go:type codec"},
+	Native: func(t gpu.Thread, a []any) {
+		ropeBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].(int))
+	},
+})}
+
+type kernRopeBF16Launcher struct{ kern.Launcher }
+
+// Launch runs ropeBF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernRopeBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.BFloat16], cs *kern.Buffer[gpu.BFloat16], sn *kern.Buffer[gpu.BFloat16], d int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(cs), kern.BufferArg(sn), kern.ScalarArg(d))
+}
+
 // cvtF32F16Kernel launches the kernel cvtF32F16 (kernels_convert.go:41).
 var cvtF32F16Kernel = kernCvtF32F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "cvtF32F16", Pkg: "github.com/gokern/kern/gomlx", Entry: "cvtF32F16", Module: kernModule,

@@ -7,6 +7,7 @@ package gomlx
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gokern/kern"
 	"github.com/gomlx/gomlx/backends"
@@ -181,7 +182,11 @@ func (bl *Builder) Slice(x backends.Op, starts, limits, strideSteps []int) (back
 		src[k] = xs[k] * step
 		off += starts[k] * xs[k]
 	}
-	return bl.stridedNode(op, ns[0], shape, src, off)
+	n, err := bl.stridedNode(op, ns[0], shape, src, off)
+	if err == nil && !slices.ContainsFunc(strideSteps, func(s int) bool { return s != 1 }) {
+		n.starts, n.limits = slices.Clone(starts), slices.Clone(limits)
+	}
+	return n, err
 }
 
 // Reverse implements backends.Builder: reversed axes read with a negative
@@ -233,7 +238,7 @@ func (bl *Builder) Concatenate(axis int, operands ...backends.Op) (backends.Op, 
 		}
 		at += n.shape.Dimensions[axis]
 	}
-	return bl.add(op, shape, func(b *Backend, ins []*Buffer) (*Buffer, error) {
+	n := bl.add(op, shape, func(b *Backend, ins []*Buffer) (*Buffer, error) {
 		out, err := b.alloc(shape)
 		if err != nil {
 			return nil, err
@@ -244,7 +249,9 @@ func (bl *Builder) Concatenate(axis int, operands ...backends.Op) (backends.Op, 
 			}
 		}
 		return out, nil
-	}, ns...), nil
+	}, ns...)
+	n.axes = []int{axis}
+	return n, nil
 }
 
 // Pad implements backends.Builder for non-negative padding: fill, then a
