@@ -2,12 +2,9 @@ package cuda
 
 import (
 	"errors"
-	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/gokern/kern/internal/dynlib"
 )
@@ -40,30 +37,20 @@ const DebugEnv = "KERN_CUDA_DEBUG"
 // is not one the driver supports.
 var ErrNoDriver = errors.New("cuda: no NVIDIA driver library found")
 
-// LoadError says why the driver library could not be used.
-type LoadError struct {
-	// Tried lists each library that failed to open, with the loader's reason.
-	Tried []error
-	// Library is the library that opened but lacks entry points, if any.
-	Library string
-	// Missing lists the required entry points Library does not export.
-	Missing []string
-}
+// LoadError says why the driver library could not be used: every library
+// that failed to open (Tried), or the one that opened but lacks required
+// entry points (Library, Missing).
+type LoadError = dynlib.LoadError
 
-func (e *LoadError) Error() string {
-	if e.Library != "" {
-		return fmt.Sprintf("cuda: %s lacks required entry points %s (driver too old?)",
-			e.Library, strings.Join(e.Missing, ", "))
-	}
-	msgs := make([]string, len(e.Tried))
-	for i, err := range e.Tried {
-		msgs[i] = err.Error()
-	}
-	return "cuda: no NVIDIA driver library could be loaded: " + strings.Join(msgs, "; ")
+var what = dynlib.What{
+	Pkg:         "cuda",
+	Name:        "NVIDIA driver",
+	Install:     "install the NVIDIA driver",
+	Env:         LibraryEnv,
+	TooOld:      "driver too old?",
+	NoLibrary:   ErrNoDriver,
+	Unsupported: errUnsupportedOS,
 }
-
-// Is makes errors.Is(err, ErrNoDriver) true when no library opened at all.
-func (e *LoadError) Is(target error) bool { return target == ErrNoDriver && e.Library == "" }
 
 var (
 	initOnce sync.Once
@@ -113,10 +100,7 @@ func Library() string { return current().lib }
 // libraryCandidates is what Init tries: $KERN_LIBCUDA alone when set,
 // otherwise the OS's usual names (load_<os>.go).
 func libraryCandidates() []string {
-	if p := os.Getenv(LibraryEnv); p != "" {
-		return []string{p}
-	}
-	return defaultLibraries
+	return what.Candidates(func() []string { return defaultLibraries })
 }
 
 // loadDriver opens the first library in names that opens and resolves its
@@ -124,25 +108,16 @@ func libraryCandidates() []string {
 // error naming every missing one; the next candidate is not tried, since it
 // would be the same driver under another name.
 func loadDriver(names []string) (*driver, error) {
-	if unsafe.Sizeof(uintptr(0)) != 8 {
-		return nil, &LoadError{Tried: []error{errors.New("the CUDA driver API needs a 64-bit process")}}
-	}
-	var d *driver
-	r := dynlib.Load(names, nil, func(lookup func(string) uintptr) []string {
-		d = &driver{logw: os.Stderr}
+	d, path, err := dynlib.OpenLibrary(what, names, nil, func(d *driver, lookup func(string) uintptr) []string {
+		d.logw = os.Stderr
 		return d.resolve(lookup)
 	})
-	switch {
-	case r.OK():
-		d.lib = r.Library
-		d.debug = parseDebug(os.Getenv(DebugEnv))
-		return d, nil
-	case r.Library != "":
-		return nil, &LoadError{Library: r.Library, Missing: r.Missing}
-	case len(r.Tried) == 0:
-		return nil, &LoadError{Tried: []error{errUnsupportedOS}}
+	if err != nil {
+		return nil, err
 	}
-	return nil, &LoadError{Tried: r.Tried}
+	d.lib = path
+	d.debug = parseDebug(os.Getenv(DebugEnv))
+	return d, nil
 }
 
 // unavailable is the error for calling a proc the driver lacks: before Init
