@@ -1,7 +1,6 @@
 package gomlx
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/gokern/kern/internal/ptxas"
@@ -12,17 +11,5 @@ import (
 // without register spills. It skips without ptxas, except under CI=true
 // (see internal/ptxas).
 func TestPTXAssembles(t *testing.T) {
-	reports := ptxas.Check(t, "gomlx", []byte(kernModule.PTX))
-	want := strings.Count(kernModule.PTX, ".visible .entry ")
-	for arch, rep := range reports {
-		entries := rep.Entries()
-		if len(entries) != want {
-			t.Errorf("%s: ptxas reported %d entries, the module has %d", arch, len(entries), want)
-		}
-		for _, f := range entries {
-			if f.Spills() {
-				t.Errorf("%s: %s spills: %v", arch, f.Name, f)
-			}
-		}
-	}
+	ptxas.CheckModule(t, "gomlx", kernModule.PTX)
 }

@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/gokern/kern/internal/ptxas"
@@ -11,20 +10,5 @@ import (
 // of one module) for sm_80 and sm_90 and requires each entry to compile
 // without register spills.
 func TestPTXAssembles(t *testing.T) {
-	reports := ptxas.Check(t, "ops", []byte(kernModule.PTX))
-	want := strings.Count(kernModule.PTX, ".visible .entry ")
-	for arch, rep := range reports {
-		entries := rep.Entries()
-		if len(entries) != want {
-			t.Errorf("%s: ptxas reported %d entries, the module has %d", arch, len(entries), want)
-		}
-		for _, f := range entries {
-			if f.Spills() {
-				t.Errorf("%s: %s spills: %v", arch, f.Name, f)
-			}
-			if testing.Verbose() {
-				t.Logf("%s: %v", arch, f)
-			}
-		}
-	}
+	ptxas.CheckModule(t, "ops", kernModule.PTX)
 }

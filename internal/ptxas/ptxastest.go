@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -97,4 +98,25 @@ func checkFileName(name string) string {
 		s += ".ptx"
 	}
 	return s
+}
+
+// CheckModule is the test every generated package runs on its module:
+// Check for the default arches, then every entry must be in ptxas's report
+// and none may spill. Each entry's registers and shared memory are logged
+// (shown with -v, or beside a failure).
+func CheckModule(t testing.TB, name, ptx string) {
+	t.Helper()
+	want := strings.Count(ptx, ".visible .entry ")
+	for arch, rep := range Check(t, name, []byte(ptx)) {
+		entries := rep.Entries()
+		if len(entries) != want {
+			t.Errorf("%s: ptxas reported %d entries, the module has %d", arch, len(entries), want)
+		}
+		for _, f := range entries {
+			if f.Spills() {
+				t.Errorf("%s: %s spills: %v", arch, f.Name, f)
+			}
+			t.Logf("%s: %v", arch, f)
+		}
+	}
 }

@@ -1,7 +1,6 @@
 package attnk
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/gokern/kern/internal/ptxas"
@@ -11,18 +10,5 @@ import (
 // each to compile without register spills (the O accumulator of a warp's
 // 16 rows at head dim 128 is 64 registers, Q's fragments 32 more).
 func TestPTXAssembles(t *testing.T) {
-	reports := ptxas.Check(t, "attnk", []byte(kernModule.PTX))
-	want := strings.Count(kernModule.PTX, ".visible .entry ")
-	for arch, rep := range reports {
-		entries := rep.Entries()
-		if len(entries) != want {
-			t.Errorf("%s: ptxas reported %d entries, the module has %d", arch, len(entries), want)
-		}
-		for _, f := range entries {
-			if f.Spills() {
-				t.Errorf("%s: %s spills: %v", arch, f.Name, f)
-			}
-			t.Logf("%s: %v", arch, f)
-		}
-	}
+	ptxas.CheckModule(t, "attnk", kernModule.PTX)
 }
