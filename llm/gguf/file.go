@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"os"
+
+	"github.com/gokern/kern/internal/mmap"
 )
 
 // Magic is the first four bytes of every GGUF file.
@@ -67,7 +69,7 @@ func Open(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
 	}
-	data, unmap, err := mapFile(f, st.Size())
+	data, unmap, err := mmap.File(f, st.Size())
 	if err != nil {
 		return nil, fmt.Errorf("gguf: mapping %s: %w", path, err)
 	}

@@ -9,6 +9,8 @@ import (
 	"math"
 	"os"
 	"sort"
+
+	"github.com/gokern/kern/internal/mmap"
 )
 
 // maxHeader bounds the JSON header (the format's reference implementation
@@ -64,7 +66,7 @@ func Open(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("safetensors: %w", err)
 	}
-	data, unmap, err := mapFile(f, st.Size())
+	data, unmap, err := mmap.File(f, st.Size())
 	if err != nil {
 		return nil, fmt.Errorf("safetensors: %s: mapping %d bytes: %w", path, st.Size(), err)
 	}

@@ -1,15 +1,15 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
 
-package gguf
+package mmap
 
 import (
 	"os"
 	"syscall"
 )
 
-// mapFile maps f read-only. An empty file is returned as an empty slice
+// File maps f read-only. An empty file is returned as an empty slice
 // (mmap rejects length 0).
-func mapFile(f *os.File, size int64) ([]byte, func() error, error) {
+func File(f *os.File, size int64) ([]byte, func() error, error) {
 	if size == 0 {
 		return []byte{}, func() error { return nil }, nil
 	}
