@@ -4,8 +4,8 @@
 // The format: an 8-byte little-endian header length N, N bytes of JSON
 // mapping each tensor name to {dtype, shape, data_offsets}, then the data,
 // each tensor's bytes at [begin, end) relative to the end of the header.
-// Files are memory-mapped where the OS allows it (mmap_unix.go) and read
-// whole elsewhere (mmap_other.go), so a 16 GB checkpoint costs no heap
+// Files are memory-mapped where the OS allows it (internal/mmap) and read
+// whole elsewhere, so a 16 GB checkpoint costs no heap
 // until a tensor is converted.
 //
 // Everything in a header is checked before any tensor is handed out:
