@@ -161,9 +161,9 @@ func emuRun(args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("kern emu run: %s has no .reqntid: give -block", entry.Name)
 	}
-	opts, err := checkOptions(f.check)
+	opts, err := emu.ParseChecks(f.check)
 	if err != nil {
-		return err
+		return fmt.Errorf("kern emu run: -check: %w", err)
 	}
 	var prof *emu.Profile
 	if f.profile {
@@ -283,30 +283,6 @@ func parseDims(s string) ([3]int, error) {
 		d[i] = n
 	}
 	return d, nil
-}
-
-// checkOptions turns -check's list into emu.Options (initcheck is part of
-// emu's memcheck).
-func checkOptions(s string) (emu.Options, error) {
-	var o emu.Options
-	if s == "" {
-		return o, nil
-	}
-	for _, n := range strings.Split(s, ",") {
-		switch strings.TrimSpace(n) {
-		case "all":
-			o.Memcheck, o.Racecheck, o.Synccheck = true, true, true
-		case "memcheck", "initcheck":
-			o.Memcheck = true
-		case "racecheck":
-			o.Racecheck = true
-		case "synccheck":
-			o.Synccheck = true
-		default:
-			return o, fmt.Errorf("kern emu run: -check: unknown sanitizer %q (memcheck, racecheck, synccheck, initcheck, all)", n)
-		}
-	}
-	return o, nil
 }
 
 // parseScalar reads VALUE, typed by the parameter's PTX type, or

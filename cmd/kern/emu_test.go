@@ -118,7 +118,7 @@ func TestEmuRunErrors(t *testing.T) {
 		{[]string{"run", ptx, "-kernel", "vec_add", "-block", "32", "-arg", "1"}, "takes 4 parameters"},
 		{[]string{"run", ptx, "-kernel", "bitonic", "-block", "32", "-arg", "f99[4]:zeros"}, `unknown element type "f99"`},
 		{[]string{"run", ptx, "-kernel", "bitonic", "-block", "32", "-arg", "u32[4]:sevens"}, `unknown initial value "sevens"`},
-		{[]string{"run", ptx, "-kernel", "bitonic", "-block", "32", "-check", "leakcheck", "-arg", "u32[4]:zeros"}, `unknown sanitizer "leakcheck"`},
+		{[]string{"run", ptx, "-kernel", "bitonic", "-block", "32", "-check", "leakcheck", "-arg", "u32[4]:zeros"}, `kern emu run: -check: unknown emulator check "leakcheck"`},
 		{[]string{"run", ptx, "-kernel", "nbody", "-block", "32", "-arg", "0", "-arg", "0", "-arg", "1", "-arg", "x"}, "nbody_param_3 .f32"},
 		{[]string{"run", ptx, "-kernel", "vec_add"}, "has no .reqntid: give -block"},
 		{[]string{"frob"}, `unknown subcommand "frob"`},
