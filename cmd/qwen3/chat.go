@@ -26,12 +26,11 @@ func chat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	e, dev, err := c.open(stderr)
+	e, closeAll, err := c.open(ctx, stderr)
 	if err != nil {
 		return err
 	}
-	defer dev.Close()
-	defer e.Close()
+	defer closeAll()
 	var history []tokenizer.Message
 	if *system != "" {
 		history = append(history, tokenizer.Message{Role: "system", Content: *system})

@@ -25,12 +25,11 @@ func generate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *prompt == "" {
 		return fmt.Errorf("generate: -prompt is required")
 	}
-	e, dev, err := c.open(stderr)
+	e, closeAll, err := c.open(ctx, stderr)
 	if err != nil {
 		return err
 	}
-	defer dev.Close()
-	defer e.Close()
+	defer closeAll()
 	var ids []int32
 	if *asChat {
 		ids = e.ChatPrompt([]tokenizer.Message{{Role: "user", Content: *prompt}}, !c.noThink)

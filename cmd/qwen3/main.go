@@ -54,6 +54,8 @@ type common struct {
 	noThink            bool
 	stop               string
 	quiet              bool
+	tp                 int
+	tpComm             string
 }
 
 func (c *common) register(fs *flag.FlagSet) {
@@ -73,11 +75,13 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.noThink, "no-think", false, "chat template with thinking off (enable_thinking=false)")
 	fs.StringVar(&c.stop, "stop", "", "comma-separated stop strings")
 	fs.BoolVar(&c.quiet, "q", false, "no loading progress or statistics on stderr")
+	fs.IntVar(&c.tp, "tp", 1, "tensor parallelism: split the model over this many devices (Megatron layout, see llm/tp)")
+	fs.StringVar(&c.tpComm, "tp-comm", "", "with -tp: local (one process, a goroutine per rank, any device), socket (a process per rank, collectives through rank 0 over Unix sockets, any device) or nccl (a process per GPU); default nccl on cuda, else local")
 }
 
 // params fills unset sampling flags from generation_config.json.
 func (c *common) params(e *engine.Engine) sample.Params {
-	p, g := c.p, e.Model.Gen
+	p, g := c.p, e.Gen
 	pick := func(v *float64, model float64, def float64) {
 		if *v < 0 {
 			*v = def
@@ -106,8 +110,9 @@ func (c *common) stops() []string {
 	return strings.Split(c.stop, ",")
 }
 
-// open opens the device and the model, with a progress line on stderr.
-func (c *common) open(stderr io.Writer) (*engine.Engine, *kern.Device, error) {
+// open opens the device and the model, with a progress line on stderr;
+// closeAll closes the engine, the devices and any rank processes.
+func (c *common) open(ctx context.Context, stderr io.Writer) (e *engine.Engine, closeAll func(), err error) {
 	if c.model == "" {
 		return nil, nil, fmt.Errorf("-model DIR is required")
 	}
@@ -117,6 +122,9 @@ func (c *common) open(stderr io.Writer) (*engine.Engine, *kern.Device, error) {
 	dev, err := kern.Open()
 	if err != nil {
 		return nil, nil, err
+	}
+	if c.tp > 1 {
+		return c.openTP(ctx, dev, stderr)
 	}
 	var progress func(done, total int64)
 	if !c.quiet {
@@ -134,12 +142,16 @@ func (c *common) open(stderr io.Writer) (*engine.Engine, *kern.Device, error) {
 			}
 		}
 	}
-	e, err := engine.Open(dev, c.model, engine.Options{TokenizerDir: c.tok, Context: c.ctxLen, KVPositions: c.kvTokens, NoPrefixCache: c.noPrefixCache, OnKVEvents: c.onKVEvents, Progress: progress})
+	e, err = engine.Open(dev, c.model, c.options(progress))
 	if err != nil {
 		dev.Close()
 		return nil, nil, err
 	}
-	return e, dev, nil
+	return e, func() { e.Close(); dev.Close() }, nil
+}
+
+func (c *common) options(progress func(done, total int64)) engine.Options {
+	return engine.Options{TokenizerDir: c.tok, Context: c.ctxLen, KVPositions: c.kvTokens, NoPrefixCache: c.noPrefixCache, OnKVEvents: c.onKVEvents, Progress: progress}
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -155,6 +167,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return serve(ctx, args[1:], stdout, stderr)
 	case "bench":
 		return bench(ctx, args[1:], stdout, stderr)
+	case "rank":
+		return rank(ctx, args[1:], stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprintln(stdout, usage)
 		return nil

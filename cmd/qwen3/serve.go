@@ -60,14 +60,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer cancel()
 		hs.Shutdown(sctx)
 	}
-	e, dev, err := c.open(stderr)
+	e, closeAll, err := c.open(ctx, stderr)
 	if err != nil {
 		stop()
 		<-served
 		return err
 	}
-	defer dev.Close()
-	defer e.Close()
+	defer closeAll()
 	s.SetEngine(e)
 	if !c.quiet {
 		fmt.Fprintf(stderr, "ready: model loaded %.2f s after process start\n", time.Since(processStart).Seconds())

@@ -26,8 +26,12 @@ import (
 // Engine is a model, its tokenizer, a paged KV cache shared by the
 // requests in flight, and the scheduler goroutine that steps them.
 type Engine struct {
-	Model *qwen3.Model
-	Tok   *tokenizer.Tokenizer
+	// Model runs the forward passes: Single for a model on one device,
+	// or a tensor-parallel one (llm/tp).
+	Model  Runner
+	Config *qwen3.Config           // the whole model's
+	Gen    *qwen3.GenerationConfig // generation_config.json's defaults
+	Tok    *tokenizer.Tokenizer
 	// EOS are the tokens that end generation: config.json's and
 	// generation_config.json's eos_token_id and the tokenizer's eos_token.
 	EOS          map[int32]bool
@@ -99,10 +103,20 @@ func Open(dev *kern.Device, modelDir string, opt Options) (*Engine, error) {
 
 // New starts an engine over a loaded model and tokenizer.
 func New(m *qwen3.Model, tok *tokenizer.Tokenizer, opt Options) (*Engine, error) {
+	return NewRunner(Single{m}, m.Config, m.Gen, tok, opt)
+}
+
+// NewRunner starts an engine over any Runner; cfg is the whole model's
+// config (vocabulary, EOS, context) and gen its generation defaults
+// (nil for none).
+func NewRunner(m Runner, cfg *qwen3.Config, gen *qwen3.GenerationConfig, tok *tokenizer.Tokenizer, opt Options) (*Engine, error) {
+	if gen == nil {
+		gen = &qwen3.GenerationConfig{}
+	}
 	ctxLen := opt.Context
 	if ctxLen <= 0 {
 		ctxLen = 4096
-		if mp := m.Config.MaxPositionEmbeddings; mp > 0 {
+		if mp := cfg.MaxPositionEmbeddings; mp > 0 {
 			ctxLen = min(ctxLen, mp)
 		}
 	}
@@ -123,11 +137,11 @@ func New(m *qwen3.Model, tok *tokenizer.Tokenizer, opt Options) (*Engine, error)
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{Model: m, Tok: tok, EOS: map[int32]bool{}, Context: ctxLen, MaxBatch: batch, PrefillChunk: chunk, pool: pool, Metrics: newMetrics(),
+	e := &Engine{Model: m, Config: cfg, Gen: gen, Tok: tok, EOS: map[int32]bool{}, Context: ctxLen, MaxBatch: batch, PrefillChunk: chunk, pool: pool, Metrics: newMetrics(),
 		jobs: make(chan *job), quit: make(chan struct{}), done: make(chan struct{})}
 	e.prefix = newPrefixCache(pool, opt.OnKVEvents)
 	e.prefix.off = opt.NoPrefixCache
-	for _, id := range append(append([]int(nil), m.Config.EOSTokenID...), m.Gen.EOSTokenID...) {
+	for _, id := range append(append([]int(nil), cfg.EOSTokenID...), gen.EOSTokenID...) {
 		e.EOS[int32(id)] = true
 	}
 	if id, ok := tok.TokenID(tok.EOSToken); ok && tok.EOSToken != "" {
@@ -222,7 +236,7 @@ func (e *Engine) Generate(ctx context.Context, req Request) (*Result, error) {
 		return nil, fmt.Errorf("engine: max_tokens %d, want ≥ 0", req.MaxTokens)
 	}
 	for _, id := range req.Prompt {
-		if id < 0 || int(id) >= e.Model.Config.VocabSize {
+		if id < 0 || int(id) >= e.Config.VocabSize {
 			return nil, fmt.Errorf("engine: prompt token %d is outside the vocabulary", id)
 		}
 	}

@@ -27,16 +27,17 @@ func TestLogprobs(t *testing.T) {
 		t.Fatalf("%d logprobs (%d streamed) for %d tokens", len(res.Logprobs), len(streamed), len(res.Tokens))
 	}
 	seq := append(append([]int32(nil), prompt...), res.Tokens[:len(res.Tokens)-1]...)
-	c, err := e.Model.NewCache(len(seq))
+	m := e.Model.(Single).M
+	c, err := m.NewCache(len(seq))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Free()
-	out, err := e.Model.Forward(c, seq, true)
+	out, err := m.Forward(c, seq, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	V := e.Model.Config.VocabSize
+	V := e.Config.VocabSize
 	logits := make([]float32, len(seq)*V)
 	if err := out.CopyTo(logits); err != nil {
 		t.Fatal(err)

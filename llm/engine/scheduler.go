@@ -166,9 +166,9 @@ func (e *Engine) schedule() {
 			seqs[i], inputs[i] = j.seq, j.next
 			e.stats.forwarded.Add(int64(len(j.next)))
 		}
-		out, err := e.Model.ForwardBatch(seqs, inputs)
+		out, err := e.forward(seqs, inputs, false)
 		if err == nil {
-			V := e.Model.Config.VocabSize
+			V := e.Config.VocabSize
 			if len(logits) != len(active)*V {
 				logits = make([]float32, len(active)*V)
 			}
@@ -183,7 +183,7 @@ func (e *Engine) schedule() {
 		}
 		keepA = active[:0]
 		for i, j := range active {
-			if done := e.advance(j, logits[i*e.Model.Config.VocabSize:(i+1)*e.Model.Config.VocabSize]); done {
+			if done := e.advance(j, logits[i*e.Config.VocabSize:(i+1)*e.Config.VocabSize]); done {
 				finish(j, nil)
 			} else {
 				keepA = append(keepA, j)

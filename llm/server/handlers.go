@@ -98,7 +98,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		prompt = e.Tok.Encode(texts[0])
 	case json.Unmarshal(req.Prompt, &prompt) == nil:
 		for _, id := range prompt {
-			if id < 0 || int(id) >= e.Model.Config.VocabSize {
+			if id < 0 || int(id) >= e.Config.VocabSize {
 				writeError(w, badParam("prompt", "token id %d is outside the vocabulary", id))
 				return
 			}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gokern/kern/internal/fixture"
+)
+
+// asQwen3 makes the test binary act as the qwen3 command when rank 0
+// starts it as a follower process (os.Executable is the test binary).
+const asQwen3 = "KERN_TEST_AS_QWEN3"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asQwen3) == "1" {
+		if err := run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, "qwen3:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// startServe runs `qwen3 serve args…` and returns its URL once /ready
+// answers 200, and a function that stops it and returns its error.
+func startServe(t *testing.T, args ...string) (string, func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	var errb strings.Builder
+	var mu sync.Mutex
+	stderr := writerFunc(func(b []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return errb.Write(b) })
+	go func() {
+		done <- run(ctx, append([]string{"serve", "-addr", "127.0.0.1:0"}, args...), nil, pw, stderr)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		cancel()
+		t.Fatalf("serve printed nothing: %v (%v)", err, <-done)
+	}
+	go io.Copy(io.Discard, pr)
+	url := strings.TrimSuffix(strings.Fields(line)[3], "/")
+	stop := func() error { cancel(); return <-done }
+	deadline := time.Now().Add(120 * time.Second)
+	for {
+		resp, err := http.Get(url + "/ready")
+		if err != nil {
+			stop()
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == 200 {
+			return url, stop
+		}
+		select {
+		case err := <-done:
+			mu.Lock()
+			defer mu.Unlock()
+			t.Fatalf("serve %v ended before /ready: %v\n%s", args, err, errb.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			stop()
+			t.Fatalf("/ready: %d after 120 s", resp.StatusCode)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+// greedy is one greedy completion: its tokens' texts and logprobs.
+type greedy struct {
+	Text     string
+	Tokens   []string
+	Logprobs []float64
+}
+
+// complete posts greedy completions of prompts at once (so they share
+// engine steps) and returns them in order.
+func complete(t *testing.T, url string, prompts [][]int32, n int) []greedy {
+	t.Helper()
+	out := make([]greedy, len(prompts))
+	errs := make([]error, len(prompts))
+	var wg sync.WaitGroup
+	for i, p := range prompts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body, _ := json.Marshal(map[string]any{"prompt": p, "max_tokens": n, "temperature": 0, "logprobs": 0})
+			resp, err := http.Post(url+"/v1/completions", "application/json", strings.NewReader(string(body)))
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer resp.Body.Close()
+			var r struct {
+				Choices []struct {
+					Text     string `json:"text"`
+					Logprobs struct {
+						Tokens        []string  `json:"tokens"`
+						TokenLogprobs []float64 `json:"token_logprobs"`
+					} `json:"logprobs"`
+				} `json:"choices"`
+			}
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != 200 || json.Unmarshal(b, &r) != nil || len(r.Choices) != 1 {
+				errs[i] = fmt.Errorf("prompt %d: %d %s", i, resp.StatusCode, b)
+				return
+			}
+			c := r.Choices[0]
+			out[i] = greedy{c.Text, c.Logprobs.Tokens, c.Logprobs.TokenLogprobs}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// TestServeTensorParallel: `qwen3 serve -tp 2` and `-tp 4` on emu
+// devices answer the same greedy tokens as `-tp 1`, through the HTTP
+// server and the engine's batching, on every tiny model; their logprobs
+// (the log-softmax of the logits) agree to 1e-3. The ranks are
+// goroutines of the server (-tp-comm local) or, for one model, processes
+// started by it (-tp-comm socket: rank 0 spawns this test binary in
+// qwen3's "rank" mode).
+func TestServeTensorParallel(t *testing.T) {
+	t.Setenv(asQwen3, "1")
+	prompts := [][]int32{{3, 141, 59, 265, 358, 979, 32, 38}, {7, 7, 100, 5}, {3, 141, 59, 265, 358, 979, 32, 38, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}}
+	const n = 8
+	for vi, variant := range fixture.Variants {
+		model := fixture.Model(t, variant)
+		base := []string{"-device", "emu", "-q", "-model", model, "-tokenizer", fixture.Tokenizer(t)}
+		url, stop := startServe(t, base...)
+		want := complete(t, url, prompts, n)
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		runs := [][]string{{"-tp", "2"}, {"-tp", "4"}}
+		if vi == 0 {
+			runs = append(runs, []string{"-tp", "2", "-tp-comm", "socket"}, []string{"-tp", "4", "-tp-comm", "socket"})
+		}
+		for _, extra := range runs {
+			t.Run(variant+"/"+strings.Join(extra, " "), func(t *testing.T) {
+				url, stop := startServe(t, append(base, extra...)...)
+				got := complete(t, url, prompts, n)
+				// Again: the second round reuses the prefix cache.
+				again := complete(t, url, prompts, n)
+				if err := stop(); err != nil {
+					t.Errorf("serve: %v", err)
+				}
+				for i := range prompts {
+					for _, g := range []greedy{got[i], again[i]} {
+						if fmt.Sprint(g.Tokens) != fmt.Sprint(want[i].Tokens) || g.Text != want[i].Text {
+							t.Errorf("prompt %d: tokens %q, at -tp 1 %q", i, g.Tokens, want[i].Tokens)
+							continue
+						}
+						for k, lp := range g.Logprobs {
+							if math.Abs(lp-want[i].Logprobs[k]) > 1e-3 {
+								t.Errorf("prompt %d token %d: logprob %v, at -tp 1 %v", i, k, lp, want[i].Logprobs[k])
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}
