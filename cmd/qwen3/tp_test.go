@@ -84,16 +84,18 @@ type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
 
-// greedy is one greedy completion: its tokens' texts and logprobs.
+// greedy is one greedy completion: its tokens' texts and logprobs, and
+// the prompt's logprobs if asked for.
 type greedy struct {
 	Text     string
 	Tokens   []string
 	Logprobs []float64
+	Prompt   []float64
 }
 
 // complete posts greedy completions of prompts at once (so they share
 // engine steps) and returns them in order.
-func complete(t *testing.T, url string, prompts [][]int32, n int) []greedy {
+func complete(t *testing.T, url string, prompts [][]int32, n int, promptLogprobs bool) []greedy {
 	t.Helper()
 	out := make([]greedy, len(prompts))
 	errs := make([]error, len(prompts))
@@ -102,7 +104,11 @@ func complete(t *testing.T, url string, prompts [][]int32, n int) []greedy {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			body, _ := json.Marshal(map[string]any{"prompt": p, "max_tokens": n, "temperature": 0, "logprobs": 0})
+			req := map[string]any{"prompt": p, "max_tokens": n, "temperature": 0, "logprobs": 0}
+			if promptLogprobs {
+				req["prompt_logprobs"] = 0
+			}
+			body, _ := json.Marshal(req)
 			resp, err := http.Post(url+"/v1/completions", "application/json", strings.NewReader(string(body)))
 			if err != nil {
 				errs[i] = err
@@ -116,6 +122,9 @@ func complete(t *testing.T, url string, prompts [][]int32, n int) []greedy {
 						Tokens        []string  `json:"tokens"`
 						TokenLogprobs []float64 `json:"token_logprobs"`
 					} `json:"logprobs"`
+					PromptLogprobs []map[string]struct {
+						Logprob float64 `json:"logprob"`
+					} `json:"prompt_logprobs"`
 				} `json:"choices"`
 			}
 			b, _ := io.ReadAll(resp.Body)
@@ -124,7 +133,13 @@ func complete(t *testing.T, url string, prompts [][]int32, n int) []greedy {
 				return
 			}
 			c := r.Choices[0]
-			out[i] = greedy{c.Text, c.Logprobs.Tokens, c.Logprobs.TokenLogprobs}
+			out[i] = greedy{Text: c.Text, Tokens: c.Logprobs.Tokens, Logprobs: c.Logprobs.TokenLogprobs}
+			if promptLogprobs && len(c.PromptLogprobs) != len(p) {
+				errs[i] = fmt.Errorf("prompt %d: %d prompt logprobs for %d tokens", i, len(c.PromptLogprobs), len(p))
+			}
+			for k, m := range c.PromptLogprobs[min(1, len(c.PromptLogprobs)):] {
+				out[i].Prompt = append(out[i].Prompt, m[fmt.Sprint(p[k+1])].Logprob)
+			}
 		}()
 	}
 	wg.Wait()
@@ -139,7 +154,8 @@ func complete(t *testing.T, url string, prompts [][]int32, n int) []greedy {
 // TestServeTensorParallel: `qwen3 serve -tp 2` and `-tp 4` on emu
 // devices answer the same greedy tokens as `-tp 1`, through the HTTP
 // server and the engine's batching, on every tiny model; their logprobs
-// (the log-softmax of the logits) agree to 1e-3. The ranks are
+// (the log-softmax of the logits) agree to 1e-3, the prompt logprobs
+// (every row's logits) too. The ranks are
 // goroutines of the server (-tp-comm local) or, for one model, processes
 // started by it (-tp-comm socket: rank 0 spawns this test binary in
 // qwen3's "rank" mode).
@@ -151,7 +167,7 @@ func TestServeTensorParallel(t *testing.T) {
 		model := fixture.Model(t, variant)
 		base := []string{"-device", "emu", "-q", "-model", model, "-tokenizer", fixture.Tokenizer(t)}
 		url, stop := startServe(t, base...)
-		want := complete(t, url, prompts, n)
+		want := complete(t, url, prompts, n, true)
 		if err := stop(); err != nil {
 			t.Fatal(err)
 		}
@@ -162,13 +178,21 @@ func TestServeTensorParallel(t *testing.T) {
 		for _, extra := range runs {
 			t.Run(variant+"/"+strings.Join(extra, " "), func(t *testing.T) {
 				url, stop := startServe(t, append(base, extra...)...)
-				got := complete(t, url, prompts, n)
+				got := complete(t, url, prompts, n, true)
 				// Again: the second round reuses the prefix cache.
-				again := complete(t, url, prompts, n)
+				again := complete(t, url, prompts, n, false)
 				if err := stop(); err != nil {
 					t.Errorf("serve: %v", err)
 				}
 				for i := range prompts {
+					if len(want[i].Tokens) != n || len(want[i].Prompt) != len(prompts[i])-1 {
+						t.Fatalf("prompt %d at -tp 1: %d tokens, %d prompt logprobs", i, len(want[i].Tokens), len(want[i].Prompt))
+					}
+					for k, lp := range got[i].Prompt {
+						if math.Abs(lp-want[i].Prompt[k]) > 1e-3 || lp == 0 {
+							t.Errorf("prompt %d position %d: prompt logprob %v, at -tp 1 %v", i, k+1, lp, want[i].Prompt[k])
+						}
+					}
 					for _, g := range []greedy{got[i], again[i]} {
 						if fmt.Sprint(g.Tokens) != fmt.Sprint(want[i].Tokens) || g.Text != want[i].Text {
 							t.Errorf("prompt %d: tokens %q, at -tp 1 %q", i, g.Tokens, want[i].Tokens)

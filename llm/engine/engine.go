@@ -187,6 +187,13 @@ type Request struct {
 	// OnLogprob, if set with Logprobs, receives each token's log
 	// probability right after OnToken receives the token.
 	OnLogprob func(SampledLogprob)
+	// PromptLogprobs asks for the log probability of every prompt token
+	// after the first, given the tokens before it (Result.PromptLogprobs;
+	// vLLM's prompt_logprobs), with PromptTopLogprobs alternatives each
+	// (at most MaxTopLogprobs). Such a request prefills its whole prompt
+	// by itself (prompt.go), not from the prefix cache.
+	PromptLogprobs    bool
+	PromptTopLogprobs int
 }
 
 // Result is what Generate produced.
@@ -194,6 +201,7 @@ type Result struct {
 	Text             string
 	Tokens           []int32
 	Logprobs         []SampledLogprob // one per token, if Request.Logprobs
+	PromptLogprobs   []SampledLogprob // one per prompt token after the first, if Request.PromptLogprobs
 	FinishReason     string           // "stop" (EOS or a stop string) or "length"
 	PromptTokens     int
 	CachedTokens     int // prompt tokens whose KV came from the prefix cache (not prefilled)
@@ -232,6 +240,9 @@ func (e *Engine) Generate(ctx context.Context, req Request) (*Result, error) {
 	if req.TopLogprobs < 0 || req.TopLogprobs > MaxTopLogprobs {
 		return nil, fmt.Errorf("engine: top_logprobs %d, want 0 to %d", req.TopLogprobs, MaxTopLogprobs)
 	}
+	if req.PromptTopLogprobs < 0 || req.PromptTopLogprobs > MaxTopLogprobs {
+		return nil, fmt.Errorf("engine: prompt top logprobs %d, want 0 to %d", req.PromptTopLogprobs, MaxTopLogprobs)
+	}
 	if req.MaxTokens < 0 {
 		return nil, fmt.Errorf("engine: max_tokens %d, want ≥ 0", req.MaxTokens)
 	}
@@ -254,6 +265,7 @@ func (e *Engine) Generate(ctx context.Context, req Request) (*Result, error) {
 		budget = min(budget, req.MaxTokens)
 	}
 	j := &job{ctx: ctx, prompt: req.Prompt, budget: budget, smp: smp, stops: req.Stop, logprobs: req.Logprobs, top: req.TopLogprobs,
+		promptLP: req.PromptLogprobs, promptTop: req.PromptTopLogprobs,
 		events: make(chan event, 2*budget+4), submitted: time.Now()}
 	select {
 	case e.jobs <- j:

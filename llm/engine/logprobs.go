@@ -19,11 +19,13 @@ type TokenLogprob struct {
 	Logprob float64
 }
 
-// SampledLogprob is a sampled token's log probability and the most
-// likely alternatives at its position, most likely first.
+// SampledLogprob is a sampled (or prompt) token's log probability, its
+// rank (1 for the most likely token; ties share the better rank) and the
+// most likely alternatives at its position, most likely first.
 type SampledLogprob struct {
 	TokenLogprob
-	Top []TokenLogprob
+	Rank int
+	Top  []TokenLogprob
 }
 
 // logprobs returns tok's log-softmax over logits and the top k.
@@ -37,7 +39,12 @@ func logprobs(logits []float32, tok int32, k int) SampledLogprob {
 		sum += math.Exp(float64(l) - mx)
 	}
 	lse := mx + math.Log(sum)
-	out := SampledLogprob{TokenLogprob: TokenLogprob{tok, float64(logits[tok]) - lse}}
+	out := SampledLogprob{TokenLogprob: TokenLogprob{tok, float64(logits[tok]) - lse}, Rank: 1}
+	for _, l := range logits {
+		if l > logits[tok] {
+			out.Rank++
+		}
+	}
 	if k <= 0 {
 		return out
 	}

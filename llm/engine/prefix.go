@@ -102,12 +102,13 @@ func blockHashes(tokens []int32, bs int) []uint64 {
 // one prompt token to prefill, whose logits sample the first token) is
 // shared, the rest comes from the pool, evicting idle cached blocks if
 // the pool is short. It returns the sequence, the blocks it holds, and
-// the prompt tokens already in the cache.
-func (c *prefixCache) admit(prompt []int32, n int) (*qwen3.Seq, []*cblock, int, error) {
+// the prompt tokens already in the cache. Without match, the prompt
+// shares no blocks (it is prefilled whole).
+func (c *prefixCache) admit(prompt []int32, n int, match bool) (*qwen3.Seq, []*cblock, int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var hashes []uint64
-	if !c.off {
+	if !c.off && match {
 		hashes = blockHashes(prompt[:len(prompt)-1], c.bs)
 	}
 	var held []*cblock

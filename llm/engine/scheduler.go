@@ -34,6 +34,8 @@ type job struct {
 	stops     []string
 	logprobs  bool
 	top       int
+	promptLP  bool // prompt logprobs: prefilled alone, every row's logits (prompt.go)
+	promptTop int
 	events    chan event // closed when the job ends
 	submitted time.Time
 
@@ -124,7 +126,7 @@ func (e *Engine) schedule() {
 		active = keepA
 		for len(waiting) > 0 && len(active) < e.MaxBatch {
 			j := waiting[0]
-			seq, held, hit, err := e.prefix.admit(j.prompt, len(j.prompt)+j.budget)
+			seq, held, hit, err := e.prefix.admit(j.prompt, len(j.prompt)+j.budget, !j.promptLP)
 			if err != nil {
 				if errors.Is(err, qwen3.ErrPoolFull) && len(active) > 0 {
 					break // wait for pages to come back
@@ -149,6 +151,13 @@ func (e *Engine) schedule() {
 			j.res = &Result{PromptTokens: len(j.prompt), FinishReason: "length", Queued: j.started.Sub(j.submitted), CachedTokens: hit}
 			e.Metrics.QueueTime.Observe(seconds(j.res.Queued))
 			e.Metrics.PromptTokens.Add(int64(len(j.prompt)))
+			if j.promptLP {
+				// Prefilled now, alone, keeping every row's logits.
+				if done, err := e.prefillAll(j); err != nil || done {
+					finish(j, err)
+					continue
+				}
+			}
 			active = append(active, j)
 		}
 		e.stats.running.Store(int64(len(active)))

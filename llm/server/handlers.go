@@ -55,6 +55,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		req.topLogprobs = *req.TopLogprobs
 	}
 	req.wantLogprobs = req.Logprobs
+	if perr := req.checkPromptLogprobs(); perr != nil {
+		writeError(w, perr)
+		return
+	}
 	prompt, perr := chatPrompt(e, &req)
 	if perr != nil {
 		writeError(w, perr)
@@ -95,8 +99,10 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	case json.Unmarshal(req.Prompt, &text) == nil:
 		prompt = e.Tok.Encode(text)
 	case json.Unmarshal(req.Prompt, &texts) == nil && len(texts) == 1:
-		prompt = e.Tok.Encode(texts[0])
+		text = texts[0]
+		prompt = e.Tok.Encode(text)
 	case json.Unmarshal(req.Prompt, &prompt) == nil:
+		text = e.Tok.Decode(prompt, false)
 		for _, id := range prompt {
 			if id < 0 || int(id) >= e.Config.VocabSize {
 				writeError(w, badParam("prompt", "token id %d is outside the vocabulary", id))
@@ -117,6 +123,18 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		req.wantLogprobs, req.topLogprobs = true, *req.Logprobs
+	}
+	if perr := req.checkPromptLogprobs(); perr != nil {
+		writeError(w, perr)
+		return
+	}
+	req.echo, req.promptText = req.Echo, text
+	if req.Echo && req.wantLogprobs {
+		if req.Stream {
+			writeError(w, badParam("echo", "with logprobs, not with stream"))
+			return
+		}
+		req.promptLP, req.promptTop = true, max(req.promptTop, req.topLogprobs)
 	}
 	p, maxTokens, err := req.params(16) // OpenAI's default for completions
 	if err != nil {
@@ -147,7 +165,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, e *engine.Engi
 	}
 	defer release()
 	req := engine.Request{Prompt: prompt, MaxTokens: maxTokens, Sampling: p, Stop: f.Stop,
-		Logprobs: f.wantLogprobs, TopLogprobs: f.topLogprobs}
+		Logprobs: f.wantLogprobs, TopLogprobs: f.topLogprobs, PromptLogprobs: f.promptLP, PromptTopLogprobs: f.promptTop}
 	prefix, object := "cmpl", "text_completion"
 	if chat {
 		prefix, object = "chatcmpl", "chat.completion"
@@ -175,12 +193,24 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, e *engine.Engi
 			if f.wantLogprobs {
 				ch.Logprobs = chatLogprobsOf(e, res.Logprobs)
 			}
-			writeJSON(w, 200, chatResponse{ID: id, Object: object, Created: created, Model: model, Usage: u,
-				Choices: []chatChoice{ch}})
+			cr := chatResponse{ID: id, Object: object, Created: created, Model: model, Usage: u, Choices: []chatChoice{ch}}
+			if f.vllmPrompt {
+				cr.PromptLogprobs = vllmPromptLogprobs(e, res.PromptLogprobs, *f.PromptLogprobs)
+			}
+			writeJSON(w, 200, cr)
 		} else {
 			ch := textChoice{Text: res.Text, FinishReason: &res.FinishReason}
-			if f.wantLogprobs {
+			if f.echo {
+				ch.Text = f.promptText + res.Text
+			}
+			switch {
+			case f.wantLogprobs && f.echo:
+				ch.Logprobs = echoLogprobsOf(e, prompt, res.PromptLogprobs, res.Logprobs, f.topLogprobs)
+			case f.wantLogprobs:
 				ch.Logprobs = textLogprobsOf(e, res.Logprobs, 0)
+			}
+			if f.vllmPrompt {
+				ch.PromptLogprobs = vllmPromptLogprobs(e, res.PromptLogprobs, *f.PromptLogprobs)
 			}
 			writeJSON(w, 200, textResponse{ID: id, Object: object, Created: created, Model: model, Usage: u,
 				Choices: []textChoice{ch}})
@@ -245,6 +275,12 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, e *engine.Engi
 			s.m.cancelled.Add(1)
 			return
 		}
+	} else if f.echo {
+		if send(chunk(f.promptText, "", nil)) != nil {
+			s.m.cancelled.Add(1)
+			return
+		}
+		offset = len(f.promptText)
 	}
 	var split *thinkSplitter
 	if chat && s.SplitReasoning {

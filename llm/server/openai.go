@@ -56,6 +56,30 @@ type samplingFields struct {
 	wantLogprobs bool `json:"-"`
 	topLogprobs  int  `json:"-"`
 	parseTools   bool `json:"-"` // tool_calls out of <tool_call> blocks (tools.go)
+	// Prompt logprobs (prompt.go): computed with promptTop alternatives;
+	// answered as prompt_logprobs (vllmPrompt, k alternatives) and/or
+	// echoed with the completion (echo; promptText is the prompt).
+	PromptLogprobs *int   `json:"prompt_logprobs"`
+	promptLP       bool   `json:"-"`
+	promptTop      int    `json:"-"`
+	vllmPrompt     bool   `json:"-"`
+	echo           bool   `json:"-"`
+	promptText     string `json:"-"`
+}
+
+// checkPromptLogprobs reads prompt_logprobs (vLLM's extension, 0 to 20).
+func (f *samplingFields) checkPromptLogprobs() *apiError {
+	if f.PromptLogprobs == nil {
+		return nil
+	}
+	if k := *f.PromptLogprobs; k < 0 || k > engine.MaxTopLogprobs {
+		return badParam("prompt_logprobs", "%d is outside [0, %d]", k, engine.MaxTopLogprobs)
+	}
+	if f.Stream {
+		return badParam("prompt_logprobs", "not with stream")
+	}
+	f.promptLP, f.vllmPrompt, f.promptTop = true, true, *f.PromptLogprobs
+	return nil
 }
 
 type chatRequest struct {
@@ -74,6 +98,7 @@ type completionRequest struct {
 	samplingFields
 	Prompt   json.RawMessage `json:"prompt"`
 	Logprobs *int            `json:"logprobs"`
+	Echo     bool            `json:"echo"`
 }
 
 // params checks the sampling fields; defaultMax applies when neither
@@ -190,19 +215,21 @@ type chatChoice struct {
 }
 
 type chatResponse struct {
-	ID      string       `json:"id"`
-	Object  string       `json:"object"`
-	Created int64        `json:"created"`
-	Model   string       `json:"model"`
-	Choices []chatChoice `json:"choices"`
-	Usage   *usage       `json:"usage,omitempty"`
+	ID             string                     `json:"id"`
+	Object         string                     `json:"object"`
+	Created        int64                      `json:"created"`
+	Model          string                     `json:"model"`
+	Choices        []chatChoice               `json:"choices"`
+	Usage          *usage                     `json:"usage,omitempty"`
+	PromptLogprobs []map[string]promptLogprob `json:"prompt_logprobs,omitempty"`
 }
 
 type textChoice struct {
-	Index        int     `json:"index"`
-	Text         string  `json:"text"`
-	Logprobs     any     `json:"logprobs"`
-	FinishReason *string `json:"finish_reason"`
+	Index          int                        `json:"index"`
+	Text           string                     `json:"text"`
+	Logprobs       any                        `json:"logprobs"`
+	FinishReason   *string                    `json:"finish_reason"`
+	PromptLogprobs []map[string]promptLogprob `json:"prompt_logprobs,omitempty"`
 }
 
 type textResponse struct {
