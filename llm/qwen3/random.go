@@ -92,7 +92,9 @@ func (m *Model) WeightBytes() int64 {
 	}
 	for _, y := range m.layers {
 		for _, w := range []*Weight{y.q, y.k, y.v, y.o, y.gate, y.up, y.down} {
-			n += w.Bytes()
+			if w != nil { // up is nil on the ops path (in gate)
+				n += w.Bytes()
+			}
 		}
 	}
 	return n
