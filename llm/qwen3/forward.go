@@ -36,6 +36,8 @@ type workspace struct {
 	hl, hn                                 *kern.Buffer[float32] // [S, hidden]
 	logits, logitsLast                     *kern.Buffer[float32] // [R, vocab], [S, vocab]
 	ob                                     any                   // the ops path's *opsBufs[T], made on first use
+	graph                                  *kern.Graph           // the decode step's (graph.go)
+	warm                                   bool                  // a decode step ran eagerly
 }
 
 func (w *workspace) free() {
@@ -60,6 +62,9 @@ func (w *workspace) free() {
 	}
 	if f, ok := w.ob.(interface{ free() }); ok {
 		f.free()
+	}
+	if w.graph != nil {
+		w.graph.Close()
 	}
 }
 
@@ -193,6 +198,9 @@ func (m *Model) forward(seqs []*Seq, tokens [][]int32, all bool) (*kern.Buffer[f
 	}
 	if all && len(seqs) != 1 {
 		return nil, errors.New("qwen3: all logits only for one sequence")
+	}
+	if m.graphs && R == len(seqs) && !all {
+		P = max(P, m.graphPages(seqs[0].pool)) // a fixed row length: see graph.go
 	}
 	w, err := m.workspace(wsKey{R, len(seqs), P}, all)
 	if err != nil {

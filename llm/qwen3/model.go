@@ -43,6 +43,9 @@ type Model struct {
 	ops    *opsState             // the ops path's state (ops.go), or nil
 	// capture is the stream a decode graph is being recorded on (graph.go).
 	capture *kern.Stream
+	stream  *kern.Stream // decode graphs' (graph.go)
+	graphs  bool
+	replays int
 }
 
 // LoadOptions tune Load. The zero value is fine.
@@ -178,5 +181,9 @@ func (m *Model) Free() {
 	}
 	if m.ops != nil {
 		m.ops.free()
+	}
+	if m.stream != nil { // after the workspaces' graphs
+		m.stream.Close()
+		m.stream = nil
 	}
 }

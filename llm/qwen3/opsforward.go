@@ -111,7 +111,6 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 	R, S, H, D, hd := w.R, w.S, cfg.HiddenSize, cfg.HeadDim, m.ops.hd
 	nh, nkv, I := cfg.NumAttentionHeads, cfg.NumKeyValueHeads, cfg.IntermediateSize
 	eps := float32(cfg.RMSNormEps)
-	q := m.queue()
 	step := func(layer int, what string, err error) error {
 		switch {
 		case err == nil:
@@ -162,173 +161,182 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 			return fmt.Errorf("qwen3: batch tables: %w", err)
 		}
 	}
-	if err := step(-1, "embedding", m.embedRows(w)); err != nil {
-		return err
-	}
-	if err := m.trace("embed", -1, w.x, R, H); err != nil {
-		return err
-	}
-	scale := float32(1 / math.Sqrt(float64(D)))
-	ratio := math.Pow(cfg.RopeTheta, -2/float64(D))
-	fused := hd == D // ops.KVCacheWrite's RoPE pairs (i, i+hd/2): right only unpadded
-	for i, y := range m.layers {
-		s := func(what string, err error) error { return step(i, what, err) }
-		tr := func(stage string, x *kern.Buffer[float32], cols int) error { return m.trace(stage, i, x, R, cols) }
-		kc, vc := poolKV[T](pool, i)
-		if err := s("input_layernorm", ops.RMSNorm(q, w.h, w.x, y.inNorm, R, H, eps)); err != nil {
+	// run is the step's launches (no allocation, no copy: what a decode
+	// graph records).
+	run := func() error {
+		q := m.queue()
+		if err := step(-1, "embedding", m.embedRows(w)); err != nil {
 			return err
 		}
-		if err := tr("attn_norm", w.h, H); err != nil {
+		if err := m.trace("embed", -1, w.x, R, H); err != nil {
 			return err
 		}
-		if err := s("input_layernorm cast", ops.Cast(q, b.h, w.h, R*H)); err != nil {
-			return err
-		}
-		qOut, kOut := w.q, w.k
-		if y.qNorm == nil {
-			qOut, kOut = w.qr, w.kr
-		}
-		for _, p := range []struct {
-			out *kern.Buffer[float32]
-			w   *Weight
-		}{{qOut, y.q}, {kOut, y.k}, {w.v, y.v}} {
-			err := ops.Matmul(q, p.out, b.h, wbuf[T](p.w), R, p.w.Out, H, ops.MatmulOpts[float32]{})
-			if err := s(p.w.Name, err); err != nil {
+		scale := float32(1 / math.Sqrt(float64(D)))
+		ratio := math.Pow(cfg.RopeTheta, -2/float64(D))
+		fused := hd == D // ops.KVCacheWrite's RoPE pairs (i, i+hd/2): right only unpadded
+		for i, y := range m.layers {
+			s := func(what string, err error) error { return step(i, what, err) }
+			tr := func(stage string, x *kern.Buffer[float32], cols int) error { return m.trace(stage, i, x, R, cols) }
+			kc, vc := poolKV[T](pool, i)
+			if err := s("input_layernorm", ops.RMSNorm(q, w.h, w.x, y.inNorm, R, H, eps)); err != nil {
+				return err
+			}
+			if err := tr("attn_norm", w.h, H); err != nil {
+				return err
+			}
+			if err := s("input_layernorm cast", ops.Cast(q, b.h, w.h, R*H)); err != nil {
+				return err
+			}
+			qOut, kOut := w.q, w.k
+			if y.qNorm == nil {
+				qOut, kOut = w.qr, w.kr
+			}
+			for _, p := range []struct {
+				out *kern.Buffer[float32]
+				w   *Weight
+			}{{qOut, y.q}, {kOut, y.k}, {w.v, y.v}} {
+				err := ops.Matmul(q, p.out, b.h, wbuf[T](p.w), R, p.w.Out, H, ops.MatmulOpts[float32]{})
+				if err := s(p.w.Name, err); err != nil {
+					return err
+				}
+			}
+			if y.qNorm != nil {
+				if err := s("q_norm", ops.HeadRMSNorm(q, w.qr, w.q, y.qNorm, R, nh, D, eps)); err != nil {
+					return err
+				}
+				if err := s("k_norm", ops.HeadRMSNorm(q, w.kr, w.k, y.kNorm, R, nkv, D, eps)); err != nil {
+					return err
+				}
+			}
+			if err := s("rope q", ropeRowsKernel.Launch(q, kern.Cover(R*cfg.QDim()/2), w.q, w.qr, w.pos, nh, D, ratio)); err != nil {
+				return err
+			}
+			kIn := w.kr // what the cache write reads: rotated by it when fused
+			if !fused || m.Trace != nil {
+				if err := s("rope k", ropeRowsKernel.Launch(q, kern.Cover(R*cfg.KVDim()/2), w.k, w.kr, w.pos, nkv, D, ratio)); err != nil {
+					return err
+				}
+				if !fused {
+					kIn = w.k
+				}
+			}
+			for _, p := range []struct {
+				stage string
+				x     *kern.Buffer[float32]
+				cols  int
+			}{{"q", w.q, cfg.QDim()}, {"k", w.k, cfg.KVDim()}, {"v", w.v, cfg.KVDim()}} {
+				if err := tr(p.stage, p.x, p.cols); err != nil {
+					return err
+				}
+			}
+			for _, p := range []struct {
+				out *kern.Buffer[T]
+				x   *kern.Buffer[float32]
+			}{{b.q, w.q}, {b.k, kIn}, {b.v, w.v}} {
+				if err := s("pad and cast", padCastLaunch(q, p.out, p.x, D, hd)); err != nil {
+					return err
+				}
+			}
+			theta := 0.0
+			if fused {
+				theta = cfg.RopeTheta
+			}
+			err := ops.KVCacheWrite(q, kc, vc, b.k, b.v, w.slot, w.pos, ops.KVWrite{Tokens: R, KVHeads: nkv, HeadDim: hd, Theta: theta})
+			if err := s("cache write", err); err != nil {
+				return err
+			}
+			if decode {
+				err = ops.PagedAttention(q, b.a, b.q, kc, vc, w.table, b.seqLens, st.ctx,
+					ops.Paged{Heads: nh, KVHeads: nkv, HeadDim: hd, PageSize: pool.PageSize, MaxPages: w.P, Scale: scale}, nil)
+			} else {
+				n := nk * nkv * hd
+				if err = gatherKVLaunch(q, kg, kc, slots, nkv*hd, n); err == nil {
+					err = gatherKVLaunch(q, vg, vc, slots, nkv*hd, n)
+				}
+				if err == nil {
+					err = ops.FlashAttention(q, b.a, b.q, kg, vg, nil, b.cuQ, b.cuK,
+						ops.Attention{Heads: nh, KVHeads: nkv, HeadDim: hd, Scale: scale, Causal: true, MaxSeqQ: st.maxQ})
+				}
+			}
+			if err := s("attention", err); err != nil {
+				return err
+			}
+			if b.au != b.a {
+				if err := s("unpad", unpadLaunch(q, b.au, b.a, D, hd)); err != nil {
+					return err
+				}
+			}
+			if m.Trace != nil {
+				if err := s("attention cast", ops.Cast(q, b.a32, b.au, R*cfg.QDim())); err != nil {
+					return err
+				}
+				if err := tr("attn", b.a32, cfg.QDim()); err != nil {
+					return err
+				}
+			}
+			// x2 = x + a·Woᵀ
+			err = ops.Matmul(q, w.x2, b.au, wbuf[T](y.o), R, H, cfg.QDim(), ops.MatmulOpts[float32]{Residual: w.x})
+			if err := s("o_proj", err); err != nil {
+				return err
+			}
+			if err := tr("attn_res", w.x2, H); err != nil {
+				return err
+			}
+			if err := s("post_attention_layernorm", ops.RMSNorm(q, w.h, w.x2, y.postNorm, R, H, eps)); err != nil {
+				return err
+			}
+			if err := tr("mlp_norm", w.h, H); err != nil {
+				return err
+			}
+			if err := s("post_attention_layernorm cast", ops.Cast(q, b.h, w.h, R*H)); err != nil {
+				return err
+			}
+			err = ops.Matmul(q, b.act, b.h, wbuf[T](y.gate), R, 2*I, H, ops.MatmulOpts[T]{Act: ops.ActSwiGLU})
+			if err := s("gate_up_proj", err); err != nil {
+				return err
+			}
+			// x = x2 + act·Wdownᵀ
+			err = ops.Matmul(q, w.x, b.act, wbuf[T](y.down), R, H, I, ops.MatmulOpts[float32]{Residual: w.x2})
+			if err := s("down_proj", err); err != nil {
+				return err
+			}
+			if err := tr("out", w.x, H); err != nil {
 				return err
 			}
 		}
-		if y.qNorm != nil {
-			if err := s("q_norm", ops.HeadRMSNorm(q, w.qr, w.q, y.qNorm, R, nh, D, eps)); err != nil {
-				return err
-			}
-			if err := s("k_norm", ops.HeadRMSNorm(q, w.kr, w.k, y.kNorm, R, nkv, D, eps)); err != nil {
-				return err
-			}
-		}
-		if err := s("rope q", ropeRowsKernel.Launch(q, kern.Cover(R*cfg.QDim()/2), w.q, w.qr, w.pos, nh, D, ratio)); err != nil {
+		L, V := cfg.NumHiddenLayers, cfg.VocabSize
+		lm := wbuf[T](m.lmHead)
+		if err := step(-1, "last rows", gatherRowsKernel.Launch(q, kern.Cover(S*H), w.hl, w.x, w.lastRow, H)); err != nil {
 			return err
 		}
-		kIn := w.kr // what the cache write reads: rotated by it when fused
-		if !fused || m.Trace != nil {
-			if err := s("rope k", ropeRowsKernel.Launch(q, kern.Cover(R*cfg.KVDim()/2), w.k, w.kr, w.pos, nkv, D, ratio)); err != nil {
-				return err
-			}
-			if !fused {
-				kIn = w.k
-			}
-		}
-		for _, p := range []struct {
-			stage string
-			x     *kern.Buffer[float32]
-			cols  int
-		}{{"q", w.q, cfg.QDim()}, {"k", w.k, cfg.KVDim()}, {"v", w.v, cfg.KVDim()}} {
-			if err := tr(p.stage, p.x, p.cols); err != nil {
-				return err
-			}
-		}
-		for _, p := range []struct {
-			out *kern.Buffer[T]
-			x   *kern.Buffer[float32]
-		}{{b.q, w.q}, {b.k, kIn}, {b.v, w.v}} {
-			if err := s("pad and cast", padCastLaunch(q, p.out, p.x, D, hd)); err != nil {
-				return err
-			}
-		}
-		theta := 0.0
-		if fused {
-			theta = cfg.RopeTheta
-		}
-		err := ops.KVCacheWrite(q, kc, vc, b.k, b.v, w.slot, w.pos, ops.KVWrite{Tokens: R, KVHeads: nkv, HeadDim: hd, Theta: theta})
-		if err := s("cache write", err); err != nil {
+		if err := step(-1, "final norm", ops.RMSNorm(q, w.hn, w.hl, m.norm, S, H, eps)); err != nil {
 			return err
 		}
-		if decode {
-			err = ops.PagedAttention(q, b.a, b.q, kc, vc, w.table, b.seqLens, st.ctx,
-				ops.Paged{Heads: nh, KVHeads: nkv, HeadDim: hd, PageSize: pool.PageSize, MaxPages: w.P, Scale: scale}, nil)
-		} else {
-			n := nk * nkv * hd
-			if err = gatherKVLaunch(q, kg, kc, slots, nkv*hd, n); err == nil {
-				err = gatherKVLaunch(q, vg, vc, slots, nkv*hd, n)
-			}
-			if err == nil {
-				err = ops.FlashAttention(q, b.a, b.q, kg, vg, nil, b.cuQ, b.cuK,
-					ops.Attention{Heads: nh, KVHeads: nkv, HeadDim: hd, Scale: scale, Causal: true, MaxSeqQ: st.maxQ})
-			}
-		}
-		if err := s("attention", err); err != nil {
+		if err := step(-1, "final norm cast", ops.Cast(q, b.hn, w.hn, S*H)); err != nil {
 			return err
 		}
-		if b.au != b.a {
-			if err := s("unpad", unpadLaunch(q, b.au, b.a, D, hd)); err != nil {
-				return err
-			}
-		}
-		if m.Trace != nil {
-			if err := s("attention cast", ops.Cast(q, b.a32, b.au, R*cfg.QDim())); err != nil {
-				return err
-			}
-			if err := tr("attn", b.a32, cfg.QDim()); err != nil {
-				return err
-			}
-		}
-		// x2 = x + a·Woᵀ
-		err = ops.Matmul(q, w.x2, b.au, wbuf[T](y.o), R, H, cfg.QDim(), ops.MatmulOpts[float32]{Residual: w.x})
-		if err := s("o_proj", err); err != nil {
+		if err := step(-1, "lm_head", ops.Matmul(q, w.logitsLast, b.hn, lm, S, V, H, ops.MatmulOpts[float32]{})); err != nil {
 			return err
 		}
-		if err := tr("attn_res", w.x2, H); err != nil {
+		if !all {
+			return nil
+		}
+		if err := step(-1, "final norm", ops.RMSNorm(q, w.h, w.x, m.norm, R, H, eps)); err != nil {
 			return err
 		}
-		if err := s("post_attention_layernorm", ops.RMSNorm(q, w.h, w.x2, y.postNorm, R, H, eps)); err != nil {
+		if err := m.trace("norm", L, w.h, R, H); err != nil {
 			return err
 		}
-		if err := tr("mlp_norm", w.h, H); err != nil {
+		if err := step(-1, "final norm cast", ops.Cast(q, b.h, w.h, R*H)); err != nil {
 			return err
 		}
-		if err := s("post_attention_layernorm cast", ops.Cast(q, b.h, w.h, R*H)); err != nil {
+		if err := step(-1, "lm_head", ops.Matmul(q, w.logits, b.h, lm, R, V, H, ops.MatmulOpts[float32]{})); err != nil {
 			return err
 		}
-		err = ops.Matmul(q, b.act, b.h, wbuf[T](y.gate), R, 2*I, H, ops.MatmulOpts[T]{Act: ops.ActSwiGLU})
-		if err := s("gate_up_proj", err); err != nil {
-			return err
-		}
-		// x = x2 + act·Wdownᵀ
-		err = ops.Matmul(q, w.x, b.act, wbuf[T](y.down), R, H, I, ops.MatmulOpts[float32]{Residual: w.x2})
-		if err := s("down_proj", err); err != nil {
-			return err
-		}
-		if err := tr("out", w.x, H); err != nil {
-			return err
-		}
+		return m.trace("logits", L, w.logits, R, V)
 	}
-	L, V := cfg.NumHiddenLayers, cfg.VocabSize
-	lm := wbuf[T](m.lmHead)
-	if err := step(-1, "last rows", gatherRowsKernel.Launch(q, kern.Cover(S*H), w.hl, w.x, w.lastRow, H)); err != nil {
-		return err
+	if decode && !all && m.graphs && m.Trace == nil {
+		return m.replay(w, run)
 	}
-	if err := step(-1, "final norm", ops.RMSNorm(q, w.hn, w.hl, m.norm, S, H, eps)); err != nil {
-		return err
-	}
-	if err := step(-1, "final norm cast", ops.Cast(q, b.hn, w.hn, S*H)); err != nil {
-		return err
-	}
-	if err := step(-1, "lm_head", ops.Matmul(q, w.logitsLast, b.hn, lm, S, V, H, ops.MatmulOpts[float32]{})); err != nil {
-		return err
-	}
-	if !all {
-		return nil
-	}
-	if err := step(-1, "final norm", ops.RMSNorm(q, w.h, w.x, m.norm, R, H, eps)); err != nil {
-		return err
-	}
-	if err := m.trace("norm", L, w.h, R, H); err != nil {
-		return err
-	}
-	if err := step(-1, "final norm cast", ops.Cast(q, b.h, w.h, R*H)); err != nil {
-		return err
-	}
-	if err := step(-1, "lm_head", ops.Matmul(q, w.logits, b.h, lm, R, V, H, ops.MatmulOpts[float32]{})); err != nil {
-		return err
-	}
-	return m.trace("logits", L, w.logits, R, V)
+	return run()
 }
