@@ -121,18 +121,7 @@ func (c *common) open(stderr io.Writer) (*engine.Engine, *kern.Device, error) {
 	var progress func(done, total int64)
 	if !c.quiet {
 		fmt.Fprintf(stderr, "device: %s\n", dev)
-		last := -1
-		progress = func(done, total int64) {
-			pct := int(100 * done / max(total, 1))
-			if pct/10 == last/10 && done != total {
-				return // a line per 10%: stderr may be a log, not a terminal
-			}
-			last = pct
-			fmt.Fprintf(stderr, "\rloading %s: %3d%% of %.1f MB", c.model, pct, float64(total)/1e6)
-			if done == total {
-				fmt.Fprintln(stderr)
-			}
-		}
+		progress = loadProgress(stderr, c.model)
 	}
 	e, err := engine.Open(dev, c.model, engine.Options{TokenizerDir: c.tok, Context: c.ctxLen, KVPositions: c.kvTokens, NoPrefixCache: c.noPrefixCache, OnKVEvents: c.onKVEvents, Progress: progress})
 	if err != nil {
