@@ -54,6 +54,7 @@ type common struct {
 	noThink            bool
 	stop               string
 	quiet              bool
+	ops                bool
 }
 
 func (c *common) register(fs *flag.FlagSet) {
@@ -73,6 +74,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.noThink, "no-think", false, "chat template with thinking off (enable_thinking=false)")
 	fs.StringVar(&c.stop, "stop", "", "comma-separated stop strings")
 	fs.BoolVar(&c.quiet, "q", false, "no loading progress or statistics on stderr")
+	fs.BoolVar(&c.ops, "ops", false, "forward pass on package ops: bf16/f16 activations and KV cache, tensor cores, decode graphs (bf16/f16 weights)")
 }
 
 // params fills unset sampling flags from generation_config.json.
@@ -123,7 +125,7 @@ func (c *common) open(stderr io.Writer) (*engine.Engine, *kern.Device, error) {
 		fmt.Fprintf(stderr, "device: %s\n", dev)
 		progress = loadProgress(stderr, c.model)
 	}
-	e, err := engine.Open(dev, c.model, engine.Options{TokenizerDir: c.tok, Context: c.ctxLen, KVPositions: c.kvTokens, NoPrefixCache: c.noPrefixCache, OnKVEvents: c.onKVEvents, Progress: progress})
+	e, err := engine.Open(dev, c.model, engine.Options{TokenizerDir: c.tok, Context: c.ctxLen, KVPositions: c.kvTokens, NoPrefixCache: c.noPrefixCache, OnKVEvents: c.onKVEvents, Progress: progress, Ops: c.ops})
 	if err != nil {
 		dev.Close()
 		return nil, nil, err

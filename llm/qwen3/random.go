@@ -99,3 +99,14 @@ func (m *Model) WeightBytes() int64 {
 	}
 	return n
 }
+
+// KVBytesPerPosition is the KV cache's bytes per position, all layers:
+// float32 on the float32 path, the weights' 16-bit type with the head
+// padded to 64 or 128 on the ops path.
+func (m *Model) KVBytesPerPosition() int64 {
+	c := m.Config
+	if m.ops != nil {
+		return int64(c.NumHiddenLayers) * 2 * int64(c.NumKeyValueHeads*m.ops.hd) * 2
+	}
+	return int64(c.NumHiddenLayers) * 2 * int64(c.KVDim()) * 4
+}
