@@ -112,3 +112,74 @@ func TestOpsForwardMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// TestOpsUnpaddedHeads covers what the tiny models (head_dim 16 and 32,
+// padded to 64) do not: a head_dim the attention ops take as it is (64,
+// like the real models' 128), where RoPE of k is fused into
+// ops.KVCacheWrite and nothing is padded. Random weights of that shape
+// run on both paths; the ops path's logits must match the float32
+// path's (itself held to the reference by TestForwardMatchesReference)
+// within the ops path's stage tolerance, at every step, with the same
+// greedy tokens; its decode steps run from a graph.
+func TestOpsUnpaddedHeads(t *testing.T) {
+	cfg := Presets["tiny"]
+	cfg.HeadDim = 64
+	dev := testDevices[0].dev
+	open := func(useOps bool) *Model {
+		m, err := NewRandom(dev, cfg, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(m.Free)
+		if useOps {
+			if err := m.UseOps(); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.EnableGraphs(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return m
+	}
+	ref, got := open(false), open(true)
+	rc, err := ref.NewCache(32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Free()
+	gc, err := got.NewCache(32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gc.Free()
+	V := cfg.VocabSize
+	ids := []int32{3, 141, 59, 26, 535, 897, 932, 384}
+	for s := 0; s < 6; s++ {
+		want, err := ref.Forward(rc, ids, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := want.Download()
+		if err != nil {
+			t.Fatal(err)
+		}
+		have, err := got.Forward(gc, ids, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := have.Download()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg, _ := compareRows(g, f64(w), V, opsStageRel); msg != "" {
+			t.Errorf("step %d: ops logits vs float32 path: %s", s, msg)
+		}
+		if argmax(g) != argmax(w) {
+			t.Fatalf("step %d: greedy token %d on the ops path, %d on the float32 path", s, argmax(g), argmax(w))
+		}
+		ids = []int32{argmax(w)}
+	}
+	if got.GraphReplays() != 4 {
+		t.Errorf("%d decode steps replayed from a graph, want 4 (5 decode steps, the first eager)", got.GraphReplays())
+	}
+}
