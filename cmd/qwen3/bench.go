@@ -37,6 +37,8 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	steps := fs.Int("n", 32, "decode steps")
 	bw := fs.Float64("bandwidth", 0, "the device's memory bandwidth in GB/s, to print the share of the roofline")
 	seed := fs.Uint64("seed", 1, "random weight seed")
+	useOps := fs.Bool("ops", false, "the forward pass on package ops (bf16 activations and KV cache, tensor cores)")
+	graphs := fs.Bool("graphs", true, "with -ops: replay decode steps from a captured graph")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -72,6 +74,16 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer m.Free()
+	if *useOps {
+		if err := m.UseOps(); err != nil {
+			return err
+		}
+		if *graphs {
+			if err := m.EnableGraphs(); err != nil {
+				return err
+			}
+		}
+	}
 	c := m.Config
 	cache, err := m.NewCache(*promptLen + *steps)
 	if err != nil {
@@ -99,8 +111,12 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return int32(best), nil
 	}
-	fmt.Fprintf(stdout, "device: %s\nmodel: %d layers, hidden %d, heads %d/%d×%d, vocab %d; weights %.1f MB\n",
-		dev, c.NumHiddenLayers, c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, c.VocabSize, float64(m.WeightBytes())/1e6)
+	path := "float32 (engine kernels)"
+	if m.UsingOps() {
+		path = "ops (bf16/f16 activations and KV cache)"
+	}
+	fmt.Fprintf(stdout, "device: %s\nforward: %s\nmodel: %d layers, hidden %d, heads %d/%d×%d, vocab %d; weights %.1f MB\n",
+		dev, path, c.NumHiddenLayers, c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, c.VocabSize, float64(m.WeightBytes())/1e6)
 	t0 := time.Now()
 	tok, err := step(prompt)
 	if err != nil {
@@ -118,8 +134,8 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	dec := time.Since(t0) / time.Duration(max(*steps, 1))
 	// Bytes a decode step reads at least: every weight once, and the K
-	// and V of the positions so far (float32), at the mean position.
-	kv := int64(c.NumHiddenLayers) * 2 * int64(c.KVDim()) * 4 * int64(*promptLen+*steps/2)
+	// and V of the positions so far, at the mean position.
+	kv := m.KVBytesPerPosition() * int64(*promptLen+*steps/2)
 	bytes := float64(m.WeightBytes() + kv)
 	gbs := bytes / dec.Seconds() / 1e9
 	fmt.Fprintf(stdout, "prefill: %d tokens in %v (%.1f tokens/s)\n", *promptLen, pre.Round(time.Microsecond), float64(*promptLen)/pre.Seconds())

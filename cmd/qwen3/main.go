@@ -56,6 +56,7 @@ type common struct {
 	quiet              bool
 	tp                 int
 	tpComm             string
+	ops                bool
 }
 
 func (c *common) register(fs *flag.FlagSet) {
@@ -77,6 +78,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.quiet, "q", false, "no loading progress or statistics on stderr")
 	fs.IntVar(&c.tp, "tp", 1, "tensor parallelism: split the model over this many devices (Megatron layout, see llm/tp)")
 	fs.StringVar(&c.tpComm, "tp-comm", "", "with -tp: local (one process, a goroutine per rank, any device), socket (a process per rank, collectives through rank 0 over Unix sockets, any device) or nccl (a process per GPU); default nccl on cuda, else local")
+	fs.BoolVar(&c.ops, "ops", false, "forward pass on package ops: bf16/f16 activations and KV cache, tensor cores, decode graphs (bf16/f16 weights)")
 }
 
 // params fills unset sampling flags from generation_config.json.
@@ -129,18 +131,7 @@ func (c *common) open(ctx context.Context, stderr io.Writer) (e *engine.Engine, 
 	var progress func(done, total int64)
 	if !c.quiet {
 		fmt.Fprintf(stderr, "device: %s\n", dev)
-		last := -1
-		progress = func(done, total int64) {
-			pct := int(100 * done / max(total, 1))
-			if pct/10 == last/10 && done != total {
-				return // a line per 10%: stderr may be a log, not a terminal
-			}
-			last = pct
-			fmt.Fprintf(stderr, "\rloading %s: %3d%% of %.1f MB", c.model, pct, float64(total)/1e6)
-			if done == total {
-				fmt.Fprintln(stderr)
-			}
-		}
+		progress = loadProgress(stderr, c.model)
 	}
 	e, err = engine.Open(dev, c.model, c.options(progress))
 	if err != nil {
@@ -151,7 +142,7 @@ func (c *common) open(ctx context.Context, stderr io.Writer) (e *engine.Engine, 
 }
 
 func (c *common) options(progress func(done, total int64)) engine.Options {
-	return engine.Options{TokenizerDir: c.tok, Context: c.ctxLen, KVPositions: c.kvTokens, NoPrefixCache: c.noPrefixCache, OnKVEvents: c.onKVEvents, Progress: progress}
+	return engine.Options{TokenizerDir: c.tok, Context: c.ctxLen, KVPositions: c.kvTokens, NoPrefixCache: c.noPrefixCache, OnKVEvents: c.onKVEvents, Progress: progress, Ops: c.ops}
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {

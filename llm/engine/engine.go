@@ -73,6 +73,16 @@ type Options struct {
 	// not block (kvevents.go publishes them).
 	OnKVEvents func([]KVEvent)
 	Progress   func(done, total int64)
+	// Ops runs the forward pass on package ops (qwen3.Model.UseOps: bf16
+	// or f16 activations and KV cache, tensor-core matmul and attention)
+	// with decode steps replayed from graphs. It needs bf16 or f16
+	// weights (not GGUF, which loads as float32), and gives up two
+	// guarantees of the float32 path: logits within 2e-3 of an fp32
+	// reference (see llm/qwen3/ops.go), and a request's tokens being
+	// exactly those of a solo run whatever it is batched with (the ops
+	// pick their kernels, and so the summation order, by the batch's
+	// shape).
+	Ops bool
 }
 
 // Open loads a model directory onto dev and starts the scheduler.
@@ -133,6 +143,20 @@ func NewRunner(m Runner, cfg *qwen3.Config, gen *qwen3.GenerationConfig, tok *to
 		kvPos = 2 * ctxLen
 	}
 	kvPos = max(kvPos, ctxLen)
+	if opt.Ops {
+		s, ok := m.(Single)
+		if !ok {
+			return nil, fmt.Errorf("engine: the ops forward pass (Options.Ops) runs on one device only; %T splits the model", m)
+		}
+		if !s.M.UsingOps() {
+			if err := s.M.UseOps(); err != nil {
+				return nil, err
+			}
+			if err := s.M.EnableGraphs(); err != nil {
+				return nil, err
+			}
+		}
+	}
 	pool, err := m.NewKVPool((kvPos+qwen3.DefaultPageSize-1)/qwen3.DefaultPageSize, qwen3.DefaultPageSize)
 	if err != nil {
 		return nil, err

@@ -215,3 +215,40 @@ func TestChunkedPrefill(t *testing.T) {
 		t.Errorf("chunked run took %d steps, want %d (prompt of %d)", cs.Steps, want, whole.PromptTokens)
 	}
 }
+
+// TestGreedyOnOps: with Options.Ops (the forward pass on package ops,
+// decode graphs on) Generate still gives transformers' greedy tokens on
+// the tiny model (its smallest top-1 margin, 0.17, is well above the
+// bf16 path's logit error; llm/qwen3's ops tests bound it stage by stage).
+func TestGreedyOnOps(t *testing.T) {
+	dir := fixture.Model(t, "tiny-qwen3-untied")
+	e, err := Open(kern.OpenEmulator(), dir, Options{TokenizerDir: fixture.Tokenizer(t), Ops: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	f, err := safetensors.Open(dir + "/reference.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, _ := f.Tensor("prompt_ids").Int64()
+	g, _ := f.Tensor("generated_ids").Int64()
+	var prompt []int32
+	for _, x := range p {
+		prompt = append(prompt, int32(x))
+	}
+	res, err := e.Generate(context.Background(), Request{Prompt: prompt, MaxTokens: len(g)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range g {
+		if i >= len(res.Tokens) || res.Tokens[i] != int32(g[i]) {
+			t.Fatalf("tokens %v, want %v", res.Tokens, g)
+		}
+	}
+	m := e.Model.(Single).M
+	if !m.UsingOps() || m.GraphReplays() == 0 {
+		t.Errorf("ops %v, graph replays %d: want the ops path with replayed decode steps", m.UsingOps(), m.GraphReplays())
+	}
+}

@@ -35,6 +35,9 @@ type workspace struct {
 	gate, up, act                          *kern.Buffer[float32]
 	hl, hn                                 *kern.Buffer[float32] // [S, hidden]
 	logits, logitsLast                     *kern.Buffer[float32] // [R, vocab], [S, vocab]
+	ob                                     any                   // the ops path's *opsBufs[T], made on first use
+	graph                                  *kern.Graph           // the decode step's (graph.go)
+	warm                                   bool                  // a decode step ran eagerly
 }
 
 func (w *workspace) free() {
@@ -56,6 +59,12 @@ func (w *workspace) free() {
 	}
 	if w.emb16h != nil {
 		w.emb16h.Free()
+	}
+	if f, ok := w.ob.(interface{ free() }); ok {
+		f.free()
+	}
+	if w.graph != nil {
+		w.graph.Close()
 	}
 }
 
@@ -190,6 +199,9 @@ func (m *Model) forward(seqs []*Seq, tokens [][]int32, all bool) (*kern.Buffer[f
 	if all && len(seqs) != 1 {
 		return nil, errors.New("qwen3: all logits only for one sequence")
 	}
+	if m.graphs && R == len(seqs) && !all {
+		P = max(P, m.graphPages(seqs[0].pool)) // a fixed row length: see graph.go
+	}
 	w, err := m.workspace(wsKey{R, len(seqs), P}, all)
 	if err != nil {
 		return nil, err
@@ -221,7 +233,25 @@ func (m *Model) forward(seqs []*Seq, tokens [][]int32, all bool) (*kern.Buffer[f
 			return nil, fmt.Errorf("qwen3: batch tables: %w", err)
 		}
 	}
-	if err := m.layersForward(seqs[0].pool, w, ctx, all); err != nil {
+	if m.ops != nil {
+		st := &opsStep{ctx: ctx, cuQ: make([]int32, 1, len(seqs)+1), cuK: make([]int32, 1, len(seqs)+1)}
+		for i, s := range seqs {
+			n := s.Len + len(tokens[i])
+			st.maxQ = max(st.maxQ, len(tokens[i]))
+			st.seqLens = append(st.seqLens, int32(n))
+			st.cuQ = append(st.cuQ, st.cuQ[i]+int32(len(tokens[i])))
+			st.cuK = append(st.cuK, st.cuK[i]+int32(n))
+			if R != len(seqs) { // prefill: FlashAttention reads the keys gathered
+				for j := 0; j < n; j++ {
+					st.kvSlots = append(st.kvSlots, s.slot(j))
+				}
+			}
+		}
+		err = m.opsForward(seqs[0].pool, w, st, all)
+	} else {
+		err = m.layersForward(seqs[0].pool, w, ctx, all)
+	}
+	if err != nil {
 		return nil, err
 	}
 	for i, s := range seqs {
@@ -231,6 +261,34 @@ func (m *Model) forward(seqs []*Seq, tokens [][]int32, all bool) (*kern.Buffer[f
 		return w.logits, nil
 	}
 	return w.logitsLast, nil
+}
+
+// embedRows writes the rows' embeddings to w.x (float32).
+func (m *Model) embedRows(w *workspace) error {
+	cfg, q := m.Config, m.queue()
+	R, H := w.R, cfg.HiddenSize
+	switch {
+	case w.emb16 != nil:
+		if err := ops.Embedding(q, w.emb16, m.embed.bf16, w.ids, cfg.VocabSize, H); err != nil {
+			return err
+		}
+		return ops.Cast(q, w.x, w.emb16, R*H)
+	case w.emb16h != nil:
+		if err := ops.Embedding(q, w.emb16h, m.embed.f16, w.ids, cfg.VocabSize, H); err != nil {
+			return err
+		}
+		return ops.Cast(q, w.x, w.emb16h, R*H)
+	}
+	return ops.Embedding(q, w.x, m.embed.f32, w.ids, cfg.VocabSize, H)
+}
+
+// queue is where the forward pass launches: the device, or the stream a
+// decode graph is being captured on.
+func (m *Model) queue() kern.Queue {
+	if m.capture != nil {
+		return m.capture
+	}
+	return m.dev
 }
 
 func (m *Model) trace(stage string, layer int, x *kern.Buffer[float32], rows, cols int) error {
@@ -246,7 +304,7 @@ func (m *Model) layersForward(pool *KVPool, w *workspace, ctx int, all bool) err
 	cfg := m.Config
 	R, S, H, D := w.R, w.S, cfg.HiddenSize, cfg.HeadDim
 	eps := float32(cfg.RMSNormEps)
-	q := m.dev
+	q := m.queue()
 	step := func(layer int, what string, err error) error {
 		if err == nil {
 			return nil
@@ -257,20 +315,7 @@ func (m *Model) layersForward(pool *KVPool, w *workspace, ctx int, all bool) err
 		return fmt.Errorf("qwen3: layer %d: %s: %w", layer, what, err)
 	}
 
-	var err error
-	switch {
-	case w.emb16 != nil:
-		if err = ops.Embedding(q, w.emb16, m.embed.bf16, w.ids, cfg.VocabSize, H); err == nil {
-			err = ops.Cast(q, w.x, w.emb16, R*H)
-		}
-	case w.emb16h != nil:
-		if err = ops.Embedding(q, w.emb16h, m.embed.f16, w.ids, cfg.VocabSize, H); err == nil {
-			err = ops.Cast(q, w.x, w.emb16h, R*H)
-		}
-	default:
-		err = ops.Embedding(q, w.x, m.embed.f32, w.ids, cfg.VocabSize, H)
-	}
-	if err := step(-1, "embedding", err); err != nil {
+	if err := step(-1, "embedding", m.embedRows(w)); err != nil {
 		return err
 	}
 	if err := m.trace("embed", -1, w.x, R, H); err != nil {

@@ -2,7 +2,10 @@ package qwen3
 
 // The paged KV cache. Keys (after QK-norm and RoPE) and values are kept
 // per layer in one pool of fixed-size pages, float32
-// [pages·pageSize, kv_heads, head_dim]; a sequence owns a list of pages
+// [pages·pageSize, kv_heads, head_dim], or on the ops path (UseOps) in the
+// weights' 16-bit type [pages, pageSize, kv_heads, hd] with hd the head
+// dimension padded to 64 or 128 (ops.PagedAttention's layout, written by
+// ops.KVCacheWrite); a sequence owns a list of pages
 // (its page table), so sequences of any length share one pool without
 // fragmenting it, and a batched step attends each row over its own
 // sequence's pages (attentionPaged in kernels.go). Position j of a
@@ -14,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/gokern/kern"
+	"github.com/gokern/kern/gpu"
 )
 
 // DefaultPageSize is the positions per page: small enough that a short
@@ -24,7 +28,10 @@ const DefaultPageSize = 16
 // for concurrent use; a forward pass must not run concurrently with
 // another on the same pool.
 type KVPool struct {
-	k, v     []*kern.Buffer[float32] // per layer [Pages·PageSize, kvDim]
+	k, v     []*kern.Buffer[float32]      // per layer [Pages·PageSize, kvDim]
+	kb, vb   []*kern.Buffer[gpu.BFloat16] // the ops path's, per layer
+	kh, vh   []*kern.Buffer[gpu.Half]
+	hd       int // the ops path's padded head dimension; 0 for float32
 	PageSize int
 	Pages    int
 	kvDim    int
@@ -38,8 +45,14 @@ func (m *Model) NewKVPool(pages, pageSize int) (*KVPool, error) {
 		return nil, fmt.Errorf("qwen3: KV pool of %d pages of %d positions: want both > 0", pages, pageSize)
 	}
 	p := &KVPool{PageSize: pageSize, Pages: pages, kvDim: m.Config.KVDim()}
+	if m.ops != nil {
+		if err := m.ops.allocPool(m, p); err != nil {
+			p.Free()
+			return nil, err
+		}
+	}
 	n := pages * pageSize * p.kvDim
-	for l := 0; l < m.Config.NumHiddenLayers; l++ {
+	for l := 0; l < m.Config.NumHiddenLayers && m.ops == nil; l++ {
 		k, err := kern.Alloc[float32](m.dev, n)
 		if err != nil {
 			p.Free()
@@ -73,7 +86,19 @@ func (p *KVPool) Free() {
 		p.k[i].Free()
 		p.v[i].Free()
 	}
-	p.k, p.v = nil, nil
+	freeAll(p.kb)
+	freeAll(p.vb)
+	freeAll(p.kh)
+	freeAll(p.vh)
+	p.k, p.v, p.kb, p.vb, p.kh, p.vh = nil, nil, nil, nil, nil, nil
+}
+
+func freeAll[T gpu.Elem](bs []*kern.Buffer[T]) {
+	for _, b := range bs {
+		if b != nil {
+			b.Free()
+		}
+	}
 }
 
 // ErrPoolFull is returned (wrapped) when a sequence cannot get pages.

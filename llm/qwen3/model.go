@@ -40,6 +40,12 @@ type Model struct {
 	ws     map[wsKey]*workspace  // by batch shape, see forward.go
 	scores *kern.Buffer[float32] // attention scratch, grown as needed
 	tp     *shard                // a tensor-parallel rank's state (shard.go), or nil
+	ops    *opsState             // the ops path's state (ops.go), or nil
+	// capture is the stream a decode graph is being recorded on (graph.go).
+	capture *kern.Stream
+	stream  *kern.Stream // decode graphs' (graph.go)
+	graphs  bool
+	replays int
 }
 
 // LoadOptions tune Load. The zero value is fine.
@@ -156,7 +162,7 @@ func (m *Model) Free() {
 			}
 		}
 		for _, w := range []*Weight{y.q, y.k, y.v, y.o, y.gate, y.up, y.down} {
-			if w != nil {
+			if w != nil { // up is nil on the ops path (in gate)
 				w.free()
 			}
 		}
@@ -172,5 +178,12 @@ func (m *Model) Free() {
 	if m.scores != nil {
 		m.scores.Free()
 		m.scores = nil
+	}
+	if m.ops != nil {
+		m.ops.free()
+	}
+	if m.stream != nil { // after the workspaces' graphs
+		m.stream.Close()
+		m.stream = nil
 	}
 }

@@ -409,3 +409,187 @@ type kernAttentionPagedLauncher struct{ kern.Launcher }
 func (l kernAttentionPagedLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], q_ *kern.Buffer[float32], kc *kern.Buffer[float32], vc *kern.Buffer[float32], scores *kern.Buffer[float32], pos *kern.Buffer[int32], rowSeq *kern.Buffer[int32], table *kern.Buffer[int32], heads int, kvHeads int, headDim int, maxPages int, pageSize int, ctx int, scale float32) error {
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(scores), kern.BufferArg(pos), kern.BufferArg(rowSeq), kern.BufferArg(table), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(headDim), kern.ScalarArg(maxPages), kern.ScalarArg(pageSize), kern.ScalarArg(ctx), kern.ScalarArg(scale))
 }
+
+// padCastBF16Kernel launches the kernel padCastBF16 (opskernels.go:34).
+var padCastBF16Kernel = kernPadCastBF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "padCastBF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "padCastBF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "d", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "dp", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at opskernels.go:48:11: integer divide by zero",
+		"panic at opskernels.go:51:10: integer divide by zero",
+		"opskernels.go:51:8",
+	},
+	SourceHash: "cb18614536c0d59c", Source: []string{"kernels.go:type bf16w", "opskernels.go:bf16w.store", "opskernels.go:padCast", "opskernels.go:padCastBF16", "opskernels.go:type scodec"},
+	Native: func(t gpu.Thread, a []any) {
+		padCastBF16(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].(int), a[3].(int))
+	},
+})}
+
+type kernPadCastBF16Launcher struct{ kern.Launcher }
+
+// Launch runs padCastBF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernPadCastBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[float32], d int, dp int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(d), kern.ScalarArg(dp))
+}
+
+// padCastF16Kernel launches the kernel padCastF16 (opskernels.go:39).
+var padCastF16Kernel = kernPadCastF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "padCastF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "padCastF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "d", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "dp", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at opskernels.go:48:11: integer divide by zero",
+		"panic at opskernels.go:51:10: integer divide by zero",
+		"opskernels.go:51:8",
+	},
+	SourceHash: "7eacde19d49860e2", Source: []string{"kernels.go:type f16w", "opskernels.go:f16w.store", "opskernels.go:padCast", "opskernels.go:padCastF16", "opskernels.go:type scodec"},
+	Native: func(t gpu.Thread, a []any) {
+		padCastF16(t, a[0].([]gpu.Half), a[1].([]float32), a[2].(int), a[3].(int))
+	},
+})}
+
+type kernPadCastF16Launcher struct{ kern.Launcher }
+
+// Launch runs padCastF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernPadCastF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[float32], d int, dp int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(d), kern.ScalarArg(dp))
+}
+
+// unpadBF16Kernel launches the kernel unpadBF16 (opskernels.go:57).
+var unpadBF16Kernel = kernUnpadBF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "unpadBF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "unpadBF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "d", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "dp", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at opskernels.go:65:15: integer divide by zero",
+		"panic at opskernels.go:65:22: integer divide by zero",
+		"opskernels.go:65:13",
+	},
+	SourceHash: "8b6ed6fed6dc2082", Source: []string{"opskernels.go:unpad", "opskernels.go:unpadBF16"},
+	Native: func(t gpu.Thread, a []any) {
+		unpadBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].(int), a[3].(int))
+	},
+})}
+
+type kernUnpadBF16Launcher struct{ kern.Launcher }
+
+// Launch runs unpadBF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernUnpadBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.BFloat16], d int, dp int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(d), kern.ScalarArg(dp))
+}
+
+// unpadF16Kernel launches the kernel unpadF16 (opskernels.go:60).
+var unpadF16Kernel = kernUnpadF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "unpadF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "unpadF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "d", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "dp", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at opskernels.go:65:15: integer divide by zero",
+		"panic at opskernels.go:65:22: integer divide by zero",
+		"opskernels.go:65:13",
+	},
+	SourceHash: "ce9f5b32b4b09687", Source: []string{"opskernels.go:unpad", "opskernels.go:unpadF16"},
+	Native: func(t gpu.Thread, a []any) { unpadF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].(int), a[3].(int)) },
+})}
+
+type kernUnpadF16Launcher struct{ kern.Launcher }
+
+// Launch runs unpadF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernUnpadF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[gpu.Half], d int, dp int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(d), kern.ScalarArg(dp))
+}
+
+// gatherKVBF16Kernel launches the kernel gatherKVBF16 (opskernels.go:70).
+var gatherKVBF16Kernel = kernGatherKVBF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "gatherKVBF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "gatherKVBF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "cache", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "slots", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at opskernels.go:82:29: integer divide by zero",
+		"opskernels.go:82:27",
+		"panic at opskernels.go:82:43: integer divide by zero",
+		"opskernels.go:82:17",
+		"opskernels.go:82:6",
+	},
+	SourceHash: "4c1b744b7d73e561", Source: []string{"opskernels.go:gatherKV", "opskernels.go:gatherKVBF16"},
+	Native: func(t gpu.Thread, a []any) {
+		gatherKVBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]int32), a[3].(int), a[4].(int))
+	},
+})}
+
+type kernGatherKVBF16Launcher struct{ kern.Launcher }
+
+// Launch runs gatherKVBF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernGatherKVBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], cache *kern.Buffer[gpu.BFloat16], slots *kern.Buffer[int32], cols int, n int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(cache), kern.BufferArg(slots), kern.ScalarArg(cols), kern.ScalarArg(n))
+}
+
+// gatherKVF16Kernel launches the kernel gatherKVF16 (opskernels.go:75).
+var gatherKVF16Kernel = kernGatherKVF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "gatherKVF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "gatherKVF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "cache", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "slots", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at opskernels.go:82:29: integer divide by zero",
+		"opskernels.go:82:27",
+		"panic at opskernels.go:82:43: integer divide by zero",
+		"opskernels.go:82:17",
+		"opskernels.go:82:6",
+	},
+	SourceHash: "bbf6950a3d9936e0", Source: []string{"opskernels.go:gatherKV", "opskernels.go:gatherKVF16"},
+	Native: func(t gpu.Thread, a []any) {
+		gatherKVF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]int32), a[3].(int), a[4].(int))
+	},
+})}
+
+type kernGatherKVF16Launcher struct{ kern.Launcher }
+
+// Launch runs gatherKVF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernGatherKVF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], cache *kern.Buffer[gpu.Half], slots *kern.Buffer[int32], cols int, n int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(cache), kern.BufferArg(slots), kern.ScalarArg(cols), kern.ScalarArg(n))
+}

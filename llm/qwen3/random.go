@@ -92,8 +92,21 @@ func (m *Model) WeightBytes() int64 {
 	}
 	for _, y := range m.layers {
 		for _, w := range []*Weight{y.q, y.k, y.v, y.o, y.gate, y.up, y.down} {
-			n += w.Bytes()
+			if w != nil { // up is nil on the ops path (in gate)
+				n += w.Bytes()
+			}
 		}
 	}
 	return n
+}
+
+// KVBytesPerPosition is the KV cache's bytes per position, all layers:
+// float32 on the float32 path, the weights' 16-bit type with the head
+// padded to 64 or 128 on the ops path.
+func (m *Model) KVBytesPerPosition() int64 {
+	c := m.Config
+	if m.ops != nil {
+		return int64(c.NumHiddenLayers) * 2 * int64(c.NumKeyValueHeads*m.ops.hd) * 2
+	}
+	return int64(c.NumHiddenLayers) * 2 * int64(c.KVDim()) * 4
 }

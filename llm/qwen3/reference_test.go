@@ -19,6 +19,18 @@ type refModel struct {
 	k, v   [][]float64 // per layer, [pos, kvDim]
 	pos    int
 	stages map[string][]float64 // "layer/stage" of the last forward
+	// round16, if set, rounds to the ops path's 16-bit type where it
+	// does (ops_test.go): every projection's input, and q, k, v and the
+	// attention output.
+	round16 func([]float64) []float64
+}
+
+// r16 applies round16 if set.
+func (r *refModel) r16(x []float64) []float64 {
+	if r.round16 == nil {
+		return x
+	}
+	return r.round16(x)
 }
 
 func loadRef(t *testing.T, dir string) *refModel {
@@ -124,6 +136,7 @@ func (r *refModel) forward(ids []int32) []float64 {
 		p := fmt.Sprintf("model.layers.%d.", l)
 		h := rmsnorm(x, w[p+"input_layernorm.weight"], H, eps)
 		r.record(l, "attn_norm", h)
+		h = r.r16(h)
 		q := linear(h, w[p+"self_attn.q_proj.weight"], H)
 		k := linear(h, w[p+"self_attn.k_proj.weight"], H)
 		if !c.NoQKNorm {
@@ -136,6 +149,7 @@ func (r *refModel) forward(ids []int32) []float64 {
 		r.record(l, "q", q)
 		r.record(l, "k", k)
 		r.record(l, "v", v)
+		q, k, v = r.r16(q), r.r16(k), r.r16(v)
 		r.k[l] = append(r.k[l], k...)
 		r.v[l] = append(r.v[l], v...)
 		kvd := nkv * D
@@ -169,6 +183,7 @@ func (r *refModel) forward(ids []int32) []float64 {
 				}
 			}
 		}
+		a = r.r16(a)
 		r.record(l, "attn", a)
 		o := linear(a, w[p+"self_attn.o_proj.weight"], nh*D)
 		for i := range x {
@@ -177,11 +192,13 @@ func (r *refModel) forward(ids []int32) []float64 {
 		r.record(l, "attn_res", x)
 		h = rmsnorm(x, w[p+"post_attention_layernorm.weight"], H, eps)
 		r.record(l, "mlp_norm", h)
+		h = r.r16(h)
 		g := linear(h, w[p+"mlp.gate_proj.weight"], H)
 		u := linear(h, w[p+"mlp.up_proj.weight"], H)
 		for i := range g {
 			g[i] = g[i] / (1 + math.Exp(-g[i])) * u[i]
 		}
+		g = r.r16(g)
 		d := linear(g, w[p+"mlp.down_proj.weight"], c.IntermediateSize)
 		r.record(l, "mlp", d)
 		for i := range x {
@@ -193,6 +210,7 @@ func (r *refModel) forward(ids []int32) []float64 {
 	L := c.NumHiddenLayers
 	hn := rmsnorm(x, w["model.norm.weight"], H, eps)
 	r.record(L, "norm", hn)
+	hn = r.r16(hn)
 	logits := linear(hn, w["lm_head.weight"], H)
 	r.record(L, "logits", logits)
 	return logits

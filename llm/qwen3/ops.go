@@ -1,0 +1,225 @@
+package qwen3
+
+// The ops path: the forward pass on package ops' tensor-core kernels
+// (opsforward.go), chosen with UseOps.
+//
+// Why there are two paths. ops.Matmul, ops.FlashAttention and
+// ops.PagedAttention take 16-bit operands (bf16/f16, float32 sums), so on
+// this path the activations entering every projection and the KV cache
+// are rounded to the weights' 16-bit type. That is what production
+// engines do, and it is the path for speed on a GPU; but it cannot meet
+// the acceptance bound of issue 11 (logits within 2e-3·(|ref| + row rms)
+// of transformers' fp32-compute logits): the float64 reference with its
+// activations rounded to bf16 at exactly these points lands at 7 to 16
+// times that bound on the three tiny models (f16 at 1.6 to 2 times), as
+// HF's own bf16-compute run does (max |Δlogit| 0.038). So the float32
+// path (forward.go, the engine's kernels) stays the default and is what
+// the 2e-3 tests hold; the ops path is tested stage by stage against the
+// float64 reference with the same roundings applied (ops_test.go) and
+// for identical greedy tokens.
+//
+// Layout on this path: weights as loaded (bf16 or f16; gate and up
+// interleaved into one [2I, H] weight for the fused SwiGLU epilogue),
+// the residual stream float32 (o_proj and down_proj add it in their
+// epilogue), the paged KV cache 16-bit with the head dimension padded to
+// what the attention ops take (64 or 128; opskernels.go).
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/llm/safetensors"
+	"github.com/gokern/kern/ops"
+)
+
+// opsState is what UseOps prepared.
+type opsState struct {
+	dt safetensors.DType // BF16 or F16: every weight's type
+	hd int               // the attention ops' head dimension: HeadDim padded to 64 or 128
+	// slots and kg/vg: a prefill step's key slots and its keys and values
+	// gathered from the pool, grown as needed.
+	slots  *kern.Buffer[int32]
+	kg, vg any // *kern.Buffer[T]
+}
+
+// UsingOps reports whether UseOps switched the model to the ops path.
+func (m *Model) UsingOps() bool { return m.ops != nil }
+
+// UseOps switches the forward pass to the ops path (see the file
+// header). It needs bf16 or f16 weights (all of one type), head_dim ≤
+// 128 and no tensor parallelism; call it before making KV pools (a pool
+// made before holds float32 and is refused by Forward afterwards). It
+// rewrites each layer's gate and up weights into one interleaved weight,
+// so the float32 path cannot be used again.
+func (m *Model) UseOps() error {
+	if m.ops != nil {
+		return nil
+	}
+	c := m.Config
+	switch {
+	case m.tp != nil:
+		return errors.New("qwen3: UseOps: tensor-parallel shards are not on the ops path yet (the residual is fused into o_proj and down_proj, before their all-reduce)")
+	case c.HeadDim > 128:
+		return fmt.Errorf("qwen3: UseOps: head_dim %d: the attention ops take at most 128", c.HeadDim)
+	case c.HeadDim%2 != 0:
+		return fmt.Errorf("qwen3: UseOps: head_dim %d is odd", c.HeadDim)
+	}
+	dt := m.embed.DType
+	if dt != safetensors.BF16 && dt != safetensors.F16 {
+		return fmt.Errorf("qwen3: UseOps: the weights are %s; the ops path takes bf16 or f16", dt)
+	}
+	ws := []*Weight{m.lmHead}
+	for _, y := range m.layers {
+		ws = append(ws, y.q, y.k, y.v, y.o, y.gate, y.up, y.down)
+	}
+	for _, w := range ws {
+		if w.DType != dt {
+			return fmt.Errorf("qwen3: UseOps: %s is %s, the embedding %s: the ops path takes one weight type", w.Name, w.DType, dt)
+		}
+	}
+	for i := range m.layers {
+		var err error
+		if dt == safetensors.BF16 {
+			err = interleaveGateUp[gpu.BFloat16](m, &m.layers[i])
+		} else {
+			err = interleaveGateUp[gpu.Half](m, &m.layers[i])
+		}
+		if err != nil {
+			return fmt.Errorf("qwen3: UseOps: layer %d: %w", i, err)
+		}
+	}
+	hd := 64
+	if c.HeadDim > 64 {
+		hd = 128
+	}
+	for k, w := range m.ws {
+		w.free()
+		delete(m.ws, k)
+	}
+	m.ops = &opsState{dt: dt, hd: hd}
+	return nil
+}
+
+// interleaveGateUp replaces y.gate and y.up by one [2I, H] weight whose
+// rows alternate gate and up (ops.InterleaveGateUp), in y.gate.
+func interleaveGateUp[T ops.Half16](m *Model, y *layer) error {
+	g, err := wbuf[T](y.gate).Download()
+	if err != nil {
+		return err
+	}
+	u, err := wbuf[T](y.up).Download()
+	if err != nil {
+		return err
+	}
+	I, H := y.gate.Out, y.gate.In
+	gu, err := ops.InterleaveGateUp(g, u, I, H)
+	if err != nil {
+		return err
+	}
+	b, err := kern.Upload(m.dev, gu)
+	if err != nil {
+		return err
+	}
+	w := &Weight{Name: y.gate.Name + "+up_proj", Out: 2 * I, In: H, DType: y.gate.DType}
+	setWbuf(w, b)
+	y.gate.free()
+	y.up.free()
+	y.gate, y.up = w, nil
+	return nil
+}
+
+// wbuf is w's buffer of type T (which must be w's type).
+func wbuf[T ops.Half16](w *Weight) *kern.Buffer[T] {
+	var z T
+	if _, ok := any(z).(gpu.BFloat16); ok {
+		return any(w.bf16).(*kern.Buffer[T])
+	}
+	return any(w.f16).(*kern.Buffer[T])
+}
+
+func setWbuf[T ops.Half16](w *Weight, b *kern.Buffer[T]) {
+	switch b := any(b).(type) {
+	case *kern.Buffer[gpu.BFloat16]:
+		w.bf16 = b
+	case *kern.Buffer[gpu.Half]:
+		w.f16 = b
+	}
+}
+
+// allocPool allocates p's 16-bit caches.
+func (o *opsState) allocPool(m *Model, p *KVPool) error {
+	c := m.Config
+	p.hd = o.hd
+	n := p.Pages * p.PageSize * c.NumKeyValueHeads * o.hd
+	for l := 0; l < c.NumHiddenLayers; l++ {
+		var err error
+		if o.dt == safetensors.BF16 {
+			err = allocPair(m.dev, n, &p.kb, &p.vb)
+		} else {
+			err = allocPair(m.dev, n, &p.kh, &p.vh)
+		}
+		if err != nil {
+			return fmt.Errorf("qwen3: KV cache layer %d (%d MB): %w", l, 2*n*2>>20, err)
+		}
+	}
+	return nil
+}
+
+func allocPair[T gpu.Elem](dev *kern.Device, n int, ks, vs *[]*kern.Buffer[T]) error {
+	k, err := kern.Alloc[T](dev, n)
+	if err != nil {
+		return err
+	}
+	v, err := kern.Alloc[T](dev, n)
+	if err != nil {
+		k.Free()
+		return err
+	}
+	*ks, *vs = append(*ks, k), append(*vs, v)
+	return nil
+}
+
+// poolKV is layer l's 16-bit K and V caches.
+func poolKV[T ops.Half16](p *KVPool, l int) (k, v *kern.Buffer[T]) {
+	var z T
+	if _, ok := any(z).(gpu.BFloat16); ok {
+		return any(p.kb[l]).(*kern.Buffer[T]), any(p.vb[l]).(*kern.Buffer[T])
+	}
+	return any(p.kh[l]).(*kern.Buffer[T]), any(p.vh[l]).(*kern.Buffer[T])
+}
+
+// grow returns *b if it holds at least n elements, else a new buffer of
+// max(n, 2·len) that replaces it.
+func grow[T gpu.Elem](dev *kern.Device, b **kern.Buffer[T], n int) (*kern.Buffer[T], error) {
+	if *b != nil && (*b).Len() >= n {
+		return *b, nil
+	}
+	if *b != nil {
+		n = max(n, 2*(*b).Len())
+		(*b).Free()
+		*b = nil
+	}
+	nb, err := kern.Alloc[T](dev, n)
+	if err != nil {
+		return nil, err
+	}
+	*b = nb
+	return nb, nil
+}
+
+func (o *opsState) free() {
+	if o.slots != nil {
+		o.slots.Free()
+	}
+	for _, b := range []any{o.kg, o.vg} {
+		switch b := b.(type) {
+		case *kern.Buffer[gpu.BFloat16]:
+			b.Free()
+		case *kern.Buffer[gpu.Half]:
+			b.Free()
+		}
+	}
+	o.slots, o.kg, o.vg = nil, nil, nil
+}

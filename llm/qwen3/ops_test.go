@@ -1,0 +1,185 @@
+package qwen3
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/gpu"
+)
+
+// roundBF16 rounds each value to bfloat16 as the ops path does.
+func roundBF16(x []float64) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = float64(gpu.ToBFloat16(float32(v)).Float32())
+	}
+	return out
+}
+
+// Tolerances of the ops path (bf16 activations and KV cache).
+const (
+	// opsStageRel: every stage against the float64 reference rounded to
+	// bf16 at the same points. What is left is float32 against float64
+	// (negligible), an input landing on the other side of a bf16 rounding
+	// boundary (one bf16 ulp, 2^-8, on that element) and the attention
+	// probabilities FlashAttention rounds to bf16 before P·V; these
+	// compound through the random models' large gains (std 0.1 weights) to
+	// about 2e-2 by the last layer (measured: layer 0's attention output
+	// 5e-3, the logits 2e-2). An indexing or scaling error is O(1).
+	opsStageRel = 3e-2
+	// opsLogitsRel: the logits against transformers' fp32 compute. The
+	// rounding model alone lands at up to 3e-2 here (ops.go's header).
+	opsLogitsRel = 5e-2
+)
+
+// TestOpsForwardMatchesReference runs the ops path (UseOps) over the
+// three tiny models on the emulator and in native mode: prefill and the
+// greedy decode steps, every stage of every layer against the rounded
+// float64 reference, the logits against transformers' fp32 logits, and
+// the greedy tokens.
+func TestOpsForwardMatchesReference(t *testing.T) {
+	for _, v := range testVariants(t) {
+		hf := loadHFReference(t, v.dir)
+		for _, d := range testDevices {
+			t.Run(v.name+"/"+d.name, func(t *testing.T) {
+				m, err := Load(d.dev, v.dir, LoadOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer m.Free()
+				if err := m.UseOps(); err != nil {
+					t.Fatal(err)
+				}
+				ref := loadRef(t, v.dir)
+				ref.round16 = roundBF16
+				V := m.Config.VocabSize
+				cache, err := m.NewCache(32)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cache.Free()
+				var failed []string
+				worst := 0.0
+				m.Trace = func(stage string, layer int, x *kern.Buffer[float32], rows, cols int) error {
+					got, err := x.Download()
+					if err != nil {
+						return err
+					}
+					want := ref.stages[fmt.Sprintf("%d/%s", layer, stage)]
+					msg, share := compareRows(got, want, cols, opsStageRel)
+					worst = max(worst, share)
+					if msg != "" {
+						failed = append(failed, fmt.Sprintf("layer %d %s: %s", layer, stage, msg))
+					}
+					return nil
+				}
+				step := func(name string, ids []int32, hfLogits []float32) int32 {
+					t.Helper()
+					ref.forward(ids)
+					failed = nil
+					out, err := m.Forward(cache, ids, true)
+					if err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					for _, f := range failed {
+						t.Errorf("%s: %s", name, f)
+					}
+					got, err := out.Download()
+					if err != nil {
+						t.Fatal(err)
+					}
+					msg, share := compareRows(got, f64(hfLogits), V, opsLogitsRel)
+					if msg != "" {
+						t.Errorf("%s: logits vs transformers: %s", name, msg)
+					} else if testing.Verbose() {
+						t.Logf("%s: logits within %.0f%% of %.0e of transformers' fp32, stages within %.0f%% of %.0e of the rounded reference", name, 100*share, opsLogitsRel, 100*worst, opsStageRel)
+					}
+					return argmax(got[len(got)-V:])
+				}
+				tok := step("prefill", hf.prompt, hf.prefill)
+				S := len(hf.decode) / V
+				for s := 0; s < S; s++ {
+					if tok != hf.generated[s] {
+						t.Fatalf("greedy token %d = %d, want %d", s, tok, hf.generated[s])
+					}
+					tok = step(fmt.Sprintf("decode %d", s), []int32{tok}, hf.decode[s*V:(s+1)*V])
+				}
+				if tok != hf.generated[S] {
+					t.Errorf("greedy token %d = %d, want %d", S, tok, hf.generated[S])
+				}
+			})
+		}
+	}
+}
+
+// TestOpsUnpaddedHeads covers what the tiny models (head_dim 16 and 32,
+// padded to 64) do not: a head_dim the attention ops take as it is (64,
+// like the real models' 128), where RoPE of k is fused into
+// ops.KVCacheWrite and nothing is padded. Random weights of that shape
+// run on both paths; the ops path's logits must match the float32
+// path's (itself held to the reference by TestForwardMatchesReference)
+// within the ops path's stage tolerance, at every step, with the same
+// greedy tokens; its decode steps run from a graph.
+func TestOpsUnpaddedHeads(t *testing.T) {
+	cfg := Presets["tiny"]
+	cfg.HeadDim = 64
+	dev := testDevices[0].dev
+	open := func(useOps bool) *Model {
+		m, err := NewRandom(dev, cfg, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(m.Free)
+		if useOps {
+			if err := m.UseOps(); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.EnableGraphs(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return m
+	}
+	ref, got := open(false), open(true)
+	rc, err := ref.NewCache(32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Free()
+	gc, err := got.NewCache(32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gc.Free()
+	V := cfg.VocabSize
+	ids := []int32{3, 141, 59, 26, 535, 897, 932, 384}
+	for s := 0; s < 6; s++ {
+		want, err := ref.Forward(rc, ids, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := want.Download()
+		if err != nil {
+			t.Fatal(err)
+		}
+		have, err := got.Forward(gc, ids, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := have.Download()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg, _ := compareRows(g, f64(w), V, opsStageRel); msg != "" {
+			t.Errorf("step %d: ops logits vs float32 path: %s", s, msg)
+		}
+		if argmax(g) != argmax(w) {
+			t.Fatalf("step %d: greedy token %d on the ops path, %d on the float32 path", s, argmax(g), argmax(w))
+		}
+		ids = []int32{argmax(w)}
+	}
+	if got.GraphReplays() != 4 {
+		t.Errorf("%d decode steps replayed from a graph, want 4 (5 decode steps, the first eager)", got.GraphReplays())
+	}
+}

@@ -1,0 +1,342 @@
+package qwen3
+
+// The forward pass on package ops (see ops.go for why and when):
+//
+//	x (float32) → RMSNorm → cast → q/k/v: ops.Matmul (GEMV for ≤ 16 rows)
+//	→ QK-norm, RoPE of q (float32) → pad/cast to the cache's type
+//	→ ops.KVCacheWrite (RoPE of k fused when the head needs no padding)
+//	→ attention: ops.PagedAttention when every sequence decodes one
+//	  token, else ops.FlashAttention (varlen, causal) over the keys
+//	  gathered from the pages → o_proj with the residual fused
+//	→ RMSNorm → cast → gate/up with the SwiGLU epilogue (16-bit out)
+//	→ down_proj with the residual fused → … → final norm, lm_head.
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/llm/safetensors"
+	"github.com/gokern/kern/ops"
+)
+
+// opsBufs is a workspace's 16-bit activations.
+type opsBufs[T ops.Half16] struct {
+	h        *kern.Buffer[T] // [R, H] a projection's input
+	q        *kern.Buffer[T] // [R, heads, hd]
+	k, v     *kern.Buffer[T] // [R, kvHeads, hd]
+	a, au    *kern.Buffer[T] // attention out [R, heads, hd], unpadded [R, qdim] (= a when hd = headDim)
+	act      *kern.Buffer[T] // [R, I] silu(gate)·up
+	hn       *kern.Buffer[T] // [S, H]
+	a32      *kern.Buffer[float32]
+	seqLens  *kern.Buffer[int32] // [S] positions after the step
+	cuQ, cuK *kern.Buffer[int32] // [S+1] FlashAttention's offsets
+}
+
+func (b *opsBufs[T]) free() {
+	for _, x := range []*kern.Buffer[T]{b.h, b.q, b.k, b.v, b.a, b.hn, b.act} {
+		if x != nil {
+			x.Free()
+		}
+	}
+	if b.au != nil && b.au != b.a {
+		b.au.Free()
+	}
+	for _, x := range []*kern.Buffer[int32]{b.seqLens, b.cuQ, b.cuK} {
+		if x != nil {
+			x.Free()
+		}
+	}
+	if b.a32 != nil {
+		b.a32.Free()
+	}
+}
+
+func newOpsBufs[T ops.Half16](m *Model, R, S int) (*opsBufs[T], error) {
+	c, hd := m.Config, m.ops.hd
+	var errs []error
+	a := func(n int) *kern.Buffer[T] {
+		b, err := kern.Alloc[T](m.dev, n)
+		errs = append(errs, err)
+		return b
+	}
+	i32 := func(n int) *kern.Buffer[int32] {
+		b, err := kern.Alloc[int32](m.dev, n)
+		errs = append(errs, err)
+		return b
+	}
+	b := &opsBufs[T]{}
+	b.h, b.hn, b.act = a(R*c.HiddenSize), a(S*c.HiddenSize), a(R*c.IntermediateSize)
+	b.q, b.a = a(R*c.NumAttentionHeads*hd), a(R*c.NumAttentionHeads*hd)
+	b.k, b.v = a(R*c.NumKeyValueHeads*hd), a(R*c.NumKeyValueHeads*hd)
+	b.au = b.a
+	if hd != c.HeadDim {
+		b.au = a(R * c.QDim())
+	}
+	var err error
+	b.a32, err = kern.Alloc[float32](m.dev, R*c.QDim())
+	errs = append(errs, err)
+	b.seqLens, b.cuQ, b.cuK = i32(S), i32(S+1), i32(S+1)
+	if err := errors.Join(errs...); err != nil {
+		b.free()
+		return nil, err
+	}
+	return b, nil
+}
+
+// opsStep is what forward hands the ops pass beyond the workspace.
+type opsStep struct {
+	ctx     int     // the longest sequence after the step
+	maxQ    int     // the most tokens of one sequence in the step
+	seqLens []int32 // per sequence, positions after the step
+	cuQ     []int32 // query offsets
+	cuK     []int32 // key offsets (prefix sums of seqLens)
+	kvSlots []int32 // the cache slot of every key of every sequence, in order
+}
+
+func (m *Model) opsForward(pool *KVPool, w *workspace, st *opsStep, all bool) error {
+	if pool.hd != m.ops.hd {
+		return errors.New("qwen3: the KV pool was made before UseOps: it holds float32, the ops path 16-bit")
+	}
+	if m.ops.dt == safetensors.BF16 {
+		return opsLayers[gpu.BFloat16](m, pool, w, st, all)
+	}
+	return opsLayers[gpu.Half](m, pool, w, st, all)
+}
+
+func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, all bool) error {
+	cfg := m.Config
+	R, S, H, D, hd := w.R, w.S, cfg.HiddenSize, cfg.HeadDim, m.ops.hd
+	nh, nkv, I := cfg.NumAttentionHeads, cfg.NumKeyValueHeads, cfg.IntermediateSize
+	eps := float32(cfg.RMSNormEps)
+	step := func(layer int, what string, err error) error {
+		switch {
+		case err == nil:
+			return nil
+		case layer < 0:
+			return fmt.Errorf("qwen3: %s: %w", what, err)
+		}
+		return fmt.Errorf("qwen3: layer %d: %s: %w", layer, what, err)
+	}
+	if w.ob == nil {
+		b, err := newOpsBufs[T](m, R, S)
+		if err != nil {
+			return fmt.Errorf("qwen3: ops workspace for %d rows: %w", R, err)
+		}
+		w.ob = b
+	}
+	b := w.ob.(*opsBufs[T])
+	decode := R == S // every sequence decodes one token: paged attention
+	for _, u := range []struct {
+		b  *kern.Buffer[int32]
+		xs []int32
+	}{{b.seqLens, st.seqLens}, {b.cuQ, st.cuQ}, {b.cuK, st.cuK}} {
+		if err := u.b.CopyFrom(u.xs); err != nil {
+			return fmt.Errorf("qwen3: batch tables: %w", err)
+		}
+	}
+	var kg, vg *kern.Buffer[T]
+	var slots *kern.Buffer[int32]
+	nk := len(st.kvSlots)
+	if !decode {
+		var err error
+		o := m.ops
+		kg, _ = o.kg.(*kern.Buffer[T])
+		vg, _ = o.vg.(*kern.Buffer[T])
+		if kg, err = grow(m.dev, &kg, nk*nkv*hd); err == nil {
+			o.kg = kg
+			if vg, err = grow(m.dev, &vg, nk*nkv*hd); err == nil {
+				o.vg = vg
+				slots, err = grow(m.dev, &o.slots, nk)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("qwen3: attention keys of %d positions: %w", nk, err)
+		}
+		xs := make([]int32, slots.Len())
+		copy(xs, st.kvSlots)
+		if err := slots.CopyFrom(xs); err != nil {
+			return fmt.Errorf("qwen3: batch tables: %w", err)
+		}
+	}
+	// run is the step's launches (no allocation, no copy: what a decode
+	// graph records).
+	run := func() error {
+		q := m.queue()
+		if err := step(-1, "embedding", m.embedRows(w)); err != nil {
+			return err
+		}
+		if err := m.trace("embed", -1, w.x, R, H); err != nil {
+			return err
+		}
+		scale := float32(1 / math.Sqrt(float64(D)))
+		ratio := math.Pow(cfg.RopeTheta, -2/float64(D))
+		fused := hd == D // ops.KVCacheWrite's RoPE pairs (i, i+hd/2): right only unpadded
+		for i, y := range m.layers {
+			s := func(what string, err error) error { return step(i, what, err) }
+			tr := func(stage string, x *kern.Buffer[float32], cols int) error { return m.trace(stage, i, x, R, cols) }
+			kc, vc := poolKV[T](pool, i)
+			if err := s("input_layernorm", ops.RMSNorm(q, w.h, w.x, y.inNorm, R, H, eps)); err != nil {
+				return err
+			}
+			if err := tr("attn_norm", w.h, H); err != nil {
+				return err
+			}
+			if err := s("input_layernorm cast", ops.Cast(q, b.h, w.h, R*H)); err != nil {
+				return err
+			}
+			qOut, kOut := w.q, w.k
+			if y.qNorm == nil {
+				qOut, kOut = w.qr, w.kr
+			}
+			for _, p := range []struct {
+				out *kern.Buffer[float32]
+				w   *Weight
+			}{{qOut, y.q}, {kOut, y.k}, {w.v, y.v}} {
+				err := ops.Matmul(q, p.out, b.h, wbuf[T](p.w), R, p.w.Out, H, ops.MatmulOpts[float32]{})
+				if err := s(p.w.Name, err); err != nil {
+					return err
+				}
+			}
+			if y.qNorm != nil {
+				if err := s("q_norm", ops.HeadRMSNorm(q, w.qr, w.q, y.qNorm, R, nh, D, eps)); err != nil {
+					return err
+				}
+				if err := s("k_norm", ops.HeadRMSNorm(q, w.kr, w.k, y.kNorm, R, nkv, D, eps)); err != nil {
+					return err
+				}
+			}
+			if err := s("rope q", ropeRowsKernel.Launch(q, kern.Cover(R*cfg.QDim()/2), w.q, w.qr, w.pos, nh, D, ratio)); err != nil {
+				return err
+			}
+			kIn := w.kr // what the cache write reads: rotated by it when fused
+			if !fused || m.Trace != nil {
+				if err := s("rope k", ropeRowsKernel.Launch(q, kern.Cover(R*cfg.KVDim()/2), w.k, w.kr, w.pos, nkv, D, ratio)); err != nil {
+					return err
+				}
+				if !fused {
+					kIn = w.k
+				}
+			}
+			for _, p := range []struct {
+				stage string
+				x     *kern.Buffer[float32]
+				cols  int
+			}{{"q", w.q, cfg.QDim()}, {"k", w.k, cfg.KVDim()}, {"v", w.v, cfg.KVDim()}} {
+				if err := tr(p.stage, p.x, p.cols); err != nil {
+					return err
+				}
+			}
+			for _, p := range []struct {
+				out *kern.Buffer[T]
+				x   *kern.Buffer[float32]
+			}{{b.q, w.q}, {b.k, kIn}, {b.v, w.v}} {
+				if err := s("pad and cast", padCastLaunch(q, p.out, p.x, D, hd)); err != nil {
+					return err
+				}
+			}
+			theta := 0.0
+			if fused {
+				theta = cfg.RopeTheta
+			}
+			err := ops.KVCacheWrite(q, kc, vc, b.k, b.v, w.slot, w.pos, ops.KVWrite{Tokens: R, KVHeads: nkv, HeadDim: hd, Theta: theta})
+			if err := s("cache write", err); err != nil {
+				return err
+			}
+			if decode {
+				err = ops.PagedAttention(q, b.a, b.q, kc, vc, w.table, b.seqLens, st.ctx,
+					ops.Paged{Heads: nh, KVHeads: nkv, HeadDim: hd, PageSize: pool.PageSize, MaxPages: w.P, Scale: scale}, nil)
+			} else {
+				n := nk * nkv * hd
+				if err = gatherKVLaunch(q, kg, kc, slots, nkv*hd, n); err == nil {
+					err = gatherKVLaunch(q, vg, vc, slots, nkv*hd, n)
+				}
+				if err == nil {
+					err = ops.FlashAttention(q, b.a, b.q, kg, vg, nil, b.cuQ, b.cuK,
+						ops.Attention{Heads: nh, KVHeads: nkv, HeadDim: hd, Scale: scale, Causal: true, MaxSeqQ: st.maxQ})
+				}
+			}
+			if err := s("attention", err); err != nil {
+				return err
+			}
+			if b.au != b.a {
+				if err := s("unpad", unpadLaunch(q, b.au, b.a, D, hd)); err != nil {
+					return err
+				}
+			}
+			if m.Trace != nil {
+				if err := s("attention cast", ops.Cast(q, b.a32, b.au, R*cfg.QDim())); err != nil {
+					return err
+				}
+				if err := tr("attn", b.a32, cfg.QDim()); err != nil {
+					return err
+				}
+			}
+			// x2 = x + a·Woᵀ
+			err = ops.Matmul(q, w.x2, b.au, wbuf[T](y.o), R, H, cfg.QDim(), ops.MatmulOpts[float32]{Residual: w.x})
+			if err := s("o_proj", err); err != nil {
+				return err
+			}
+			if err := tr("attn_res", w.x2, H); err != nil {
+				return err
+			}
+			if err := s("post_attention_layernorm", ops.RMSNorm(q, w.h, w.x2, y.postNorm, R, H, eps)); err != nil {
+				return err
+			}
+			if err := tr("mlp_norm", w.h, H); err != nil {
+				return err
+			}
+			if err := s("post_attention_layernorm cast", ops.Cast(q, b.h, w.h, R*H)); err != nil {
+				return err
+			}
+			err = ops.Matmul(q, b.act, b.h, wbuf[T](y.gate), R, 2*I, H, ops.MatmulOpts[T]{Act: ops.ActSwiGLU})
+			if err := s("gate_up_proj", err); err != nil {
+				return err
+			}
+			// x = x2 + act·Wdownᵀ
+			err = ops.Matmul(q, w.x, b.act, wbuf[T](y.down), R, H, I, ops.MatmulOpts[float32]{Residual: w.x2})
+			if err := s("down_proj", err); err != nil {
+				return err
+			}
+			if err := tr("out", w.x, H); err != nil {
+				return err
+			}
+		}
+		L, V := cfg.NumHiddenLayers, cfg.VocabSize
+		lm := wbuf[T](m.lmHead)
+		if err := step(-1, "last rows", gatherRowsKernel.Launch(q, kern.Cover(S*H), w.hl, w.x, w.lastRow, H)); err != nil {
+			return err
+		}
+		if err := step(-1, "final norm", ops.RMSNorm(q, w.hn, w.hl, m.norm, S, H, eps)); err != nil {
+			return err
+		}
+		if err := step(-1, "final norm cast", ops.Cast(q, b.hn, w.hn, S*H)); err != nil {
+			return err
+		}
+		if err := step(-1, "lm_head", ops.Matmul(q, w.logitsLast, b.hn, lm, S, V, H, ops.MatmulOpts[float32]{})); err != nil {
+			return err
+		}
+		if !all {
+			return nil
+		}
+		if err := step(-1, "final norm", ops.RMSNorm(q, w.h, w.x, m.norm, R, H, eps)); err != nil {
+			return err
+		}
+		if err := m.trace("norm", L, w.h, R, H); err != nil {
+			return err
+		}
+		if err := step(-1, "final norm cast", ops.Cast(q, b.h, w.h, R*H)); err != nil {
+			return err
+		}
+		if err := step(-1, "lm_head", ops.Matmul(q, w.logits, b.h, lm, R, V, H, ops.MatmulOpts[float32]{})); err != nil {
+			return err
+		}
+		return m.trace("logits", L, w.logits, R, V)
+	}
+	if decode && !all && m.graphs && m.Trace == nil {
+		return m.replay(w, run)
+	}
+	return run()
+}
