@@ -119,6 +119,9 @@ func (s *SplitScratch) Free() {
 func PagedAttention[T Half16](queue kern.Queue, out, q, kCache, vCache *kern.Buffer[T], blockTable, seqLens *kern.Buffer[int32], maxSeqLen int, p Paged, scratch *SplitScratch) error {
 	s := newShape("ops.PagedAttention")
 	hd := Attention{Heads: p.Heads, KVHeads: p.KVHeads, HeadDim: p.HeadDim}.checkHeads(s)
+	if hd >= len(pagedK[0]) {
+		s.fail("HeadDim = %d, want 64 or 128", p.HeadDim)
+	}
 	shift := 0
 	switch p.PageSize {
 	case 16:
