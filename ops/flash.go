@@ -110,7 +110,12 @@ type Attention struct {
 	Causal bool
 	// MaxSeqQ is at least the longest query sequence (the grid is sized
 	// by it; the kernel reports a longer one as an error).
+	// FlashAttentionBackward takes 0 to mean totalQ.
 	MaxSeqQ int
+	// MaxSeqK, used only by FlashAttentionBackward, is at least the
+	// longest key sequence; 0 means totalK (correct, but a batch of many
+	// sequences then launches blocks that find no keys and return).
+	MaxSeqK int
 }
 
 // SeqOffsets returns the cumulative offsets [0, n0, n0+n1, ...] of
