@@ -133,8 +133,15 @@ func kvGrad[T gpu.Elem, C mmaCodec[T]](c C, t gpu.Thread, dk, dv, q, k, v, do []
 		// (k-step nt/2: a[r] from n-tile 2kk, a[2+r] from 2kk+1). Causal
 		// masking only where the tile crosses the diagonal: element (key
 		// j, query i) is masked when j - i > lk - lq.
+		// With lim = j0 - q0 - 2·tig - (lk - lq) for the lane's key j0 =
+		// jrow, element (r, nt, e) is masked when 8·nt + e - 8·r < lim;
+		// outside the diagonal tiles lim is below every such constant, so
+		// the masking is selects, with no branch per element.
 		q0 := qt * KVQueries
-		mask := causal && q0 < kb0+KVKeys-1-(lk-lq)
+		lim := int32(-1 << 30)
+		if causal && q0 < kb0+KVKeys-1-(lk-lq) {
+			lim = int32(jrow - q0 - 2*tig - (lk - lq))
+		}
 		var pa, dsa [2][4]uint32
 		//kern:unroll
 		for nt := 0; nt < 4; nt++ {
@@ -145,14 +152,11 @@ func kvGrad[T gpu.Elem, C mmaCodec[T]](c C, t gpu.Thread, dk, dv, q, k, v, do []
 			for r := 0; r < 2; r++ {
 				p0 := gpu.Exp2(gpu.FMA(st[nt][2*r], scaleLog2, -l0))
 				p1 := gpu.Exp2(gpu.FMA(st[nt][2*r+1], scaleLog2, -l1))
-				if mask {
-					diag := jrow + 8*r - q0 - col - (lk - lq) // > 0: masked
-					if diag > 0 {
-						p0 = 0
-					}
-					if diag > 1 {
-						p1 = 0
-					}
+				if int32(8*nt-8*r) < lim {
+					p0 = 0
+				}
+				if int32(8*nt+1-8*r) < lim {
+					p1 = 0
 				}
 				pa[nt/2][r+2*(nt%2)] = c.pack(p0, p1)
 				dsa[nt/2][r+2*(nt%2)] = c.pack(p0*(dpt[nt][2*r]-d0), p1*(dpt[nt][2*r+1]-d1))

@@ -134,17 +134,20 @@ func qGrad[T gpu.Elem, C mmaCodec[T]](c C, t gpu.Thread, dq, q, k, v, do []T, ls
 
 		// P and dS, masked only in tiles that reach the sequence's end or
 		// the diagonal: element (row r, n-tile nt, e) is key k0 + 2·tig +
-		// 8·nt + e, masked when 8·nt + e reaches lim[r].
+		// 8·nt + e, masked when 8·nt + e reaches lim[r]. Outside those
+		// tiles lim is above every such offset, so the masking is
+		// selects, with no branch per element.
 		k0 := j * QKeys
-		mask := k0+QKeys > lk || causal && k0+QKeys-1 > mb*QQueries+lk-lq
-		var lim [2]int32
-		//kern:unroll
-		for r := 0; r < 2; r++ {
-			lr := lk
-			if causal {
-				lr = min(lk, row0+8*r+lk-lq+1)
+		lim := [2]int32{1 << 30, 1 << 30}
+		if k0+QKeys > lk || causal && k0+QKeys-1 > mb*QQueries+lk-lq {
+			//kern:unroll
+			for r := 0; r < 2; r++ {
+				lr := lk
+				if causal {
+					lr = min(lk, row0+8*r+lk-lq+1)
+				}
+				lim[r] = int32(lr - k0 - 2*tig)
 			}
-			lim[r] = int32(lr - k0 - 2*tig)
 		}
 		var dsa [2][4]uint32
 		//kern:unroll
@@ -153,13 +156,11 @@ func qGrad[T gpu.Elem, C mmaCodec[T]](c C, t gpu.Thread, dq, q, k, v, do []T, ls
 			for r := 0; r < 2; r++ {
 				p0 := gpu.Exp2(gpu.FMA(s[nt][2*r], scaleLog2, -l2[r]))
 				p1 := gpu.Exp2(gpu.FMA(s[nt][2*r+1], scaleLog2, -l2[r]))
-				if mask {
-					if int32(8*nt) >= lim[r] {
-						p0 = 0
-					}
-					if int32(8*nt+1) >= lim[r] {
-						p1 = 0
-					}
+				if int32(8*nt) >= lim[r] {
+					p0 = 0
+				}
+				if int32(8*nt+1) >= lim[r] {
+					p1 = 0
 				}
 				dsa[nt/2][r+2*(nt%2)] = c.pack(p0*(dp[nt][2*r]-dl[r]), p1*(dp[nt][2*r+1]-dl[r]))
 			}
