@@ -28,12 +28,11 @@ func TestAttentionSanitizers(t *testing.T) {
 		if err := FlashAttention(dev, out, q, k, v, lse, cuQ, cuK, a); err != nil {
 			t.Errorf("FlashAttention d%d: %v", hd, err)
 		}
-		if hd == 256 {
-			continue // prefill only at head dim 256
-		}
-		g := AttentionGrads[gpu.Half]{DQ: alloc[gpu.Half](t, dev, nq), DK: alloc[gpu.Half](t, dev, nk), DV: alloc[gpu.Half](t, dev, nk), Delta: alloc[float32](t, dev, 4*sum(c.lq))}
-		if err := FlashAttentionBackward(dev, g, q, k, v, out, h(nq), lse, cuQ, cuK, a); err != nil {
-			t.Errorf("FlashAttentionBackward d%d: %v", hd, err)
+		if hd <= 128 { // the backward takes head dims up to 128
+			g := AttentionGrads[gpu.Half]{DQ: alloc[gpu.Half](t, dev, nq), DK: alloc[gpu.Half](t, dev, nk), DV: alloc[gpu.Half](t, dev, nk), Delta: alloc[float32](t, dev, 4*sum(c.lq))}
+			if err := FlashAttentionBackward(dev, g, q, k, v, out, h(nq), lse, cuQ, cuK, a); err != nil {
+				t.Errorf("FlashAttentionBackward d%d: %v", hd, err)
+			}
 		}
 
 		pc := pagedCase{lens: []int{100, 5}, heads: 4, kvHeads: 1, hd: hd, pageSize: 16, partition: 64}
