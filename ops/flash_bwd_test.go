@@ -3,6 +3,7 @@ package ops
 import (
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/gokern/kern"
@@ -139,11 +140,16 @@ var bwdCases = []attnCase{
 	{lq: []int{100, 70}, lk: []int{100, 40}, heads: 8, kvHeads: 2, hd: 64, causal: true},
 	{lq: []int{70, 0, 3}, lk: []int{129, 5, 0}, heads: 2, kvHeads: 1, hd: 128, causal: true},
 	{lq: []int{130}, lk: []int{70}, heads: 2, kvHeads: 2, hd: 64},
+	{lq: []int{33}, lk: []int{33}, heads: 8, kvHeads: 1, hd: 128, causal: true},
 }
 
 func TestFlashAttentionBackward(t *testing.T) {
+	cases := bwdCases
+	if os.Getenv("KERN_BIG") != "" {
+		cases = append(cases, attnCase{lq: []int{1000}, lk: []int{1000}, heads: 2, kvHeads: 1, hd: 128, causal: true})
+	}
 	eachDevice(t, func(t *testing.T, dev *kern.Device) {
-		for i, c := range bwdCases {
+		for i, c := range cases {
 			if dev.Kind() == "native" && sum(c.lq)*c.heads > 600 {
 				continue // native mode runs a goroutine per thread; the emulator covers the big shapes
 			}
