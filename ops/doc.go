@@ -28,7 +28,7 @@
 //	matmul_w4.go   MatmulInt4, the W4A16 decode GEMV (kernels in internal/w4)
 //	matmul_i8.go   MatmulInt8, W8A8 on mma m16n8k32 s8 (kernels in internal/i8)
 //	flash.go       FlashAttention prefill on tensor cores (varlen, causal, GQA)
-//	flash_bwd.go   FlashAttentionBackward (dQ, dK, dV from the LSE; v1 on CUDA cores)
+//	flash_bwd.go   FlashAttentionBackward (dQ, dK, dV from the LSE; v2 on tensor cores, v1 on CUDA cores)
 //	paged.go       PagedAttention decode over a paged KV cache, split-K
 //	kvcache.go     the page allocator and KVCacheWrite (append rows, RoPE fused)
 //

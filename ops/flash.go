@@ -20,7 +20,7 @@ package ops
 //	                                     cuSeqQ[b] ≤ i < cuSeqQ[b+1] (cuSeqK the same for keys)
 //	lse     [heads, totalQ] float32      natural log; -Inf for a query with no key
 //
-// headDim is 64 or 128. A query with no unmasked key (lk = 0, or causal
+// headDim is 64, 128 or 256. A query with no unmasked key (lk = 0, or causal
 // with lq > lk) gets out = 0 and lse = -Inf.
 //
 // The algorithm (Dao 2023, "FlashAttention-2", Algorithm 1): a block of
@@ -54,6 +54,11 @@ package ops
 // keys). Shared memory: 5·64·(headDim+8)·2 bytes, 45 KiB at 64 and 85 KiB
 // at 128 (dynamic, opted in above 48 KiB).
 //
+// Head dim 256 (ops/internal/attn256) streams keys in tiles of 32, not
+// 64, and always re-reads Q's fragments from shared memory: O alone is
+// 128 registers per lane there. Its shared memory is 64·264·2 + 4·32·264·2
+// bytes = 99 KiB.
+//
 // Grid: (ceil(maxSeqQ/64), heads, batch); a block past its sequence's
 // end returns at once. Causal blocks stop at their last unmasked tile,
 // and only tiles crossing the diagonal or the sequence end are masked.
@@ -65,7 +70,8 @@ package ops
 // than the grid allows (else it panics, reported as a *kern.DeviceError).
 //
 // Versions: v1 only (one query head per block; GQA re-reads a KV head per
-// query head, from L2). The kernels are in ops/internal/attnk (flash.go).
+// query head, from L2). The kernels are in ops/internal/attnk (flash.go)
+// and, at head dim 256, ops/internal/attn256.
 
 import (
 	"fmt"
@@ -74,6 +80,7 @@ import (
 
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/ops/internal/attn256"
 	"github.com/gokern/kern/ops/internal/attnk"
 )
 
@@ -81,15 +88,15 @@ import (
 // Go API
 
 // flashK is the prefill kernel per element type (f16, bf16) and head
-// dimension (64, 128).
-var flashK = [2][2]*kern.Kernel{
-	{attnk.FlashF16D64Kernel.Kernel(), attnk.FlashF16D128Kernel.Kernel()},
-	{attnk.FlashBF16D64Kernel.Kernel(), attnk.FlashBF16D128Kernel.Kernel()},
+// dimension (64, 128, 256).
+var flashK = [2][3]*kern.Kernel{
+	{attnk.FlashF16D64Kernel.Kernel(), attnk.FlashF16D128Kernel.Kernel(), attn256.FlashF16D256Kernel.Kernel()},
+	{attnk.FlashBF16D64Kernel.Kernel(), attnk.FlashBF16D128Kernel.Kernel(), attn256.FlashBF16D256Kernel.Kernel()},
 }
 
 // Tile sizes of the prefill kernels.
 const (
-	flashM    = attnk.FlashM
+	flashM    = attnk.FlashM // attn256.FlashM is the same: one grid for all head dims
 	flashWarp = attnk.FlashWarp
 	flashPad  = attnk.FlashPad
 )
@@ -97,13 +104,18 @@ const (
 // Attention is the shape and options of an attention call.
 type Attention struct {
 	Heads, KVHeads int // query heads and key/value heads; Heads % KVHeads == 0
-	HeadDim        int // 64 or 128
+	HeadDim        int // 64, 128 or 256
 	// Scale multiplies q·k before the softmax; 0 means 1/√HeadDim.
 	Scale  float32
 	Causal bool
 	// MaxSeqQ is at least the longest query sequence (the grid is sized
 	// by it; the kernel reports a longer one as an error).
+	// FlashAttentionBackward takes 0 to mean totalQ.
 	MaxSeqQ int
+	// MaxSeqK, used only by FlashAttentionBackward, is at least the
+	// longest key sequence; 0 means totalK (correct, but a batch of many
+	// sequences then launches blocks that find no keys and return).
+	MaxSeqK int
 }
 
 // SeqOffsets returns the cumulative offsets [0, n0, n0+n1, ...] of
@@ -165,16 +177,19 @@ func FlashAttention[T Half16](queue kern.Queue, out, q, k, v *kern.Buffer[T], ls
 			return fmt.Errorf("ops.FlashAttention: %w", err)
 		}
 	}
-	ld := a.HeadDim + flashPad
+	smem := 5 * flashM * (a.HeadDim + flashPad) * 2
+	if hd == 2 {
+		smem = attn256.SharedBytes // 32-key K/V tiles (attn256/flash.go)
+	}
 	grid := kern.Blocks(gpu.Dim3{X: (a.MaxSeqQ + flashM - 1) / flashM, Y: a.Heads, Z: batch}, gpu.Dim3{X: flashWarp * 32, Y: 1, Z: 1}).
-		WithShared(5 * flashM * ld * 2)
+		WithShared(smem)
 	return s.launch(flashK[dtypeIndex[T]()-1][hd], queue, grid,
 		bufArg(out), bufArg(q), bufArg(k), bufArg(v), bufArg(lseArg), bufArg(cuSeqQ), bufArg(cuSeqK),
 		intArg(a.Heads), intArg(a.KVHeads), f32Arg(a.scale()*math.Log2E), kern.ScalarArg(a.Causal), kern.ScalarArg(lse != nil))
 }
 
 // checkHeads checks the head counts and dimension; it returns the head
-// dimension's kernel index (0 for 64, 1 for 128).
+// dimension's kernel index (0 for 64, 1 for 128, 2 for 256).
 func (a Attention) checkHeads(s *shape) int {
 	s.atLeast("KVHeads", a.KVHeads, 1)
 	s.atLeast("Heads", a.Heads, 1)
@@ -186,8 +201,10 @@ func (a Attention) checkHeads(s *shape) int {
 		return 0
 	case 128:
 		return 1
+	case 256:
+		return 2
 	}
-	s.fail("HeadDim = %d, want 64 or 128", a.HeadDim)
+	s.fail("HeadDim = %d, want 64, 128 or 256", a.HeadDim)
 	return 0
 }
 

@@ -3,6 +3,7 @@ package ops
 import (
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/gokern/kern"
@@ -74,7 +75,7 @@ func normals(rng *rand.Rand, n int, mag float64) []float64 {
 	return xs
 }
 
-func runBwd[T Half16](t *testing.T, dev *kern.Device, c attnCase, seed uint64) {
+func runBwd[T Half16](t *testing.T, dev *kern.Device, c attnCase, seed uint64, v2 bool) {
 	rng := rand.New(rand.NewPCG(seed, 11))
 	totalQ, totalK := sum(c.lq), sum(c.lk)
 	nq, nk := totalQ*c.heads*c.hd, totalK*c.kvHeads*c.hd
@@ -102,31 +103,117 @@ func runBwd[T Half16](t *testing.T, dev *kern.Device, c attnCase, seed uint64) {
 	defer cuQ.Free()
 	defer cuK.Free()
 	g := AttentionGrads[T]{DQ: alloc[T](t, dev, nq), DK: alloc[T](t, dev, nk), DV: alloc[T](t, dev, nk), Delta: alloc[float32](t, dev, c.heads*totalQ)}
-	if err := FlashAttentionBackward(dev, g, q, k, v, o, do, lse, cuQ, cuK, a); err != nil {
+	if v2 {
+		a.MaxSeqQ, a.MaxSeqK = maxOf(c.lq), maxOf(c.lk)
+	}
+	if err := flashBackward(dev, g, q, k, v, o, do, lse, cuQ, cuK, a, v2); err != nil {
 		t.Fatal(err)
 	}
 	dq, dk, dv, mq, mk, mv := bwdRef(c, qw, kw, vw, ow, dow, lsew, scale)
 	// float32 scores, exp2.approx, dot products and sums: a few 2^-20 of
-	// the terms' magnitudes; then one rounding to T.
+	// the terms' magnitudes; then one rounding to T. v2 also rounds P and
+	// dS to T before the second products: a unit of T per term, relative
+	// to the terms' magnitudes (|dS| ≤ P·(|dP| + |delta|)), and that
+	// again for float16's subnormal steps near 0 (the tolerance's abs).
 	tl := tol{abs: tiny[T](), rel: unit[T](), srel: 0x1p-16}
+	if v2 {
+		tl.srel = 2 * unit[T]()
+	}
 	compare(t, "dQ", download(t, g.DQ), dq, tl, mq)
 	compare(t, "dK", download(t, g.DK), dk, tl, mk)
 	compare(t, "dV", download(t, g.DV), dv, tl, mv)
 }
 
+// bwdCases are shared by both versions; the tensor-core one (v2) takes
+// head dims 64 and 128 only. Lengths 17, 40, 33, 70 and 100 end mid-tile
+// (v2's tiles are 32 and 64 rows), 64 on a tile boundary; lq ≠ lk checks
+// the bottom-right causal alignment, and an empty sequence the zero
+// gradients. v1 runs the first bwdV1Cases (it is slow in native mode).
+const bwdV1Cases = 4
+
+var bwdCases = []attnCase{
+	{lq: []int{17}, lk: []int{17}, heads: 2, kvHeads: 2, hd: 64},
+	{lq: []int{17}, lk: []int{17}, heads: 4, kvHeads: 1, hd: 128, causal: true},
+	{lq: []int{1, 40, 9}, lk: []int{1, 40, 30}, heads: 4, kvHeads: 2, hd: 64, causal: true},
+	{lq: []int{33, 5}, lk: []int{20, 64}, heads: 2, kvHeads: 1, hd: 32},
+	{lq: []int{64}, lk: []int{64}, heads: 2, kvHeads: 1, hd: 128},
+	{lq: []int{100, 70}, lk: []int{100, 40}, heads: 8, kvHeads: 2, hd: 64, causal: true},
+	{lq: []int{70, 0, 3}, lk: []int{129, 5, 0}, heads: 2, kvHeads: 1, hd: 128, causal: true},
+	{lq: []int{130}, lk: []int{70}, heads: 2, kvHeads: 2, hd: 64},
+	{lq: []int{33}, lk: []int{33}, heads: 8, kvHeads: 1, hd: 128, causal: true},
+}
+
 func TestFlashAttentionBackward(t *testing.T) {
-	cases := []attnCase{
-		{lq: []int{17}, lk: []int{17}, heads: 2, kvHeads: 2, hd: 64},
-		{lq: []int{17}, lk: []int{17}, heads: 4, kvHeads: 1, hd: 128, causal: true},
-		{lq: []int{1, 40, 9}, lk: []int{1, 40, 30}, heads: 4, kvHeads: 2, hd: 64, causal: true},
-		{lq: []int{33, 5}, lk: []int{20, 64}, heads: 2, kvHeads: 1, hd: 32},
+	cases := bwdCases
+	if os.Getenv("KERN_BIG") != "" {
+		cases = append(cases, attnCase{lq: []int{1000}, lk: []int{1000}, heads: 2, kvHeads: 1, hd: 128, causal: true})
 	}
 	eachDevice(t, func(t *testing.T, dev *kern.Device) {
 		for i, c := range cases {
+			if dev.Kind() == "native" && sum(c.lq)*c.heads > 600 {
+				continue // native mode runs a goroutine per thread; the emulator covers the big shapes
+			}
 			t.Run(c.String(), func(t *testing.T) {
-				t.Run("f16", func(t *testing.T) { runBwd[gpu.Half](t, dev, c, uint64(i)) })
-				t.Run("bf16", func(t *testing.T) { runBwd[gpu.BFloat16](t, dev, c, uint64(i)) })
+				for _, v2 := range []bool{false, true} {
+					if v2 && c.hd != 64 && c.hd != 128 || !v2 && i >= bwdV1Cases {
+						continue
+					}
+					ver := "v1"
+					if v2 {
+						ver = "v2"
+					}
+					t.Run(ver+"/f16", func(t *testing.T) { runBwd[gpu.Half](t, dev, c, uint64(i), v2) })
+					t.Run(ver+"/bf16", func(t *testing.T) { runBwd[gpu.BFloat16](t, dev, c, uint64(i), v2) })
+				}
 			})
 		}
 	})
+}
+
+// TestFlashAttentionBackwardBankConflicts profiles v2 at both head dims
+// on the emulator: its shared rows are padded as the forward pass's are,
+// so the cp.async stores and the ldmatrix loads (plain and .trans) must
+// give 0 bank conflicts.
+func TestFlashAttentionBackwardBankConflicts(t *testing.T) {
+	for _, hd := range []int{64, 128} {
+		_, conflicts := profiled(t, func(dev *kern.Device) error {
+			c := attnCase{lq: []int{70, 5}, lk: []int{70, 130}, heads: 2, kvHeads: 1, hd: hd, causal: true}
+			rng := rand.New(rand.NewPCG(1, 2))
+			nq, nk := sum(c.lq)*c.heads*hd, sum(c.lk)*c.kvHeads*hd
+			q, _ := upload[gpu.Half](t, dev, normals(rng, nq, 1))
+			k, _ := upload[gpu.Half](t, dev, normals(rng, nk, 1))
+			v, _ := upload[gpu.Half](t, dev, normals(rng, nk, 1))
+			do, _ := upload[gpu.Half](t, dev, normals(rng, nq, 1))
+			a := Attention{Heads: 2, KVHeads: 1, HeadDim: hd, Causal: true, MaxSeqQ: 70, MaxSeqK: 130}
+			out, lse := alloc[gpu.Half](t, dev, nq), alloc[float32](t, dev, c.heads*sum(c.lq))
+			cuQ, cuK := uploadT(t, dev, SeqOffsets(c.lq...)), uploadT(t, dev, SeqOffsets(c.lk...))
+			if err := FlashAttention(dev, out, q, k, v, lse, cuQ, cuK, a); err != nil {
+				return err
+			}
+			g := AttentionGrads[gpu.Half]{DQ: alloc[gpu.Half](t, dev, nq), DK: alloc[gpu.Half](t, dev, nk), DV: alloc[gpu.Half](t, dev, nk), Delta: alloc[float32](t, dev, c.heads*sum(c.lq))}
+			return FlashAttentionBackward(dev, g, q, k, v, out, do, lse, cuQ, cuK, a)
+		})
+		t.Logf("headDim %d: %d bank conflicts", hd, conflicts)
+		if conflicts != 0 {
+			t.Errorf("headDim %d: %d shared-memory bank conflicts, want 0", hd, conflicts)
+		}
+	}
+}
+
+// TestFlashAttentionBackwardLimits checks v2's grid bounds: a sequence
+// longer than MaxSeqQ or MaxSeqK is a device error, not a silent
+// partial gradient.
+func TestFlashAttentionBackwardLimits(t *testing.T) {
+	dev := kern.OpenEmulator()
+	const hd = 64
+	nq, nk := 70*2*hd, 70*hd
+	g := AttentionGrads[gpu.Half]{DQ: alloc[gpu.Half](t, dev, nq), DK: alloc[gpu.Half](t, dev, nk), DV: alloc[gpu.Half](t, dev, nk), Delta: alloc[float32](t, dev, 2*70)}
+	q, k, lse := alloc[gpu.Half](t, dev, nq), alloc[gpu.Half](t, dev, nk), alloc[float32](t, dev, 2*70)
+	cu := uploadT(t, dev, SeqOffsets(70))
+	a := Attention{Heads: 2, KVHeads: 1, HeadDim: hd, MaxSeqQ: 70, MaxSeqK: 64}
+	wantErr(t, "MaxSeqK", FlashAttentionBackward(dev, g, q, k, k, q, q, lse, cu, cu, a), "longer than MaxSeqK")
+	a.MaxSeqQ, a.MaxSeqK = 64, 70
+	wantErr(t, "MaxSeqQ", FlashAttentionBackward(dev, g, q, k, k, q, q, lse, cu, cu, a), "longer than MaxSeqQ")
+	a.MaxSeqQ = -1
+	wantErr(t, "negative", FlashAttentionBackward(dev, g, q, k, k, q, q, lse, cu, cu, a), "MaxSeqQ")
 }

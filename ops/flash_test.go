@@ -169,7 +169,7 @@ func maxOf(xs []int) int {
 }
 
 // flashCases cover sequence lengths 1, 17, 64 and 257, causal and not,
-// GQA ratios 1, 2, 4 and 8, head dims 64 and 128, and varlen batches
+// GQA ratios 1, 2, 4 and 8, head dims 64, 128 and 256, and varlen batches
 // with mixed lengths (equal and unequal query and key lengths).
 var flashCases = []attnCase{
 	{lq: []int{1}, lk: []int{1}, heads: 2, kvHeads: 2, hd: 64},
@@ -181,6 +181,15 @@ var flashCases = []attnCase{
 	{lq: []int{1, 17, 64, 100}, lk: []int{1, 17, 64, 100}, heads: 4, kvHeads: 2, hd: 64, causal: true},
 	{lq: []int{3, 70, 17, 1}, lk: []int{40, 70, 5, 0}, heads: 2, kvHeads: 1, hd: 128, causal: true},
 	{lq: []int{3, 70, 17}, lk: []int{40, 129, 5}, heads: 8, kvHeads: 2, hd: 64},
+	// Head dim 256 (ops/internal/attn256: 32-key tiles, so 17, 64 and 150
+	// end mid-tile, on a tile boundary and in the fifth tile).
+	{lq: []int{1}, lk: []int{1}, heads: 2, kvHeads: 1, hd: 256},
+	{lq: []int{17}, lk: []int{17}, heads: 2, kvHeads: 1, hd: 256, causal: true},
+	{lq: []int{64}, lk: []int{64}, heads: 2, kvHeads: 2, hd: 256},
+	{lq: []int{64}, lk: []int{64}, heads: 4, kvHeads: 1, hd: 256, causal: true},
+	{lq: []int{1, 17, 150}, lk: []int{1, 17, 150}, heads: 4, kvHeads: 2, hd: 256, causal: true},
+	{lq: []int{3, 70}, lk: []int{40, 129}, heads: 2, kvHeads: 1, hd: 256},
+	{lq: []int{257}, lk: []int{257}, heads: 2, kvHeads: 1, hd: 256},
 }
 
 func TestFlashAttention(t *testing.T) {
@@ -201,11 +210,11 @@ func TestFlashAttention(t *testing.T) {
 	})
 }
 
-// TestFlashAttentionBankConflicts profiles prefill at both head dims on
+// TestFlashAttentionBankConflicts profiles prefill at every head dim on
 // the emulator: the padded shared rows must give 0 bank conflicts on the
 // cp.async stores and the ldmatrix loads.
 func TestFlashAttentionBankConflicts(t *testing.T) {
-	for _, hd := range []int{64, 128} {
+	for _, hd := range []int{64, 128, 256} {
 		_, conflicts := profiled(t, func(dev *kern.Device) error {
 			c := attnCase{lq: []int{70, 5}, lk: []int{70, 130}, heads: 2, kvHeads: 1, hd: hd, causal: true}
 			rng := rand.New(rand.NewPCG(1, 2))

@@ -17,7 +17,7 @@ package ops
 //	seqLens         [seqs] int32             n_b ≤ maxPages·pageSize
 //
 // Pages may sit anywhere in the pool and in any order (PageAllocator hands
-// them out from a free list). headDim is 64 or 128.
+// them out from a free list). headDim is 64, 128 or 256.
 //
 // The kernel (ops/internal/decodek, paged.go) gives each block one KV head
 // and up to 8 of its query heads, so every K and V row is read from memory
@@ -55,9 +55,9 @@ import (
 )
 
 var (
-	pagedK = [2][2]*kern.Kernel{
-		{decodek.PagedF16D64Kernel.Kernel(), decodek.PagedF16D128Kernel.Kernel()},
-		{decodek.PagedBF16D64Kernel.Kernel(), decodek.PagedBF16D128Kernel.Kernel()},
+	pagedK = [2][3]*kern.Kernel{
+		{decodek.PagedF16D64Kernel.Kernel(), decodek.PagedF16D128Kernel.Kernel(), decodek.PagedF16D256Kernel.Kernel()},
+		{decodek.PagedBF16D64Kernel.Kernel(), decodek.PagedBF16D128Kernel.Kernel(), decodek.PagedBF16D256Kernel.Kernel()},
 	}
 	pagedReduceK = [2]*kern.Kernel{decodek.PagedReduceF16Kernel.Kernel(), decodek.PagedReduceBF16Kernel.Kernel()}
 )
@@ -65,7 +65,7 @@ var (
 // Paged is the shape and options of a PagedAttention call.
 type Paged struct {
 	Heads, KVHeads int // Heads % KVHeads == 0
-	HeadDim        int // 64 or 128
+	HeadDim        int // 64, 128 or 256
 	PageSize       int // tokens per page: 16 or 32
 	MaxPages       int // the block table's row length
 	// Scale multiplies q·k before the softmax; 0 means 1/√HeadDim.

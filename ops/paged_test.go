@@ -32,6 +32,8 @@ var pagedCases = []pagedCase{
 	{lens: []int{300, 45}, heads: 16, kvHeads: 2, hd: 64, pageSize: 16, partition: 64},
 	{lens: []int{70}, heads: 8, kvHeads: 1, hd: 128, pageSize: 16},
 	{lens: []int{33, 190}, heads: 12, kvHeads: 1, hd: 128, pageSize: 16, partition: 64},
+	{lens: []int{1, 17, 100}, heads: 4, kvHeads: 2, hd: 256, pageSize: 16},
+	{lens: []int{150, 3, 0}, heads: 8, kvHeads: 1, hd: 256, pageSize: 32, partition: 64},
 }
 
 // fillPaged builds a cache whose pages are handed out in a shuffled
@@ -331,12 +333,13 @@ func TestPagedErrors(t *testing.T) {
 }
 
 // TestPagedAttentionBankConflicts profiles decode with and without
-// split-K at both head dims: the shared-memory paths must be free of bank
+// split-K at every head dim: the shared-memory paths must be free of bank
 // conflicts.
 func TestPagedAttentionBankConflicts(t *testing.T) {
 	for _, c := range []pagedCase{
 		{lens: []int{130, 7}, heads: 8, kvHeads: 2, hd: 128, pageSize: 16, partition: 64},
 		{lens: []int{130, 7}, heads: 8, kvHeads: 8, hd: 64, pageSize: 32},
+		{lens: []int{130, 7}, heads: 8, kvHeads: 2, hd: 256, pageSize: 16, partition: 64},
 	} {
 		_, conflicts := profiled(t, func(dev *kern.Device) error {
 			rng := rand.New(rand.NewPCG(1, 2))

@@ -9,6 +9,12 @@ package main
 //	         of it when causal). The driver does not report tensor-core
 //	         throughput, so no % of peak is printed: compare with the
 //	         GPU's dense f16 figure (A100 312, H100 SXM 989 TFLOP/s).
+//	backward ops.FlashAttentionBackward (v2, tensor cores), causal:
+//	         TFLOP/s counting FlashAttention-2's five matrix products,
+//	         2.5× the causal forward's flops (v2 does seven: S and dP
+//	         are recomputed for dQ).
+//	prefill d256  ops.FlashAttention, causal, at head dim 256 (same
+//	         tokens and heads).
 //	decode   ops.PagedAttention with split-K off and on: GB/s counting the
 //	         KV cache it must read, 2·seqs·context·kvHeads·headDim·2
 //	         bytes, and that as a % of the DRAM peak.
@@ -93,6 +99,21 @@ func benchAttentionOf[T ops.Half16](env *benchEnv, dtype string) error {
 		lens[i] = sh.seq
 	}
 	cu := upload32(ops.SeqOffsets(lens...))
+	// Backward and head dim 256 buffers.
+	dQ, dK, dV := alloc(tokens*sh.heads*sh.hd), alloc(tokens*sh.kvHeads*sh.hd), alloc(tokens*sh.kvHeads*sh.hd)
+	q256, o256 := alloc(tokens*sh.heads*256), alloc(tokens*sh.heads*256)
+	kv256 := alloc(tokens * sh.kvHeads * 256)
+	var lse, delta *kern.Buffer[float32]
+	if err == nil {
+		lse, err = kern.Alloc[float32](dev, sh.heads*tokens)
+	}
+	if err == nil {
+		frees = append(frees, lse.Free)
+		delta, err = kern.Alloc[float32](dev, sh.heads*tokens)
+	}
+	if err == nil {
+		frees = append(frees, delta.Free)
+	}
 
 	// Decode buffers: every sequence's pages, in order, in one pool.
 	pagesPer := sh.ctx / sh.page
@@ -119,6 +140,12 @@ func benchAttentionOf[T ops.Half16](env *benchEnv, dtype string) error {
 	}
 	defer scratch.Free()
 
+	causal := ops.Attention{Heads: sh.heads, KVHeads: sh.kvHeads, HeadDim: sh.hd, MaxSeqQ: sh.seq, MaxSeqK: sh.seq, Causal: true}
+	if err := ops.FlashAttention(dev, o, q, k, v, lse, cu, cu, causal); err != nil { // the LSE the backward reads
+		return err
+	}
+	grads := ops.AttentionGrads[T]{DQ: dQ, DK: dK, DV: dV, Delta: delta}
+
 	s, err := dev.NewStream()
 	if err != nil {
 		return err
@@ -137,6 +164,12 @@ func benchAttentionOf[T ops.Half16](env *benchEnv, dtype string) error {
 		}},
 		{"prefill causal " + dtype, fmt.Sprintf("%d×%d×%dh×%d", sh.batch, sh.seq, sh.heads, sh.hd), flops / 2, false, func(qu kern.Queue) error {
 			return ops.FlashAttention(qu, o, q, k, v, nil, cu, cu, ops.Attention{Heads: sh.heads, KVHeads: sh.kvHeads, HeadDim: sh.hd, MaxSeqQ: sh.seq, Causal: true})
+		}},
+		{"backward causal " + dtype, fmt.Sprintf("%d×%d×%dh×%d", sh.batch, sh.seq, sh.heads, sh.hd), 2.5 * flops / 2, false, func(qu kern.Queue) error {
+			return ops.FlashAttentionBackward(qu, grads, q, k, v, o, q, lse, cu, cu, causal)
+		}},
+		{"prefill d256 causal " + dtype, fmt.Sprintf("%d×%d×%dh×%d", sh.batch, sh.seq, sh.heads, 256), flops / float64(sh.hd) * 256 / 2, false, func(qu kern.Queue) error {
+			return ops.FlashAttention(qu, o256, q256, kv256, kv256, nil, cu, cu, ops.Attention{Heads: sh.heads, KVHeads: sh.kvHeads, HeadDim: 256, MaxSeqQ: sh.seq, Causal: true})
 		}},
 		{"decode " + dtype, fmt.Sprintf("%d×%d×%d/%dh", sh.seqs, sh.ctx, sh.dHeads, sh.dKV), kvBytes, true, func(qu kern.Queue) error {
 			return ops.PagedAttention(qu, do, dq, kc, vc, bt, sl, sh.ctx, paged, nil)

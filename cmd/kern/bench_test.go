@@ -28,10 +28,13 @@ func TestBenchOnTheEmulator(t *testing.T) {
 			t.Errorf("no ops row for %s:\n%s", op, out)
 		}
 	}
-	for _, c := range []string{"prefill f16", "prefill causal f16"} {
+	for _, c := range []string{"prefill f16", "prefill causal f16", "backward causal f16"} {
 		if !tableHasRow(out, "attention", c, "1×128×2h×64") {
 			t.Errorf("no attention row for %s:\n%s", c, out)
 		}
+	}
+	if !tableHasRow(out, "attention", "prefill d256 causal f16", "1×128×2h×256") {
+		t.Errorf("no attention row for prefill d256:\n%s", out)
 	}
 	for _, c := range []string{"decode f16", "decode split-K f16"} {
 		if !tableHasRow(out, "attention", c, "2×256×4/2h") {

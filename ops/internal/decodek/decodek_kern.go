@@ -40,11 +40,11 @@ var PagedF16D64Kernel = kernPagedF16D64Launcher{kern.NewLauncher(kern.KernelSpec
 	SharedBytes: 31072,
 	Bounds:      false,
 	Sites: []string{
-		"panic at paged.go:70:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:73:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:88:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:105:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:108:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:123:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "998a25a320cdb377", Source: []string{"paged.go:PagedF16D64", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:f16m.load", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "3dd7dee15eac5b9c", Source: []string{"paged.go:PagedF16D64", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:f16m.load", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -58,7 +58,7 @@ func (l kernPagedF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
 }
 
-// PagedF16D128Kernel launches the kernel PagedF16D128 (paged.go:26).
+// PagedF16D128Kernel launches the kernel PagedF16D128 (paged.go:28).
 var PagedF16D128Kernel = kernPagedF16D128Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "PagedF16D128", Pkg: "github.com/gokern/kern/ops/internal/decodek", Entry: "PagedF16D128", Module: kernModule,
 	Params: []kern.Param{
@@ -82,11 +82,11 @@ var PagedF16D128Kernel = kernPagedF16D128Launcher{kern.NewLauncher(kern.KernelSp
 	SharedBytes: 31072,
 	Bounds:      false,
 	Sites: []string{
-		"panic at paged.go:70:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:73:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:88:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:105:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:108:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:123:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "ec36bc3b92ca73b3", Source: []string{"paged.go:PagedF16D128", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:f16m.load", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "f4658d9f36f30ac1", Source: []string{"paged.go:PagedF16D128", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:f16m.load", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -100,7 +100,49 @@ func (l kernPagedF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
 }
 
-// PagedBF16D64Kernel launches the kernel PagedBF16D64 (paged.go:31).
+// PagedF16D256Kernel launches the kernel PagedF16D256 (paged.go:35).
+var PagedF16D256Kernel = kernPagedF16D256Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "PagedF16D256", Pkg: "github.com/gokern/kern/ops/internal/decodek", Entry: "PagedF16D256", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "po", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "pml", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "q", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "kc", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "vc", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "blockTable", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "seqLens", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "heads", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "kvHeads", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "bsShift", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "maxBlocks", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "npages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "partition", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
+	},
+	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
+	SharedBytes: 43360,
+	Bounds:      false,
+	Sites: []string{
+		"panic at paged.go:105:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:108:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:123:8: ops.PagedAttention: a block table entry is not a page of the cache",
+	},
+	SourceHash: "07223a66c60d4e00", Source: []string{"paged.go:PagedF16D256", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:f16m.load", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
+	Native: func(t gpu.Thread, a []any) {
+		PagedF16D256(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
+	},
+})}
+
+type kernPagedF16D256Launcher struct{ kern.Launcher }
+
+// Launch runs PagedF16D256 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernPagedF16D256Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], po *kern.Buffer[float32], pml *kern.Buffer[float32], q_ *kern.Buffer[gpu.Half], kc *kern.Buffer[gpu.Half], vc *kern.Buffer[gpu.Half], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
+}
+
+// PagedBF16D64Kernel launches the kernel PagedBF16D64 (paged.go:42).
 var PagedBF16D64Kernel = kernPagedBF16D64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "PagedBF16D64", Pkg: "github.com/gokern/kern/ops/internal/decodek", Entry: "PagedBF16D64", Module: kernModule,
 	Params: []kern.Param{
@@ -124,11 +166,11 @@ var PagedBF16D64Kernel = kernPagedBF16D64Launcher{kern.NewLauncher(kern.KernelSp
 	SharedBytes: 31072,
 	Bounds:      false,
 	Sites: []string{
-		"panic at paged.go:70:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:73:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:88:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:105:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:108:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:123:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "e6db236feab2bec6", Source: []string{"paged.go:PagedBF16D64", "paged.go:bf16m.load", "paged.go:bf16m.store", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "7ce3c6bafe2001f4", Source: []string{"paged.go:PagedBF16D64", "paged.go:bf16m.load", "paged.go:bf16m.store", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -142,7 +184,7 @@ func (l kernPagedBF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
 }
 
-// PagedBF16D128Kernel launches the kernel PagedBF16D128 (paged.go:36).
+// PagedBF16D128Kernel launches the kernel PagedBF16D128 (paged.go:49).
 var PagedBF16D128Kernel = kernPagedBF16D128Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "PagedBF16D128", Pkg: "github.com/gokern/kern/ops/internal/decodek", Entry: "PagedBF16D128", Module: kernModule,
 	Params: []kern.Param{
@@ -166,11 +208,11 @@ var PagedBF16D128Kernel = kernPagedBF16D128Launcher{kern.NewLauncher(kern.Kernel
 	SharedBytes: 31072,
 	Bounds:      false,
 	Sites: []string{
-		"panic at paged.go:70:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:73:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:88:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:105:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:108:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:123:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "15c741d1f1ee9db8", Source: []string{"paged.go:PagedBF16D128", "paged.go:bf16m.load", "paged.go:bf16m.store", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "8a1f8329d6db558c", Source: []string{"paged.go:PagedBF16D128", "paged.go:bf16m.load", "paged.go:bf16m.store", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -184,7 +226,49 @@ func (l kernPagedBF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *ker
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
 }
 
-// PagedReduceF16Kernel launches the kernel PagedReduceF16 (paged.go:260).
+// PagedBF16D256Kernel launches the kernel PagedBF16D256 (paged.go:56).
+var PagedBF16D256Kernel = kernPagedBF16D256Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "PagedBF16D256", Pkg: "github.com/gokern/kern/ops/internal/decodek", Entry: "PagedBF16D256", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "po", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "pml", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "q", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "kc", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "vc", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "blockTable", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "seqLens", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "heads", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "kvHeads", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "bsShift", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "maxBlocks", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "npages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "partition", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
+	},
+	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
+	SharedBytes: 43360,
+	Bounds:      false,
+	Sites: []string{
+		"panic at paged.go:105:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:108:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:123:8: ops.PagedAttention: a block table entry is not a page of the cache",
+	},
+	SourceHash: "bc120df9d256f137", Source: []string{"paged.go:PagedBF16D256", "paged.go:bf16m.load", "paged.go:bf16m.store", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
+	Native: func(t gpu.Thread, a []any) {
+		PagedBF16D256(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
+	},
+})}
+
+type kernPagedBF16D256Launcher struct{ kern.Launcher }
+
+// Launch runs PagedBF16D256 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernPagedBF16D256Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], q_ *kern.Buffer[gpu.BFloat16], kc *kern.Buffer[gpu.BFloat16], vc *kern.Buffer[gpu.BFloat16], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
+}
+
+// PagedReduceF16Kernel launches the kernel PagedReduceF16 (paged.go:299).
 var PagedReduceF16Kernel = kernPagedReduceF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "PagedReduceF16", Pkg: "github.com/gokern/kern/ops/internal/decodek", Entry: "PagedReduceF16", Module: kernModule,
 	Params: []kern.Param{
@@ -213,7 +297,7 @@ func (l kernPagedReduceF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *ke
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(hd), kern.ScalarArg(nsplit), kern.ScalarArg(partition))
 }
 
-// PagedReduceBF16Kernel launches the kernel PagedReduceBF16 (paged.go:265).
+// PagedReduceBF16Kernel launches the kernel PagedReduceBF16 (paged.go:304).
 var PagedReduceBF16Kernel = kernPagedReduceBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "PagedReduceBF16", Pkg: "github.com/gokern/kern/ops/internal/decodek", Entry: "PagedReduceBF16", Module: kernModule,
 	Params: []kern.Param{

@@ -19,22 +19,44 @@ const (
 
 //kern:kernel block=128 nobounds
 func PagedF16D64(t gpu.Thread, out []gpu.Half, po, pml []float32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
-	paged(f16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64)
+	qs := gpu.Shared[float32](t, PagedGroup*128)
+	red := gpu.Shared[float32](t, pagedWarps*PagedGroup*128+2048)
+	paged(f16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, qs, red)
 }
 
 //kern:kernel block=128 nobounds
 func PagedF16D128(t gpu.Thread, out []gpu.Half, po, pml []float32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
-	paged(f16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128)
+	qs := gpu.Shared[float32](t, PagedGroup*128)
+	red := gpu.Shared[float32](t, pagedWarps*PagedGroup*128+2048)
+	paged(f16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, qs, red)
+}
+
+//kern:kernel block=128 nobounds
+func PagedF16D256(t gpu.Thread, out []gpu.Half, po, pml []float32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
+	qs := gpu.Shared[float32](t, PagedGroup*256)
+	red := gpu.Shared[float32](t, pagedWarps*PagedGroup*256)
+	paged(f16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 256, qs, red)
 }
 
 //kern:kernel block=128 nobounds
 func PagedBF16D64(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
-	paged(bf16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64)
+	qs := gpu.Shared[float32](t, PagedGroup*128)
+	red := gpu.Shared[float32](t, pagedWarps*PagedGroup*128+2048)
+	paged(bf16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, qs, red)
 }
 
 //kern:kernel block=128 nobounds
 func PagedBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
-	paged(bf16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128)
+	qs := gpu.Shared[float32](t, PagedGroup*128)
+	red := gpu.Shared[float32](t, pagedWarps*PagedGroup*128+2048)
+	paged(bf16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, qs, red)
+}
+
+//kern:kernel block=128 nobounds
+func PagedBF16D256(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
+	qs := gpu.Shared[float32](t, PagedGroup*256)
+	red := gpu.Shared[float32](t, pagedWarps*PagedGroup*256)
+	paged(bf16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 256, qs, red)
 }
 
 // paged is the decode body. Block (split, kvHead·headChunks + chunk,
@@ -51,12 +73,25 @@ func PagedBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, q, kc, v
 //     and sum and turns the chunk's scores into 2^(s - m);
 //  3. P·V: warp w takes tokens w, w+4, ..., each lane hd/32 dims of V
 //     (one coalesced row per warp and token), after rescaling its
-//     accumulators by 2^(m_old - m_new).
+//     accumulators by 2^(m_old - m_new). At head dim 256 a lane's 8
+//     dims are 4·lane.. and 128 + 4·lane.., so each of its two 8-byte
+//     loads is a contiguous 256 bytes across the warp.
 //
 // At the end the 4 warps' accumulators meet in shared memory. With one
 // split the block writes out; with several it writes its normalised
 // partial o and (m, ℓ) for PagedReduce.
-func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32, q, kc, vc []T, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32, hd int) {
+//
+// The kernels pass the static shared arrays (their lengths must be
+// constants in the kernel): qs, the group's scaled queries (PagedGroup·hd
+// floats), and red, the warps' accumulators (pagedWarps·PagedGroup·hd).
+// Below head dim 256 both are sized for 128 and red is padded by 8 KiB:
+// ptxas caps a kernel's registers at what the blocks its static shared
+// memory lets share an SM can have; at 22.9 KB (10 blocks on sm_90) that
+// cap is 64 and the head-dim-128 kernel spills. At 31 KB (7 blocks) it
+// uses 71 registers without spilling, which allows 7 blocks anyway, so
+// occupancy is unchanged. At 256 the arrays come to 42 KB unpadded, under
+// the 48 KB static limit.
+func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32, q, kc, vc []T, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32, hd int, qs, red []float32) {
 	split, hy, seq := t.BlockIdx().X, t.BlockIdx().Y, t.BlockIdx().Z
 	nsplit := t.GridDim().X
 	// 32-bit divisions: a 64-bit one is a subroutine call in SASS, and
@@ -88,17 +123,10 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 		panic("ops.PagedAttention: a block table entry is not a page of the cache")
 	}
 
-	qs := gpu.Shared[float32](t, PagedGroup*128)
 	lg := gpu.Shared[float32](t, PagedGroup*PagedChunk)
 	ms := gpu.Shared[float32](t, PagedGroup)
 	ls := gpu.Shared[float32](t, PagedGroup)
 	al := gpu.Shared[float32](t, PagedGroup)
-	// red is padded by 8 KiB: ptxas caps a kernel's registers at what the
-	// blocks its static shared memory lets share an SM can have; at 22.9
-	// KB (10 blocks on sm_90) that cap is 64 and the head-dim-128 kernel
-	// spills. At 31 KB (7 blocks) it uses 71 registers without spilling,
-	// which allows 7 blocks anyway, so occupancy is unchanged.
-	red := gpu.Shared[float32](t, pagedWarps*PagedGroup*128+2048)
 
 	// The scaled queries, permuted so that the score phase's lanes read
 	// consecutive words: dim half·hd/2 + 4j + e of head g (lane j of a
@@ -120,8 +148,9 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 
 	slots := 32 / tpt // tokens per warp step
 	sl, j := udiv(lane, tpt), urem(lane, tpt)
-	dpl := hd / 32 // dims per lane in the P·V phase
-	var acc [PagedGroup][4]float32
+	dpl := hd / 32    // dims per lane in the P·V phase
+	dq := min(dpl, 4) // a lane's dims are dq·lane + e%4 + 128·(e/4), e < dpl
+	var acc [PagedGroup][8]float32
 	for c0 := t0; c0 < t1; c0 += PagedChunk {
 		// 1. scores
 		for step := 0; step < 16/slots; step++ {
@@ -146,7 +175,7 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 					d = gpu.FMA(kf[4+e], qs[g*hd+(4+e)*tpt+j], d)
 				}
 				//kern:unroll
-				for off := 8; off > 0; off /= 2 {
+				for off := 16; off > 0; off /= 2 {
 					if off < tpt {
 						d += gpu.ShflXor(t, d, off)
 					}
@@ -189,21 +218,30 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 		//kern:unroll
 		for g := 0; g < PagedGroup; g++ {
 			a := al[g]
-			acc[g][0], acc[g][1], acc[g][2], acc[g][3] = acc[g][0]*a, acc[g][1]*a, acc[g][2]*a, acc[g][3]*a
+			//kern:unroll
+			for e := 0; e < 8; e++ {
+				if e < dpl {
+					acc[g][e] *= a
+				}
+			}
 		}
 		for i := 0; i < PagedChunk/pagedWarps; i++ {
 			ti := warp + pagedWarps*i
 			tok := c0 + ti
 			if tok < t1 {
 				page := int(blockTable[seq*maxBlocks+tok>>bsShift])
-				base := (((page<<bsShift)+tok&(1<<bsShift-1))*kvHeads+kvh)*hd + dpl*lane
-				var vf [4]float32
-				if hd == 128 {
+				base := (((page<<bsShift)+tok&(1<<bsShift-1))*kvHeads+kvh)*hd + dq*lane
+				var vf [8]float32
+				if hd >= 128 {
 					v4 := gpu.Load4(vc, base)
-					vf = [4]float32{c.load(v4[0]), c.load(v4[1]), c.load(v4[2]), c.load(v4[3])}
+					vf[0], vf[1], vf[2], vf[3] = c.load(v4[0]), c.load(v4[1]), c.load(v4[2]), c.load(v4[3])
+					if hd == 256 {
+						v4 = gpu.Load4(vc, base+128)
+						vf[4], vf[5], vf[6], vf[7] = c.load(v4[0]), c.load(v4[1]), c.load(v4[2]), c.load(v4[3])
+					}
 				} else {
 					v2 := gpu.Load2(vc, base)
-					vf = [4]float32{c.load(v2[0]), c.load(v2[1]), 0, 0}
+					vf[0], vf[1] = c.load(v2[0]), c.load(v2[1])
 				}
 				//kern:unroll
 				for g := 0; g < PagedGroup; g++ {
@@ -212,7 +250,7 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 					}
 					p := lg[g*PagedChunk+ti]
 					//kern:unroll
-					for e := 0; e < 4; e++ {
+					for e := 0; e < 8; e++ {
 						if e < dpl {
 							acc[g][e] = gpu.FMA(p, vf[e], acc[g][e])
 						}
@@ -227,16 +265,17 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 	//kern:unroll
 	for g := 0; g < PagedGroup; g++ {
 		//kern:unroll
-		for e := 0; e < 4; e++ {
+		for e := 0; e < 8; e++ {
 			if e < dpl {
-				red[(warp*PagedGroup+g)*hd+32*e+lane] = acc[g][e] // dim dpl·lane + e
+				red[(warp*PagedGroup+g)*hd+32*e+lane] = acc[g][e] // dim dq·lane + e%4 + 128·(e/4)
 			}
 		}
 	}
 	t.Sync()
 	for i := tid; i < ng*hd; i += pagedWarps * 32 {
 		g, r := udiv(i, hd), urem(i, hd)
-		d := dpl*urem(r, 32) + udiv(r, 32)
+		e := udiv(r, 32)
+		d := dq*urem(r, 32) + e&3 + 128*(e>>2)
 		s := red[g*hd+r] + red[(PagedGroup+g)*hd+r] + red[(2*PagedGroup+g)*hd+r] + red[(3*PagedGroup+g)*hd+r]
 		l := ls[g]
 		o := float32(0)
