@@ -52,7 +52,13 @@ func testMatmulInt4[In Half16, O Float](t *testing.T, dev *kern.Device, sh mmCas
 	if err := MatmulInt4(dev, c, x, uploadT(t, dev, packed), uploadT(t, dev, scales), m, n, k); err != nil {
 		t.Fatal(err)
 	}
-	compare(t, "c", download(t, c), want, matmulTol[O](k), scale)
+	tl := matmulTol[O](k)
+	if inIndex[In]() == 0 {
+		// f16 activations: the products of each 8-element part are summed
+		// in f16x2 (internal/w4's f16g), at most about 2⁻⁹ of Σ|w·x|.
+		tl.srel += 0x1p-9
+	}
+	compare(t, "c", download(t, c), want, tl, scale)
 }
 
 func TestMatmulInt4Errors(t *testing.T) {
