@@ -225,3 +225,39 @@ func TestProfileMatmulInt4(t *testing.T) {
 		t.Errorf("%d bank conflicts, want 0", conflicts)
 	}
 }
+
+// TestProfileMatmulInt4GEMM profiles the W4A16 GEMM (m ragged, k two
+// groups and a half): 0 bank conflicts on the cp.async stores, the
+// ldmatrix loads of x and the 64-bit loads of packed weights, and global
+// loads (cp.async of x and packed, the scales) ≥ 95% sector-efficient.
+func TestProfileMatmulInt4GEMM(t *testing.T) {
+	const m, n, k = 100, 256, 320
+	p := emu.NewProfile()
+	dev := kern.OpenEmulator(emu.Options{Observer: p})
+	x, _ := uploadIn[gpu.Half](t, dev, make([]float64, m*k))
+	c := alloc[float32](t, dev, m*n)
+	if err := matmulInt4(w4GEMM, dev, c, x, uploadT(t, dev, make([]uint8, n*k/2)), uploadT(t, dev, make([]float32, n*((k+127)/128))), m, n, k); err != nil {
+		t.Fatal(err)
+	}
+	var ldBytes, ldSectors, conflicts, sharedReqs int64
+	for _, st := range p.Stats() {
+		conflicts += st.BankConflicts()
+		sharedReqs += st.SharedRequests
+		if strings.HasPrefix(st.Instr, "cp.async") || strings.HasPrefix(st.Instr, "ld.global") {
+			ldBytes += st.GlobalBytes
+			ldSectors += st.GlobalSectors
+			t.Logf("line %d: %s: %d requests, sector efficiency %.1f%%", st.GoLine, st.Instr, st.GlobalRequests, 100*st.SectorEfficiency())
+		}
+		if st.BankConflicts() != 0 {
+			t.Logf("line %d: %s: %d conflicts", st.GoLine, st.Instr, st.BankConflicts())
+		}
+	}
+	eff := float64(ldBytes) / float64(32*ldSectors)
+	t.Logf("W4A16 GEMM %dx%dx%d: global load sector efficiency %.1f%%, %d shared requests, %d bank conflicts", m, n, k, 100*eff, sharedReqs, conflicts)
+	if eff < 0.95 {
+		t.Errorf("global load sector efficiency %.1f%%, want ≥ 95%%", 100*eff)
+	}
+	if conflicts != 0 || sharedReqs == 0 {
+		t.Errorf("%d bank conflicts in %d shared requests, want 0", conflicts, sharedReqs)
+	}
+}
