@@ -13,9 +13,13 @@
 // [N, ceil(K/128)] float32; out [M, N] O ∈ {float32, In}. K a multiple
 // of 32 (16-byte chunks of packed rows), any M and N.
 //
-// Block tile 64×128 (M×N), BK = 64, 8 warps as 2×4, each warp a 32×32
-// tile of C: MI×NI = 2×4 mma tiles of 16×8 per k16 step. Three cp.async
-// stages, one barrier per k tile (the scheme of ops/internal/mm's v2):
+// Block tile 64×128 (M×N), BK = 64, 4 warps side by side along N, each
+// a 64×32 tile of C: MI×NI = 4×4 mma tiles of 16×8 per k16 step, so each
+// dequantized B fragment feeds four MMAs. Four warps rather than eight
+// because a warp holds two sets of accumulators (see Scales): about 210
+// registers, which a 128-thread block may use (ptxas caps a 256-thread
+// one at 128). Three cp.async stages, one barrier per k tile (the scheme
+// of ops/internal/mm's v2):
 //
 //	x tile      [64 rows][64 halves]  row r, chunk c stored at c ^ (r&7)
 //	packed tile [128 rows][32 bytes]  two chunks per row, as in memory
@@ -64,7 +68,7 @@ import (
 const (
 	BM      = 64  // rows of C per block
 	BN      = 128 // columns of C per block
-	Threads = 256
+	Threads = 128
 	Group   = 128 // elements per scale
 	Chunk   = 32  // K must be a multiple
 	Shared  = stages * (stageA*2 + stageB)
@@ -74,7 +78,9 @@ const (
 	bk     = 64
 	stages = 3
 	warpsN = 4
-	wm, wn = 32, 32
+	wm, wn = 64, 32
+	aSlots = BM * bk / 8 / Threads // x chunks a thread copies per stage
+	bSlots = BN * 2 / Threads      // packed chunks a thread copies per stage
 	mi, ni = wm / 16, wn / 8
 	stageA = BM * bk     // 16-bit elements of one x stage
 	stageB = BN * bk / 2 // bytes of one packed stage
@@ -112,19 +118,26 @@ func w4mm[A gpu.Elem, O any, CA inCodec, CO codec[O]](ca CA, co CO, t gpu.Thread
 	wm0, wn0 := (t.Warp()/warpsN)*wm, (t.Warp()%warpsN)*wn
 	tid, l := t.ThreadIdx().X, t.Lane()
 	g, q := l>>2, l&3
-	groups := (k + Group - 1) / Group
-	ktiles := int32((k + bk - 1) / bk)
+	groups := (k + Group - 1) >> 7 // shifts: k ≥ 0, and a signed division is a call
+	ktiles := int32((k + bk - 1) >> 6)
 	k32, kb := int32(k), int32(k>>1) // elements of a row of x, bytes of a row of packed
 
 	// This thread's copies, fixed for the K loop: x chunks (row tid/8 and
 	// tid/8 + 32, chunk tid%8), packed chunk (row tid/2, chunk tid%2).
 	ar, ac := tid>>3, tid&7
 	aDst := int32(ar*bk + (ac^ar&7)*8)
-	aSrc0 := int32(min(m0+ar, m-1)*k + ac*8)
-	aSrc1 := int32(min(m0+ar+32, m-1)*k + ac*8)
+	var aSrc [aSlots]int32
+	//kern:unroll
+	for i := range aSlots {
+		aSrc[i] = int32(min(m0+ar+i*Threads/8, m-1)*k + ac*8)
+	}
 	br, bc := tid>>1, tid&1
 	bDst := int32(stages*stageA*2 + br*32 + bc*16) // bytes: the packed stages follow x's
-	bSrc := int32(min(n0+br, n-1))*kb + int32(bc*16)
+	var bSrc [bSlots]int32
+	//kern:unroll
+	for i := range bSlots {
+		bSrc[i] = int32(min(n0+br+i*Threads/2, n-1))*kb + int32(bc*16)
+	}
 
 	// ldmatrix offsets of A (x) per k16 step: lane l addresses row l%8 of
 	// matrix l/8; matrices 1, 3 are rows 8..15, 2, 3 the next k chunk.
@@ -140,34 +153,43 @@ func w4mm[A gpu.Elem, O any, CA inCodec, CO codec[O]](ca CA, co CO, t gpu.Thread
 	bOff := int32(stages*stageA/2 + (wn0+g)*8)
 	sel := uint32(q | (q+4)<<8)
 
-	for s := int32(0); s < stages-1; s++ {
+	aCol, bCol := int32(ac*8), int32(bc*32)
+	full := k32 >> 6 // k tiles wholly inside K (bk = 64)
+	for s := int32(0); s < stages-1; s++ { // not unrolled: the edge copies are long
 		if s < ktiles {
-			w4mmIssue(t, sa, sb, x, packed, s, aDst, aSrc0, aSrc1, bDst, bSrc, int32(ac*8), int32(bc*32), k32)
+			w4mmIssue(t, sa, sb, x, packed, s, s, aDst, aSrc, bDst, bSrc, aCol, bCol, k32)
 		}
 		gpu.CpAsyncCommit(t)
 	}
+	// Scales: this lane's columns 2q, 2q+1 of each n8 tile, clamped to
+	// the last column (32-bit offsets, like the copies').
+	n1, groups32 := int32(n-1), int32(groups)
+	col0 := int32(n0 + wn0 + 2*q)
 
 	var acc, tmp [mi][ni][4]float32
 	var sc [ni][2]float32
+	rs, ws := int32(0), int32(stages-1) // stages read and written this iteration
 	for kt := int32(0); kt < ktiles; kt++ {
 		gpu.CpAsyncWait(t, stages-2)
 		t.Sync()
-		if nt := kt + stages - 1; nt < ktiles {
-			w4mmIssue(t, sa, sb, x, packed, nt, aDst, aSrc0, aSrc1, bDst, bSrc, int32(ac*8), int32(bc*32), k32)
+		if nt := kt + stages - 1; nt < full {
+			// The hot case: the whole tile lies inside K, nothing to mask.
+			w4mmIssueFull(t, sa, sb, x, packed, nt, ws, aDst, aSrc, bDst, bSrc)
+		} else if nt < ktiles {
+			w4mmIssue(t, sa, sb, x, packed, nt, ws, aDst, aSrc, bDst, bSrc, aCol, bCol, k32)
 		}
 		gpu.CpAsyncCommit(t)
-		if kt&1 == 0 { // a group's first tile: its scales
-			grp := int(kt >> 1)
+		if kt&1 == 1 || kt == ktiles-1 { // a group's last tile: its scales
+			grp := kt >> 1
 			//kern:unroll
 			for j := range ni {
-				col := n0 + wn0 + 8*j + 2*q
-				sc[j][0] = scales[min(col, n-1)*groups+grp]
-				sc[j][1] = scales[min(col+1, n-1)*groups+grp]
+				c := col0 + int32(8*j)
+				sc[j][0] = scales[min(c, n1)*groups32+grp]
+				sc[j][1] = scales[min(c+1, n1)*groups32+grp]
 			}
 		}
-		st := kt % stages
-		as := st * stageA
-		bs := bOff + st*(stageB/4)
+		as := rs * stageA
+		bs := bOff + rs*(stageB/4)
 		//kern:unroll
 		for kk := range bk / 16 {
 			var fa [mi][4]uint32
@@ -198,6 +220,13 @@ func w4mm[A gpu.Elem, O any, CA inCodec, CO codec[O]](ca CA, co CO, t gpu.Thread
 				}
 			}
 		}
+		rs, ws = rs+1, ws+1
+		if rs == stages {
+			rs = 0
+		}
+		if ws == stages {
+			ws = 0
+		}
 	}
 	gpu.CpAsyncWait(t, 0)
 
@@ -213,19 +242,37 @@ func w4mm[A gpu.Elem, O any, CA inCodec, CO codec[O]](ca CA, co CO, t gpu.Thread
 	}
 }
 
-// w4mmIssue issues this thread's copies of k tile kt into stage kt%3 and
-// leaves the commit to the caller: two 16-byte chunks of x (rows at
-// aSrc0, aSrc1, column aCol of the tile) and one of packed (row at bSrc,
-// byte bCol of the tile). A chunk at or past K is zero-filled without a
-// read (source size 0, masked address), so the copies have no branches.
-func w4mmIssue[A gpu.Elem](t gpu.Thread, sa []A, sb []uint8, x []A, packed []uint8, kt, aDst, aSrc0, aSrc1, bDst, bSrc, aCol, bCol, k int32) {
-	st := kt % stages
+// w4mmIssue issues this thread's copies of k tile kt into stage st and
+// leaves the commit to the caller: aSlots 16-byte chunks of x (rows
+// Threads/8 apart, at aSrc, column aCol of the tile) and bSlots of packed
+// (rows Threads/2 apart, at bSrc, byte bCol/2 of the tile). A chunk at or
+// past K is zero-filled without a read (source size 0, masked address),
+// so the copies have no branches.
+func w4mmIssue[A gpu.Elem](t gpu.Thread, sa []A, sb []uint8, x []A, packed []uint8, kt, st, aDst int32, aSrc [aSlots]int32, bDst int32, bSrc [bSlots]int32, aCol, bCol, k int32) {
 	kOff := kt * bk
 	okA := (aCol + kOff - k) >> 31 // all ones while the chunk is inside K
 	okB := (bCol + kOff - k) >> 31
-	gpu.CpAsyncZFill(t, &sa[st*stageA+aDst], &x[(aSrc0+kOff)&okA], 16, int(16&okA))
-	gpu.CpAsyncZFill(t, &sa[st*stageA+aDst+32*bk], &x[(aSrc1+kOff)&okA], 16, int(16&okA))
-	gpu.CpAsyncZFill(t, &sb[st*stageB+bDst], &packed[(bSrc+kOff>>1)&okB], 16, int(16&okB))
+	//kern:unroll
+	for i := range aSlots {
+		gpu.CpAsyncZFill(t, &sa[st*stageA+aDst+int32(i*Threads/8*bk)], &x[(aSrc[i]+kOff)&okA], 16, int(16&okA))
+	}
+	//kern:unroll
+	for i := range bSlots {
+		gpu.CpAsyncZFill(t, &sb[st*stageB+bDst+int32(i*Threads/2*32)], &packed[(bSrc[i]+kOff>>1)&okB], 16, int(16&okB))
+	}
+}
+
+// w4mmIssueFull is w4mmIssue for a k tile wholly inside K: plain copies.
+func w4mmIssueFull[A gpu.Elem](t gpu.Thread, sa []A, sb []uint8, x []A, packed []uint8, kt, st, aDst int32, aSrc [aSlots]int32, bDst int32, bSrc [bSlots]int32) {
+	kOff := kt * bk
+	//kern:unroll
+	for i := range aSlots {
+		gpu.CpAsync(t, &sa[st*stageA+aDst+int32(i*Threads/8*bk)], &x[uint32(aSrc[i]+kOff)], 16)
+	}
+	//kern:unroll
+	for i := range bSlots {
+		gpu.CpAsync(t, &sb[st*stageB+bDst+int32(i*Threads/2*32)], &packed[uint32(bSrc[i]+kOff>>1)], 16)
+	}
 }
 
 // w4mmStore writes C[row][col], C[row][col+1] where they exist.
