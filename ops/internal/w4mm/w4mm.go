@@ -29,9 +29,9 @@
 // quarter warp copies, in 8 distinct bank groups. A packed row is 32
 // bytes: each lane reads 8 bytes of one row (LDS.64), the 4 lanes of a
 // group the same address (a broadcast), so a half warp touches 4 rows at
-// the same offset, 4 distinct bank pairs. Global reads: each thread copies 2 chunks of
-// x and 1 of packed per stage; two neighbouring threads copy one row's
-// 32 packed bytes, one whole sector.
+// the same offset, 4 distinct bank pairs. Global reads: each thread
+// copies 4 chunks of x and 2 of packed per stage; two neighbouring
+// threads copy one row's 32 packed bytes, one whole sector.
 //
 // Dequantization into fragments (gpu/mma.go's layout): lane (g, q) needs
 // for n8 tile j and k16 step kk b[0] = W[n][16kk+2q .. +1] and b[1] =
