@@ -154,7 +154,7 @@ func w4mm[A gpu.Elem, O any, CA inCodec, CO codec[O]](ca CA, co CO, t gpu.Thread
 	sel := uint32(q | (q+4)<<8)
 
 	aCol, bCol := int32(ac*8), int32(bc*32)
-	full := k32 >> 6 // k tiles wholly inside K (bk = 64)
+	full := k32 >> 6                       // k tiles wholly inside K (bk = 64)
 	for s := int32(0); s < stages-1; s++ { // not unrolled: the edge copies are long
 		if s < ktiles {
 			w4mmIssue(t, sa, sb, x, packed, s, s, aDst, aSrc, bDst, bSrc, aCol, bCol, k32)
