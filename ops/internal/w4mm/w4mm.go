@@ -151,7 +151,7 @@ func w4mm[A gpu.Elem, O any, CA inCodec, CO codec[O]](ca CA, co CO, t gpu.Thread
 	// the stage; and the byte permute selecting byte q and byte q of the
 	// word shifted by 4.
 	bOff := int32(stages*stageA/2 + (wn0+g)*8)
-	sel := uint32(q | (q+4)<<8)
+	sel0, sel1 := uint32(q*0x1111), uint32((q+4)*0x1111) // byte q of the first or second word, everywhere
 
 	aCol, bCol := int32(ac*8), int32(bc*32)
 	full := k32 >> 6                       // k tiles wholly inside K (bk = 64)
@@ -184,8 +184,8 @@ func w4mm[A gpu.Elem, O any, CA inCodec, CO codec[O]](ca CA, co CO, t gpu.Thread
 			//kern:unroll
 			for j := range ni {
 				c := col0 + int32(8*j)
-				sc[j][0] = scales[min(c, n1)*groups32+grp]
-				sc[j][1] = scales[min(c+1, n1)*groups32+grp]
+				sc[j][0] = scales[min(c, n1)*groups32+grp] * ca.unit()
+				sc[j][1] = scales[min(c+1, n1)*groups32+grp] * ca.unit()
 			}
 		}
 		as := rs * stageA
@@ -200,7 +200,7 @@ func w4mm[A gpu.Elem, O any, CA inCodec, CO codec[O]](ca CA, co CO, t gpu.Thread
 			//kern:unroll
 			for j := range ni {
 				w := gpu.Load2(sw, int(bs+int32(j*8*8+kk*2))) // bytes 8kk .. 8kk+7 of the row
-				fb := [2]uint32{ca.dequant(w[0], sel), ca.dequant(w[1], sel)}
+				fb := [2]uint32{ca.dequant(gpu.Prmt(w[0], w[1], sel0)), ca.dequant(gpu.Prmt(w[0], w[1], sel1))}
 				//kern:unroll
 				for i := range mi {
 					tmp[i][j] = ca.mma(t, fa[i], fb, tmp[i][j])
@@ -285,11 +285,22 @@ func w4mmStore[O any, CO codec[O]](co CO, out []O, row, col, m, n int, v0, v1 fl
 	}
 }
 
-// inCodec is the activation type: its mma and its dequantization of the
-// nibble pair in byte sel&3 of w (see the header) to a packed pair.
+// inCodec is the activation type: its mma, and the dequantization of
+// the packed byte replicated in every byte of t (one PRMT, see the
+// header) into the B register (n₀ - 8, n₁ - 8)/unit, n₀ its low nibble
+// and n₁ its high one.
+//
+// The mask keeps n₀ in bits 0..3 and n₁ in bits 20..23: as 16-bit floats
+// the two lanes are the subnormal-or-first-binade encodings n₀ and 16·n₁
+// (those encodings are integers times the smallest subnormal, linearly,
+// across the subnormal/normal boundary), and one HFMA2 scales each lane
+// by a power of two and subtracts 8, exactly: no SHF, no magic-number OR.
+// PTX keeps subnormal f16 and bf16 operands of fma unless .ftz is given
+// (PTX ISA §9.7.4.2), as the emulator and native mode do.
 type inCodec interface {
 	mma(t gpu.Thread, a [4]uint32, b [2]uint32, c [4]float32) [4]float32
-	dequant(w, sel uint32) uint32
+	dequant(t uint32) uint32
+	unit() float32 // the B values' unit, folded into the scales
 }
 
 type f16in struct{}
@@ -298,11 +309,13 @@ func (f16in) mma(t gpu.Thread, a [4]uint32, b [2]uint32, c [4]float32) [4]float3
 	return gpu.MMAF16(t, a, b, c)
 }
 
-// dequant: 1024 + n in each f16 lane, minus 1032.
-func (f16in) dequant(w, sel uint32) uint32 {
-	h := gpu.Prmt(w, w>>4, sel)&0x000f000f | 0x64006400
-	return uint32(gpu.Sub2(gpu.Half2(h), 0x64086408))
+// dequant: lanes n₀·2⁻²⁴ and 16·n₁·2⁻²⁴, times 2¹⁵ and 2¹¹, minus 2⁻⁶:
+// (n - 8)·2⁻⁹, exact (normal or zero).
+func (f16in) dequant(t uint32) uint32 {
+	return uint32(gpu.FMA2(gpu.Half2(t&0x00f0000f), 0x68007800, 0xa400a400))
 }
+
+func (f16in) unit() float32 { return 0x1p9 }
 
 type bf16in struct{}
 
@@ -310,11 +323,14 @@ func (bf16in) mma(t gpu.Thread, a [4]uint32, b [2]uint32, c [4]float32) [4]float
 	return gpu.MMABF16(t, a, b, c)
 }
 
-// dequant: 128 + n in each bf16 lane, minus 136.
-func (bf16in) dequant(w, sel uint32) uint32 {
-	h := gpu.Prmt(w, w>>4, sel)&0x000f000f | 0x43004300
-	return uint32(gpu.Sub2(gpu.BFloat162(h), 0x43084308))
+// dequant: lanes n₀·2⁻¹³³ and 16·n₁·2⁻¹³³ (the high lane's top bit is
+// the exponent's lowest: still that integer times 2⁻¹³³), times 2¹²⁷ and
+// 2¹²³, minus 2⁻³: (n - 8)·2⁻⁶, exact.
+func (bf16in) dequant(t uint32) uint32 {
+	return uint32(gpu.FMA2(gpu.BFloat162(t&0x00f0000f), 0x7d007f00, 0xbe00be00))
 }
+
+func (bf16in) unit() float32 { return 0x1p6 }
 
 // Output codecs, as ops' (dtype.go).
 type codec[T any] interface{ store(float32) T }
