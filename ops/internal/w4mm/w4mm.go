@@ -37,11 +37,12 @@
 // for n8 tile j and k16 step kk b[0] = W[n][16kk+2q .. +1] and b[1] =
 // W[n][16kk+8+2q .. +1] with n = the tile's row g: the two nibbles of one
 // packed byte each, bytes 8kk+q and 8kk+4+q of the tile row, which one
-// LDS.64 per n8 tile and k16 step brings; a byte permute with a per-lane
-// selector moves byte q (low nibble) and byte q of the word shifted right
-// by 4 (the high nibble) to the two 16-bit lanes, one LOP3 masks them into
-// the mantissa of 1024 (f16) or 128 (bf16), and one HFMA2 subtracts
-// magic + 8: the pair (n₀ - 8, n₁ - 8), exact, is the B register.
+// LDS.64 per n8 tile and k16 step brings. A byte permute with a per-lane
+// selector copies byte q of one of the two words into all four bytes, a
+// LOP3 keeps the low nibble in the low lane and the high nibble (times 16)
+// in the high lane, and one HFMA2 turns those 16-bit encodings into
+// (n - 8)·2⁻⁹ (f16) or (n - 8)·2⁻⁶ (bf16), exactly (inCodec's doc): three
+// instructions per B register, the power of two folded into the scales.
 //
 // Scales: a k tile lies inside one group (128 = 2 × BK), so the MMAs of a
 // group accumulate into tmp, which is scaled in float32 and added into acc

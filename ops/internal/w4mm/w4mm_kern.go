@@ -16,7 +16,7 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/ops/internal/w4mm", Arch: "sm_80", PTX: kernPTX}
 
-// w4mmF16F32Kernel launches the kernel w4mmF16F32 (w4mm.go:90).
+// w4mmF16F32Kernel launches the kernel w4mmF16F32 (w4mm.go:91).
 var w4mmF16F32Kernel = kernW4mmF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "w4mmF16F32", Pkg: "github.com/gokern/kern/ops/internal/w4mm", Entry: "w4mmF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -44,7 +44,7 @@ func (l kernW4mmF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(packed), kern.BufferArg(scales), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k))
 }
 
-// w4mmF16F16Kernel launches the kernel w4mmF16F16 (w4mm.go:95).
+// w4mmF16F16Kernel launches the kernel w4mmF16F16 (w4mm.go:96).
 var w4mmF16F16Kernel = kernW4mmF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "w4mmF16F16", Pkg: "github.com/gokern/kern/ops/internal/w4mm", Entry: "w4mmF16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -72,7 +72,7 @@ func (l kernW4mmF16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(packed), kern.BufferArg(scales), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k))
 }
 
-// w4mmBF16F32Kernel launches the kernel w4mmBF16F32 (w4mm.go:100).
+// w4mmBF16F32Kernel launches the kernel w4mmBF16F32 (w4mm.go:101).
 var w4mmBF16F32Kernel = kernW4mmBF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "w4mmBF16F32", Pkg: "github.com/gokern/kern/ops/internal/w4mm", Entry: "w4mmBF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -100,7 +100,7 @@ func (l kernW4mmBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(packed), kern.BufferArg(scales), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k))
 }
 
-// w4mmBF16BF16Kernel launches the kernel w4mmBF16BF16 (w4mm.go:105).
+// w4mmBF16BF16Kernel launches the kernel w4mmBF16BF16 (w4mm.go:106).
 var w4mmBF16BF16Kernel = kernW4mmBF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "w4mmBF16BF16", Pkg: "github.com/gokern/kern/ops/internal/w4mm", Entry: "w4mmBF16BF16", Module: kernModule,
 	Params: []kern.Param{
