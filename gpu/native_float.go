@@ -21,26 +21,10 @@ import "math"
 func fma32(x, y, z float32) float32 {
 	p := float64(float64(x) * float64(y)) // exact; the conversion forbids fusing
 	zz := float64(z)
-	s := p + zz
-	if math.IsInf(s, 0) || math.IsNaN(s) {
+	if s := p + zz; math.IsInf(s, 0) || math.IsNaN(s) {
 		return float32(s) // an infinite or NaN operand decides the result
 	}
-	// TwoSum: s + t == p + zz exactly.
-	pp := s - zz
-	zp := s - pp
-	t := (p - pp) + (zz - zp)
-	if t != 0 {
-		bits := math.Float64bits(s)
-		if bits&1 == 0 {
-			if (t > 0) == (s > 0) {
-				bits++ // away from zero, towards the tail
-			} else {
-				bits--
-			}
-			s = math.Float64frombits(bits)
-		}
-	}
-	return float32(s)
+	return float32(addOdd(p, zz)) // TwoSum, rounded to odd (native_half2.go)
 }
 
 // halfToFloat32 converts the binary16 value with bits h exactly. A NaN keeps

@@ -25,8 +25,8 @@
 //	quant.go       INT8 (per tensor, per channel), INT4 (group 128) and 6-bit dequant
 //	matmul.go      Matmul on the tensor cores with fused epilogues, decode GEMV
 //	               (kernels in internal/mm and internal/gemv)
-//	matmul_w4.go   MatmulInt4, the W4A16 decode GEMV (kernels in internal/w4)
-//	matmul_i8.go   MatmulInt8, W8A8 on mma m16n8k32 s8 (kernels in internal/i8)
+//	matmul_w4.go   MatmulInt4, W4A16: decode GEMV (internal/w4), prefill GEMM (internal/w4mm)
+//	matmul_i8.go   MatmulInt8, W8A8 on mma m16n8k32 s8, v1 and pipelined v2 (internal/i8)
 //	flash.go       FlashAttention prefill on tensor cores (varlen, causal, GQA)
 //	flash_bwd.go   FlashAttentionBackward (dQ, dK, dV from the LSE; v2 on tensor cores, v1 on CUDA cores)
 //	paged.go       PagedAttention decode over a paged KV cache, split-K

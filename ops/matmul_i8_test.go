@@ -11,21 +11,32 @@ import (
 
 // TestMatmulInt8 checks the W8A8 GEMM against float64 on random int8
 // values at ragged shapes (k not a multiple of 4 or 32, partial tiles),
-// every output type.
+// every output type, each version (v2 where K is a multiple of 16: partial
+// k tiles, m and n past one tile) and the automatic choice.
 func TestMatmulInt8(t *testing.T) {
-	shapes := []mmCase{{1, 1, 8}, {17, 9, 37}, {40, 33, 130}}
+	runs := []struct {
+		v      int
+		name   string
+		shapes []mmCase
+	}{
+		{i8V1, "v1", []mmCase{{1, 1, 8}, {17, 9, 37}, {40, 33, 130}}},
+		{i8V2, "v2", []mmCase{{1, 1, 16}, {77, 129, 208}, {130, 140, 64}}},
+		{i8Auto, "auto", []mmCase{{16, 9, 32}, {17, 9, 32}}},
+	}
 	eachDevice(t, func(t *testing.T, dev *kern.Device) {
-		for _, sh := range shapes {
-			name := fmt.Sprintf("%dx%dx%d", sh.m, sh.n, sh.k)
-			eachType(t,
-				func(t *testing.T) { testMatmulInt8[float32](t, dev, sh, name) },
-				func(t *testing.T) { testMatmulInt8[gpu.Half](t, dev, sh, name) },
-				func(t *testing.T) { testMatmulInt8[gpu.BFloat16](t, dev, sh, name) })
+		for _, r := range runs {
+			for _, sh := range r.shapes {
+				name := fmt.Sprintf("%s/%dx%dx%d", r.name, sh.m, sh.n, sh.k)
+				eachType(t,
+					func(t *testing.T) { testMatmulInt8[float32](t, dev, r.v, sh, name) },
+					func(t *testing.T) { testMatmulInt8[gpu.Half](t, dev, r.v, sh, name) },
+					func(t *testing.T) { testMatmulInt8[gpu.BFloat16](t, dev, r.v, sh, name) })
+			}
 		}
 	})
 }
 
-func testMatmulInt8[T Float](t *testing.T, dev *kern.Device, sh mmCase, name string) {
+func testMatmulInt8[T Float](t *testing.T, dev *kern.Device, v int, sh mmCase, name string) {
 	m, n, k := sh.m, sh.n, sh.k
 	rng := rand.New(rand.NewPCG(uint64(m), uint64(n*k)))
 	a, w := make([]int8, m*k), make([]int8, n*k)
@@ -53,7 +64,7 @@ func testMatmulInt8[T Float](t *testing.T, dev *kern.Device, sh mmCase, name str
 		}
 	}
 	c := alloc[T](t, dev, m*n)
-	if err := MatmulInt8(dev, c, uploadT(t, dev, a), uploadT(t, dev, as), uploadT(t, dev, w), uploadT(t, dev, ws), m, n, k); err != nil {
+	if err := matmulInt8(v, dev, c, uploadT(t, dev, a), uploadT(t, dev, as), uploadT(t, dev, w), uploadT(t, dev, ws), m, n, k); err != nil {
 		t.Fatal(name, err)
 	}
 	// The sum is exact; two float32 products and the int32 → float32
@@ -66,4 +77,13 @@ func TestMatmulInt8Errors(t *testing.T) {
 	c := alloc[float32](t, dev, 4)
 	wantErr(t, "a", MatmulInt8(dev, c, alloc[int8](t, dev, 5), alloc[float32](t, dev, 2), alloc[int8](t, dev, 6), alloc[float32](t, dev, 2), 2, 2, 3), "ops.MatmulInt8", "a has 5 elements", "m×k = 2×3")
 	wantErr(t, "wScales", MatmulInt8(dev, c, alloc[int8](t, dev, 6), alloc[float32](t, dev, 2), alloc[int8](t, dev, 6), alloc[float32](t, dev, 3), 2, 2, 3), "wScales has 3 elements")
+}
+
+// TestMatmulInt8Qwen3 runs v2 at a Qwen3 layer shape scaled for the
+// emulator (a 128-token prefill, K = N = 1024), on the emulator only.
+func TestMatmulInt8Qwen3(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large shape")
+	}
+	testMatmulInt8[gpu.BFloat16](t, testDevices[0].dev, i8Auto, mmCase{128, 1024, 1024}, "128x1024x1024")
 }

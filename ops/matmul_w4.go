@@ -1,27 +1,52 @@
 package ops
 
-// MatmulInt4: the W4A16 decode GEMV, 16-bit activations times int4
-// weights in QuantizeInt4's group-128 format, dequantized in registers as
-// the weights stream in (kernels in internal/w4, whose header has the
-// layout and the block shape):
+// MatmulInt4: W4A16, 16-bit activations times int4 weights in
+// QuantizeInt4's group-128 format, dequantized in registers as the
+// weights stream in:
 //
 //	c[i,j] = Σ_g scales[j,g] · Σ_{k in g} (nibble(j,k) - 8) · x[i,k]
 //
 // Shapes (row-major): x [M, K] In, packed [N, K/2] uint8, scales
 // [N, ceil(K/128)] float32, c [M, N] O ∈ {float32, In}. K must be a
-// multiple of 32. The kernel takes four rows of x per pass over the
-// weights; it is meant for decode (M ≤ 16). Versions: v1 only.
+// multiple of 32. Versions, each with its layout and block shape in its
+// package's header:
+//
+//   - GEMV (internal/w4): a warp per four rows of W, four rows of x per
+//     pass over the weights, packed f16x2/bf16x2 arithmetic; for decode.
+//   - GEMM (internal/w4mm): 64×128 tiles on mma.sync m16n8k16, the
+//     nibbles dequantized straight into the B fragments, a three-stage
+//     cp.async pipeline; for prefill.
+//
+// MatmulInt4 takes the GEMV for M ≤ int4GEMVMaxM and the GEMM above.
 
 import (
 	"fmt"
 
 	"github.com/gokern/kern"
+	"github.com/gokern/kern/gpu"
 	"github.com/gokern/kern/ops/internal/w4"
+	"github.com/gokern/kern/ops/internal/w4mm"
+)
+
+// int4GEMVMaxM is the largest M the GEMV takes: up to 16 rows of x it
+// reads the weights at most four times (four rows per pass), which
+// stays bandwidth-bound; past that the tensor cores win.
+const int4GEMVMaxM = 16
+
+// The versions of MatmulInt4, for its tests.
+const (
+	w4Auto = iota
+	w4GEMV
+	w4GEMM
 )
 
 // MatmulInt4 computes c = x·Wᵀ for int4 weights W given as packed and
 // scales (QuantizeInt4's output for W [N, K]).
 func MatmulInt4[In Half16, O Float](q kern.Queue, c *kern.Buffer[O], x *kern.Buffer[In], packed *kern.Buffer[uint8], scales *kern.Buffer[float32], m, n, k int) error {
+	return matmulInt4(w4Auto, q, c, x, packed, scales, m, n, k)
+}
+
+func matmulInt4[In Half16, O Float](v int, q kern.Queue, c *kern.Buffer[O], x *kern.Buffer[In], packed *kern.Buffer[uint8], scales *kern.Buffer[float32], m, n, k int) error {
 	s := newShape("ops.MatmulInt4")
 	s.atLeast("m", m, 0)
 	s.atLeast("n", n, 0)
@@ -41,7 +66,11 @@ func MatmulInt4[In Half16, O Float](q kern.Queue, c *kern.Buffer[O], x *kern.Buf
 	if s.err != nil || m == 0 || n == 0 {
 		return s.err
 	}
+	args := []kern.Arg{bufArg(c), bufArg(x), bufArg(packed), bufArg(scales), intArg(m), intArg(n), intArg(k)}
+	if v == w4GEMM || v == w4Auto && m > int4GEMVMaxM {
+		grid := kern.Blocks(gpu.Dim3{X: ceilDiv(n, w4mm.BN), Y: ceilDiv(m, w4mm.BM), Z: 1}, gpu.Dim3{X: w4mm.Threads, Y: 1, Z: 1})
+		return s.launch(w4mm.Kernels[inIndex[In]()][min(oi, 1)], q, grid.WithShared(w4mm.Shared), args...)
+	}
 	grid := blocks1(ceilDiv(n, w4.RowsPerBlock), w4.Warps*32).WithShared(w4.Shared)
-	return s.launch(w4.Kernels[inIndex[In]()][min(oi, 1)], q, grid,
-		bufArg(c), bufArg(x), bufArg(packed), bufArg(scales), intArg(m), intArg(n), intArg(k))
+	return s.launch(w4.Kernels[inIndex[In]()][min(oi, 1)], q, grid, args...)
 }

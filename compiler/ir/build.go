@@ -100,6 +100,19 @@ func (b *Builder) Fma(t Type, dst Reg, x, y, z Operand) {
 	b.Emit(OpFma, "fma.rn"+sfx(t.String()), R(dst), x, y, z)
 }
 
+// Packed2 emits op.rn.t on packed 16-bit floats: op is add, sub, mul or
+// fma, t is f16x2 or bf16x2 (PTX ISA §9.7.4); every operand a .b32
+// register.
+func (b *Builder) Packed2(op, t string, dst Reg, args ...Operand) {
+	o := map[string]Op{"add": OpAdd, "sub": OpSub, "mul": OpMul, "fma": OpFma}[op]
+	b.Emit(o, op+".rn."+t, append([]Operand{R(dst)}, args...)...)
+}
+
+// Prmt emits prmt.b32 d, a, b, sel: the byte permute (PTX ISA §9.7.8.7).
+func (b *Builder) Prmt(dst Reg, a, bb, sel Operand) {
+	b.Emit(OpPrmt, "prmt.b32", R(dst), a, bb, sel)
+}
+
 // Unary emits neg/abs/not/popc/clz/brev.
 func (b *Builder) Unary(op Op, t Type, dst Reg, x Operand) {
 	switch op {

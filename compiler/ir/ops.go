@@ -30,6 +30,7 @@ const (
 	OpPopc
 	OpClz
 	OpBrev
+	OpPrmt
 	OpSetp
 	OpSelp
 	OpCvt
@@ -99,6 +100,7 @@ var Ops = [numOps]OpInfo{
 	OpPopc:          {Name: "popc", Args: 2},
 	OpClz:           {Name: "clz", Args: 2},
 	OpBrev:          {Name: "brev", Args: 2},
+	OpPrmt:          {Name: "prmt", Args: 4},
 	OpSetp:          {Name: "setp", Args: 3},
 	OpSelp:          {Name: "selp", Args: 4},
 	OpCvt:           {Name: "cvt", Args: 2},

@@ -31,3 +31,14 @@ func Scalars(t gpu.Thread, h gpu.Half, b gpu.BFloat16, out []float32) {
 		out[i] = h.Float32() * b.Float32()
 	}
 }
+
+//kern:kernel
+func Packed(t gpu.Thread, h []gpu.Half2, b []gpu.BFloat162, w []uint32) {
+	i := t.GlobalX()
+	if i >= len(h) || i >= len(b) || i >= len(w) {
+		return
+	}
+	h[i] = gpu.FMA2(h[i], gpu.Mul2(h[i], h[i]), gpu.Sub2(gpu.Add2(h[i], h[i]), h[i]))
+	b[i] = gpu.FMA2(b[i], gpu.Mul2(b[i], b[i]), gpu.Sub2(gpu.Add2(b[i], b[i]), b[i]))
+	w[i] = gpu.Prmt(w[i], w[i]>>4, 0x5140)
+}

@@ -15,9 +15,9 @@
 // W[g][4q..4q+3], W[g][4q+16..] as four bytes per register, one 32-bit
 // load where the four lie inside the row, bytewise at the K edge and zero
 // outside. The int32 sums are exact while |Σ| < 2³¹ (K < 2³¹/127²,
-// about 133 000). The pipelined tiles of ops/internal/mm would serve int8
-// too, with a 64-byte k tile; that is the next version. A package of its
-// own to keep each generated file under a megabyte.
+// about 133 000). Version v2 (tc.go) is the pipelined one: ops/internal/
+// mm's tiles with a 64-byte k tile, for K a multiple of 16. A package of
+// its own to keep each generated file under a megabyte.
 package i8
 
 //go:generate go run -tags kerngen github.com/gokern/kern/cmd/kern gen

@@ -252,3 +252,90 @@ type kernI8BF16Launcher struct{ kern.Launcher }
 func (l kernI8BF16Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern.Buffer[gpu.BFloat16], a *kern.Buffer[int8], as *kern.Buffer[float32], w *kern.Buffer[int8], ws *kern.Buffer[float32], m int, n int, k int) error {
 	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(a), kern.BufferArg(as), kern.BufferArg(w), kern.BufferArg(ws), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k))
 }
+
+// i8TCF32Kernel launches the kernel i8TCF32 (tc.go:61).
+var i8TCF32Kernel = kernI8TCF32Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "i8TCF32", Pkg: "github.com/gokern/kern/ops/internal/i8", Entry: "i8TCF32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "c", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "a", Kind: kern.SliceParam, Elem: "int8", Size: 1},
+		{Name: "as", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "w", Kind: kern.SliceParam, Elem: "int8", Size: 1},
+		{Name: "ws", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds:     false,
+	SourceHash: "3276acddfedd333e", Source: []string{"i8.go:f32c.store", "i8.go:i8Store", "i8.go:type codec", "i8.go:type f32c", "tc.go:const TCBM", "tc.go:const TCBN", "tc.go:const tcBK", "tc.go:const tcMI", "tc.go:const tcNI", "tc.go:const tcStage", "tc.go:const tcStages", "tc.go:const tcWM", "tc.go:const tcWN", "tc.go:const tcWarpsN", "tc.go:i8TCF32", "tc.go:i8tc", "tc.go:i8tcIssue", "tc.go:i8tcIssueFull", "tc.go:tcSwz"},
+	Native: func(t gpu.Thread, a []any) {
+		i8TCF32(t, a[0].([]float32), a[1].([]int8), a[2].([]float32), a[3].([]int8), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int))
+	},
+})}
+
+type kernI8TCF32Launcher struct{ kern.Launcher }
+
+// Launch runs i8TCF32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernI8TCF32Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern.Buffer[float32], a *kern.Buffer[int8], as *kern.Buffer[float32], w *kern.Buffer[int8], ws *kern.Buffer[float32], m int, n int, k int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(a), kern.BufferArg(as), kern.BufferArg(w), kern.BufferArg(ws), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k))
+}
+
+// i8TCF16Kernel launches the kernel i8TCF16 (tc.go:66).
+var i8TCF16Kernel = kernI8TCF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "i8TCF16", Pkg: "github.com/gokern/kern/ops/internal/i8", Entry: "i8TCF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "c", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "a", Kind: kern.SliceParam, Elem: "int8", Size: 1},
+		{Name: "as", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "w", Kind: kern.SliceParam, Elem: "int8", Size: 1},
+		{Name: "ws", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds:     false,
+	SourceHash: "5deb4c79cea9b7aa", Source: []string{"i8.go:f16c.store", "i8.go:i8Store", "i8.go:type codec", "i8.go:type f16c", "tc.go:const TCBM", "tc.go:const TCBN", "tc.go:const tcBK", "tc.go:const tcMI", "tc.go:const tcNI", "tc.go:const tcStage", "tc.go:const tcStages", "tc.go:const tcWM", "tc.go:const tcWN", "tc.go:const tcWarpsN", "tc.go:i8TCF16", "tc.go:i8tc", "tc.go:i8tcIssue", "tc.go:i8tcIssueFull", "tc.go:tcSwz"},
+	Native: func(t gpu.Thread, a []any) {
+		i8TCF16(t, a[0].([]gpu.Half), a[1].([]int8), a[2].([]float32), a[3].([]int8), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int))
+	},
+})}
+
+type kernI8TCF16Launcher struct{ kern.Launcher }
+
+// Launch runs i8TCF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernI8TCF16Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern.Buffer[gpu.Half], a *kern.Buffer[int8], as *kern.Buffer[float32], w *kern.Buffer[int8], ws *kern.Buffer[float32], m int, n int, k int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(a), kern.BufferArg(as), kern.BufferArg(w), kern.BufferArg(ws), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k))
+}
+
+// i8TCBF16Kernel launches the kernel i8TCBF16 (tc.go:71).
+var i8TCBF16Kernel = kernI8TCBF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "i8TCBF16", Pkg: "github.com/gokern/kern/ops/internal/i8", Entry: "i8TCBF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "c", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "a", Kind: kern.SliceParam, Elem: "int8", Size: 1},
+		{Name: "as", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "w", Kind: kern.SliceParam, Elem: "int8", Size: 1},
+		{Name: "ws", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds:     false,
+	SourceHash: "af90e044c20ad270", Source: []string{"i8.go:bf16c.store", "i8.go:i8Store", "i8.go:type bf16c", "i8.go:type codec", "tc.go:const TCBM", "tc.go:const TCBN", "tc.go:const tcBK", "tc.go:const tcMI", "tc.go:const tcNI", "tc.go:const tcStage", "tc.go:const tcStages", "tc.go:const tcWM", "tc.go:const tcWN", "tc.go:const tcWarpsN", "tc.go:i8TCBF16", "tc.go:i8tc", "tc.go:i8tcIssue", "tc.go:i8tcIssueFull", "tc.go:tcSwz"},
+	Native: func(t gpu.Thread, a []any) {
+		i8TCBF16(t, a[0].([]gpu.BFloat16), a[1].([]int8), a[2].([]float32), a[3].([]int8), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int))
+	},
+})}
+
+type kernI8TCBF16Launcher struct{ kern.Launcher }
+
+// Launch runs i8TCBF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernI8TCBF16Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern.Buffer[gpu.BFloat16], a *kern.Buffer[int8], as *kern.Buffer[float32], w *kern.Buffer[int8], ws *kern.Buffer[float32], m int, n int, k int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(a), kern.BufferArg(as), kern.BufferArg(w), kern.BufferArg(ws), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k))
+}

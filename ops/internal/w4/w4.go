@@ -20,11 +20,14 @@
 // x that other lanes copied), lane l multiplies its 32 weights with the
 // matching 32 elements of x in four 8-element parts, the part order
 // rotated by lane so that each quarter warp's 128-bit shared loads hit 8
-// distinct bank groups. The integer products are summed per part in
-// float32 (exact: |nibble - 8| ≤ 8) and scaled once per chunk. The 8
-// lanes of a row then meet with three shuffles. The 32 weights are
-// dequantized once per step (float bit tricks, no I2F) and reused for
-// every row of x.
+// distinct bank groups. The 32 weights are dequantized once per step
+// into 16 packed pairs of 16-bit floats (a PRMT, a LOP3 and an HFMA2 per
+// pair: w4Pairs and the codecs' dequant, no I2F) and reused for every row
+// of x. With f16 activations the products of a part are summed in f16x2
+// (HFMA2, two weights per instruction; the codec's doc bounds the error),
+// with bf16 in float32 (exact products); each part is then added in
+// float32 and scaled once per chunk. The 8 lanes of a row then meet with
+// three shuffles.
 //
 // Block: 2 warps (8 rows of W). Versions: v1 only.
 package w4
@@ -127,13 +130,12 @@ func w4gemv[A gpu.Elem, O any, CA xCodec, CO codec[O]](ca CA, co CO, t gpu.Threa
 				base := wsh + int(st&(w4Stages-1))*w4Stage
 				kc := st*w4Step + wc32*Chunk // this lane's 32 elements
 				if kc < k32 {
-					q := w4Rotate(gpu.Load4(sw, base>>1+l*4), l>>1&3)
-					wf := w4Dequant(q)
-					sc := scales[sOff+kc>>7]
+					wp := ca.dequant(w4Rotate(gpu.Load4(sw, base>>1+l*4), l>>1&3))
+					sc := scales[sOff+kc>>7] * ca.wscale()
 					//kern:unroll
 					for i := range w4Rows {
 						if mb+i < m {
-							acc[i] = gpu.FMA(sc, w4Dot(ca, sw, base+w4StageW+i*w4Step+wc*Chunk, wf, l), acc[i])
+							acc[i] = gpu.FMA(sc, w4Dot(ca, sw, base+w4StageW+i*w4Step+wc*Chunk, wp, l), acc[i])
 						}
 					}
 				}
@@ -198,54 +200,106 @@ func w4Rotate(q [4]uint32, r int) [4]uint32 {
 	return q
 }
 
-// w4Dequant unpacks 32 nibbles (word j: elements 8j..8j+7, element e in
-// bits 4e%32..) to float32 nibble - 8 without an integer-to-float
-// conversion: 0x4b000000 | nib is the float 2²³ + nib, exactly.
-func w4Dequant(q [4]uint32) [32]float32 {
-	var f [32]float32
+// w4Pairs unpacks 32 nibbles (word j: elements 8j..8j+7, element e in
+// bits 4e%32..) into 16 pairs of 16-bit floats, pair p of word j holding
+// elements 8j+2p (low lane) and 8j+2p+1, each as magic + nibble: magic is
+// 0x6400 (f16 1024) or 0x4300 (bf16 128), where the last place is 1, so
+// OR-ing a nibble into the mantissa adds it exactly. A byte permute puts
+// byte p of the word in the low lane and byte p of the word shifted right
+// by 4 in the high one, and one mask keeps the two low nibbles (PRMT, then
+// a LOP3 for the AND and the OR).
+func w4Pairs(q [4]uint32, magic uint32) [16]uint32 {
+	var h [16]uint32
 	//kern:unroll
 	for j := range 4 {
+		v := q[j] >> 4
 		//kern:unroll
-		for e := range 8 {
-			f[8*j+e] = math.Float32frombits(0x4b000000|q[j]>>(4*e)&15) - (0x1p23 + 8)
+		for p := range 4 {
+			h[4*j+p] = gpu.Prmt(q[j], v, uint32(p|(p+4)<<8))&0x000f000f | magic
 		}
 	}
-	return f
+	return h
 }
 
-// w4Dot is Σ w·x over a lane's 32 elements: wf the dequantized weights,
-// part j (8 elements) being the lane's part (l/2 + j)%4, as w4Rotate
-// ordered them, and x the 32 elements at sw[xoff/2..]. Taking the parts in
-// that order makes each quarter warp's 16-byte loads of x cover all 32
-// banks.
-func w4Dot[CA xCodec](ca CA, sw []uint32, xoff int, wf [32]float32, l int) float32 {
+// w4Dot is Σ w·x over a lane's 32 elements: w the 16 dequantized pairs,
+// part j (8 elements, 4 pairs) being the lane's part (l/2 + j)%4, as
+// w4Rotate ordered them, and x the 32 elements at sw[xoff/2..]. Taking the
+// parts in that order makes each quarter warp's 16-byte loads of x cover
+// all 32 banks. The result is in units of 1/wscale.
+func w4Dot[CA xCodec](ca CA, sw []uint32, xoff int, w [16]uint32, l int) float32 {
 	sum := float32(0)
 	//kern:unroll
 	for j := range 4 {
 		xs := gpu.Load4(sw, xoff>>1+((l>>1+j)&3)*4)
-		//kern:unroll
-		for h := range 4 {
-			sum = gpu.FMA(wf[8*j+2*h+1], ca.hi(xs[h]), gpu.FMA(wf[8*j+2*h], ca.lo(xs[h]), sum))
-		}
+		sum += ca.part([4]uint32{w[4*j], w[4*j+1], w[4*j+2], w[4*j+3]}, xs)
 	}
 	return sum
 }
 
-// xCodec unpacks two 16-bit activations from a 32-bit word.
+// xCodec is the activation type's arithmetic: dequant turns 32 nibbles
+// into 16 packed pairs of weights, part is the dot product of 4 such pairs
+// with 8 activations (4 words of x), in units of 1/wscale.
 type xCodec interface {
-	lo(w uint32) float32
-	hi(w uint32) float32
+	dequant(q [4]uint32) [16]uint32
+	part(w, x [4]uint32) float32
+	wscale() float32
 }
 
+// f16g keeps the weights as f16x2 (nibble - 8)/16, exact (|w| ≤ 1/2),
+// and multiplies them with x two at a time (HFMA2): the four products of
+// each lane of a part are summed in f16, then the two lanes are widened
+// and added in float32. Each product and partial sum is rounded to f16
+// (relative 2⁻¹¹), so a part carries an error of at most about 2⁻⁹ of
+// Σ|w·x|; the division by 16 keeps the f16 sums finite for |x| < 32752.
+// One FMA2 dequantizes a pair: (1024 + n)/16 - 64.5 = (n - 8)/16, exact.
 type f16g struct{}
 
-func (f16g) lo(w uint32) float32 { return gpu.Half(uint16(w)).Float32() }
-func (f16g) hi(w uint32) float32 { return gpu.Half(uint16(w >> 16)).Float32() }
+func (f16g) dequant(q [4]uint32) [16]uint32 {
+	h := w4Pairs(q, 0x64006400)
+	//kern:unroll
+	for i := range 16 {
+		h[i] = uint32(gpu.FMA2(gpu.Half2(h[i]), 0x2c002c00, 0xd408d408)) // ×1/16, -64.5
+	}
+	return h
+}
 
+func (f16g) part(w, x [4]uint32) float32 {
+	a := gpu.Mul2(gpu.Half2(w[0]), gpu.Half2(x[0]))
+	//kern:unroll
+	for i := 1; i < 4; i++ {
+		a = gpu.FMA2(gpu.Half2(w[i]), gpu.Half2(x[i]), a)
+	}
+	return gpu.Half(uint16(a)).Float32() + gpu.Half(uint16(uint32(a)>>16)).Float32()
+}
+
+func (f16g) wscale() float32 { return 16 }
+
+// bf16g keeps float32 products: bf16x2 has 8 significant bits, too few to
+// sum in. The pairs are dequantized in bf16x2 ((128 + n) - 136 = n - 8,
+// exact, one FMA2), then each lane widened to float32 by a shift or a mask,
+// as is x, and multiplied in float32 (exact: |n - 8| ≤ 8).
 type bf16g struct{}
 
-func (bf16g) lo(w uint32) float32 { return math.Float32frombits(w << 16) }
-func (bf16g) hi(w uint32) float32 { return math.Float32frombits(w &^ 0xffff) }
+func (bf16g) dequant(q [4]uint32) [16]uint32 {
+	h := w4Pairs(q, 0x43004300)
+	//kern:unroll
+	for i := range 16 {
+		h[i] = uint32(gpu.Sub2(gpu.BFloat162(h[i]), 0x43084308)) // -136
+	}
+	return h
+}
+
+func (bf16g) part(w, x [4]uint32) float32 {
+	s := float32(0)
+	//kern:unroll
+	for i := range 4 {
+		s = gpu.FMA(math.Float32frombits(w[i]<<16), math.Float32frombits(x[i]<<16), s)
+		s = gpu.FMA(math.Float32frombits(w[i]&^0xffff), math.Float32frombits(x[i]&^0xffff), s)
+	}
+	return s
+}
+
+func (bf16g) wscale() float32 { return 1 }
 
 // Output codecs, as ops' (dtype.go).
 type codec[T any] interface{ store(float32) T }

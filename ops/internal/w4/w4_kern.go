@@ -16,7 +16,7 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/ops/internal/w4", Arch: "sm_80", PTX: kernPTX}
 
-// w4F16F32Kernel launches the kernel w4F16F32 (w4.go:64).
+// w4F16F32Kernel launches the kernel w4F16F32 (w4.go:67).
 var w4F16F32Kernel = kernW4F16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "w4F16F32", Pkg: "github.com/gokern/kern/ops/internal/w4", Entry: "w4F16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -30,7 +30,7 @@ var w4F16F32Kernel = kernW4F16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 64, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "bd3b82786353a195", Source: []string{"w4.go:const Chunk", "w4.go:const Group", "w4.go:const w4Rows", "w4.go:const w4Stage", "w4.go:const w4StageW", "w4.go:const w4Stages", "w4.go:const w4Step", "w4.go:const w4WRows", "w4.go:const w4WarpSh", "w4.go:const w4Warps", "w4.go:f16g.hi", "w4.go:f16g.lo", "w4.go:f32c.store", "w4.go:type codec", "w4.go:type f16g", "w4.go:type f32c", "w4.go:type xCodec", "w4.go:w4Dequant", "w4.go:w4Dot", "w4.go:w4F16F32", "w4.go:w4Issue", "w4.go:w4Rotate", "w4.go:w4gemv"},
+	SourceHash: "acde5ac3b52010cd", Source: []string{"w4.go:const Chunk", "w4.go:const Group", "w4.go:const w4Rows", "w4.go:const w4Stage", "w4.go:const w4StageW", "w4.go:const w4Stages", "w4.go:const w4Step", "w4.go:const w4WRows", "w4.go:const w4WarpSh", "w4.go:const w4Warps", "w4.go:f16g.dequant", "w4.go:f16g.part", "w4.go:f16g.wscale", "w4.go:f32c.store", "w4.go:type codec", "w4.go:type f16g", "w4.go:type f32c", "w4.go:type xCodec", "w4.go:w4Dot", "w4.go:w4F16F32", "w4.go:w4Issue", "w4.go:w4Pairs", "w4.go:w4Rotate", "w4.go:w4gemv"},
 	Native: func(t gpu.Thread, a []any) {
 		w4F16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]uint8), a[3].([]float32), a[4].(int), a[5].(int), a[6].(int))
 	},
@@ -44,7 +44,7 @@ func (l kernW4F16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buf
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(packed), kern.BufferArg(scales), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k))
 }
 
-// w4F16F16Kernel launches the kernel w4F16F16 (w4.go:69).
+// w4F16F16Kernel launches the kernel w4F16F16 (w4.go:72).
 var w4F16F16Kernel = kernW4F16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "w4F16F16", Pkg: "github.com/gokern/kern/ops/internal/w4", Entry: "w4F16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -58,7 +58,7 @@ var w4F16F16Kernel = kernW4F16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 64, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "6c21263dff3b40f8", Source: []string{"w4.go:const Chunk", "w4.go:const Group", "w4.go:const w4Rows", "w4.go:const w4Stage", "w4.go:const w4StageW", "w4.go:const w4Stages", "w4.go:const w4Step", "w4.go:const w4WRows", "w4.go:const w4WarpSh", "w4.go:const w4Warps", "w4.go:f16c.store", "w4.go:f16g.hi", "w4.go:f16g.lo", "w4.go:type codec", "w4.go:type f16c", "w4.go:type f16g", "w4.go:type xCodec", "w4.go:w4Dequant", "w4.go:w4Dot", "w4.go:w4F16F16", "w4.go:w4Issue", "w4.go:w4Rotate", "w4.go:w4gemv"},
+	SourceHash: "f311937208bcf9e5", Source: []string{"w4.go:const Chunk", "w4.go:const Group", "w4.go:const w4Rows", "w4.go:const w4Stage", "w4.go:const w4StageW", "w4.go:const w4Stages", "w4.go:const w4Step", "w4.go:const w4WRows", "w4.go:const w4WarpSh", "w4.go:const w4Warps", "w4.go:f16c.store", "w4.go:f16g.dequant", "w4.go:f16g.part", "w4.go:f16g.wscale", "w4.go:type codec", "w4.go:type f16c", "w4.go:type f16g", "w4.go:type xCodec", "w4.go:w4Dot", "w4.go:w4F16F16", "w4.go:w4Issue", "w4.go:w4Pairs", "w4.go:w4Rotate", "w4.go:w4gemv"},
 	Native: func(t gpu.Thread, a []any) {
 		w4F16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]uint8), a[3].([]float32), a[4].(int), a[5].(int), a[6].(int))
 	},
@@ -72,7 +72,7 @@ func (l kernW4F16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buf
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(packed), kern.BufferArg(scales), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k))
 }
 
-// w4BF16F32Kernel launches the kernel w4BF16F32 (w4.go:74).
+// w4BF16F32Kernel launches the kernel w4BF16F32 (w4.go:77).
 var w4BF16F32Kernel = kernW4BF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "w4BF16F32", Pkg: "github.com/gokern/kern/ops/internal/w4", Entry: "w4BF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -86,7 +86,7 @@ var w4BF16F32Kernel = kernW4BF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 64, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "1d5122b48429f963", Source: []string{"w4.go:bf16g.hi", "w4.go:bf16g.lo", "w4.go:const Chunk", "w4.go:const Group", "w4.go:const w4Rows", "w4.go:const w4Stage", "w4.go:const w4StageW", "w4.go:const w4Stages", "w4.go:const w4Step", "w4.go:const w4WRows", "w4.go:const w4WarpSh", "w4.go:const w4Warps", "w4.go:f32c.store", "w4.go:type bf16g", "w4.go:type codec", "w4.go:type f32c", "w4.go:type xCodec", "w4.go:w4BF16F32", "w4.go:w4Dequant", "w4.go:w4Dot", "w4.go:w4Issue", "w4.go:w4Rotate", "w4.go:w4gemv"},
+	SourceHash: "30de6745d4243200", Source: []string{"w4.go:bf16g.dequant", "w4.go:bf16g.part", "w4.go:bf16g.wscale", "w4.go:const Chunk", "w4.go:const Group", "w4.go:const w4Rows", "w4.go:const w4Stage", "w4.go:const w4StageW", "w4.go:const w4Stages", "w4.go:const w4Step", "w4.go:const w4WRows", "w4.go:const w4WarpSh", "w4.go:const w4Warps", "w4.go:f32c.store", "w4.go:type bf16g", "w4.go:type codec", "w4.go:type f32c", "w4.go:type xCodec", "w4.go:w4BF16F32", "w4.go:w4Dot", "w4.go:w4Issue", "w4.go:w4Pairs", "w4.go:w4Rotate", "w4.go:w4gemv"},
 	Native: func(t gpu.Thread, a []any) {
 		w4BF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]uint8), a[3].([]float32), a[4].(int), a[5].(int), a[6].(int))
 	},
@@ -100,7 +100,7 @@ func (l kernW4BF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Bu
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(packed), kern.BufferArg(scales), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k))
 }
 
-// w4BF16BF16Kernel launches the kernel w4BF16BF16 (w4.go:79).
+// w4BF16BF16Kernel launches the kernel w4BF16BF16 (w4.go:82).
 var w4BF16BF16Kernel = kernW4BF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "w4BF16BF16", Pkg: "github.com/gokern/kern/ops/internal/w4", Entry: "w4BF16BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -114,7 +114,7 @@ var w4BF16BF16Kernel = kernW4BF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 64, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "bd24cba3153afd3f", Source: []string{"w4.go:bf16c.store", "w4.go:bf16g.hi", "w4.go:bf16g.lo", "w4.go:const Chunk", "w4.go:const Group", "w4.go:const w4Rows", "w4.go:const w4Stage", "w4.go:const w4StageW", "w4.go:const w4Stages", "w4.go:const w4Step", "w4.go:const w4WRows", "w4.go:const w4WarpSh", "w4.go:const w4Warps", "w4.go:type bf16c", "w4.go:type bf16g", "w4.go:type codec", "w4.go:type xCodec", "w4.go:w4BF16BF16", "w4.go:w4Dequant", "w4.go:w4Dot", "w4.go:w4Issue", "w4.go:w4Rotate", "w4.go:w4gemv"},
+	SourceHash: "90aa35295feb0b89", Source: []string{"w4.go:bf16c.store", "w4.go:bf16g.dequant", "w4.go:bf16g.part", "w4.go:bf16g.wscale", "w4.go:const Chunk", "w4.go:const Group", "w4.go:const w4Rows", "w4.go:const w4Stage", "w4.go:const w4StageW", "w4.go:const w4Stages", "w4.go:const w4Step", "w4.go:const w4WRows", "w4.go:const w4WarpSh", "w4.go:const w4Warps", "w4.go:type bf16c", "w4.go:type bf16g", "w4.go:type codec", "w4.go:type xCodec", "w4.go:w4BF16BF16", "w4.go:w4Dot", "w4.go:w4Issue", "w4.go:w4Pairs", "w4.go:w4Rotate", "w4.go:w4gemv"},
 	Native: func(t gpu.Thread, a []any) {
 		w4BF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]uint8), a[3].([]float32), a[4].(int), a[5].(int), a[6].(int))
 	},
