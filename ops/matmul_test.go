@@ -88,6 +88,7 @@ var mmVersions = []mmVersion{
 	{"v2-" + matmulConfigs[0].name, mmV2, matmulConfigs[0]},
 	{"v2-" + matmulConfigs[1].name, mmV2, matmulConfigs[1]},
 	{"gemv", mmGEMV, tcConfig{}},
+	{"v3-sm90a", mmHopper, tcConfig{}},
 }
 
 // applies says whether version v runs shape sh with layout lay.
@@ -97,6 +98,8 @@ func (v mmVersion) applies(sh mmCase, lay BLayout) bool {
 		return sh.k%8 == 0 && (lay == WeightNK || sh.n%8 == 0) && (sh.m > 16 || sh.k <= 256)
 	case mmGEMV:
 		return sh.k%8 == 0 && lay == WeightNK && sh.m <= 16
+	case mmHopper: // every shape with a 16-byte row stride, the decode ones too
+		return sh.k%8 == 0 && lay == WeightNK
 	}
 	return true
 }
