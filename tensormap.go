@@ -12,11 +12,13 @@ package kern
 // a GPU, would need 128-byte by-value parameters in kern's launch ABI and
 // compiler; it is not done.
 //
-// Maps are cached per device and (address, element type, shape, box,
-// swizzle): a map describes memory by address only, so a later buffer at
-// the same address with the same shape reuses it correctly, and an op
-// that builds its maps on every call costs one small upload per distinct
-// shape rather than per call.
+// The map words are cached per device and (address, element type, shape,
+// box, swizzle): a map describes memory by address only, so a later
+// buffer at the same address with the same shape reuses them correctly,
+// and an op that builds its maps on every call costs one small upload per
+// distinct shape rather than per call. The cache holds only the 128-byte
+// maps, never the buffers they describe; a *TensorMap holds its buffer,
+// so the memory stays allocated as long as the map is in use.
 
 import (
 	"fmt"
@@ -42,11 +44,12 @@ type TensorMapSpec struct {
 }
 
 // TensorMap is a tensor map in device memory: pass it as a kernel's
-// []uint64 tensor-map parameter. It belongs to its device and stays valid
-// as long as the device is open (the memory it describes must stay
-// allocated while kernels use it).
+// []uint64 tensor-map parameter. It keeps the buffer it describes alive
+// (a Free of that buffer still frees it: do not launch with the map
+// afterwards).
 type TensorMap struct {
-	buf  *Buffer[uint64]
+	buf  *Buffer[uint64] // the map's words, shared through the cache
+	src  any             // the described *Buffer, kept reachable
 	spec TensorMapSpec
 }
 
@@ -62,7 +65,7 @@ type tensorMapKey struct {
 	spec TensorMapSpec
 }
 
-// tensorMaps caches maps: tensorMapKey → *TensorMap.
+// tensorMaps caches map words: tensorMapKey → *Buffer[uint64].
 var tensorMaps sync.Map
 
 // TensorMap returns the tensor map of buf (a *Buffer of any element type)
@@ -96,8 +99,8 @@ func (d *Device) TensorMap(buf Arg, spec TensorMapSpec) (*TensorMap, error) {
 		return nil, fmt.Errorf("kern: TensorMap of %v: dims %v with row stride %d need %d elements", a.buf, spec.Dims, spec.RowStride, need)
 	}
 	key := tensorMapKey{d, a.addr, a.elem, spec}
-	if m, ok := tensorMaps.Load(key); ok {
-		return m.(*TensorMap), nil
+	if words, ok := tensorMaps.Load(key); ok {
+		return &TensorMap{buf: words.(*Buffer[uint64]), src: a.buf, spec: spec}, nil
 	}
 	words, err := d.encodeTensorMap(a, spec)
 	if err != nil {
@@ -107,8 +110,8 @@ func (d *Device) TensorMap(buf Arg, spec TensorMapSpec) (*TensorMap, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kern: TensorMap: %w", err)
 	}
-	m, _ := tensorMaps.LoadOrStore(key, &TensorMap{buf: b, spec: spec})
-	return m.(*TensorMap), nil
+	cached, _ := tensorMaps.LoadOrStore(key, b)
+	return &TensorMap{buf: cached.(*Buffer[uint64]), src: a.buf, spec: spec}, nil
 }
 
 // encodeTensorMap asks the backend's encoder for the map's 16 words.

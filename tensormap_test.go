@@ -1,6 +1,7 @@
 package kern_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,8 +34,8 @@ func TestTensorMapEmuNative(t *testing.T) {
 			if tm != want || tm.Base == 0 {
 				t.Errorf("map %+v, want %+v", tm, want)
 			}
-			if again, err := dev.TensorMap(buf, spec); err != nil || again != m {
-				t.Errorf("the same view again: %p, %v; want the cached %p", again, err, m)
+			if again, err := dev.TensorMap(buf, spec); err != nil || !slices.Equal(downloadMap(t, again), words) {
+				t.Errorf("the same view again: %v", err)
 			}
 			if m.Spec() != spec {
 				t.Errorf("Spec() = %+v", m.Spec())
