@@ -94,6 +94,9 @@ func gemm[A gpu.Elem, O any, CO codec[O]](bf16 bool, co CO, t gpu.Thread, sm []A
 		}
 		gpu.MbarrierInit(t, &done[0], 4)
 		gpu.MbarrierInit(t, &done[1], 4)
+		// The TMA unit completes bytes on these barriers through the async
+		// proxy: make the generic-proxy initialisation visible to it.
+		gpu.FenceProxyAsync(t)
 	}
 	t.Sync()
 	ktiles := (k + BK - 1) / BK
