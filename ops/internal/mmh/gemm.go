@@ -99,13 +99,15 @@ func gemm[A gpu.Elem, O any, CO codec[O]](bf16 bool, co CO, t gpu.Thread, sm []A
 		gpu.FenceProxyAsync(t)
 	}
 	t.Sync()
-	ktiles := (k + BK - 1) / BK
+	// Loop state is int32: Go's int would make every counter and compare
+	// a 64-bit pair in SASS.
+	ktiles, nst := int32((k+BK-1)/BK), int32(stages)
 	m0, n0 := t.BlockIdx().Y*BM, t.BlockIdx().X*BN
 	wg := t.Warp() / 4 // warp-uniform: the warpgroup
 	if wg == 0 {
 		gpu.SetMaxNRegDec(t, producerRegs)
 		if tid == 0 && len(amap) >= gpu.TensorMapWords && len(wmap) >= gpu.TensorMapWords {
-			produce(t, sm, amap, wmap, full, empty, m0, n0, ktiles, stages)
+			produce(t, sm, amap, wmap, full, empty, m0, n0, ktiles, nst)
 		}
 		return
 	}
@@ -114,23 +116,29 @@ func gemm[A gpu.Elem, O any, CO codec[O]](bf16 bool, co CO, t gpu.Thread, sm []A
 	// 1024-byte swizzle atom) into each A box.
 	da := gpu.WGMMADesc(t, &sm[(wg-1)*64*BK], 0, 1024, gpu.Swizzle128B)
 	db := gpu.WGMMADesc(t, &sm[stages*boxA], 0, 1024, gpu.Swizzle128B)
+	// The stage and k16 offsets are added to the low words only: the
+	// start address field (bits 0-13, shared address >> 4) of a stage
+	// below 256 KiB never carries into the rest, and 32-bit adds keep the
+	// high words (SBO, swizzle mode) constants.
+	daLo, daHi, dbLo, dbHi := uint32(da), da&^0xffffffff, uint32(db), db&^0xffffffff
+	lane0 := t.Lane() == 0
 	var acc [64]float32
-	s, phase, prev := 0, 0, 0
-	for kt := 0; kt < ktiles; kt++ {
+	s, phase, prev := int32(0), 0, int32(0)
+	for kt := int32(0); kt < ktiles; kt++ {
 		for !gpu.MbarrierTryWait(t, &full[s], phase) {
 		}
 		// Descriptor addresses are in 16-byte units: a stage is boxA·2/16.
-		so := uint64(s * (boxA * 2 / 16))
+		so := uint32(s) * (boxA * 2 / 16)
 		gpu.WGMMAFence(t)
 		if bf16 {
 			//kern:unroll
 			for ks := range BK / 16 {
-				gpu.WGMMABF16(t, &acc, da+so+uint64(2*ks), db+so+uint64(2*ks), true)
+				gpu.WGMMABF16(t, &acc, daHi|uint64(daLo+so+uint32(2*ks)), dbHi|uint64(dbLo+so+uint32(2*ks)), true)
 			}
 		} else {
 			//kern:unroll
 			for ks := range BK / 16 {
-				gpu.WGMMAF16(t, &acc, da+so+uint64(2*ks), db+so+uint64(2*ks), true)
+				gpu.WGMMAF16(t, &acc, daHi|uint64(daLo+so+uint32(2*ks)), dbHi|uint64(dbLo+so+uint32(2*ks)), true)
 			}
 		}
 		gpu.WGMMACommitGroup(t)
@@ -141,12 +149,12 @@ func gemm[A gpu.Elem, O any, CO codec[O]](bf16 bool, co CO, t gpu.Thread, sm []A
 		// and this costs nothing; native mode runs lanes as goroutines and
 		// needs it before lane 0 speaks for the warp.
 		t.SyncWarp()
-		if kt > 0 && t.Lane() == 0 {
+		if kt > 0 && lane0 {
 			gpu.MbarrierArrive(t, &empty[prev])
 		}
 		prev = s
 		s++
-		if s == stages {
+		if s == nst {
 			s, phase = 0, phase^1
 		}
 	}
@@ -165,9 +173,9 @@ func gemm[A gpu.Elem, O any, CO codec[O]](bf16 bool, co CO, t gpu.Thread, sm []A
 // produce is the producer thread's loop: for each k tile, wait until the
 // consumers released the stage's previous use, announce the bytes of both
 // boxes on "full", and issue the two copies.
-func produce[A gpu.Elem](t gpu.Thread, sm []A, amap, wmap []uint64, full, empty []uint64, m0, n0, ktiles, stages int) {
-	s, phase := 0, 0
-	for kt := 0; kt < ktiles; kt++ {
+func produce[A gpu.Elem](t gpu.Thread, sm []A, amap, wmap []uint64, full, empty []uint64, m0, n0 int, ktiles, stages int32) {
+	s, phase := int32(0), 0
+	for kt := int32(0); kt < ktiles; kt++ {
 		if kt >= stages {
 			// Use u = kt/stages of stage s waits for the consumers' release
 			// of use u-1: that phase's parity is (u-1)&1 = phase^1.
@@ -175,8 +183,8 @@ func produce[A gpu.Elem](t gpu.Thread, sm []A, amap, wmap []uint64, full, empty 
 			}
 		}
 		gpu.MbarrierArriveExpectTx(t, &full[s], StageBytes)
-		gpu.TMALoad2D(t, &sm[s*boxA], &amap[0], kt*BK, m0, &full[s])
-		gpu.TMALoad2D(t, &sm[stages*boxA+s*boxB], &wmap[0], kt*BK, n0, &full[s])
+		gpu.TMALoad2D(t, &sm[s*boxA], &amap[0], int(kt)*BK, m0, &full[s])
+		gpu.TMALoad2D(t, &sm[stages*boxA+s*boxB], &wmap[0], int(kt)*BK, n0, &full[s])
 		s++
 		if s == stages {
 			s, phase = 0, phase^1
