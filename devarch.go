@@ -11,3 +11,12 @@ func (d *Device) ComputeCapability() (major, minor int) {
 	}
 	return 0, 0
 }
+
+// Multiprocessors is the GPU's SM count (what a persistent kernel sizes
+// its grid by); 0 on the emulator and in native mode, which have none.
+func (d *Device) Multiprocessors() int {
+	if c, ok := d.b.(*cudaBackend); ok {
+		return c.info.Multiprocessors
+	}
+	return 0
+}

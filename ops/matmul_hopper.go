@@ -1,7 +1,8 @@
 package ops
 
 // Matmul's Hopper version (v3, ops/internal/mmh): TMA + wgmma + an
-// mbarrier pipeline, warp-specialised, for compute capability 9.0. It
+// mbarrier pipeline, warp-specialised and persistent, for compute
+// capability 9.0. It
 // takes the shapes v2 takes with b as W[N,K] (WeightNK): B[K,N] needs
 // MN-major wgmma operands, which mmh does not have yet, so RowMajorKN stays
 // on v2. Its operands reach the kernel as tensor maps (kern's
@@ -48,11 +49,19 @@ func queueDevice(q kern.Queue) *kern.Device {
 }
 
 // hopperStages is v3's pipeline depth on dev: as many stages of
-// mmh.StageBytes as its shared memory holds (next to the kernel's 1 KiB of
-// static mbarriers), at most mmh.MaxStages; 4 on an H100, 3 in the
-// emulator's 99 KiB.
+// mmh.StageBytes as its shared memory holds next to the epilogue staging
+// and the kernel's 1 KiB of static mbarriers, at most mmh.MaxStages; 4 on
+// an H100, 2 in the emulator's 99 KiB.
 func hopperStages(dev *kern.Device) int {
-	return min(mmh.MaxStages, (dev.Limits().MaxSharedPerBlock-1024)/mmh.StageBytes)
+	return min(mmh.MaxStages, (dev.Limits().MaxSharedPerBlock-1024-mmh.EpiBytes)/mmh.StageBytes)
+}
+
+// hopperBlocks is v3's grid for tiles output tiles: one persistent block
+// per SM on a GPU. The emulator and native mode run one block, which then
+// walks every tile: blocks run one after another there anyway, and the
+// tests cover the persistent loop on every shape of more than one tile.
+func hopperBlocks(dev *kern.Device, tiles int) int {
+	return min(tiles, max(dev.Multiprocessors(), 1))
 }
 
 // matmulHopperRun launches v3 on checked arguments.
@@ -63,7 +72,7 @@ func matmulHopperRun[In Half16, O Float](s *shape, q kern.Queue, c *kern.Buffer[
 	}
 	stages := hopperStages(dev)
 	if stages < 2 {
-		return fmt.Errorf("%s: the sm_90a kernel needs %d bytes of shared memory per block, %s allows %d", s.op, 2*mmh.StageBytes+1024, dev, dev.Limits().MaxSharedPerBlock)
+		return fmt.Errorf("%s: the sm_90a kernel needs %d bytes of shared memory per block, %s allows %d", s.op, mmh.SharedBytes(2)+1024, dev, dev.Limits().MaxSharedPerBlock)
 	}
 	box := [2]int{mmh.BoxK, mmh.BoxRows}
 	amap, err := dev.TensorMap(a, kern.TensorMapSpec{Dims: [2]int{k, m}, Box: box, Swizzle: gpu.Swizzle128B})
@@ -79,7 +88,8 @@ func matmulHopperRun[In Half16, O Float](s *shape, q kern.Queue, c *kern.Buffer[
 		return err
 	}
 	ii, oi := inIndex[In](), min(dtypeIndex[O](), 1)
-	grid := kern.Blocks(gpu.Dim3{X: ceilDiv(n, mmh.BN), Y: ceilDiv(m, mmh.BM), Z: 1}, gpu.Dim3{X: mmh.Threads, Y: 1, Z: 1}).WithShared(stages * mmh.StageBytes)
+	tiles := ceilDiv(n, mmh.BN) * ceilDiv(m, mmh.BM)
+	grid := kern.Blocks(gpu.Dim3{X: hopperBlocks(dev, tiles), Y: 1, Z: 1}, gpu.Dim3{X: mmh.Threads, Y: 1, Z: 1}).WithShared(mmh.SharedBytes(stages))
 	return s.launch(mmhK[ii][oi], q, grid, bufArg(c), amap, wmap, bias, res, intArg(m), intArg(n), intArg(k), intArg(int(o.Act)), intArg(stages))
 }
 

@@ -31,8 +31,11 @@ func TestHopperPick(t *testing.T) {
 		}
 	}
 	emu := testDevices[0].dev
-	if got := hopperStages(emu); got != 3 {
-		t.Errorf("hopperStages on the emulator (%d bytes of shared memory) = %d, want 3", emu.Limits().MaxSharedPerBlock, got)
+	if got := hopperStages(emu); got != 2 {
+		t.Errorf("hopperStages on the emulator (%d bytes of shared memory) = %d, want 2", emu.Limits().MaxSharedPerBlock, got)
+	}
+	if got := hopperBlocks(emu, 6); got != 1 {
+		t.Errorf("hopperBlocks on the emulator = %d, want 1 (one persistent block)", got)
 	}
 }
 

@@ -46,19 +46,16 @@ const sqrtHalf = 0.70710678118654752440 // 1/√2
 // through shared memory in two rounds of 16×64 float32, so that the bias,
 // activation and residual code is one loop (not 64 unrolled copies: the
 // PTX would be 400 KB a kernel) and the stores to C are runs of 32
-// consecutive elements. A warp's 4 KiB staging area is part of its own
-// warpgroup's A rows of stage w/2 (see stageArea), which no one else
-// reads or writes once the warpgroup's last wgmma has retired in all four
-// warps (the "done" mbarrier of gemm.go): every TMA copy has landed by
-// then, since the warpgroup waited for every k tile.
-// Word (r, c) of the area is at r·64 + (c ^ 8(r&3)): the fragment stores
-// of a half warp (rows g..g+3, 8 words each) then fall in 32 distinct
-// banks, and a row's 32-word reads stay conflict-free.
-const epiLd = 64
-
-// stageArea is the float32 offset of warp w's (0..3) staging area in
-// consumer warpgroup c (0, 1): A rows 64c + 32(w%2).. of stage w/2.
-func stageArea(c, w int) int { return (w/2)*(boxA/2) + c*(64*BK/2) + (w%2)*(32*BK/2) }
+// consecutive elements. Each warp has its own 4 KiB staging area after
+// the pipeline stages (the producer may already be loading the next
+// tile into those). Word (r, c) of the area is at r·64 + (c ^ 8(r&3)):
+// the fragment stores of a half warp (rows g..g+3, 8 words each) then
+// fall in 32 distinct banks, and a row's 32-word reads stay
+// conflict-free.
+const (
+	epiLd         = 64
+	epiWarpFloats = 16 * epiLd
+)
 
 // epiSwz is the stored column of column col in row r of a staging area.
 func epiSwz(r, col int) int { return r*epiLd + col ^ (r&3)<<3 }

@@ -16,7 +16,7 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/ops/internal/mmh", Arch: "sm_90a", PTX: kernPTX}
 
-// GemmF16F32Kernel launches the kernel GemmF16F32 (gemm.go:64).
+// GemmF16F32Kernel launches the kernel GemmF16F32 (gemm.go:78).
 var GemmF16F32Kernel = kernGemmF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "GemmF16F32", Pkg: "github.com/gokern/kern/ops/internal/mmh", Entry: "GemmF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -32,9 +32,9 @@ var GemmF16F32Kernel = kernGemmF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 		{Name: "stages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:       gpu.Dim3{X: 384, Y: 1, Z: 1},
-	SharedBytes: 80,
+	SharedBytes: 64,
 	Bounds:      false,
-	SourceHash:  "db11764d454bf1ca", Source: []string{"epilogue.go:activate", "epilogue.go:const EpiGELU", "epilogue.go:const EpiSiLU", "epilogue.go:const EpiSwiGLU", "epilogue.go:const epiLd", "epilogue.go:const sqrtHalf", "epilogue.go:epiOne", "epilogue.go:epiStage", "epilogue.go:epiStore", "epilogue.go:epiSwz", "epilogue.go:epilogue", "epilogue.go:f32c.load", "epilogue.go:f32c.store", "epilogue.go:siluF", "epilogue.go:stageArea", "epilogue.go:type codec", "epilogue.go:type f32c", "gemm.go:GemmF16F32", "gemm.go:const BK", "gemm.go:const BM", "gemm.go:const BN", "gemm.go:const MaxStages", "gemm.go:const StageBytes", "gemm.go:const boxA", "gemm.go:const boxB", "gemm.go:const consumerRegs", "gemm.go:const consumerWarps", "gemm.go:const producerRegs", "gemm.go:gemm", "gemm.go:produce"},
+	SourceHash:  "a46221ae78dd23ba", Source: []string{"epilogue.go:activate", "epilogue.go:const EpiGELU", "epilogue.go:const EpiSiLU", "epilogue.go:const EpiSwiGLU", "epilogue.go:const epiLd", "epilogue.go:const epiWarpFloats", "epilogue.go:const sqrtHalf", "epilogue.go:epiOne", "epilogue.go:epiStage", "epilogue.go:epiStore", "epilogue.go:epiSwz", "epilogue.go:epilogue", "epilogue.go:f32c.load", "epilogue.go:f32c.store", "epilogue.go:siluF", "epilogue.go:type codec", "epilogue.go:type f32c", "gemm.go:GemmF16F32", "gemm.go:const BK", "gemm.go:const BM", "gemm.go:const BN", "gemm.go:const MaxStages", "gemm.go:const StageBytes", "gemm.go:const boxA", "gemm.go:const boxB", "gemm.go:const consumerRegs", "gemm.go:const consumerWarps", "gemm.go:const producerRegs", "gemm.go:gemm", "gemm.go:produce"},
 	Native: func(t gpu.Thread, a []any) {
 		GemmF16F32(t, a[0].([]float32), a[1].([]uint64), a[2].([]uint64), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int))
 	},
@@ -48,7 +48,7 @@ func (l kernGemmF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern.Buf
 	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(amap), kern.BufferArg(wmap), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(stages))
 }
 
-// GemmF16F16Kernel launches the kernel GemmF16F16 (gemm.go:69).
+// GemmF16F16Kernel launches the kernel GemmF16F16 (gemm.go:83).
 var GemmF16F16Kernel = kernGemmF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "GemmF16F16", Pkg: "github.com/gokern/kern/ops/internal/mmh", Entry: "GemmF16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -64,9 +64,9 @@ var GemmF16F16Kernel = kernGemmF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 		{Name: "stages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:       gpu.Dim3{X: 384, Y: 1, Z: 1},
-	SharedBytes: 80,
+	SharedBytes: 64,
 	Bounds:      false,
-	SourceHash:  "5f75e3e6edd78a24", Source: []string{"epilogue.go:activate", "epilogue.go:const EpiGELU", "epilogue.go:const EpiSiLU", "epilogue.go:const EpiSwiGLU", "epilogue.go:const epiLd", "epilogue.go:const sqrtHalf", "epilogue.go:epiOne", "epilogue.go:epiStage", "epilogue.go:epiStore", "epilogue.go:epiSwz", "epilogue.go:epilogue", "epilogue.go:f16c.load", "epilogue.go:f16c.store", "epilogue.go:siluF", "epilogue.go:stageArea", "epilogue.go:type codec", "epilogue.go:type f16c", "gemm.go:GemmF16F16", "gemm.go:const BK", "gemm.go:const BM", "gemm.go:const BN", "gemm.go:const MaxStages", "gemm.go:const StageBytes", "gemm.go:const boxA", "gemm.go:const boxB", "gemm.go:const consumerRegs", "gemm.go:const consumerWarps", "gemm.go:const producerRegs", "gemm.go:gemm", "gemm.go:produce"},
+	SourceHash:  "f517a9a6b30e1812", Source: []string{"epilogue.go:activate", "epilogue.go:const EpiGELU", "epilogue.go:const EpiSiLU", "epilogue.go:const EpiSwiGLU", "epilogue.go:const epiLd", "epilogue.go:const epiWarpFloats", "epilogue.go:const sqrtHalf", "epilogue.go:epiOne", "epilogue.go:epiStage", "epilogue.go:epiStore", "epilogue.go:epiSwz", "epilogue.go:epilogue", "epilogue.go:f16c.load", "epilogue.go:f16c.store", "epilogue.go:siluF", "epilogue.go:type codec", "epilogue.go:type f16c", "gemm.go:GemmF16F16", "gemm.go:const BK", "gemm.go:const BM", "gemm.go:const BN", "gemm.go:const MaxStages", "gemm.go:const StageBytes", "gemm.go:const boxA", "gemm.go:const boxB", "gemm.go:const consumerRegs", "gemm.go:const consumerWarps", "gemm.go:const producerRegs", "gemm.go:gemm", "gemm.go:produce"},
 	Native: func(t gpu.Thread, a []any) {
 		GemmF16F16(t, a[0].([]gpu.Half), a[1].([]uint64), a[2].([]uint64), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int))
 	},
@@ -80,7 +80,7 @@ func (l kernGemmF16F16Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern.Buf
 	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(amap), kern.BufferArg(wmap), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(stages))
 }
 
-// GemmBF16F32Kernel launches the kernel GemmBF16F32 (gemm.go:74).
+// GemmBF16F32Kernel launches the kernel GemmBF16F32 (gemm.go:88).
 var GemmBF16F32Kernel = kernGemmBF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "GemmBF16F32", Pkg: "github.com/gokern/kern/ops/internal/mmh", Entry: "GemmBF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -96,9 +96,9 @@ var GemmBF16F32Kernel = kernGemmBF16F32Launcher{kern.NewLauncher(kern.KernelSpec
 		{Name: "stages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:       gpu.Dim3{X: 384, Y: 1, Z: 1},
-	SharedBytes: 80,
+	SharedBytes: 64,
 	Bounds:      false,
-	SourceHash:  "ab111040d6bc700d", Source: []string{"epilogue.go:activate", "epilogue.go:const EpiGELU", "epilogue.go:const EpiSiLU", "epilogue.go:const EpiSwiGLU", "epilogue.go:const epiLd", "epilogue.go:const sqrtHalf", "epilogue.go:epiOne", "epilogue.go:epiStage", "epilogue.go:epiStore", "epilogue.go:epiSwz", "epilogue.go:epilogue", "epilogue.go:f32c.load", "epilogue.go:f32c.store", "epilogue.go:siluF", "epilogue.go:stageArea", "epilogue.go:type codec", "epilogue.go:type f32c", "gemm.go:GemmBF16F32", "gemm.go:const BK", "gemm.go:const BM", "gemm.go:const BN", "gemm.go:const MaxStages", "gemm.go:const StageBytes", "gemm.go:const boxA", "gemm.go:const boxB", "gemm.go:const consumerRegs", "gemm.go:const consumerWarps", "gemm.go:const producerRegs", "gemm.go:gemm", "gemm.go:produce"},
+	SourceHash:  "32788f9aa2492d09", Source: []string{"epilogue.go:activate", "epilogue.go:const EpiGELU", "epilogue.go:const EpiSiLU", "epilogue.go:const EpiSwiGLU", "epilogue.go:const epiLd", "epilogue.go:const epiWarpFloats", "epilogue.go:const sqrtHalf", "epilogue.go:epiOne", "epilogue.go:epiStage", "epilogue.go:epiStore", "epilogue.go:epiSwz", "epilogue.go:epilogue", "epilogue.go:f32c.load", "epilogue.go:f32c.store", "epilogue.go:siluF", "epilogue.go:type codec", "epilogue.go:type f32c", "gemm.go:GemmBF16F32", "gemm.go:const BK", "gemm.go:const BM", "gemm.go:const BN", "gemm.go:const MaxStages", "gemm.go:const StageBytes", "gemm.go:const boxA", "gemm.go:const boxB", "gemm.go:const consumerRegs", "gemm.go:const consumerWarps", "gemm.go:const producerRegs", "gemm.go:gemm", "gemm.go:produce"},
 	Native: func(t gpu.Thread, a []any) {
 		GemmBF16F32(t, a[0].([]float32), a[1].([]uint64), a[2].([]uint64), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int))
 	},
@@ -112,7 +112,7 @@ func (l kernGemmBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern.Bu
 	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(amap), kern.BufferArg(wmap), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(stages))
 }
 
-// GemmBF16BF16Kernel launches the kernel GemmBF16BF16 (gemm.go:79).
+// GemmBF16BF16Kernel launches the kernel GemmBF16BF16 (gemm.go:93).
 var GemmBF16BF16Kernel = kernGemmBF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "GemmBF16BF16", Pkg: "github.com/gokern/kern/ops/internal/mmh", Entry: "GemmBF16BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -128,9 +128,9 @@ var GemmBF16BF16Kernel = kernGemmBF16BF16Launcher{kern.NewLauncher(kern.KernelSp
 		{Name: "stages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 	},
 	Block:       gpu.Dim3{X: 384, Y: 1, Z: 1},
-	SharedBytes: 80,
+	SharedBytes: 64,
 	Bounds:      false,
-	SourceHash:  "49f56b852b054fdc", Source: []string{"epilogue.go:activate", "epilogue.go:bf16c.load", "epilogue.go:bf16c.store", "epilogue.go:const EpiGELU", "epilogue.go:const EpiSiLU", "epilogue.go:const EpiSwiGLU", "epilogue.go:const epiLd", "epilogue.go:const sqrtHalf", "epilogue.go:epiOne", "epilogue.go:epiStage", "epilogue.go:epiStore", "epilogue.go:epiSwz", "epilogue.go:epilogue", "epilogue.go:siluF", "epilogue.go:stageArea", "epilogue.go:type bf16c", "epilogue.go:type codec", "gemm.go:GemmBF16BF16", "gemm.go:const BK", "gemm.go:const BM", "gemm.go:const BN", "gemm.go:const MaxStages", "gemm.go:const StageBytes", "gemm.go:const boxA", "gemm.go:const boxB", "gemm.go:const consumerRegs", "gemm.go:const consumerWarps", "gemm.go:const producerRegs", "gemm.go:gemm", "gemm.go:produce"},
+	SourceHash:  "7cbf703766205be4", Source: []string{"epilogue.go:activate", "epilogue.go:bf16c.load", "epilogue.go:bf16c.store", "epilogue.go:const EpiGELU", "epilogue.go:const EpiSiLU", "epilogue.go:const EpiSwiGLU", "epilogue.go:const epiLd", "epilogue.go:const epiWarpFloats", "epilogue.go:const sqrtHalf", "epilogue.go:epiOne", "epilogue.go:epiStage", "epilogue.go:epiStore", "epilogue.go:epiSwz", "epilogue.go:epilogue", "epilogue.go:siluF", "epilogue.go:type bf16c", "epilogue.go:type codec", "gemm.go:GemmBF16BF16", "gemm.go:const BK", "gemm.go:const BM", "gemm.go:const BN", "gemm.go:const MaxStages", "gemm.go:const StageBytes", "gemm.go:const boxA", "gemm.go:const boxB", "gemm.go:const consumerRegs", "gemm.go:const consumerWarps", "gemm.go:const producerRegs", "gemm.go:gemm", "gemm.go:produce"},
 	Native: func(t gpu.Thread, a []any) {
 		GemmBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]uint64), a[2].([]uint64), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int))
 	},

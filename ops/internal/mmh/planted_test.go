@@ -16,23 +16,21 @@ import (
 // The planted bugs: each is a text edit of the kernel's source that a GPU
 // would punish with wrong results or a hang; the emulator must catch each
 // one (a launch error, or results that differ from float64), while the
-// unedited source, compiled and run the same way, must be exact. (A
-// skipped wait on the "done" barrier before the epilogue is not among
-// them: it corrupts results only when one warp of a warpgroup runs two
-// k tiles behind another, which the emulator's round-robin scheduling
-// never produces; racecheck does not model mbarrier ordering yet.)
+// unedited source, compiled and run the same way, must be exact.
 var plantedBugs = []struct{ name, old, new string }{
 	{"none", "", ""},
-	{"skipped full wait", "for !gpu.MbarrierTryWait(t, &full[s], phase) {\n\t\t}", ""},
-	{"skipped empty wait", "for !gpu.MbarrierTryWait(t, &empty[s], phase^1) {\n\t\t\t}", ""},
+	{"skipped full wait", "for !gpu.MbarrierTryWait(t, &full[s], phase) {\n\t\t\t}", ""},
+	{"skipped empty wait", "for !gpu.MbarrierTryWait(t, &empty[s], phase^1) {\n\t\t\t\t}", ""},
 	{"wrong A swizzle", "&sm[(wg-1)*64*BK], 0, 1024, gpu.Swizzle128B)", "&sm[(wg-1)*64*BK], 0, 1024, gpu.Swizzle64B)"},
 	{"wrong B swizzle", "&sm[stages*boxA], 0, 1024, gpu.Swizzle128B)", "&sm[stages*boxA], 0, 512, gpu.Swizzle64B)"},
-	{"missing wait_group", "\tgpu.WGMMAWaitGroup(t, 0)\n", "\n"},
+	{"missing wait_group", "\t\tgpu.WGMMAWaitGroup(t, 0)\n", "\n"},
+	{"last stage not released", "if ktiles > 0 && lane0 {", "if false {"},
 }
 
 // TestPlantedBugs compiles the package's kernel source with each planted
 // bug and runs GemmF16F32 on the emulator: 150×136×328, so there are
-// ragged blocks in m and n and more k tiles (6) than stages (3).
+// ragged tiles in m and n, more k tiles (6) than stages (2), and two
+// persistent blocks of two tiles each.
 func TestPlantedBugs(t *testing.T) {
 	src := kernelSource(t)
 	const m, n, k = 150, 136, 328
@@ -83,8 +81,9 @@ func TestPlantedBugs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			grid := kern.Blocks(gpu.Dim3{X: (n + BN - 1) / BN, Y: (m + BM - 1) / BM, Z: 1}, gpu.Dim3{X: Threads, Y: 1, Z: 1}).WithShared(3 * StageBytes)
-			err = kernel.Launch(dev, grid, c, amap, wmap, empty, empty, kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(EpiNone), kern.ScalarArg(3))
+			// Two persistent blocks for the four tiles: each walks two.
+			grid := kern.Blocks(gpu.Dim3{X: 2, Y: 1, Z: 1}, gpu.Dim3{X: Threads, Y: 1, Z: 1}).WithShared(SharedBytes(2))
+			err = kernel.Launch(dev, grid, c, amap, wmap, empty, empty, kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(EpiNone), kern.ScalarArg(2))
 			var wrong int
 			var first string
 			if err == nil {
