@@ -52,6 +52,8 @@ func init() {
 		"mbarrier": decMbarrier,
 		// exec_wgmma.go: warpgroup MMA (PTX ISA §9.7.15)
 		"wgmma": decWgmma,
+		// exec_setmaxnreg.go: register reallocation (PTX ISA §9.7.17.1)
+		"setmaxnreg": decSetmaxnreg,
 		// control.go: control flow and barriers (PTX ISA §9.7.12, §9.7.13.4);
 		// call is expanded inline by the decoder (inline.go)
 		"bra": decBra, "exit": decExit, "ret": decExit, "trap": decTrap, "brkpt": decTrap,

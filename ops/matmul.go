@@ -41,6 +41,9 @@ package ops
 //	   ldmatrix, a 64×32 warp tile; the block tile is a config from
 //	   matmulConfigs, chosen by shape.
 //	gemv (internal/gemv): M ≤ 16 with WeightNK, a weight-streaming kernel.
+//	v3 hopper (internal/mmh, matmul_hopper.go): TMA, wgmma, an mbarrier
+//	   pipeline and warp specialisation, sm_90a; v2's shapes with WeightNK
+//	   on compute capability 9.0.
 
 import (
 	"fmt"
@@ -151,6 +154,10 @@ func Matmul[In Half16, O Float](q kern.Queue, c *kern.Buffer[O], a, b *kern.Buff
 	if err != nil || m == 0 || n == 0 {
 		return err
 	}
+	if dev := queueDevice(q); dev != nil {
+		major, minor := dev.ComputeCapability()
+		v = hopperPick(v, major, minor, o.Layout) // matmul_hopper.go
+	}
 	return matmulRun(s, v, pickConfig(m, n), q, c, a, b, m, n, k, o)
 }
 
@@ -216,6 +223,9 @@ func matmulCheck[In Half16, O Float](s *shape, c *kern.Buffer[O], a, b *kern.Buf
 // matmulRun launches version v (with config cfg, for v2) on checked
 // arguments.
 func matmulRun[In Half16, O Float](s *shape, v int, cfg tcConfig, q kern.Queue, c *kern.Buffer[O], a, b *kern.Buffer[In], m, n, k int, o MatmulOpts[O]) error {
+	if v == mmHopper {
+		return matmulHopperRun(s, q, c, a, b, m, n, k, o)
+	}
 	ii, oi := inIndex[In](), min(dtypeIndex[O](), 1)
 	bias, res, err := optionalBufs(s, q, o.Bias, o.Residual)
 	if err != nil {

@@ -25,6 +25,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/gokern/kern"
@@ -156,6 +157,8 @@ func kernMatmulCase[T ops.Half16](env *benchEnv, s *kern.Stream, n int, typ stri
 			row.note = fmt.Sprintf("%.0f%% of cuBLAS", 100*gflops/r.value)
 		}
 	}
+	// Which kernel ran: on compute capability 9.0 the sm_90a GEMM.
+	row.note = strings.TrimPrefix(row.note+", "+ops.MatmulVersion(env.dev, n, n, n, ops.WeightNK), ", ")
 	env.add(row)
 	return nil
 }

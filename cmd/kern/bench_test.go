@@ -177,6 +177,19 @@ func TestBenchStubChild(t *testing.T) {
 	if b, err := os.ReadFile(jsonFile); err != nil || !strings.Contains(string(b), `"Sgemm f32"`) {
 		t.Errorf("-json: %v\n%s", err, b)
 	}
+	// The stub's second device reports compute capability 9.0 (an H100):
+	// ops.Matmul runs its sm_90a kernel there from m = 17 up, and says so.
+	code, out, errs = runKern(t, "bench", "-device", "cuda:1", "-runs", "1", "-warmup", "0",
+		"-gemm-sizes", "16,256", "-gemm-types", "bf16", "gemm")
+	t.Log(out)
+	if code != 0 {
+		t.Fatalf("cuda:1: exit %d: %s", code, errs)
+	}
+	for _, w := range []string{": Kern Stub H100 (sm_90", "kern Matmul bf16 16³: 100% of cuBLAS, gemv", "kern Matmul bf16 256³: 100% of cuBLAS, v3 sm_90a"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("cuda:1 output lacks %q", w)
+		}
+	}
 }
 
 // buildStubLib compiles the C files of srcDir into the shared object out,

@@ -60,6 +60,7 @@ const (
 	OpMbarrier
 	OpFence
 	OpWgmma
+	OpSetmaxnreg
 	OpBra
 	OpRet
 	OpExit
@@ -130,6 +131,7 @@ var Ops = [numOps]OpInfo{
 	OpMbarrier:      {Name: "mbarrier", Args: -1},
 	OpFence:         {Name: "fence", Args: 0},
 	OpWgmma:         {Name: "wgmma", Args: -1, Sync: true},
+	OpSetmaxnreg:    {Name: "setmaxnreg", Args: 1, Sync: true},
 	OpBra:           {Name: "bra", Args: 1, Term: true},
 	OpRet:           {Name: "ret", Args: 0, Term: true},
 	OpExit:          {Name: "exit", Args: 0, Term: true},

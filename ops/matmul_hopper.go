@@ -1,0 +1,121 @@
+package ops
+
+// Matmul's Hopper version (v3, ops/internal/mmh): TMA + wgmma + an
+// mbarrier pipeline, warp-specialised and persistent, for compute
+// capability 9.0. It
+// takes the shapes v2 takes with b as W[N,K] (WeightNK): B[K,N] needs
+// MN-major wgmma operands, which mmh does not have yet, so RowMajorKN stays
+// on v2. Its operands reach the kernel as tensor maps (kern's
+// Device.TensorMap, cached per buffer and shape), whose 16-byte row
+// stride is the k%8 == 0 that v2 needs too.
+
+import (
+	"fmt"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/ops/internal/gemv"
+	"github.com/gokern/kern/ops/internal/mmh"
+)
+
+// mmHopper is v3, the sm_90a kernel (see matmulCheck's versions).
+const mmHopper = 4
+
+// mmhK are v3's kernels, indexed [input: f16, bf16][output: f32, the input type].
+var mmhK = [2][2]*kern.Kernel{
+	{mmh.GemmF16F32Kernel.Kernel(), mmh.GemmF16F16Kernel.Kernel()},
+	{mmh.GemmBF16F32Kernel.Kernel(), mmh.GemmBF16BF16Kernel.Kernel()},
+}
+
+// hopperPick returns v3 in place of version v where the device is
+// compute capability 9.0 and the shape is one v3 runs: v2's shapes with
+// W[N,K]. The decode shapes keep GEMV and odd k keeps v1.
+func hopperPick(v int, major, minor int, layout BLayout) int {
+	if v == mmV2 && major == 9 && minor == 0 && layout == WeightNK {
+		return mmHopper
+	}
+	return v
+}
+
+// queueDevice is the device of a queue.
+func queueDevice(q kern.Queue) *kern.Device {
+	switch v := q.(type) {
+	case *kern.Device:
+		return v
+	case *kern.Stream:
+		return v.Device()
+	}
+	return nil
+}
+
+// hopperStages is v3's pipeline depth on dev: as many stages of
+// mmh.StageBytes as its shared memory holds next to the epilogue staging
+// and the kernel's 1 KiB of static mbarriers, at most mmh.MaxStages; 4 on
+// an H100, 2 in the emulator's 99 KiB.
+func hopperStages(dev *kern.Device) int {
+	return min(mmh.MaxStages, (dev.Limits().MaxSharedPerBlock-1024-mmh.EpiBytes)/mmh.StageBytes)
+}
+
+// hopperBlocks is v3's grid for tiles output tiles: one persistent block
+// per SM on a GPU. The emulator and native mode run one block, which then
+// walks every tile: blocks run one after another there anyway, and the
+// tests cover the persistent loop on every shape of more than one tile.
+func hopperBlocks(dev *kern.Device, tiles int) int {
+	return min(tiles, max(dev.Multiprocessors(), 1))
+}
+
+// matmulHopperRun launches v3 on checked arguments.
+func matmulHopperRun[In Half16, O Float](s *shape, q kern.Queue, c *kern.Buffer[O], a, b *kern.Buffer[In], m, n, k int, o MatmulOpts[O]) error {
+	dev := queueDevice(q)
+	if dev == nil {
+		return fmt.Errorf("%s: nil queue", s.op)
+	}
+	stages := hopperStages(dev)
+	if stages < 2 {
+		return fmt.Errorf("%s: the sm_90a kernel needs %d bytes of shared memory per block, %s allows %d", s.op, mmh.SharedBytes(2)+1024, dev, dev.Limits().MaxSharedPerBlock)
+	}
+	box := [2]int{mmh.BoxK, mmh.BoxRows}
+	amap, err := dev.TensorMap(a, kern.TensorMapSpec{Dims: [2]int{k, m}, Box: box, Swizzle: gpu.Swizzle128B})
+	if err != nil {
+		return fmt.Errorf("%s: a: %w", s.op, err)
+	}
+	wmap, err := dev.TensorMap(b, kern.TensorMapSpec{Dims: [2]int{k, n}, Box: box, Swizzle: gpu.Swizzle128B})
+	if err != nil {
+		return fmt.Errorf("%s: b: %w", s.op, err)
+	}
+	bias, res, err := optionalBufs(s, q, o.Bias, o.Residual)
+	if err != nil {
+		return err
+	}
+	ii, oi := inIndex[In](), min(dtypeIndex[O](), 1)
+	tiles := ceilDiv(n, mmh.BN) * ceilDiv(m, mmh.BM)
+	grid := kern.Blocks(gpu.Dim3{X: hopperBlocks(dev, tiles), Y: 1, Z: 1}, gpu.Dim3{X: mmh.Threads, Y: 1, Z: 1}).WithShared(mmh.SharedBytes(stages))
+	return s.launch(mmhK[ii][oi], q, grid, bufArg(c), amap, wmap, bias, res, intArg(m), intArg(n), intArg(k), intArg(int(o.Act)), intArg(stages))
+}
+
+// MatmulVersion names the kernel Matmul runs for an m×n×k product with
+// b in layout on dev: "v1", "gemv", "v2 128x128x32" (the sm_80 GEMM and
+// its tile), or "v3 sm_90a" (the Hopper GEMM). kern bench prints it
+// beside its timings.
+func MatmulVersion(dev *kern.Device, m, n, k int, layout BLayout) string {
+	v := mmV2
+	switch {
+	case k%8 != 0 || (layout == RowMajorKN && n%8 != 0):
+		v = mmV1
+	case m <= gemv.MaxM && layout == WeightNK:
+		v = mmGEMV
+	}
+	if dev != nil {
+		major, minor := dev.ComputeCapability()
+		v = hopperPick(v, major, minor, layout)
+	}
+	switch v {
+	case mmV1:
+		return "v1"
+	case mmGEMV:
+		return "gemv"
+	case mmHopper:
+		return "v3 sm_90a"
+	}
+	return "v2 " + pickConfig(m, n).name
+}

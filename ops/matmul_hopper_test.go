@@ -1,0 +1,131 @@
+package ops
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/gpu"
+)
+
+// TestHopperPick: v3 replaces v2 exactly on compute capability 9.0 (an
+// sm_90a module loads nowhere else) with b as W[N,K].
+func TestHopperPick(t *testing.T) {
+	for _, c := range []struct {
+		v, major, minor int
+		layout          BLayout
+		want            int
+	}{
+		{mmV2, 9, 0, WeightNK, mmHopper},
+		{mmV2, 9, 0, RowMajorKN, mmV2},
+		{mmV2, 8, 0, WeightNK, mmV2},
+		{mmV2, 10, 0, WeightNK, mmV2},
+		{mmV2, 0, 0, WeightNK, mmV2}, // emulator, native mode
+		{mmV1, 9, 0, WeightNK, mmV1},
+		{mmGEMV, 9, 0, WeightNK, mmGEMV},
+	} {
+		if got := hopperPick(c.v, c.major, c.minor, c.layout); got != c.want {
+			t.Errorf("hopperPick(%d, %d.%d, %v) = %d, want %d", c.v, c.major, c.minor, c.layout, got, c.want)
+		}
+	}
+	emu := testDevices[0].dev
+	if got := hopperStages(emu); got != 2 {
+		t.Errorf("hopperStages on the emulator (%d bytes of shared memory) = %d, want 2", emu.Limits().MaxSharedPerBlock, got)
+	}
+	if got := hopperBlocks(emu, 6); got != 1 {
+		t.Errorf("hopperBlocks on the emulator = %d, want 1 (one persistent block)", got)
+	}
+}
+
+// TestMatmulVersionAgrees checks that MatmulVersion names what
+// matmulCheck chooses, on every test shape.
+func TestMatmulVersionAgrees(t *testing.T) {
+	dev := testDevices[0].dev
+	names := map[int]string{mmV1: "v1", mmGEMV: "gemv"}
+	for _, sh := range matmulShapes {
+		for _, lay := range []BLayout{WeightNK, RowMajorKN} {
+			a, _ := kern.Alloc[gpu.BFloat16](dev, sh.m*sh.k)
+			b, _ := kern.Alloc[gpu.BFloat16](dev, sh.n*sh.k)
+			c, _ := kern.Alloc[float32](dev, sh.m*sh.n)
+			v, err := matmulCheck(newShape("test"), c, a, b, sh.m, sh.n, sh.k, MatmulOpts[float32]{Layout: lay})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, ok := names[v]
+			if !ok {
+				want = "v2 " + pickConfig(sh.m, sh.n).name
+			}
+			if got := MatmulVersion(dev, sh.m, sh.n, sh.k, lay); got != want {
+				t.Errorf("%v %v: MatmulVersion %q, matmulCheck chose %q", sh, lay, got, want)
+			}
+		}
+	}
+}
+
+// TestMatmulHopperOnTheStubDriver runs Matmul on the stub libcuda's
+// second device, which reports compute capability 9.0: Matmul must pick
+// v3, build both tensor maps through cuTensorMapEncodeTiled, load the
+// sm_90a module (the architecture check passes only on 9.0) and launch
+// it with more than 48 KiB of dynamic shared memory. The stub runs no
+// kernel, so only the plumbing is checked; emu checks the numbers. The
+// driver is loaded once per process: the test runs in a child process.
+func TestMatmulHopperOnTheStubDriver(t *testing.T) {
+	if os.Getenv("KERN_MMH_STUB_CHILD") != "" {
+		matmulHopperStubChild(t)
+		return
+	}
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "cc"
+	}
+	if _, err := exec.LookPath(cc); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no C compiler to build the stub libcuda: %v", err)
+		}
+		t.Skipf("no C compiler to build the stub libcuda: %v", err)
+	}
+	srcs, _ := filepath.Glob(filepath.Join("..", "cuda", "testdata", "stub", "*.c"))
+	lib := filepath.Join(t.TempDir(), "libcuda_stub.so")
+	args := append([]string{"-shared", "-fPIC", "-fvisibility=hidden", "-O1", "-o", lib}, srcs...)
+	if out, err := exec.Command(cc, append(args, "-lpthread")...).CombinedOutput(); err != nil {
+		t.Fatalf("building the stub: %v\n%s", err, out)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMatmulHopperOnTheStubDriver$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), "KERN_MMH_STUB_CHILD=1", "KERN_LIBCUDA="+lib, "KERN_DEVICE=cuda:1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the child failed: %v\n%s", err, out)
+	}
+}
+
+func matmulHopperStubChild(t *testing.T) {
+	dev, err := kern.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	if major, minor := dev.ComputeCapability(); major != 9 || minor != 0 {
+		t.Fatalf("stub device 1 is %d.%d, want 9.0", major, minor)
+	}
+	const m, n, k = 200, 136, 72
+	if got := MatmulVersion(dev, m, n, k, WeightNK); got != "v3 sm_90a" {
+		t.Errorf("MatmulVersion = %q, want v3 sm_90a", got)
+	}
+	a, _ := kern.Alloc[gpu.BFloat16](dev, m*k)
+	w, _ := kern.Alloc[gpu.BFloat16](dev, n*k)
+	c, err := kern.Alloc[gpu.BFloat16](dev, m*n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Matmul(dev, c, a, w, m, n, k, MatmulOpts[gpu.BFloat16]{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := dev.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	// RowMajorKN stays on the sm_80 kernel there.
+	if got := MatmulVersion(dev, m, n, k, RowMajorKN); got[:2] != "v2" {
+		t.Errorf("RowMajorKN: %q, want v2", got)
+	}
+}
