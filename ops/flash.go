@@ -65,7 +65,9 @@ package ops
 // than the grid allows (else it panics, reported as a *kern.DeviceError).
 //
 // Versions: v1 only (one query head per block; GQA re-reads a KV head per
-// query head, from L2). The kernels are in ops/internal/attnk (flash.go).
+// query head, from L2). The kernels are in ops/internal/attnk (flash.go);
+// on compute capability 9.0 the sm_90a kernels of ops/internal/attnh
+// (TMA, mbarriers, wgmma) run instead (flash_hopper.go).
 
 import (
 	"fmt"
@@ -164,6 +166,9 @@ func FlashAttention[T Half16](queue kern.Queue, out, q, k, v *kern.Buffer[T], ls
 		if lseArg, err = unused(cuSeqQ.Device(), 0); err != nil {
 			return fmt.Errorf("ops.FlashAttention: %w", err)
 		}
+	}
+	if useHopperAttention(cuSeqQ.Device()) {
+		return flashHopper(queue, s, out, q, k, v, lse, lseArg, cuSeqQ, cuSeqK, a, hd, batch)
 	}
 	ld := a.HeadDim + flashPad
 	grid := kern.Blocks(gpu.Dim3{X: (a.MaxSeqQ + flashM - 1) / flashM, Y: a.Heads, Z: batch}, gpu.Dim3{X: flashWarp * 32, Y: 1, Z: 1}).

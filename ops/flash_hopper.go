@@ -1,0 +1,77 @@
+package ops
+
+// FlashAttention on Hopper (compute capability 9.0): the sm_90a kernels
+// of ops/internal/attnh (TMA, mbarrier pipeline, wgmma; attnh/flash.go
+// describes them) replace the sm_80 ones, with the same arguments,
+// results, masks and error behaviour. The op chooses them from the
+// device's compute capability, as it chooses tile shapes; the emulator
+// runs them when a test sets forceHopperAttention.
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/ops/internal/attnh"
+)
+
+// flashHK is the Hopper prefill kernel per element type and head dim.
+var flashHK = [2][2]*kern.Kernel{
+	{attnh.FlashF16D64Kernel.Kernel(), attnh.FlashF16D128Kernel.Kernel()},
+	{attnh.FlashBF16D64Kernel.Kernel(), attnh.FlashBF16D128Kernel.Kernel()},
+}
+
+// forceHopperAttention makes FlashAttention use the sm_90a kernels on the
+// emulator (which runs every target); tests set it.
+var forceHopperAttention bool
+
+// useHopperAttention reports whether FlashAttention on dev runs attnh:
+// a GPU of compute capability 9.0 (sm_90a modules load on nothing else;
+// the device's name carries its sm_XY), or the emulator when forced.
+func useHopperAttention(dev *kern.Device) bool {
+	switch dev.Kind() {
+	case "cuda":
+		return strings.Contains(dev.Name(), "(sm_90,")
+	case "emu":
+		return forceHopperAttention
+	}
+	return false
+}
+
+// flashHopper launches attnh after FlashAttention has checked the
+// arguments. q, k and v are read through TMA tensor maps: rows of
+// heads·headDim (kvHeads·headDim) values, boxes of 64 rows × 64 values
+// with the 128-byte swizzle. The maps are made per call and freed after
+// the launch is queued (freeing device memory waits for the device).
+func flashHopper[T Half16](queue kern.Queue, s *shape, out, q, k, v *kern.Buffer[T], lse, lseArg *kern.Buffer[float32], cuSeqQ, cuSeqK *kern.Buffer[int32], a Attention, hd, batch int) error {
+	totalQ, totalK := q.Len()/(a.Heads*a.HeadDim), k.Len()/(a.KVHeads*a.HeadDim)
+	mk := func(b *kern.Buffer[T], rows, heads int) (*kern.Buffer[uint64], error) {
+		return kern.TensorMap2DOf(b, gpu.TensorMap2D{ElemBytes: 2, Dims: [2]int{heads * a.HeadDim, max(rows, 1)},
+			RowBytes: heads * a.HeadDim * 2, Box: [2]int{attnh.Chunk, attnh.FlashM}, Swizzle: gpu.Swizzle128B})
+	}
+	var maps [3]*kern.Buffer[uint64]
+	defer func() {
+		for _, m := range maps {
+			if m != nil {
+				m.Free()
+			}
+		}
+	}()
+	var err error
+	if maps[0], err = mk(q, totalQ, a.Heads); err == nil {
+		if maps[1], err = mk(k, totalK, a.KVHeads); err == nil {
+			maps[2], err = mk(v, totalK, a.KVHeads)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.op, err)
+	}
+	tiles := 1 + 2*attnh.Stages
+	grid := kern.Blocks(gpu.Dim3{X: (a.MaxSeqQ + attnh.FlashM - 1) / attnh.FlashM, Y: a.Heads, Z: batch}, gpu.Dim3{X: attnh.Threads, Y: 1, Z: 1}).
+		WithShared(tiles * attnh.FlashM * a.HeadDim * 2)
+	return s.launch(flashHK[dtypeIndex[T]()-1][hd], queue, grid,
+		bufArg(out), bufArg(lseArg), bufArg(maps[0]), bufArg(maps[1]), bufArg(maps[2]), bufArg(cuSeqQ), bufArg(cuSeqK),
+		intArg(totalQ), intArg(totalK), intArg(a.Heads), intArg(a.KVHeads), f32Arg(a.scale()*math.Log2E), kern.ScalarArg(a.Causal), kern.ScalarArg(lse != nil))
+}

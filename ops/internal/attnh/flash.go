@@ -1,0 +1,332 @@
+package attnh
+
+// The kernel: one block owns FlashM queries of one head of one sequence
+// (grid and masks as ops/flash.go describes for the sm_80 kernels). Its
+// 160 threads are a consumer warpgroup (warps 0-3, 16 query rows each,
+// as wgmma's D layout gives them) and a producer warp (warp 4, one lane
+// issuing TMA copies).
+//
+// Shared memory (dynamic, 1024-byte aligned on sm_90a), in tiles of
+// 64 rows × headDim values, each stored as headDim/64 chunks of 64 rows ×
+// 128 bytes with the 128-byte swizzle (the layout a TMA box of 64×64
+// 16-bit values with CU_TENSOR_MAP_SWIZZLE_128B writes):
+//
+//	tile 0               Q
+//	tile 1 .. Stages     K of stage s
+//	tile 1+Stages ..     V of stage s
+//
+// As wgmma operands (PTX ISA §9.7.15.5.1, gpu/wgmma.go and
+// gpu/wgmma_major.go): Q is A, K-major (a query row's dims contiguous),
+// and K is B, K-major (B stored N×K = keys × dims): descriptor sbo 1024
+// (8 rows of 128 bytes), k-step kk at +32·(kk%4) bytes inside the
+// swizzled row and +8 KiB per 64-dim chunk. V is B of P·V stored K×N =
+// keys × dims with dims contiguous, MN-major: one 64-dim chunk is an
+// 8-key × 128-byte atom every 1024 bytes (sbo), k-step kk (16 keys) at
+// +2048 bytes; the second chunk (headDim 128) is another accumulator's
+// operand 8 KiB on.
+//
+// mbarriers (PTX ISA §9.7.13.15): bars[0] Q landed (1 arrival + the Q
+// bytes); bars[1+s] stage s full (1 arrival by the producer with
+// expect_tx + the K and V bytes); bars[1+Stages+s] stage s empty (128
+// arrivals, every consumer thread once its wgmmas that read the stage
+// have retired). Tile j uses stage j%Stages in phase j/Stages: the
+// consumer waits for parity (j/Stages)&1 of full, the producer, before
+// refilling a stage for tile j ≥ Stages, for parity (j/Stages-1)&1 of
+// empty.
+//
+// Ragged tiles: TMA fills rows past the tensor's end with zeros, but
+// rows past a sequence's end inside the batch are the next sequence's
+// keys and values. Their scores are masked (P = 0), so they add 0·V:
+// nothing, as long as V holds finite values (a NaN or Inf in the next
+// sequence's V rows of a shared tile would leak into this one's output).
+
+import (
+	"math"
+
+	"github.com/gokern/kern/gpu"
+)
+
+// Tile sizes and roles.
+const (
+	FlashM  = 64  // queries per block (one warpgroup, 16 per warp)
+	FlashN  = 64  // keys per tile
+	Stages  = 2   // K/V stages in the ring
+	Threads = 160 // 4 consumer warps and a producer warp
+	Chunk   = 64  // values of a TMA box row: 128 bytes, the swizzle's width
+)
+
+// A codec is a 16-bit element type's conversions from float32.
+type codec[T any] interface {
+	store(float32) T
+	pack(lo, hi float32) uint32
+}
+
+type f16c struct{}
+
+func (f16c) store(v float32) gpu.Half   { return gpu.ToHalf(v) }
+func (f16c) pack(lo, hi float32) uint32 { return gpu.PackHalf2(gpu.ToHalf(lo), gpu.ToHalf(hi)) }
+
+type bf16c struct{}
+
+func (bf16c) store(v float32) gpu.BFloat16 { return gpu.ToBFloat16(v) }
+func (bf16c) pack(lo, hi float32) uint32 {
+	return gpu.PackBFloat162(gpu.ToBFloat16(lo), gpu.ToBFloat16(hi))
+}
+
+// ---------------------------------------------------------------------------
+// kernels: q, k and v are read through their tensor maps (qmap: rows of
+// heads·headDim values, kmap and vmap: rows of kvHeads·headDim, boxes of
+// 64×64 with 128-byte swizzle); totalQ and totalK are their row counts.
+
+//kern:kernel block=160 nobounds
+func FlashF16D64(t gpu.Thread, out []gpu.Half, lse []float32, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
+	flash(f16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 64, false)
+}
+
+//kern:kernel block=160 nobounds
+func FlashF16D128(t gpu.Thread, out []gpu.Half, lse []float32, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
+	flash(f16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 128, false)
+}
+
+//kern:kernel block=160 nobounds
+func FlashBF16D64(t gpu.Thread, out []gpu.BFloat16, lse []float32, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
+	flash(bf16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 64, true)
+}
+
+//kern:kernel block=160 nobounds
+func FlashBF16D128(t gpu.Thread, out []gpu.BFloat16, lse []float32, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
+	flash(bf16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 128, true)
+}
+
+// flash is the kernel body; hd (64 or 128) and bf are constants at every
+// call, so the branches on them fold.
+func flash[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, lse []float32, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool, hd int, bf bool) {
+	b, h, mb := t.BlockIdx().Z, t.BlockIdx().Y, t.BlockIdx().X
+	qs, qe := int(cuQ[b]), int(cuQ[b+1])
+	ks, ke := int(cuK[b]), int(cuK[b+1])
+	if qs < 0 || qe < qs || qe > totalQ || ks < 0 || ke < ks || ke > totalK {
+		panic("ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens")
+	}
+	lq, lk := qe-qs, ke-ks
+	if lq > t.GridDim().X*FlashM {
+		panic("ops.FlashAttention: a query sequence is longer than maxSeqQ")
+	}
+	if mb*FlashM >= lq {
+		return
+	}
+	kvh := int(uint32(h) / (uint32(heads) / uint32(kvHeads)))
+	// Keys this block needs: all lk, or, causal, up to its last row's
+	// diagonal (bottom-right aligned).
+	kend := lk
+	if causal {
+		kend = min(lk, (mb+1)*FlashM+lk-lq)
+	}
+	ntiles := 0
+	if kend > 0 {
+		ntiles = (kend + FlashN - 1) >> 6 // FlashN = 64
+	}
+
+	tile := FlashM * hd // values of one tile (FlashM = FlashN)
+	sm := gpu.DynShared[T](t)
+	bars := gpu.Shared[uint64](t, 1+2*Stages)
+	tid := t.ThreadIdx().X
+	if tid == 0 {
+		gpu.MbarrierInit(t, &bars[0], 1)
+		//kern:unroll
+		for s := 0; s < Stages; s++ {
+			gpu.MbarrierInit(t, &bars[1+s], 1)
+			gpu.MbarrierInit(t, &bars[1+Stages+s], 4*32)
+		}
+	}
+	t.Sync() // the barriers are initialised before anyone uses them
+
+	if t.Warp() == 4 {
+		// Producer: lane 0 issues every copy; the other lanes are done.
+		if t.Lane() == 0 && ntiles > 0 {
+			gpu.MbarrierArriveExpectTx(t, &bars[0], tile*2)
+			//kern:unroll
+			for cc := 0; cc < 2; cc++ {
+				if cc < hd/Chunk {
+					gpu.TMALoad2D(t, &sm[cc*FlashM*Chunk], &qmap[0], h*hd+Chunk*cc, qs+mb*FlashM, &bars[0])
+				}
+			}
+			for j := 0; j < ntiles; j++ {
+				s := j % Stages
+				if j >= Stages {
+					for !gpu.MbarrierTryWait(t, &bars[1+Stages+s], (j/Stages-1)&1) {
+					}
+				}
+				gpu.MbarrierArriveExpectTx(t, &bars[1+s], 2*tile*2)
+				kb, vb := tile*(1+s), tile*(1+Stages+s)
+				//kern:unroll
+				for cc := 0; cc < 2; cc++ {
+					if cc < hd/Chunk {
+						gpu.TMALoad2D(t, &sm[kb+cc*FlashN*Chunk], &kmap[0], kvh*hd+Chunk*cc, ks+j*FlashN, &bars[1+s])
+						gpu.TMALoad2D(t, &sm[vb+cc*FlashN*Chunk], &vmap[0], kvh*hd+Chunk*cc, ks+j*FlashN, &bars[1+s])
+					}
+				}
+			}
+		}
+		return
+	}
+
+	// Consumer warpgroup.
+	lane := t.Lane()
+	g, tig := lane>>2, lane&3
+	row0 := mb*FlashM + t.Warp()*16 + g // this lane's first query row in the sequence
+	// O rows g, g+8 of the warp: o0 dims 0..63, o1 dims 64..127 (hd 128);
+	// o[4j+e] is dim 8j+2·tig+e%2 of row g+8·(e/2) (wgmma's D layout).
+	var o0, o1 [32]float32
+	m := [2]float32{negInf(), negInf()}
+	var l [2]float32
+	qd := gpu.WGMMADesc(t, &sm[0], 0, 1024, gpu.Swizzle128B)
+	if ntiles > 0 {
+		for !gpu.MbarrierTryWait(t, &bars[0], 0) {
+		}
+	}
+	for j := 0; j < ntiles; j++ {
+		s := j % Stages
+		for !gpu.MbarrierTryWait(t, &bars[1+s], (j/Stages)&1) {
+		}
+		kd := gpu.WGMMADesc(t, &sm[tile*(1+s)], 0, 1024, gpu.Swizzle128B)
+		vd := gpu.WGMMADesc(t, &sm[tile*(1+Stages+s)], 0, 1024, gpu.Swizzle128B)
+
+		// S = Q·Kᵀ (64×64, f32): hd/16 k-steps; a descriptor step of 2 is
+		// 32 bytes (16 dims) inside the swizzled row, 512 is 8 KiB (the
+		// next 64-dim chunk).
+		var sacc [32]float32
+		gpu.WGMMAFence(t)
+		//kern:unroll
+		for kk := 0; kk < 8; kk++ {
+			if kk < hd/16 {
+				step := uint64(512*(kk/4) + 2*(kk%4))
+				if bf {
+					gpu.WGMMABF16(t, &sacc, qd+step, kd+step, kk > 0)
+				} else {
+					gpu.WGMMAF16(t, &sacc, qd+step, kd+step, kk > 0)
+				}
+			}
+		}
+		gpu.WGMMACommitGroup(t)
+		gpu.WGMMAWaitGroup(t, 0)
+
+		// Mask keys past the sequence or past the diagonal, only in the
+		// tiles that reach either. Element e is key k0 + 2·tig + 8·(e/4) +
+		// e%2 of row r = (e/2)%2.
+		k0 := j * FlashN
+		if k0+FlashN > lk || causal && k0+FlashN-1 > mb*FlashM+lk-lq {
+			var lim [2]int32
+			//kern:unroll
+			for r := 0; r < 2; r++ {
+				lr := lk
+				if causal {
+					lr = min(lk, row0+8*r+lk-lq+1)
+				}
+				lim[r] = int32(lr - k0 - 2*tig)
+			}
+			//kern:unroll
+			for e := 0; e < 32; e++ {
+				if int32(8*(e/4)+e%2) >= lim[(e/2)%2] {
+					sacc[e] = negInf()
+				}
+			}
+		}
+
+		// Online softmax, rows g (r=0) and g+8 (r=1), as attnk: m is the
+		// raw maximum, the scale folds into one FFMA per exponent.
+		var p [4][4]uint32
+		//kern:unroll
+		for r := 0; r < 2; r++ {
+			mx := m[r]
+			//kern:unroll
+			for nt := 0; nt < 8; nt++ {
+				mx = gpu.Max(mx, gpu.Max(sacc[4*nt+2*r], sacc[4*nt+2*r+1]))
+			}
+			mx = gpu.Max(mx, gpu.ShflXor(t, mx, 1))
+			mx = gpu.Max(mx, gpu.ShflXor(t, mx, 2))
+			msub := mx * scaleLog2
+			if mx == negInf() {
+				msub = 0 // nothing unmasked yet: keep 2^(-Inf - 0) = 0, not NaN
+			}
+			alpha := gpu.Exp2(gpu.FMA(m[r], scaleLog2, -msub))
+			m[r] = mx
+			sum := float32(0)
+			//kern:unroll
+			for nt := 0; nt < 8; nt++ {
+				p0 := gpu.Exp2(gpu.FMA(sacc[4*nt+2*r], scaleLog2, -msub))
+				p1 := gpu.Exp2(gpu.FMA(sacc[4*nt+2*r+1], scaleLog2, -msub))
+				sum += p0 + p1
+				// The D fragment of S columns 16kk.. is the m16n8k16 A
+				// fragment of P's k-step kk: a[r] from n-tile 2kk, a[2+r]
+				// from n-tile 2kk+1.
+				p[nt/2][r+2*(nt%2)] = c.pack(p0, p1)
+			}
+			l[r] = l[r]*alpha + sum
+			//kern:unroll
+			for dt := 0; dt < 8; dt++ {
+				o0[4*dt+2*r] *= alpha
+				o0[4*dt+2*r+1] *= alpha
+				if hd > 64 {
+					o1[4*dt+2*r] *= alpha
+					o1[4*dt+2*r+1] *= alpha
+				}
+			}
+		}
+
+		// O += P·V: 4 k-steps of 16 keys, V MN-major (16 keys = 2048
+		// bytes = a descriptor step of 128).
+		gpu.WGMMAFence(t)
+		//kern:unroll
+		for kk := 0; kk < 4; kk++ {
+			step := uint64(128 * kk)
+			if bf {
+				gpu.WGMMABF16RegAMajor(t, &o0, p[kk], vd+step, true, gpu.MNMajor)
+				if hd > 64 {
+					gpu.WGMMABF16RegAMajor(t, &o1, p[kk], vd+512+step, true, gpu.MNMajor)
+				}
+			} else {
+				gpu.WGMMAF16RegAMajor(t, &o0, p[kk], vd+step, true, gpu.MNMajor)
+				if hd > 64 {
+					gpu.WGMMAF16RegAMajor(t, &o1, p[kk], vd+512+step, true, gpu.MNMajor)
+				}
+			}
+		}
+		gpu.WGMMACommitGroup(t)
+		gpu.WGMMAWaitGroup(t, 0)
+		gpu.MbarrierArrive(t, &bars[1+Stages+s]) // this thread is done with stage s
+	}
+
+	// Finish: the quad's partial sums, O/ℓ, the store and the LSE.
+	qStride := heads * hd
+	//kern:unroll
+	for r := 0; r < 2; r++ {
+		l[r] += gpu.ShflXor(t, l[r], 1)
+		l[r] += gpu.ShflXor(t, l[r], 2)
+		inv := float32(0)
+		if l[r] > 0 {
+			inv = 1 / l[r]
+		}
+		qi := row0 + 8*r
+		if qi < lq {
+			ob := (qs+qi)*qStride + h*hd + 2*tig
+			//kern:unroll
+			for dt := 0; dt < 8; dt++ {
+				out[ob+8*dt] = c.store(o0[4*dt+2*r] * inv)
+				out[ob+8*dt+1] = c.store(o0[4*dt+2*r+1] * inv)
+				if hd > 64 {
+					out[ob+64+8*dt] = c.store(o1[4*dt+2*r] * inv)
+					out[ob+64+8*dt+1] = c.store(o1[4*dt+2*r+1] * inv)
+				}
+			}
+			if wantLSE && tig == 0 {
+				x := negInf()
+				if l[r] > 0 {
+					x = gpu.FMA(m[r], scaleLog2, gpu.Log2(l[r])) * math.Ln2
+				}
+				lse[h*totalQ+qs+qi] = x
+			}
+		}
+	}
+}
+
+func negInf() float32 { return math.Float32frombits(0xff800000) }
