@@ -49,6 +49,9 @@ func newBlock(l *launch) *block {
 	b := &block{l: l, shared: make([]byte, l.shared)}
 	if l.san != nil && l.san.race {
 		b.race = newRaceShadow(l.shared)
+		if usesMbarriers(l.k) {
+			b.race.hb = newHB(l.nwarps, l.shared)
+		}
 	}
 	per := l.k.nregs * 32
 	regs := make([]uint64, per*l.nwarps)
@@ -190,6 +193,9 @@ func (b *block) check(id int) {
 	res := *bar
 	*bar = barrier{}
 	b.epoch++
+	if b.race != nil && b.race.hb != nil {
+		b.race.hb.syncWarps(b.waitingAt(id))
+	}
 	for _, w := range b.warps {
 		w.release(id, &res)
 	}

@@ -1,20 +1,22 @@
 package ops
 
 import (
+	"math/rand/v2"
 	"os"
 	"testing"
 
 	"github.com/gokern/kern"
+	"github.com/gokern/kern/emu"
 	"github.com/gokern/kern/gpu"
 )
 
 // withHopperAttention runs f with FlashAttention forced onto the sm_90a
 // kernels (attnh) on an emulator device.
-func withHopperAttention(t *testing.T, f func(dev *kern.Device)) {
+func withHopperAttention(t *testing.T, f func(dev *kern.Device), opts ...emu.Options) {
 	t.Helper()
 	forceHopperAttention = true
 	defer func() { forceHopperAttention = false }()
-	dev := kern.OpenEmulator()
+	dev := kern.OpenEmulator(opts...)
 	defer dev.Close()
 	f(dev)
 }
@@ -36,4 +38,29 @@ func TestFlashAttentionHopper(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestFlashAttentionHopperSanitizers runs the sm_90a kernels under
+// memcheck, racecheck and synccheck: the hand-over of every K/V stage
+// between the producer warp's TMA copies and the consumer warpgroup's
+// wgmma reads is ordered by mbarriers only (no bar.sync after the
+// start), which racecheck must accept. Five key tiles through two stages
+// reuse each stage; ragged tiles, GQA and causal masks included.
+func TestFlashAttentionHopperSanitizers(t *testing.T) {
+	withHopperAttention(t, func(dev *kern.Device) {
+		rng := rand.New(rand.NewPCG(9, 10))
+		for _, hd := range []int{64, 128} {
+			c := attnCase{lq: []int{70, 3}, lk: []int{70, 290}, heads: 4, kvHeads: 2, hd: hd, causal: true}
+			nq, nk := sum(c.lq)*c.heads*hd, sum(c.lk)*c.kvHeads*hd
+			q, _ := upload[gpu.Half](t, dev, normals(rng, nq, 1))
+			k, _ := upload[gpu.Half](t, dev, normals(rng, nk, 1))
+			v, _ := upload[gpu.Half](t, dev, normals(rng, nk, 1))
+			cuQ, cuK := uploadT(t, dev, SeqOffsets(c.lq...)), uploadT(t, dev, SeqOffsets(c.lk...))
+			a := Attention{Heads: 4, KVHeads: 2, HeadDim: hd, Causal: true, MaxSeqQ: 70}
+			out, lse := alloc[gpu.Half](t, dev, nq), alloc[float32](t, dev, 4*sum(c.lq))
+			if err := FlashAttention(dev, out, q, k, v, lse, cuQ, cuK, a); err != nil {
+				t.Errorf("FlashAttention d%d: %v", hd, err)
+			}
+		}
+	}, emu.Options{Memcheck: true, Racecheck: true, Synccheck: true})
 }
