@@ -39,10 +39,10 @@ var FlashF16D64Kernel = kernFlashF16D64Launcher{kern.NewLauncher(kern.KernelSpec
 	SharedBytes: 40,
 	Bounds:      false,
 	Sites: []string{
-		"panic at flash.go:108:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
-		"panic at flash.go:112:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
+		"panic at flash.go:109:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
+		"panic at flash.go:113:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 	},
-	SourceHash: "9298dfe64730ad76", Source: []string{"flash.go:FlashF16D64", "flash.go:const Chunk", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:f16c.pack", "flash.go:f16c.store", "flash.go:flash", "flash.go:negInf", "flash.go:type codec", "flash.go:type f16c"},
+	SourceHash: "095e1ad2f38bba1d", Source: []string{"flash.go:FlashF16D64", "flash.go:const Chunk", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:f16c.pack", "flash.go:f16c.store", "flash.go:flash", "flash.go:negInf", "flash.go:type codec", "flash.go:type f16c"},
 	Native: func(t gpu.Thread, a []any) {
 		FlashF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]uint64), a[3].([]uint64), a[4].([]uint64), a[5].([]int32), a[6].([]int32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool), a[13].(bool))
 	},
@@ -79,10 +79,10 @@ var FlashF16D128Kernel = kernFlashF16D128Launcher{kern.NewLauncher(kern.KernelSp
 	SharedBytes: 40,
 	Bounds:      false,
 	Sites: []string{
-		"panic at flash.go:108:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
-		"panic at flash.go:112:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
+		"panic at flash.go:109:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
+		"panic at flash.go:113:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 	},
-	SourceHash: "be52acc1ddf9ba2d", Source: []string{"flash.go:FlashF16D128", "flash.go:const Chunk", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:f16c.pack", "flash.go:f16c.store", "flash.go:flash", "flash.go:negInf", "flash.go:type codec", "flash.go:type f16c"},
+	SourceHash: "e9b7edd6742ca91f", Source: []string{"flash.go:FlashF16D128", "flash.go:const Chunk", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:f16c.pack", "flash.go:f16c.store", "flash.go:flash", "flash.go:negInf", "flash.go:type codec", "flash.go:type f16c"},
 	Native: func(t gpu.Thread, a []any) {
 		FlashF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]uint64), a[3].([]uint64), a[4].([]uint64), a[5].([]int32), a[6].([]int32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool), a[13].(bool))
 	},
@@ -119,10 +119,10 @@ var FlashBF16D64Kernel = kernFlashBF16D64Launcher{kern.NewLauncher(kern.KernelSp
 	SharedBytes: 40,
 	Bounds:      false,
 	Sites: []string{
-		"panic at flash.go:108:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
-		"panic at flash.go:112:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
+		"panic at flash.go:109:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
+		"panic at flash.go:113:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 	},
-	SourceHash: "acc49228fab99021", Source: []string{"flash.go:FlashBF16D64", "flash.go:bf16c.pack", "flash.go:bf16c.store", "flash.go:const Chunk", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:flash", "flash.go:negInf", "flash.go:type bf16c", "flash.go:type codec"},
+	SourceHash: "51210b6e0a3ea0c1", Source: []string{"flash.go:FlashBF16D64", "flash.go:bf16c.pack", "flash.go:bf16c.store", "flash.go:const Chunk", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:flash", "flash.go:negInf", "flash.go:type bf16c", "flash.go:type codec"},
 	Native: func(t gpu.Thread, a []any) {
 		FlashBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]uint64), a[3].([]uint64), a[4].([]uint64), a[5].([]int32), a[6].([]int32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool), a[13].(bool))
 	},
@@ -159,10 +159,10 @@ var FlashBF16D128Kernel = kernFlashBF16D128Launcher{kern.NewLauncher(kern.Kernel
 	SharedBytes: 40,
 	Bounds:      false,
 	Sites: []string{
-		"panic at flash.go:108:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
-		"panic at flash.go:112:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
+		"panic at flash.go:109:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
+		"panic at flash.go:113:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 	},
-	SourceHash: "1ad52b94d6b8750f", Source: []string{"flash.go:FlashBF16D128", "flash.go:bf16c.pack", "flash.go:bf16c.store", "flash.go:const Chunk", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:flash", "flash.go:negInf", "flash.go:type bf16c", "flash.go:type codec"},
+	SourceHash: "5b9da446e5440284", Source: []string{"flash.go:FlashBF16D128", "flash.go:bf16c.pack", "flash.go:bf16c.store", "flash.go:const Chunk", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:flash", "flash.go:negInf", "flash.go:type bf16c", "flash.go:type codec"},
 	Native: func(t gpu.Thread, a []any) {
 		FlashBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]uint64), a[3].([]uint64), a[4].([]uint64), a[5].([]int32), a[6].([]int32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool), a[13].(bool))
 	},

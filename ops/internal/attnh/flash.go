@@ -22,8 +22,8 @@ package attnh
 // swizzled row and +8 KiB per 64-dim chunk. V is B of P·V stored K×N =
 // keys × dims with dims contiguous, MN-major: one 64-dim chunk is an
 // 8-key × 128-byte atom every 1024 bytes (sbo), k-step kk (16 keys) at
-// +2048 bytes; the second chunk (headDim 128) is another accumulator's
-// operand 8 KiB on.
+// +2048 bytes; at headDim 128 one m64n128k16 reads both chunks, the
+// second 8 KiB on (lbo).
 //
 // mbarriers (PTX ISA §9.7.13.15): bars[0] Q landed (1 arrival + the Q
 // bytes); bars[1+s] stage s full (1 arrival by the producer with
@@ -80,27 +80,28 @@ func (bf16c) pack(lo, hi float32) uint32 {
 
 //kern:kernel block=160 nobounds
 func FlashF16D64(t gpu.Thread, out []gpu.Half, lse []float32, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
-	flash(f16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 64, false)
+	flash[gpu.Half, f16c, [32]float32](f16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 64, false)
 }
 
 //kern:kernel block=160 nobounds
 func FlashF16D128(t gpu.Thread, out []gpu.Half, lse []float32, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
-	flash(f16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 128, false)
+	flash[gpu.Half, f16c, [64]float32](f16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 128, false)
 }
 
 //kern:kernel block=160 nobounds
 func FlashBF16D64(t gpu.Thread, out []gpu.BFloat16, lse []float32, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
-	flash(bf16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 64, true)
+	flash[gpu.BFloat16, bf16c, [32]float32](bf16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 64, true)
 }
 
 //kern:kernel block=160 nobounds
 func FlashBF16D128(t gpu.Thread, out []gpu.BFloat16, lse []float32, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
-	flash(bf16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 128, true)
+	flash[gpu.BFloat16, bf16c, [64]float32](bf16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 128, true)
 }
 
 // flash is the kernel body; hd (64 or 128) and bf are constants at every
-// call, so the branches on them fold.
-func flash[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, lse []float32, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool, hd int, bf bool) {
+// call, so the branches on them fold, and O is the accumulator of a
+// 64×hd tile of O ([hd/2]float32: one m64n{hd}k16 wgmma per k-step).
+func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, lse []float32, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool, hd int, bf bool) {
 	b, h, mb := t.BlockIdx().Z, t.BlockIdx().Y, t.BlockIdx().X
 	qs, qe := int(cuQ[b]), int(cuQ[b+1])
 	ks, ke := int(cuK[b]), int(cuK[b+1])
@@ -174,9 +175,9 @@ func flash[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, lse []float32, qm
 	lane := t.Lane()
 	g, tig := lane>>2, lane&3
 	row0 := mb*FlashM + t.Warp()*16 + g // this lane's first query row in the sequence
-	// O rows g, g+8 of the warp: o0 dims 0..63, o1 dims 64..127 (hd 128);
-	// o[4j+e] is dim 8j+2·tig+e%2 of row g+8·(e/2) (wgmma's D layout).
-	var o0, o1 [32]float32
+	// O rows g, g+8 of the warp: o[4j+e] is dim 8j+2·tig+e%2 of row
+	// g+8·(e/2) (wgmma's D layout).
+	var o O
 	m := [2]float32{negInf(), negInf()}
 	var l [2]float32
 	qd := gpu.WGMMADesc(t, &sm[0], 0, 1024, gpu.Swizzle128B)
@@ -189,7 +190,9 @@ func flash[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, lse []float32, qm
 		for !gpu.MbarrierTryWait(t, &bars[1+s], (j/Stages)&1) {
 		}
 		kd := gpu.WGMMADesc(t, &sm[tile*(1+s)], 0, 1024, gpu.Swizzle128B)
-		vd := gpu.WGMMADesc(t, &sm[tile*(1+Stages+s)], 0, 1024, gpu.Swizzle128B)
+		// V as an MN-major B: 8-key groups 1024 bytes apart (sbo), the
+		// 64-dim chunks 8 KiB apart (lbo, used when hd is 128).
+		vd := gpu.WGMMADesc(t, &sm[tile*(1+Stages+s)], FlashN*Chunk*2, 1024, gpu.Swizzle128B)
 
 		// S = Q·Kᵀ (64×64, f32): hd/16 k-steps; a descriptor step of 2 is
 		// 32 bytes (16 dims) inside the swizzled row, 512 is 8 KiB (the
@@ -263,12 +266,10 @@ func flash[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, lse []float32, qm
 			}
 			l[r] = l[r]*alpha + sum
 			//kern:unroll
-			for dt := 0; dt < 8; dt++ {
-				o0[4*dt+2*r] *= alpha
-				o0[4*dt+2*r+1] *= alpha
-				if hd > 64 {
-					o1[4*dt+2*r] *= alpha
-					o1[4*dt+2*r+1] *= alpha
+			for dt := 0; dt < 16; dt++ {
+				if dt < hd/8 {
+					o[4*dt+2*r] *= alpha
+					o[4*dt+2*r+1] *= alpha
 				}
 			}
 		}
@@ -280,15 +281,9 @@ func flash[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, lse []float32, qm
 		for kk := 0; kk < 4; kk++ {
 			step := uint64(128 * kk)
 			if bf {
-				gpu.WGMMABF16RegAMajor(t, &o0, p[kk], vd+step, true, gpu.MNMajor)
-				if hd > 64 {
-					gpu.WGMMABF16RegAMajor(t, &o1, p[kk], vd+512+step, true, gpu.MNMajor)
-				}
+				gpu.WGMMABF16RegAMajor(t, &o, p[kk], vd+step, true, gpu.MNMajor)
 			} else {
-				gpu.WGMMAF16RegAMajor(t, &o0, p[kk], vd+step, true, gpu.MNMajor)
-				if hd > 64 {
-					gpu.WGMMAF16RegAMajor(t, &o1, p[kk], vd+512+step, true, gpu.MNMajor)
-				}
+				gpu.WGMMAF16RegAMajor(t, &o, p[kk], vd+step, true, gpu.MNMajor)
 			}
 		}
 		gpu.WGMMACommitGroup(t)
@@ -310,12 +305,10 @@ func flash[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, lse []float32, qm
 		if qi < lq {
 			ob := (qs+qi)*qStride + h*hd + 2*tig
 			//kern:unroll
-			for dt := 0; dt < 8; dt++ {
-				out[ob+8*dt] = c.store(o0[4*dt+2*r] * inv)
-				out[ob+8*dt+1] = c.store(o0[4*dt+2*r+1] * inv)
-				if hd > 64 {
-					out[ob+64+8*dt] = c.store(o1[4*dt+2*r] * inv)
-					out[ob+64+8*dt+1] = c.store(o1[4*dt+2*r+1] * inv)
+			for dt := 0; dt < 16; dt++ {
+				if dt < hd/8 {
+					out[ob+8*dt] = c.store(o[4*dt+2*r] * inv)
+					out[ob+8*dt+1] = c.store(o[4*dt+2*r+1] * inv)
 				}
 			}
 			if wantLSE && tig == 0 {
