@@ -42,7 +42,7 @@ var FlashF16D64Kernel = kernFlashF16D64Launcher{kern.NewLauncher(kern.KernelSpec
 		"panic at flash.go:109:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
 		"panic at flash.go:113:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 	},
-	SourceHash: "095e1ad2f38bba1d", Source: []string{"flash.go:FlashF16D64", "flash.go:const Chunk", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:f16c.pack", "flash.go:f16c.store", "flash.go:flash", "flash.go:negInf", "flash.go:type codec", "flash.go:type f16c"},
+	SourceHash: "e628f54ecfb797ec", Source: []string{"flash.go:FlashF16D64", "flash.go:const Chunk", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:f16c.pack", "flash.go:f16c.store", "flash.go:flash", "flash.go:negInf", "flash.go:type codec", "flash.go:type f16c"},
 	Native: func(t gpu.Thread, a []any) {
 		FlashF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]uint64), a[3].([]uint64), a[4].([]uint64), a[5].([]int32), a[6].([]int32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool), a[13].(bool))
 	},
@@ -82,7 +82,7 @@ var FlashF16D128Kernel = kernFlashF16D128Launcher{kern.NewLauncher(kern.KernelSp
 		"panic at flash.go:109:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
 		"panic at flash.go:113:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 	},
-	SourceHash: "e9b7edd6742ca91f", Source: []string{"flash.go:FlashF16D128", "flash.go:const Chunk", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:f16c.pack", "flash.go:f16c.store", "flash.go:flash", "flash.go:negInf", "flash.go:type codec", "flash.go:type f16c"},
+	SourceHash: "c7409ff4591ce783", Source: []string{"flash.go:FlashF16D128", "flash.go:const Chunk", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:f16c.pack", "flash.go:f16c.store", "flash.go:flash", "flash.go:negInf", "flash.go:type codec", "flash.go:type f16c"},
 	Native: func(t gpu.Thread, a []any) {
 		FlashF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]uint64), a[3].([]uint64), a[4].([]uint64), a[5].([]int32), a[6].([]int32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool), a[13].(bool))
 	},
@@ -122,7 +122,7 @@ var FlashBF16D64Kernel = kernFlashBF16D64Launcher{kern.NewLauncher(kern.KernelSp
 		"panic at flash.go:109:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
 		"panic at flash.go:113:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 	},
-	SourceHash: "51210b6e0a3ea0c1", Source: []string{"flash.go:FlashBF16D64", "flash.go:bf16c.pack", "flash.go:bf16c.store", "flash.go:const Chunk", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:flash", "flash.go:negInf", "flash.go:type bf16c", "flash.go:type codec"},
+	SourceHash: "4bc2fe743efb7c14", Source: []string{"flash.go:FlashBF16D64", "flash.go:bf16c.pack", "flash.go:bf16c.store", "flash.go:const Chunk", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:flash", "flash.go:negInf", "flash.go:type bf16c", "flash.go:type codec"},
 	Native: func(t gpu.Thread, a []any) {
 		FlashBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]uint64), a[3].([]uint64), a[4].([]uint64), a[5].([]int32), a[6].([]int32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool), a[13].(bool))
 	},
@@ -162,7 +162,7 @@ var FlashBF16D128Kernel = kernFlashBF16D128Launcher{kern.NewLauncher(kern.Kernel
 		"panic at flash.go:109:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
 		"panic at flash.go:113:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 	},
-	SourceHash: "5b9da446e5440284", Source: []string{"flash.go:FlashBF16D128", "flash.go:bf16c.pack", "flash.go:bf16c.store", "flash.go:const Chunk", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:flash", "flash.go:negInf", "flash.go:type bf16c", "flash.go:type codec"},
+	SourceHash: "ef88cbc734964187", Source: []string{"flash.go:FlashBF16D128", "flash.go:bf16c.pack", "flash.go:bf16c.store", "flash.go:const Chunk", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:flash", "flash.go:negInf", "flash.go:type bf16c", "flash.go:type codec"},
 	Native: func(t gpu.Thread, a []any) {
 		FlashBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]uint64), a[3].([]uint64), a[4].([]uint64), a[5].([]int32), a[6].([]int32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool), a[13].(bool))
 	},
