@@ -49,7 +49,7 @@ func flashHopper[T Half16](queue kern.Queue, s *shape, out, q, k, v *kern.Buffer
 	totalQ, totalK := q.Len()/(a.Heads*a.HeadDim), k.Len()/(a.KVHeads*a.HeadDim)
 	mk := func(b *kern.Buffer[T], rows, heads int) (*kern.Buffer[uint64], error) {
 		return kern.TensorMap2DOf(b, gpu.TensorMap2D{ElemBytes: 2, Dims: [2]int{heads * a.HeadDim, max(rows, 1)},
-			RowBytes: heads * a.HeadDim * 2, Box: [2]int{attnh.Chunk, attnh.FlashM}, Swizzle: gpu.Swizzle128B})
+			RowBytes: heads * a.HeadDim * 2, Box: [2]int{attnh.Chunk, attnh.Box}, Swizzle: gpu.Swizzle128B})
 	}
 	var maps [3]*kern.Buffer[uint64]
 	defer func() {
@@ -68,9 +68,9 @@ func flashHopper[T Half16](queue kern.Queue, s *shape, out, q, k, v *kern.Buffer
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.op, err)
 	}
-	tiles := 1 + 2*attnh.Stages
+	rows := attnh.FlashM + 2*attnh.Stages*attnh.FlashN // the Q tile and the K/V stages
 	grid := kern.Blocks(gpu.Dim3{X: (a.MaxSeqQ + attnh.FlashM - 1) / attnh.FlashM, Y: a.Heads, Z: batch}, gpu.Dim3{X: attnh.Threads, Y: 1, Z: 1}).
-		WithShared(tiles * attnh.FlashM * a.HeadDim * 2)
+		WithShared(rows * a.HeadDim * 2)
 	return s.launch(flashHK[dtypeIndex[T]()-1][hd], queue, grid,
 		bufArg(out), bufArg(lseArg), bufArg(maps[0]), bufArg(maps[1]), bufArg(maps[2]), bufArg(cuSeqQ), bufArg(cuSeqK),
 		intArg(totalQ), intArg(totalK), intArg(a.Heads), intArg(a.KVHeads), f32Arg(a.scale()*math.Log2E), kern.ScalarArg(a.Causal), kern.ScalarArg(lse != nil))

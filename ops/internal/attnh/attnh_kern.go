@@ -16,7 +16,7 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/ops/internal/attnh", Arch: "sm_90a", PTX: kernPTX}
 
-// FlashF16D64Kernel launches the kernel FlashF16D64 (flash.go:82).
+// FlashF16D64Kernel launches the kernel FlashF16D64 (flash.go:85).
 var FlashF16D64Kernel = kernFlashF16D64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "FlashF16D64", Pkg: "github.com/gokern/kern/ops/internal/attnh", Entry: "FlashF16D64", Module: kernModule,
 	Params: []kern.Param{
@@ -35,14 +35,14 @@ var FlashF16D64Kernel = kernFlashF16D64Launcher{kern.NewLauncher(kern.KernelSpec
 		{Name: "causal", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 		{Name: "wantLSE", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
-	Block:       gpu.Dim3{X: 160, Y: 1, Z: 1},
+	Block:       gpu.Dim3{X: 288, Y: 1, Z: 1},
 	SharedBytes: 40,
 	Bounds:      false,
 	Sites: []string{
-		"panic at flash.go:109:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
-		"panic at flash.go:113:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
+		"panic at flash.go:112:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
+		"panic at flash.go:116:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 	},
-	SourceHash: "e628f54ecfb797ec", Source: []string{"flash.go:FlashF16D64", "flash.go:const Chunk", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:f16c.pack", "flash.go:f16c.store", "flash.go:flash", "flash.go:negInf", "flash.go:type codec", "flash.go:type f16c"},
+	SourceHash: "9eaa62c6e41ac1a8", Source: []string{"flash.go:FlashF16D64", "flash.go:const Box", "flash.go:const Chunk", "flash.go:const Consumers", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:const producer", "flash.go:f16c.pack", "flash.go:f16c.store", "flash.go:flash", "flash.go:negInf", "flash.go:type codec", "flash.go:type f16c"},
 	Native: func(t gpu.Thread, a []any) {
 		FlashF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]uint64), a[3].([]uint64), a[4].([]uint64), a[5].([]int32), a[6].([]int32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool), a[13].(bool))
 	},
@@ -56,7 +56,7 @@ func (l kernFlashF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(lse), kern.BufferArg(qmap), kern.BufferArg(kmap), kern.BufferArg(vmap), kern.BufferArg(cuQ), kern.BufferArg(cuK), kern.ScalarArg(totalQ), kern.ScalarArg(totalK), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(scaleLog2), kern.ScalarArg(causal), kern.ScalarArg(wantLSE))
 }
 
-// FlashF16D128Kernel launches the kernel FlashF16D128 (flash.go:87).
+// FlashF16D128Kernel launches the kernel FlashF16D128 (flash.go:90).
 var FlashF16D128Kernel = kernFlashF16D128Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "FlashF16D128", Pkg: "github.com/gokern/kern/ops/internal/attnh", Entry: "FlashF16D128", Module: kernModule,
 	Params: []kern.Param{
@@ -75,14 +75,14 @@ var FlashF16D128Kernel = kernFlashF16D128Launcher{kern.NewLauncher(kern.KernelSp
 		{Name: "causal", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 		{Name: "wantLSE", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
-	Block:       gpu.Dim3{X: 160, Y: 1, Z: 1},
+	Block:       gpu.Dim3{X: 288, Y: 1, Z: 1},
 	SharedBytes: 40,
 	Bounds:      false,
 	Sites: []string{
-		"panic at flash.go:109:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
-		"panic at flash.go:113:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
+		"panic at flash.go:112:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
+		"panic at flash.go:116:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 	},
-	SourceHash: "c7409ff4591ce783", Source: []string{"flash.go:FlashF16D128", "flash.go:const Chunk", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:f16c.pack", "flash.go:f16c.store", "flash.go:flash", "flash.go:negInf", "flash.go:type codec", "flash.go:type f16c"},
+	SourceHash: "819dab0f1c16f655", Source: []string{"flash.go:FlashF16D128", "flash.go:const Box", "flash.go:const Chunk", "flash.go:const Consumers", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:const producer", "flash.go:f16c.pack", "flash.go:f16c.store", "flash.go:flash", "flash.go:negInf", "flash.go:type codec", "flash.go:type f16c"},
 	Native: func(t gpu.Thread, a []any) {
 		FlashF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]uint64), a[3].([]uint64), a[4].([]uint64), a[5].([]int32), a[6].([]int32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool), a[13].(bool))
 	},
@@ -96,7 +96,7 @@ func (l kernFlashF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(lse), kern.BufferArg(qmap), kern.BufferArg(kmap), kern.BufferArg(vmap), kern.BufferArg(cuQ), kern.BufferArg(cuK), kern.ScalarArg(totalQ), kern.ScalarArg(totalK), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(scaleLog2), kern.ScalarArg(causal), kern.ScalarArg(wantLSE))
 }
 
-// FlashBF16D64Kernel launches the kernel FlashBF16D64 (flash.go:92).
+// FlashBF16D64Kernel launches the kernel FlashBF16D64 (flash.go:95).
 var FlashBF16D64Kernel = kernFlashBF16D64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "FlashBF16D64", Pkg: "github.com/gokern/kern/ops/internal/attnh", Entry: "FlashBF16D64", Module: kernModule,
 	Params: []kern.Param{
@@ -115,14 +115,14 @@ var FlashBF16D64Kernel = kernFlashBF16D64Launcher{kern.NewLauncher(kern.KernelSp
 		{Name: "causal", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 		{Name: "wantLSE", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
-	Block:       gpu.Dim3{X: 160, Y: 1, Z: 1},
+	Block:       gpu.Dim3{X: 288, Y: 1, Z: 1},
 	SharedBytes: 40,
 	Bounds:      false,
 	Sites: []string{
-		"panic at flash.go:109:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
-		"panic at flash.go:113:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
+		"panic at flash.go:112:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
+		"panic at flash.go:116:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 	},
-	SourceHash: "4bc2fe743efb7c14", Source: []string{"flash.go:FlashBF16D64", "flash.go:bf16c.pack", "flash.go:bf16c.store", "flash.go:const Chunk", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:flash", "flash.go:negInf", "flash.go:type bf16c", "flash.go:type codec"},
+	SourceHash: "f791c70be1cb840c", Source: []string{"flash.go:FlashBF16D64", "flash.go:bf16c.pack", "flash.go:bf16c.store", "flash.go:const Box", "flash.go:const Chunk", "flash.go:const Consumers", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:const producer", "flash.go:flash", "flash.go:negInf", "flash.go:type bf16c", "flash.go:type codec"},
 	Native: func(t gpu.Thread, a []any) {
 		FlashBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]uint64), a[3].([]uint64), a[4].([]uint64), a[5].([]int32), a[6].([]int32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool), a[13].(bool))
 	},
@@ -136,7 +136,7 @@ func (l kernFlashBF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(lse), kern.BufferArg(qmap), kern.BufferArg(kmap), kern.BufferArg(vmap), kern.BufferArg(cuQ), kern.BufferArg(cuK), kern.ScalarArg(totalQ), kern.ScalarArg(totalK), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(scaleLog2), kern.ScalarArg(causal), kern.ScalarArg(wantLSE))
 }
 
-// FlashBF16D128Kernel launches the kernel FlashBF16D128 (flash.go:97).
+// FlashBF16D128Kernel launches the kernel FlashBF16D128 (flash.go:100).
 var FlashBF16D128Kernel = kernFlashBF16D128Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "FlashBF16D128", Pkg: "github.com/gokern/kern/ops/internal/attnh", Entry: "FlashBF16D128", Module: kernModule,
 	Params: []kern.Param{
@@ -155,14 +155,14 @@ var FlashBF16D128Kernel = kernFlashBF16D128Launcher{kern.NewLauncher(kern.Kernel
 		{Name: "causal", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 		{Name: "wantLSE", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
-	Block:       gpu.Dim3{X: 160, Y: 1, Z: 1},
+	Block:       gpu.Dim3{X: 288, Y: 1, Z: 1},
 	SharedBytes: 40,
 	Bounds:      false,
 	Sites: []string{
-		"panic at flash.go:109:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
-		"panic at flash.go:113:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
+		"panic at flash.go:112:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
+		"panic at flash.go:116:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 	},
-	SourceHash: "ef88cbc734964187", Source: []string{"flash.go:FlashBF16D128", "flash.go:bf16c.pack", "flash.go:bf16c.store", "flash.go:const Chunk", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:flash", "flash.go:negInf", "flash.go:type bf16c", "flash.go:type codec"},
+	SourceHash: "0cbc647c2dabe260", Source: []string{"flash.go:FlashBF16D128", "flash.go:bf16c.pack", "flash.go:bf16c.store", "flash.go:const Box", "flash.go:const Chunk", "flash.go:const Consumers", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:const producer", "flash.go:flash", "flash.go:negInf", "flash.go:type bf16c", "flash.go:type codec"},
 	Native: func(t gpu.Thread, a []any) {
 		FlashBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]uint64), a[3].([]uint64), a[4].([]uint64), a[5].([]int32), a[6].([]int32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool), a[13].(bool))
 	},

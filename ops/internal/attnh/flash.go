@@ -1,44 +1,44 @@
 package attnh
 
-// The kernel: one block owns FlashM queries of one head of one sequence
-// (grid and masks as ops/flash.go describes for the sm_80 kernels). Its
-// 160 threads are a consumer warpgroup (warps 0-3, 16 query rows each,
-// as wgmma's D layout gives them) and a producer warp (warp 4, one lane
-// issuing TMA copies).
+// The kernel: one block owns FlashM = 128 queries of one head of one
+// sequence (grid and masks as ops/flash.go describes for the sm_80
+// kernels). Its 288 threads are two consumer warpgroups (warps 0-3 and
+// 4-7, 64 queries each, 16 rows per warp as wgmma's D layout gives them)
+// that share every K/V tile, and a producer warp (warp 8, one lane
+// issuing TMA copies). FlashAttention-3's structure without its
+// ping-pong scheduling and intra-warpgroup overlap (later work).
 //
-// Shared memory (dynamic, 1024-byte aligned on sm_90a), in tiles of
-// 64 rows × headDim values, each stored as headDim/64 chunks of 64 rows ×
-// 128 bytes with the 128-byte swizzle (the layout a TMA box of 64×64
-// 16-bit values with CU_TENSOR_MAP_SWIZZLE_128B writes):
-//
-//	tile 0               Q
-//	tile 1 .. Stages     K of stage s
-//	tile 1+Stages ..     V of stage s
+// Shared memory (dynamic, 1024-byte aligned on sm_90a): the Q tile (128
+// rows), then Stages K tiles and Stages V tiles (64 rows each), every
+// tile stored as headDim/64 chunks of its rows × 128 bytes with the
+// 128-byte swizzle: the layout TMA boxes of 64×64 16-bit values with
+// CU_TENSOR_MAP_SWIZZLE_128B write, one box after another.
 //
 // As wgmma operands (PTX ISA §9.7.15.5.1, gpu/wgmma.go and
-// gpu/wgmma_major.go): Q is A, K-major (a query row's dims contiguous),
-// and K is B, K-major (B stored N×K = keys × dims): descriptor sbo 1024
-// (8 rows of 128 bytes), k-step kk at +32·(kk%4) bytes inside the
-// swizzled row and +8 KiB per 64-dim chunk. V is B of P·V stored K×N =
-// keys × dims with dims contiguous, MN-major: one 64-dim chunk is an
-// 8-key × 128-byte atom every 1024 bytes (sbo), k-step kk (16 keys) at
-// +2048 bytes; at headDim 128 one m64n128k16 reads both chunks, the
-// second 8 KiB on (lbo).
+// gpu/wgmma_major.go): Q is A, K-major (a query row's dims contiguous;
+// warpgroup cw starts 64 rows in), and K is B, K-major (B stored N×K =
+// keys × dims): descriptor sbo 1024 (8 rows of 128 bytes), k-step kk at
+// +32·(kk%4) bytes inside the swizzled row and one chunk on per 4 steps.
+// V is B of P·V stored K×N = keys × dims with dims contiguous, MN-major:
+// a 64-dim chunk is an 8-key × 128-byte atom every 1024 bytes (sbo),
+// k-step kk (16 keys) at +2048 bytes, the second chunk (headDim 128) 8
+// KiB on (lbo), so one m64n{headDim}k16 covers all dims.
 //
 // mbarriers (PTX ISA §9.7.13.15): bars[0] Q landed (1 arrival + the Q
 // bytes); bars[1+s] stage s full (1 arrival by the producer with
-// expect_tx + the K and V bytes); bars[1+Stages+s] stage s empty (128
+// expect_tx + the K and V bytes); bars[1+Stages+s] stage s empty (256
 // arrivals, every consumer thread once its wgmmas that read the stage
 // have retired). Tile j uses stage j%Stages in phase j/Stages: the
-// consumer waits for parity (j/Stages)&1 of full, the producer, before
+// consumers wait for parity (j/Stages)&1 of full, the producer, before
 // refilling a stage for tile j ≥ Stages, for parity (j/Stages-1)&1 of
-// empty.
+// empty. emu's racecheck checks this hand-over (emu/race_mbarrier.go).
 //
 // Ragged tiles: TMA fills rows past the tensor's end with zeros, but
 // rows past a sequence's end inside the batch are the next sequence's
-// keys and values. Their scores are masked (P = 0), so they add 0·V:
-// nothing, as long as V holds finite values (a NaN or Inf in the next
-// sequence's V rows of a shared tile would leak into this one's output).
+// queries, keys and values. Their scores are masked (P = 0), so they add
+// 0·V: nothing, as long as V holds finite values (a NaN or Inf in the
+// next sequence's V rows of a shared tile would leak into this one's
+// output); query rows past the end are computed and not stored.
 
 import (
 	"math"
@@ -48,11 +48,14 @@ import (
 
 // Tile sizes and roles.
 const (
-	FlashM  = 64  // queries per block (one warpgroup, 16 per warp)
-	FlashN  = 64  // keys per tile
-	Stages  = 2   // K/V stages in the ring
-	Threads = 160 // 4 consumer warps and a producer warp
-	Chunk   = 64  // values of a TMA box row: 128 bytes, the swizzle's width
+	Consumers = 2                  // consumer warpgroups, 64 queries each
+	FlashM    = 64 * Consumers     // queries per block
+	FlashN    = 64                 // keys per tile
+	Stages    = 2                  // K/V stages in the ring
+	Threads   = 128*Consumers + 32 // the consumer warpgroups and a producer warp
+	Chunk     = 64                 // values of a TMA box row: 128 bytes, the swizzle's width
+	Box       = 64                 // rows of a TMA box
+	producer  = 4 * Consumers      // the producer's warp index
 )
 
 // A codec is a 16-bit element type's conversions from float32.
@@ -78,22 +81,22 @@ func (bf16c) pack(lo, hi float32) uint32 {
 // heads·headDim values, kmap and vmap: rows of kvHeads·headDim, boxes of
 // 64×64 with 128-byte swizzle); totalQ and totalK are their row counts.
 
-//kern:kernel block=160 nobounds fastmath
+//kern:kernel block=288 nobounds fastmath
 func FlashF16D64(t gpu.Thread, out []gpu.Half, lse []float32, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
 	flash[gpu.Half, f16c, [32]float32](f16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 64, false)
 }
 
-//kern:kernel block=160 nobounds fastmath
+//kern:kernel block=288 nobounds fastmath
 func FlashF16D128(t gpu.Thread, out []gpu.Half, lse []float32, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
 	flash[gpu.Half, f16c, [64]float32](f16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 128, false)
 }
 
-//kern:kernel block=160 nobounds fastmath
+//kern:kernel block=288 nobounds fastmath
 func FlashBF16D64(t gpu.Thread, out []gpu.BFloat16, lse []float32, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
 	flash[gpu.BFloat16, bf16c, [32]float32](bf16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 64, true)
 }
 
-//kern:kernel block=160 nobounds fastmath
+//kern:kernel block=288 nobounds fastmath
 func FlashBF16D128(t gpu.Thread, out []gpu.BFloat16, lse []float32, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
 	flash[gpu.BFloat16, bf16c, [64]float32](bf16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 128, true)
 }
@@ -127,7 +130,7 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 		ntiles = (kend + FlashN - 1) >> 6 // FlashN = 64
 	}
 
-	tile := FlashM * hd // values of one tile (FlashM = FlashN)
+	qTile, kvTile := FlashM*hd, FlashN*hd // values of the Q tile and of one K or V tile
 	sm := gpu.DynShared[T](t)
 	bars := gpu.Shared[uint64](t, 1+2*Stages)
 	tid := t.ThreadIdx().X
@@ -136,19 +139,22 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 		//kern:unroll
 		for s := 0; s < Stages; s++ {
 			gpu.MbarrierInit(t, &bars[1+s], 1)
-			gpu.MbarrierInit(t, &bars[1+Stages+s], 4*32)
+			gpu.MbarrierInit(t, &bars[1+Stages+s], 128*Consumers)
 		}
 	}
 	t.Sync() // the barriers are initialised before anyone uses them
 
-	if t.Warp() == 4 {
+	if t.Warp() == producer {
 		// Producer: lane 0 issues every copy; the other lanes are done.
 		if t.Lane() == 0 && ntiles > 0 {
-			gpu.MbarrierArriveExpectTx(t, &bars[0], tile*2)
+			gpu.MbarrierArriveExpectTx(t, &bars[0], qTile*2)
 			//kern:unroll
 			for cc := 0; cc < 2; cc++ {
-				if cc < hd/Chunk {
-					gpu.TMALoad2D(t, &sm[cc*FlashM*Chunk], &qmap[0], h*hd+Chunk*cc, qs+mb*FlashM, &bars[0])
+				//kern:unroll
+				for bx := 0; bx < FlashM/Box; bx++ {
+					if cc < hd/Chunk {
+						gpu.TMALoad2D(t, &sm[cc*FlashM*Chunk+bx*Box*Chunk], &qmap[0], h*hd+Chunk*cc, qs+mb*FlashM+bx*Box, &bars[0])
+					}
 				}
 			}
 			for j := 0; j < ntiles; j++ {
@@ -157,8 +163,8 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 					for !gpu.MbarrierTryWait(t, &bars[1+Stages+s], (j/Stages-1)&1) {
 					}
 				}
-				gpu.MbarrierArriveExpectTx(t, &bars[1+s], 2*tile*2)
-				kb, vb := tile*(1+s), tile*(1+Stages+s)
+				gpu.MbarrierArriveExpectTx(t, &bars[1+s], 2*kvTile*2)
+				kb, vb := qTile+kvTile*s, qTile+kvTile*(Stages+s)
 				//kern:unroll
 				for cc := 0; cc < 2; cc++ {
 					if cc < hd/Chunk {
@@ -171,16 +177,19 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 		return
 	}
 
-	// Consumer warpgroup.
+	// Consumer warpgroups: cw owns queries 64cw.. of the block, its warp
+	// wid rows 16wid.. of those.
+	cw, wid := t.Warp()>>2, t.Warp()&3
 	lane := t.Lane()
 	g, tig := lane>>2, lane&3
-	row0 := mb*FlashM + t.Warp()*16 + g // this lane's first query row in the sequence
+	first := mb*FlashM + 64*cw // the warpgroup's first query row in the sequence
+	row0 := first + wid*16 + g // this lane's first query row
 	// O rows g, g+8 of the warp: o[4j+e] is dim 8j+2·tig+e%2 of row
 	// g+8·(e/2) (wgmma's D layout).
 	var o O
 	m := [2]float32{negInf(), negInf()}
 	var l [2]float32
-	qd := gpu.WGMMADesc(t, &sm[0], 0, 1024, gpu.Swizzle128B)
+	qd := gpu.WGMMADesc(t, &sm[64*cw*Chunk], 0, 1024, gpu.Swizzle128B)
 	if ntiles > 0 {
 		for !gpu.MbarrierTryWait(t, &bars[0], 0) {
 		}
@@ -189,24 +198,25 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 		s := j % Stages
 		for !gpu.MbarrierTryWait(t, &bars[1+s], (j/Stages)&1) {
 		}
-		kd := gpu.WGMMADesc(t, &sm[tile*(1+s)], 0, 1024, gpu.Swizzle128B)
+		kd := gpu.WGMMADesc(t, &sm[qTile+kvTile*s], 0, 1024, gpu.Swizzle128B)
 		// V as an MN-major B: 8-key groups 1024 bytes apart (sbo), the
 		// 64-dim chunks 8 KiB apart (lbo, used when hd is 128).
-		vd := gpu.WGMMADesc(t, &sm[tile*(1+Stages+s)], FlashN*Chunk*2, 1024, gpu.Swizzle128B)
+		vd := gpu.WGMMADesc(t, &sm[qTile+kvTile*(Stages+s)], FlashN*Chunk*2, 1024, gpu.Swizzle128B)
 
 		// S = Q·Kᵀ (64×64, f32): hd/16 k-steps; a descriptor step of 2 is
-		// 32 bytes (16 dims) inside the swizzled row, 512 is 8 KiB (the
-		// next 64-dim chunk).
+		// 32 bytes (16 dims) inside the swizzled row; the next 64-dim chunk
+		// is FlashM·128 bytes on for Q, FlashN·128 for K (steps of 16 bytes).
 		var sacc [32]float32
 		gpu.WGMMAFence(t)
 		//kern:unroll
 		for kk := 0; kk < 8; kk++ {
 			if kk < hd/16 {
-				step := uint64(512*(kk/4) + 2*(kk%4))
+				qstep := uint64(FlashM*8*(kk/4) + 2*(kk%4))
+				kstep := uint64(FlashN*8*(kk/4) + 2*(kk%4))
 				if bf {
-					gpu.WGMMABF16(t, &sacc, qd+step, kd+step, kk > 0)
+					gpu.WGMMABF16(t, &sacc, qd+qstep, kd+kstep, kk > 0)
 				} else {
-					gpu.WGMMAF16(t, &sacc, qd+step, kd+step, kk > 0)
+					gpu.WGMMAF16(t, &sacc, qd+qstep, kd+kstep, kk > 0)
 				}
 			}
 		}
@@ -217,7 +227,7 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 		// tiles that reach either. Element e is key k0 + 2·tig + 8·(e/4) +
 		// e%2 of row r = (e/2)%2.
 		k0 := j * FlashN
-		if k0+FlashN > lk || causal && k0+FlashN-1 > mb*FlashM+lk-lq {
+		if k0+FlashN > lk || causal && k0+FlashN-1 > first+lk-lq {
 			var lim [2]int32
 			//kern:unroll
 			for r := 0; r < 2; r++ {
