@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
@@ -41,28 +42,14 @@ func useHopperAttention(dev *kern.Device) bool {
 }
 
 // flashHopper launches attnh after FlashAttention has checked the
-// arguments. q, k and v are read through TMA tensor maps: rows of
-// heads·headDim (kvHeads·headDim) values, boxes of 64 rows × 64 values
-// with the 128-byte swizzle. The maps are made per call and freed after
-// the launch is queued (freeing device memory waits for the device).
+// arguments. q, k and v are read through TMA tensor maps (tensorMaps).
 func flashHopper[T Half16](queue kern.Queue, s *shape, out, q, k, v *kern.Buffer[T], lse, lseArg *kern.Buffer[float32], cuSeqQ, cuSeqK *kern.Buffer[int32], a Attention, hd, batch int) error {
 	totalQ, totalK := q.Len()/(a.Heads*a.HeadDim), k.Len()/(a.KVHeads*a.HeadDim)
-	mk := func(b *kern.Buffer[T], rows, heads int) (*kern.Buffer[uint64], error) {
-		return kern.TensorMap2DOf(b, gpu.TensorMap2D{ElemBytes: 2, Dims: [2]int{heads * a.HeadDim, max(rows, 1)},
-			RowBytes: heads * a.HeadDim * 2, Box: [2]int{attnh.Chunk, attnh.Box}, Swizzle: gpu.Swizzle128B})
-	}
 	var maps [3]*kern.Buffer[uint64]
-	defer func() {
-		for _, m := range maps {
-			if m != nil {
-				m.Free()
-			}
-		}
-	}()
 	var err error
-	if maps[0], err = mk(q, totalQ, a.Heads); err == nil {
-		if maps[1], err = mk(k, totalK, a.KVHeads); err == nil {
-			maps[2], err = mk(v, totalK, a.KVHeads)
+	if maps[0], err = tensorMapOf(q, totalQ, a.Heads, a.HeadDim); err == nil {
+		if maps[1], err = tensorMapOf(k, totalK, a.KVHeads, a.HeadDim); err == nil {
+			maps[2], err = tensorMapOf(v, totalK, a.KVHeads, a.HeadDim)
 		}
 	}
 	if err != nil {
@@ -72,6 +59,48 @@ func flashHopper[T Half16](queue kern.Queue, s *shape, out, q, k, v *kern.Buffer
 	grid := kern.Blocks(gpu.Dim3{X: (a.MaxSeqQ + attnh.FlashM - 1) / attnh.FlashM, Y: a.Heads, Z: batch}, gpu.Dim3{X: attnh.Threads, Y: 1, Z: 1}).
 		WithShared(rows * a.HeadDim * 2)
 	return s.launch(flashHK[dtypeIndex[T]()-1][hd], queue, grid,
-		bufArg(out), bufArg(lseArg), bufArg(maps[0]), bufArg(maps[1]), bufArg(maps[2]), bufArg(cuSeqQ), bufArg(cuSeqK),
+		bufArg(out), bufArg(lseArg), bufArg(q), bufArg(k), bufArg(v), bufArg(maps[0]), bufArg(maps[1]), bufArg(maps[2]), bufArg(cuSeqQ), bufArg(cuSeqK),
 		intArg(totalQ), intArg(totalK), intArg(a.Heads), intArg(a.KVHeads), f32Arg(a.scale()*math.Log2E), kern.ScalarArg(a.Causal), kern.ScalarArg(lse != nil))
+}
+
+// Tensor maps: a map describes a buffer as rows of heads·headDim values
+// (boxes of 64 rows × 64 values, 128-byte swizzle) and lives in a
+// 16-word device buffer. Making one is an allocation and a copy, too slow
+// per call, so maps are kept per buffer and shape. A launch names q, k and
+// v as arguments, so a freed buffer is refused before its stale map is
+// used. The cache holds at most tmapCacheMax maps; past that it frees them
+// all and starts again (freeing device memory waits for the device, so no
+// running kernel still reads them).
+const tmapCacheMax = 64
+
+type tmapKey struct {
+	buf              any // the *kern.Buffer
+	rows, heads, dim int
+}
+
+var tmapCache struct {
+	sync.Mutex
+	m map[tmapKey]*kern.Buffer[uint64]
+}
+
+func tensorMapOf[T Half16](b *kern.Buffer[T], rows, heads, hd int) (*kern.Buffer[uint64], error) {
+	key := tmapKey{b, rows, heads, hd}
+	tmapCache.Lock()
+	defer tmapCache.Unlock()
+	if m, ok := tmapCache.m[key]; ok {
+		return m, nil
+	}
+	if len(tmapCache.m) >= tmapCacheMax || tmapCache.m == nil {
+		for _, m := range tmapCache.m {
+			m.Free()
+		}
+		tmapCache.m = map[tmapKey]*kern.Buffer[uint64]{}
+	}
+	m, err := kern.TensorMap2DOf(b, gpu.TensorMap2D{ElemBytes: 2, Dims: [2]int{heads * hd, max(rows, 1)},
+		RowBytes: heads * hd * 2, Box: [2]int{attnh.Chunk, attnh.Box}, Swizzle: gpu.Swizzle128B})
+	if err != nil {
+		return nil, err
+	}
+	tmapCache.m[key] = m
+	return m, nil
 }

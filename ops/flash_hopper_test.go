@@ -64,3 +64,32 @@ func TestFlashAttentionHopperSanitizers(t *testing.T) {
 		}
 	}, emu.Options{Memcheck: true, Racecheck: true, Synccheck: true})
 }
+
+// TestFlashAttentionHopperMapCache: tensor maps are kept per buffer, so a
+// second call reuses them, a freed buffer is refused (the launch names
+// it) instead of being read through its stale map, and a new buffer gets
+// its own map.
+func TestFlashAttentionHopperMapCache(t *testing.T) {
+	withHopperAttention(t, func(dev *kern.Device) {
+		c := attnCase{lq: []int{17}, lk: []int{40}, heads: 2, kvHeads: 1, hd: 64}
+		runAttn[gpu.Half](t, dev, c, 1)
+		runAttn[gpu.Half](t, dev, c, 2) // new buffers, new maps
+		rng := rand.New(rand.NewPCG(3, 4))
+		q, _ := upload[gpu.Half](t, dev, normals(rng, 17*2*64, 1))
+		k, _ := upload[gpu.Half](t, dev, normals(rng, 40*64, 1))
+		v, _ := upload[gpu.Half](t, dev, normals(rng, 40*64, 1))
+		out := alloc[gpu.Half](t, dev, 17*2*64)
+		cuQ, cuK := uploadT(t, dev, SeqOffsets(17)), uploadT(t, dev, SeqOffsets(40))
+		a := Attention{Heads: 2, KVHeads: 1, HeadDim: 64, MaxSeqQ: 17}
+		if err := FlashAttention(dev, out, q, k, v, nil, cuQ, cuK, a); err != nil {
+			t.Fatal(err)
+		}
+		if err := FlashAttention(dev, out, q, k, v, nil, cuQ, cuK, a); err != nil {
+			t.Fatalf("second call with the same buffers: %v", err)
+		}
+		k.Free()
+		if err := FlashAttention(dev, out, q, k, v, nil, cuQ, cuK, a); err == nil {
+			t.Fatal("a freed k was accepted")
+		}
+	})
+}

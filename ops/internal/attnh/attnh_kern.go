@@ -16,12 +16,15 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/ops/internal/attnh", Arch: "sm_90a", PTX: kernPTX}
 
-// FlashF16D64Kernel launches the kernel FlashF16D64 (flash.go:85).
+// FlashF16D64Kernel launches the kernel FlashF16D64 (flash.go:88).
 var FlashF16D64Kernel = kernFlashF16D64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "FlashF16D64", Pkg: "github.com/gokern/kern/ops/internal/attnh", Entry: "FlashF16D64", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
 		{Name: "lse", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "q", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "k", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "v", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
 		{Name: "qmap", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
 		{Name: "kmap", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
 		{Name: "vmap", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
@@ -39,12 +42,12 @@ var FlashF16D64Kernel = kernFlashF16D64Launcher{kern.NewLauncher(kern.KernelSpec
 	SharedBytes: 40,
 	Bounds:      false,
 	Sites: []string{
-		"panic at flash.go:112:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
-		"panic at flash.go:116:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
+		"panic at flash.go:115:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
+		"panic at flash.go:119:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 	},
-	SourceHash: "9eaa62c6e41ac1a8", Source: []string{"flash.go:FlashF16D64", "flash.go:const Box", "flash.go:const Chunk", "flash.go:const Consumers", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:const producer", "flash.go:f16c.pack", "flash.go:f16c.store", "flash.go:flash", "flash.go:negInf", "flash.go:type codec", "flash.go:type f16c"},
+	SourceHash: "db58d848669a4d83", Source: []string{"flash.go:FlashF16D64", "flash.go:const Box", "flash.go:const Chunk", "flash.go:const Consumers", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:const producer", "flash.go:f16c.pack", "flash.go:f16c.store", "flash.go:flash", "flash.go:negInf", "flash.go:type codec", "flash.go:type f16c"},
 	Native: func(t gpu.Thread, a []any) {
-		FlashF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]uint64), a[3].([]uint64), a[4].([]uint64), a[5].([]int32), a[6].([]int32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool), a[13].(bool))
+		FlashF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]uint64), a[6].([]uint64), a[7].([]uint64), a[8].([]int32), a[9].([]int32), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32), a[15].(bool), a[16].(bool))
 	},
 })}
 
@@ -52,16 +55,19 @@ type kernFlashF16D64Launcher struct{ kern.Launcher }
 
 // Launch runs FlashF16D64 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernFlashF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], lse *kern.Buffer[float32], qmap *kern.Buffer[uint64], kmap *kern.Buffer[uint64], vmap *kern.Buffer[uint64], cuQ *kern.Buffer[int32], cuK *kern.Buffer[int32], totalQ int, totalK int, heads int, kvHeads int, scaleLog2 float32, causal bool, wantLSE bool) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(lse), kern.BufferArg(qmap), kern.BufferArg(kmap), kern.BufferArg(vmap), kern.BufferArg(cuQ), kern.BufferArg(cuK), kern.ScalarArg(totalQ), kern.ScalarArg(totalK), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(scaleLog2), kern.ScalarArg(causal), kern.ScalarArg(wantLSE))
+func (l kernFlashF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], lse *kern.Buffer[float32], q_ *kern.Buffer[gpu.Half], k *kern.Buffer[gpu.Half], v *kern.Buffer[gpu.Half], qmap *kern.Buffer[uint64], kmap *kern.Buffer[uint64], vmap *kern.Buffer[uint64], cuQ *kern.Buffer[int32], cuK *kern.Buffer[int32], totalQ int, totalK int, heads int, kvHeads int, scaleLog2 float32, causal bool, wantLSE bool) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(lse), kern.BufferArg(q_), kern.BufferArg(k), kern.BufferArg(v), kern.BufferArg(qmap), kern.BufferArg(kmap), kern.BufferArg(vmap), kern.BufferArg(cuQ), kern.BufferArg(cuK), kern.ScalarArg(totalQ), kern.ScalarArg(totalK), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(scaleLog2), kern.ScalarArg(causal), kern.ScalarArg(wantLSE))
 }
 
-// FlashF16D128Kernel launches the kernel FlashF16D128 (flash.go:90).
+// FlashF16D128Kernel launches the kernel FlashF16D128 (flash.go:93).
 var FlashF16D128Kernel = kernFlashF16D128Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "FlashF16D128", Pkg: "github.com/gokern/kern/ops/internal/attnh", Entry: "FlashF16D128", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
 		{Name: "lse", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "q", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "k", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "v", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
 		{Name: "qmap", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
 		{Name: "kmap", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
 		{Name: "vmap", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
@@ -79,12 +85,12 @@ var FlashF16D128Kernel = kernFlashF16D128Launcher{kern.NewLauncher(kern.KernelSp
 	SharedBytes: 40,
 	Bounds:      false,
 	Sites: []string{
-		"panic at flash.go:112:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
-		"panic at flash.go:116:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
+		"panic at flash.go:115:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
+		"panic at flash.go:119:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 	},
-	SourceHash: "819dab0f1c16f655", Source: []string{"flash.go:FlashF16D128", "flash.go:const Box", "flash.go:const Chunk", "flash.go:const Consumers", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:const producer", "flash.go:f16c.pack", "flash.go:f16c.store", "flash.go:flash", "flash.go:negInf", "flash.go:type codec", "flash.go:type f16c"},
+	SourceHash: "90634a757e62eb0a", Source: []string{"flash.go:FlashF16D128", "flash.go:const Box", "flash.go:const Chunk", "flash.go:const Consumers", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:const producer", "flash.go:f16c.pack", "flash.go:f16c.store", "flash.go:flash", "flash.go:negInf", "flash.go:type codec", "flash.go:type f16c"},
 	Native: func(t gpu.Thread, a []any) {
-		FlashF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]uint64), a[3].([]uint64), a[4].([]uint64), a[5].([]int32), a[6].([]int32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool), a[13].(bool))
+		FlashF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]uint64), a[6].([]uint64), a[7].([]uint64), a[8].([]int32), a[9].([]int32), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32), a[15].(bool), a[16].(bool))
 	},
 })}
 
@@ -92,16 +98,19 @@ type kernFlashF16D128Launcher struct{ kern.Launcher }
 
 // Launch runs FlashF16D128 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernFlashF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], lse *kern.Buffer[float32], qmap *kern.Buffer[uint64], kmap *kern.Buffer[uint64], vmap *kern.Buffer[uint64], cuQ *kern.Buffer[int32], cuK *kern.Buffer[int32], totalQ int, totalK int, heads int, kvHeads int, scaleLog2 float32, causal bool, wantLSE bool) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(lse), kern.BufferArg(qmap), kern.BufferArg(kmap), kern.BufferArg(vmap), kern.BufferArg(cuQ), kern.BufferArg(cuK), kern.ScalarArg(totalQ), kern.ScalarArg(totalK), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(scaleLog2), kern.ScalarArg(causal), kern.ScalarArg(wantLSE))
+func (l kernFlashF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], lse *kern.Buffer[float32], q_ *kern.Buffer[gpu.Half], k *kern.Buffer[gpu.Half], v *kern.Buffer[gpu.Half], qmap *kern.Buffer[uint64], kmap *kern.Buffer[uint64], vmap *kern.Buffer[uint64], cuQ *kern.Buffer[int32], cuK *kern.Buffer[int32], totalQ int, totalK int, heads int, kvHeads int, scaleLog2 float32, causal bool, wantLSE bool) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(lse), kern.BufferArg(q_), kern.BufferArg(k), kern.BufferArg(v), kern.BufferArg(qmap), kern.BufferArg(kmap), kern.BufferArg(vmap), kern.BufferArg(cuQ), kern.BufferArg(cuK), kern.ScalarArg(totalQ), kern.ScalarArg(totalK), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(scaleLog2), kern.ScalarArg(causal), kern.ScalarArg(wantLSE))
 }
 
-// FlashBF16D64Kernel launches the kernel FlashBF16D64 (flash.go:95).
+// FlashBF16D64Kernel launches the kernel FlashBF16D64 (flash.go:98).
 var FlashBF16D64Kernel = kernFlashBF16D64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "FlashBF16D64", Pkg: "github.com/gokern/kern/ops/internal/attnh", Entry: "FlashBF16D64", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
 		{Name: "lse", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "q", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "k", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "v", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
 		{Name: "qmap", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
 		{Name: "kmap", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
 		{Name: "vmap", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
@@ -119,12 +128,12 @@ var FlashBF16D64Kernel = kernFlashBF16D64Launcher{kern.NewLauncher(kern.KernelSp
 	SharedBytes: 40,
 	Bounds:      false,
 	Sites: []string{
-		"panic at flash.go:112:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
-		"panic at flash.go:116:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
+		"panic at flash.go:115:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
+		"panic at flash.go:119:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 	},
-	SourceHash: "f791c70be1cb840c", Source: []string{"flash.go:FlashBF16D64", "flash.go:bf16c.pack", "flash.go:bf16c.store", "flash.go:const Box", "flash.go:const Chunk", "flash.go:const Consumers", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:const producer", "flash.go:flash", "flash.go:negInf", "flash.go:type bf16c", "flash.go:type codec"},
+	SourceHash: "e06dffc62f230256", Source: []string{"flash.go:FlashBF16D64", "flash.go:bf16c.pack", "flash.go:bf16c.store", "flash.go:const Box", "flash.go:const Chunk", "flash.go:const Consumers", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:const producer", "flash.go:flash", "flash.go:negInf", "flash.go:type bf16c", "flash.go:type codec"},
 	Native: func(t gpu.Thread, a []any) {
-		FlashBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]uint64), a[3].([]uint64), a[4].([]uint64), a[5].([]int32), a[6].([]int32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool), a[13].(bool))
+		FlashBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]uint64), a[6].([]uint64), a[7].([]uint64), a[8].([]int32), a[9].([]int32), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32), a[15].(bool), a[16].(bool))
 	},
 })}
 
@@ -132,16 +141,19 @@ type kernFlashBF16D64Launcher struct{ kern.Launcher }
 
 // Launch runs FlashBF16D64 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernFlashBF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], lse *kern.Buffer[float32], qmap *kern.Buffer[uint64], kmap *kern.Buffer[uint64], vmap *kern.Buffer[uint64], cuQ *kern.Buffer[int32], cuK *kern.Buffer[int32], totalQ int, totalK int, heads int, kvHeads int, scaleLog2 float32, causal bool, wantLSE bool) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(lse), kern.BufferArg(qmap), kern.BufferArg(kmap), kern.BufferArg(vmap), kern.BufferArg(cuQ), kern.BufferArg(cuK), kern.ScalarArg(totalQ), kern.ScalarArg(totalK), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(scaleLog2), kern.ScalarArg(causal), kern.ScalarArg(wantLSE))
+func (l kernFlashBF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], lse *kern.Buffer[float32], q_ *kern.Buffer[gpu.BFloat16], k *kern.Buffer[gpu.BFloat16], v *kern.Buffer[gpu.BFloat16], qmap *kern.Buffer[uint64], kmap *kern.Buffer[uint64], vmap *kern.Buffer[uint64], cuQ *kern.Buffer[int32], cuK *kern.Buffer[int32], totalQ int, totalK int, heads int, kvHeads int, scaleLog2 float32, causal bool, wantLSE bool) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(lse), kern.BufferArg(q_), kern.BufferArg(k), kern.BufferArg(v), kern.BufferArg(qmap), kern.BufferArg(kmap), kern.BufferArg(vmap), kern.BufferArg(cuQ), kern.BufferArg(cuK), kern.ScalarArg(totalQ), kern.ScalarArg(totalK), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(scaleLog2), kern.ScalarArg(causal), kern.ScalarArg(wantLSE))
 }
 
-// FlashBF16D128Kernel launches the kernel FlashBF16D128 (flash.go:100).
+// FlashBF16D128Kernel launches the kernel FlashBF16D128 (flash.go:103).
 var FlashBF16D128Kernel = kernFlashBF16D128Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "FlashBF16D128", Pkg: "github.com/gokern/kern/ops/internal/attnh", Entry: "FlashBF16D128", Module: kernModule,
 	Params: []kern.Param{
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
 		{Name: "lse", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "q", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "k", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "v", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
 		{Name: "qmap", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
 		{Name: "kmap", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
 		{Name: "vmap", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
@@ -159,12 +171,12 @@ var FlashBF16D128Kernel = kernFlashBF16D128Launcher{kern.NewLauncher(kern.Kernel
 	SharedBytes: 40,
 	Bounds:      false,
 	Sites: []string{
-		"panic at flash.go:112:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
-		"panic at flash.go:116:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
+		"panic at flash.go:115:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
+		"panic at flash.go:119:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 	},
-	SourceHash: "0cbc647c2dabe260", Source: []string{"flash.go:FlashBF16D128", "flash.go:bf16c.pack", "flash.go:bf16c.store", "flash.go:const Box", "flash.go:const Chunk", "flash.go:const Consumers", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:const producer", "flash.go:flash", "flash.go:negInf", "flash.go:type bf16c", "flash.go:type codec"},
+	SourceHash: "808db0ba6c8e9f13", Source: []string{"flash.go:FlashBF16D128", "flash.go:bf16c.pack", "flash.go:bf16c.store", "flash.go:const Box", "flash.go:const Chunk", "flash.go:const Consumers", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:const producer", "flash.go:flash", "flash.go:negInf", "flash.go:type bf16c", "flash.go:type codec"},
 	Native: func(t gpu.Thread, a []any) {
-		FlashBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]uint64), a[3].([]uint64), a[4].([]uint64), a[5].([]int32), a[6].([]int32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool), a[13].(bool))
+		FlashBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]uint64), a[6].([]uint64), a[7].([]uint64), a[8].([]int32), a[9].([]int32), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32), a[15].(bool), a[16].(bool))
 	},
 })}
 
@@ -172,6 +184,6 @@ type kernFlashBF16D128Launcher struct{ kern.Launcher }
 
 // Launch runs FlashBF16D128 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernFlashBF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], lse *kern.Buffer[float32], qmap *kern.Buffer[uint64], kmap *kern.Buffer[uint64], vmap *kern.Buffer[uint64], cuQ *kern.Buffer[int32], cuK *kern.Buffer[int32], totalQ int, totalK int, heads int, kvHeads int, scaleLog2 float32, causal bool, wantLSE bool) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(lse), kern.BufferArg(qmap), kern.BufferArg(kmap), kern.BufferArg(vmap), kern.BufferArg(cuQ), kern.BufferArg(cuK), kern.ScalarArg(totalQ), kern.ScalarArg(totalK), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(scaleLog2), kern.ScalarArg(causal), kern.ScalarArg(wantLSE))
+func (l kernFlashBF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], lse *kern.Buffer[float32], q_ *kern.Buffer[gpu.BFloat16], k *kern.Buffer[gpu.BFloat16], v *kern.Buffer[gpu.BFloat16], qmap *kern.Buffer[uint64], kmap *kern.Buffer[uint64], vmap *kern.Buffer[uint64], cuQ *kern.Buffer[int32], cuK *kern.Buffer[int32], totalQ int, totalK int, heads int, kvHeads int, scaleLog2 float32, causal bool, wantLSE bool) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(lse), kern.BufferArg(q_), kern.BufferArg(k), kern.BufferArg(v), kern.BufferArg(qmap), kern.BufferArg(kmap), kern.BufferArg(vmap), kern.BufferArg(cuQ), kern.BufferArg(cuK), kern.ScalarArg(totalQ), kern.ScalarArg(totalK), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(scaleLog2), kern.ScalarArg(causal), kern.ScalarArg(wantLSE))
 }

@@ -80,24 +80,27 @@ func (bf16c) pack(lo, hi float32) uint32 {
 // kernels: q, k and v are read through their tensor maps (qmap: rows of
 // heads·headDim values, kmap and vmap: rows of kvHeads·headDim, boxes of
 // 64×64 with 128-byte swizzle); totalQ and totalK are their row counts.
+// The q, k and v parameters themselves are not read: they are there so
+// that every launch names the buffers it reads (the launcher checks them
+// like any argument).
 
 //kern:kernel block=288 nobounds fastmath
-func FlashF16D64(t gpu.Thread, out []gpu.Half, lse []float32, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
+func FlashF16D64(t gpu.Thread, out []gpu.Half, lse []float32, q, k, v []gpu.Half, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
 	flash[gpu.Half, f16c, [32]float32](f16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 64, false)
 }
 
 //kern:kernel block=288 nobounds fastmath
-func FlashF16D128(t gpu.Thread, out []gpu.Half, lse []float32, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
+func FlashF16D128(t gpu.Thread, out []gpu.Half, lse []float32, q, k, v []gpu.Half, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
 	flash[gpu.Half, f16c, [64]float32](f16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 128, false)
 }
 
 //kern:kernel block=288 nobounds fastmath
-func FlashBF16D64(t gpu.Thread, out []gpu.BFloat16, lse []float32, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
+func FlashBF16D64(t gpu.Thread, out []gpu.BFloat16, lse []float32, q, k, v []gpu.BFloat16, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
 	flash[gpu.BFloat16, bf16c, [32]float32](bf16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 64, true)
 }
 
 //kern:kernel block=288 nobounds fastmath
-func FlashBF16D128(t gpu.Thread, out []gpu.BFloat16, lse []float32, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
+func FlashBF16D128(t gpu.Thread, out []gpu.BFloat16, lse []float32, q, k, v []gpu.BFloat16, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
 	flash[gpu.BFloat16, bf16c, [64]float32](bf16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 128, true)
 }
 
