@@ -104,3 +104,12 @@ func tensorMapOf[T Half16](b *kern.Buffer[T], rows, heads, hd int) (*kern.Buffer
 	tmapCache.m[key] = m
 	return m, nil
 }
+
+// FlashAttentionKernels names the prefill kernels FlashAttention runs on
+// dev, for benchmarks and logs.
+func FlashAttentionKernels(dev *kern.Device) string {
+	if useHopperAttention(dev) {
+		return "sm_90a (TMA, mbarriers, wgmma: ops/internal/attnh)"
+	}
+	return "sm_80 (cp.async, mma.sync: ops/internal/attnk)"
+}
