@@ -5,7 +5,7 @@ package compiler
 // a consumer warp sums them. Correct, nothing is reported (no bar.sync
 // orders any of it); with a planted bug — the consumer skips its wait on
 // "full", or releases a stage on "empty" before reading it — racecheck
-// reports the hazard.
+// reports the hazard, and so does synccheck on its own.
 
 import (
 	"encoding/binary"
@@ -82,8 +82,8 @@ func TestRacecheckTMARing(t *testing.T) {
 		t.Fatal(err)
 	}
 	const ntiles, rows = 5, 5 * 64
-	run := func(bug int) ([]float32, []emu.Finding, error) {
-		dev := emu.NewDevice(emu.Options{Racecheck: true, Synccheck: true})
+	run := func(bug int, opts emu.Options) ([]float32, []emu.Finding, error) {
+		dev := emu.NewDevice(opts)
 		src := make([]byte, rows*128)
 		for i := range rows * 64 {
 			binary.LittleEndian.PutUint16(src[2*i:], uint16(gpu.ToHalf(float32(i%7))))
@@ -129,7 +129,8 @@ func TestRacecheckTMARing(t *testing.T) {
 		}
 		return out, found, err
 	}
-	out, found, err := run(0)
+	both := emu.Options{Racecheck: true, Synccheck: true}
+	out, found, err := run(0, both)
 	if err != nil || len(found) != 0 {
 		t.Fatalf("correct ring: err %v, findings %v", err, found)
 	}
@@ -145,18 +146,24 @@ func TestRacecheckTMARing(t *testing.T) {
 	if got != want {
 		t.Fatalf("sum of the tiles %v, want %v", got, want)
 	}
+	// synccheck alone reports the TMA hand-over hazards too.
+	if _, found, err := run(0, emu.Options{Synccheck: true}); err != nil || len(found) != 0 {
+		t.Fatalf("correct ring under synccheck: err %v, findings %v", err, found)
+	}
 	for bug, name := range map[int]string{1: "skipped wait on full", 2: "early release of empty"} {
-		_, found, _ := run(bug)
-		ok := false
-		for _, f := range found {
-			if f.Tool == "racecheck" && strings.Contains(f.What, "hazard") {
-				ok = true
-				t.Logf("%s: %s", name, f.String())
-				break
+		for tool, opts := range map[string]emu.Options{"racecheck": both, "synccheck": {Synccheck: true}} {
+			_, found, _ := run(bug, opts)
+			ok := false
+			for _, f := range found {
+				if f.Tool == tool && strings.Contains(f.What, "hazard") {
+					ok = true
+					t.Logf("%s: %s", name, f.String())
+					break
+				}
 			}
-		}
-		if !ok {
-			t.Errorf("%s: no racecheck hazard reported (findings %v)", name, found)
+			if !ok {
+				t.Errorf("%s: no %s hazard reported (findings %v)", name, tool, found)
+			}
 		}
 	}
 }

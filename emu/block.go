@@ -47,7 +47,10 @@ type barrier struct {
 
 func newBlock(l *launch) *block {
 	b := &block{l: l, shared: make([]byte, l.shared)}
-	if l.san != nil && l.san.race {
+	// racecheck shadows shared memory; synccheck alone does too for
+	// kernels with mbarriers, to report TMA tiles read without the wait
+	// that orders them (race_mbarrier.go).
+	if l.san != nil && (l.san.race || l.san.sync && usesMbarriers(l.k)) {
 		b.race = newRaceShadow(l.shared)
 		if usesMbarriers(l.k) {
 			b.race.hb = newHB(l.nwarps, l.shared)

@@ -163,14 +163,16 @@ func (r *raceShadow) accessHB(w *warp, l int, off uint64, n int, write, same boo
 	pc := w.cur.pc
 	for i := off; i < off+uint64(n) && !same; i++ {
 		if a := int(r.wWarp[i]); h.wClk[i] != 0 && a != me && h.wClk[i] > view[a] {
-			what := "read-after-write hazard"
-			if write {
-				what = "write-after-write hazard"
+			if tool := h.tool(w, a >= h.nw); tool != "" {
+				what := "read-after-write hazard"
+				if write {
+					what = "write-after-write hazard"
+				}
+				w.san.record(w, l, tool, what, i, w.hbDetail(a, r.wPC[i], "wrote", i))
+				break
 			}
-			w.san.record(w, l, "racecheck", what, i, w.hbDetail(a, r.wPC[i], "wrote", i))
-			break
 		}
-		if write {
+		if write && w.san.race {
 			if x := h.unorderedReader(i, view, me); x >= 0 {
 				w.san.record(w, l, "racecheck", "write-after-read hazard", i, w.hbDetail(x, r.rPC[i], "read", i))
 				break
@@ -211,12 +213,13 @@ func (r *raceShadow) landHB(w *warp, c *tmaCopy) {
 	cur := w.cur
 	w.cur = &w.code[c.pc]
 	defer func() { w.cur = cur }()
+	tool := h.tool(w, true)
 	for _, off := range c.offs {
 		for i := off; i < off+uint64(c.eb); i++ {
 			if p := int(r.wWarp[i]); h.wClk[i] != 0 && p != a && h.wClk[i] > view[p] {
-				w.san.record(w, c.lane, "racecheck", "write-after-write hazard", i, w.hbDetail(p, r.wPC[i], "wrote", i)+" (the later write is a TMA copy)")
+				w.san.record(w, c.lane, tool, "write-after-write hazard", i, w.hbDetail(p, r.wPC[i], "wrote", i)+" (the later write is a TMA copy)")
 			} else if x := h.unorderedReader(i, view, -1); x >= 0 {
-				w.san.record(w, c.lane, "racecheck", "write-after-read hazard", i,
+				w.san.record(w, c.lane, tool, "write-after-read hazard", i,
 					w.hbDetail(x, r.rPC[i], "read", i)+": the TMA copy overwrote it before the reader released it (a missing or early mbarrier wait)")
 			}
 			r.wWarp[i], h.wClk[i], r.wPC[i] = int16(a), clk, c.pc
@@ -224,6 +227,20 @@ func (r *raceShadow) landHB(w *warp, c *tmaCopy) {
 	}
 	b := h.bar(c.bar)
 	b.pending[a] = max(b.pending[a], clk)
+}
+
+// tool is the sanitizer that reports a hazard: racecheck when it is on;
+// otherwise synccheck for the hazards that involve a TMA copy (a tile
+// read without waiting for its mbarrier, a stage refilled before it was
+// released), and none for the rest.
+func (h *hbState) tool(w *warp, tma bool) string {
+	switch {
+	case w.san.race:
+		return "racecheck"
+	case tma && w.san.sync:
+		return "synccheck"
+	}
+	return ""
 }
 
 // hbDetail describes the earlier access of agent other (a warp or a TMA

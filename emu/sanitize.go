@@ -178,7 +178,7 @@ func (w *warp) sanitize(sp space, addr uint64, n, l int, kind AccessKind, buf []
 				sh[i] = 1
 			}
 		}
-	case rs == spShared && s.race && kind != AccessAtomic && kind != AccessAsync:
+	case rs == spShared && w.b.race != nil && kind != AccessAtomic && kind != AccessAsync:
 		// A store of the value memory already holds changes nothing
 		// another warp can see: like compute-sanitizer, which reports
 		// such hazards as warnings only, emu does not report it.

@@ -45,13 +45,7 @@ func useHopperAttention(dev *kern.Device) bool {
 // arguments. q, k and v are read through TMA tensor maps (tensorMaps).
 func flashHopper[T Half16](queue kern.Queue, s *shape, out, q, k, v *kern.Buffer[T], lse, lseArg *kern.Buffer[float32], cuSeqQ, cuSeqK *kern.Buffer[int32], a Attention, hd, batch int) error {
 	totalQ, totalK := q.Len()/(a.Heads*a.HeadDim), k.Len()/(a.KVHeads*a.HeadDim)
-	var maps [3]*kern.Buffer[uint64]
-	var err error
-	if maps[0], err = tensorMapOf(q, totalQ, a.Heads, a.HeadDim); err == nil {
-		if maps[1], err = tensorMapOf(k, totalK, a.KVHeads, a.HeadDim); err == nil {
-			maps[2], err = tensorMapOf(v, totalK, a.KVHeads, a.HeadDim)
-		}
-	}
+	maps, err := tensorMaps([3]*kern.Buffer[T]{q, k, v}, [3]int{totalQ, totalK, totalK}, [3]int{a.Heads, a.KVHeads, a.KVHeads}, a.HeadDim)
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.op, err)
 	}
@@ -83,26 +77,40 @@ var tmapCache struct {
 	m map[tmapKey]*kern.Buffer[uint64]
 }
 
-func tensorMapOf[T Half16](b *kern.Buffer[T], rows, heads, hd int) (*kern.Buffer[uint64], error) {
-	key := tmapKey{b, rows, heads, hd}
+// tensorMaps returns the maps of bufs[i] as rows[i] rows of heads[i]·hd
+// values, from the cache or made and cached; the three are looked up
+// together, so a full cache is emptied before any of them is taken.
+func tensorMaps[T Half16](bufs [3]*kern.Buffer[T], rows, heads [3]int, hd int) ([3]*kern.Buffer[uint64], error) {
+	var maps [3]*kern.Buffer[uint64]
 	tmapCache.Lock()
 	defer tmapCache.Unlock()
-	if m, ok := tmapCache.m[key]; ok {
-		return m, nil
+	misses := 0
+	for i, b := range bufs {
+		if _, ok := tmapCache.m[tmapKey{b, rows[i], heads[i], hd}]; !ok {
+			misses++
+		}
 	}
-	if len(tmapCache.m) >= tmapCacheMax || tmapCache.m == nil {
+	if tmapCache.m == nil || len(tmapCache.m)+misses > tmapCacheMax {
 		for _, m := range tmapCache.m {
 			m.Free()
 		}
 		tmapCache.m = map[tmapKey]*kern.Buffer[uint64]{}
 	}
-	m, err := kern.TensorMap2DOf(b, gpu.TensorMap2D{ElemBytes: 2, Dims: [2]int{heads * hd, max(rows, 1)},
-		RowBytes: heads * hd * 2, Box: [2]int{attnh.Chunk, attnh.Box}, Swizzle: gpu.Swizzle128B})
-	if err != nil {
-		return nil, err
+	for i, b := range bufs {
+		key := tmapKey{b, rows[i], heads[i], hd}
+		m, ok := tmapCache.m[key]
+		if !ok {
+			var err error
+			m, err = kern.TensorMap2DOf(b, gpu.TensorMap2D{ElemBytes: 2, Dims: [2]int{heads[i] * hd, max(rows[i], 1)},
+				RowBytes: heads[i] * hd * 2, Box: [2]int{attnh.Chunk, attnh.Box}, Swizzle: gpu.Swizzle128B})
+			if err != nil {
+				return maps, err
+			}
+			tmapCache.m[key] = m
+		}
+		maps[i] = m
 	}
-	tmapCache.m[key] = m
-	return m, nil
+	return maps, nil
 }
 
 // FlashAttentionKernels names the prefill kernels FlashAttention runs on

@@ -91,5 +91,16 @@ func TestFlashAttentionHopperMapCache(t *testing.T) {
 		if err := FlashAttention(dev, out, q, k, v, nil, cuQ, cuK, a); err == nil {
 			t.Fatal("a freed k was accepted")
 		}
+		// More buffers than the cache holds: it empties itself between
+		// calls, never under one.
+		for i := range tmapCacheMax/3 + 2 {
+			q1, _ := upload[gpu.Half](t, dev, normals(rng, 2*64, 1))
+			k1, _ := upload[gpu.Half](t, dev, normals(rng, 64, 1))
+			v1, _ := upload[gpu.Half](t, dev, normals(rng, 64, 1))
+			one := uploadT(t, dev, SeqOffsets(1))
+			if err := FlashAttention(dev, alloc[gpu.Half](t, dev, 2*64), q1, k1, v1, nil, one, one, Attention{Heads: 2, KVHeads: 1, HeadDim: 64, MaxSeqQ: 1}); err != nil {
+				t.Fatalf("call %d: %v", i, err)
+			}
+		}
 	})
 }
