@@ -38,7 +38,8 @@ func kernelDirectiveOf(fd *ast.FuncDecl) *ast.Comment {
 //	fastmath                                 float results may differ from Go's:
 //	                                         mul+add contract to fma, Exp, Sin,
 //	                                         Cos and Tanh use the approximate
-//	                                         hardware instructions directly
+//	                                         hardware instructions directly,
+//	                                         Exp2 flushes subnormals (.ftz)
 //	minblocks=N                              at least N blocks of block= must fit
 //	                                         on an SM (.minnctapersm N, PTX ISA
 //	                                         §11.4.3, like __launch_bounds__'s

@@ -166,7 +166,8 @@ func inPlaceAccumulator(call *ssa.Call, v ssa.Value) bool {
 		return false
 	}
 	switch name {
-	case "WGMMAF16", "WGMMABF16", "WGMMAF16RegA", "WGMMABF16RegA":
+	case "WGMMAF16", "WGMMABF16", "WGMMAF16RegA", "WGMMABF16RegA",
+		"WGMMAF16Major", "WGMMABF16Major", "WGMMAF16RegAMajor", "WGMMABF16RegAMajor":
 		return true
 	}
 	return false
@@ -179,6 +180,12 @@ func inPlaceAccumulator(call *ssa.Call, v ssa.Value) bool {
 // before the wgmma.wait_group that retires the operation undefined, so no
 // copy may come between (a value-returning form would need one).
 func (kb *kernelBuilder) wgmma(c *icall, typ string, regA bool) *val {
+	return kb.wgmmaTrans(c, typ, regA, 0, 0)
+}
+
+// wgmmaTrans is wgmma with the imm-trans-a and imm-trans-b operands (0
+// K-major, 1 MN-major; transA is ignored for register A).
+func (kb *kernelBuilder) wgmmaTrans(c *icall, typ string, regA bool, transA, transB uint64) *val {
 	if !kb.needWGMMA(c) {
 		return &val{origin: -1}
 	}
@@ -208,9 +215,9 @@ func (kb *kernelBuilder) wgmma(c *icall, typ string, regA bool) *val {
 	}
 	args := []ir.Operand{ir.Vec(d...), a, ir.R(kb.reg(c.arg(3), ir.U64)), scale, ir.Imm(ir.S32, 1), ir.Imm(ir.S32, 1)}
 	if !regA {
-		args = append(args, ir.Imm(ir.S32, 0)) // imm-trans-a: K-major
+		args = append(args, ir.Imm(ir.S32, transA))
 	}
-	args = append(args, ir.Imm(ir.S32, 0)) // imm-trans-b: K-major
+	args = append(args, ir.Imm(ir.S32, transB))
 	kb.b.Emit(ir.OpWgmma, fmt.Sprintf("wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s", n, typ, typ), args...)
 	return &val{origin: -1}
 }

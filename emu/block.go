@@ -47,8 +47,14 @@ type barrier struct {
 
 func newBlock(l *launch) *block {
 	b := &block{l: l, shared: make([]byte, l.shared)}
-	if l.san != nil && l.san.race {
+	// racecheck shadows shared memory; synccheck alone does too for
+	// kernels with mbarriers, to report TMA tiles read without the wait
+	// that orders them (race_mbarrier.go).
+	if l.san != nil && (l.san.race || l.san.sync && usesMbarriers(l.k)) {
 		b.race = newRaceShadow(l.shared)
+		if usesMbarriers(l.k) {
+			b.race.hb = newHB(l.nwarps, l.shared)
+		}
 	}
 	per := l.k.nregs * 32
 	regs := make([]uint64, per*l.nwarps)
@@ -190,6 +196,9 @@ func (b *block) check(id int) {
 	res := *bar
 	*bar = barrier{}
 	b.epoch++
+	if b.race != nil && b.race.hb != nil {
+		b.race.hb.syncWarps(b.waitingAt(id))
+	}
 	for _, w := range b.warps {
 		w.release(id, &res)
 	}

@@ -147,6 +147,20 @@ func decMbarrier(d *decoder, s *astStmt, m *mods, in *inst) {
 	}
 	in.fn = func(w *warp, in *inst, mask uint32) error {
 		yield := false
+		// racecheck's happens-before (race_mbarrier.go): arrivals release,
+		// a successful wait acquires the completed phase.
+		var hb *hbState
+		if w.b.race != nil {
+			hb = w.b.race.hb
+		}
+		released := false
+		if hb != nil {
+			defer func() {
+				if released {
+					hb.tick(w.id)
+				}
+			}()
+		}
 		for mm := mask; mm != 0; mm &= mm - 1 {
 			l := bits.TrailingZeros32(mm)
 			buf, err := w.access(spShared, w.addrOf(&in.ops[1], l), 8, 8, l, AccessAtomic)
@@ -184,6 +198,13 @@ func decMbarrier(d *decoder, s *astStmt, m *mods, in *inst) {
 				}
 				w.regs[int(in.ops[0].r)+l] = b2u(done)
 				yield = yield || !done
+				if done && hb != nil {
+					ph := n & 1 // the completed phase's parity
+					if !parity {
+						ph = mbar(w.get(&in.ops[2], l)).parity()
+					}
+					hb.acquire(w.id, w.addrOf(&in.ops[1], l), ph)
+				}
 				continue
 			}
 			if err != nil {
@@ -191,6 +212,19 @@ func decMbarrier(d *decoder, s *astStmt, m *mods, in *inst) {
 			}
 			binary.LittleEndian.PutUint64(buf, uint64(next))
 			w.b.mbarGen++
+			if hb != nil {
+				off := w.addrOf(&in.ops[1], l)
+				switch op {
+				case mbInit:
+					hb.initBar(off)
+				case mbArrive, mbArriveTx, mbCompleteTx:
+					hb.release(w.id, off)
+					released = true
+				}
+				if op != mbInit && op != mbInval && next.parity() != s.parity() {
+					hb.completed(off, s.parity())
+				}
+			}
 			if op == mbArrive || op == mbArriveTx {
 				w.regs[int(in.ops[0].r)+l] = uint64(s)
 			}

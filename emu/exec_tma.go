@@ -28,6 +28,10 @@ type tmaCopy struct {
 	eb    int
 	bar   uint64
 	bytes int
+	// racecheck with mbarriers (race_mbarrier.go): the issuing warp's
+	// clocks at issue and the instruction.
+	view []uint32
+	pc   int32
 }
 
 func decBulk(d *decoder, s *astStmt, m *mods, in *inst) {
@@ -98,6 +102,9 @@ func decBulk(d *decoder, s *astStmt, m *mods, in *inst) {
 					copy(c.data[i*eb:], src)
 				}
 			}
+			if r := w.b.race; r != nil && r.hb != nil {
+				c.view, c.pc = append([]uint32(nil), r.hb.vc[w.id]...), in.pc
+			}
 			w.b.tma = append(w.b.tma, c)
 		}
 		return nil
@@ -108,6 +115,9 @@ func decBulk(d *decoder, s *astStmt, m *mods, in *inst) {
 // their bytes on their mbarriers.
 func (b *block) landTMA(w *warp) error {
 	for _, c := range b.tma {
+		if b.race != nil && b.race.hb != nil {
+			b.race.landHB(w, &c)
+		}
 		for i, off := range c.offs {
 			dst, err := w.access(spShared, off, c.eb, c.eb, c.lane, AccessAsync)
 			if err != nil {
@@ -119,9 +129,13 @@ func (b *block) landTMA(w *warp) error {
 		if err != nil {
 			return w.fault(w.cur, err)
 		}
-		next, err := mbar(binary.LittleEndian.Uint64(buf)).step(0, -c.bytes)
+		prev := mbar(binary.LittleEndian.Uint64(buf))
+		next, err := prev.step(0, -c.bytes)
 		if err != nil {
 			return w.fault(w.cur, faultf(c.lane, ErrMbarrier, "TMA completion: %v", err))
+		}
+		if b.race != nil && b.race.hb != nil && next.parity() != prev.parity() {
+			b.race.hb.completed(c.bar, prev.parity())
 		}
 		binary.LittleEndian.PutUint64(buf, uint64(next))
 		b.mbarGen++

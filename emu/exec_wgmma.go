@@ -3,7 +3,8 @@ package emu
 // Warpgroup MMA (PTX ISA §9.7.15): wgmma.fence, wgmma.commit_group,
 // wgmma.wait_group and wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}
 // with A from a shared-memory matrix descriptor or registers and B from a
-// descriptor, both K-major (imm-trans 0; emu rejects transposed operands).
+// descriptor, each K-major (imm-trans 0) or MN-major (imm-trans 1,
+// wgmma_major.go).
 //
 // Warp i of a warpgroup (warp id mod 4) owns rows 16i..16i+15 of the
 // 64×N result, so emu executes the instruction per warp: no warp needs
@@ -174,10 +175,18 @@ func decWgmmaMMA(d *decoder, s *astStmt, m *mods, in *inst) {
 		d.errorf("%s: imm-scale-a and imm-scale-b must be 1 or -1", s.op)
 		return
 	}
-	for _, t := range imm[2:] {
-		if t != 0 {
-			d.errorf("%s: emu supports K-major operands only (imm-trans 0)", s.op)
+	// imm-trans-a (descriptor A only) and imm-trans-b: 0 K-major, 1
+	// MN-major (wgmma_major.go).
+	var transA, transB bool
+	for i, t := range imm[2:] {
+		if t != 0 && t != 1 {
+			d.errorf("%s: imm-trans must be 0 or 1", s.op)
 			return
+		}
+		if i == len(imm)-3 {
+			transB = t == 1
+		} else {
+			transA = t == 1
 		}
 	}
 	in.ctl = ctlWarp
@@ -186,8 +195,8 @@ func decWgmmaMMA(d *decoder, s *astStmt, m *mods, in *inst) {
 			return faultf(bits.TrailingZeros32(^mask), ErrTrap, "wgmma.mma_async needs all 32 lanes of each warp of the warpgroup, have %#08x", mask)
 		}
 		wi := w.id % 4
-		load := func(desc uint64, row, k, l int) (float64, error) {
-			off := uint64(wgmmaElemOffset(desc, row, k))
+		load := func(desc uint64, mn bool, row, k, l int) (float64, error) {
+			off := uint64(wgmmaOperandOffset(desc, mn, row, k))
 			b, err := w.access(spShared, off, 2, 2, l, AccessLoad)
 			if err != nil {
 				return 0, err
@@ -216,7 +225,7 @@ func decWgmmaMMA(d *decoder, s *astStmt, m *mods, in *inst) {
 					reg := r/8 + 2*(k/8)
 					v := w.regs[int(in.ops[1].vec[reg])+4*g+q] >> (16 * uint(k%2)) & 0xffff
 					A[r][k] = conv[v]
-				} else if A[r][k], err = load(aDesc, 16*wi+r, k, 0); err != nil {
+				} else if A[r][k], err = load(aDesc, transA, 16*wi+r, k, 0); err != nil {
 					return err
 				}
 				A[r][k] *= scaleA
@@ -224,7 +233,7 @@ func decWgmmaMMA(d *decoder, s *astStmt, m *mods, in *inst) {
 		}
 		for c := range n {
 			for k := range 16 {
-				if B[c][k], err = load(bDesc, c, k, 0); err != nil {
+				if B[c][k], err = load(bDesc, transB, c, k, 0); err != nil {
 					return err
 				}
 				B[c][k] *= scaleB

@@ -166,8 +166,16 @@ func (d *Device) LaunchContext(ctx context.Context, m *Module, entry string, c L
 		}()
 	}
 	wg.Wait()
-	if l.err == nil && l.san != nil {
-		return l.san.report()
+	if l.san != nil {
+		// A launch that failed (a deadlock, a trap) still reports what
+		// the sanitizers saw before: often the cause, as with a skipped
+		// mbarrier wait that ends in a deadlock.
+		if rep := l.san.report(); rep != nil {
+			if l.err == nil {
+				return rep
+			}
+			return errors.Join(l.err, rep)
+		}
 	}
 	return l.err
 }

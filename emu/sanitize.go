@@ -178,7 +178,7 @@ func (w *warp) sanitize(sp space, addr uint64, n, l int, kind AccessKind, buf []
 				sh[i] = 1
 			}
 		}
-	case rs == spShared && s.race && kind != AccessAtomic && kind != AccessAsync:
+	case rs == spShared && w.b.race != nil && kind != AccessAtomic && kind != AccessAsync:
 		// A store of the value memory already holds changes nothing
 		// another warp can see: like compute-sanitizer, which reports
 		// such hazards as warnings only, emu does not report it.
@@ -199,6 +199,9 @@ type raceShadow struct {
 	rWarp  []int16 // reader warp this epoch; -2 for several
 	rEpoch []uint32
 	rPC    []int32
+	// hb tracks happens-before through mbarriers and TMA copies
+	// (race_mbarrier.go) for kernels that use mbarriers; nil otherwise.
+	hb *hbState
 }
 
 func newRaceShadow(n int) *raceShadow {
@@ -211,9 +214,16 @@ func newRaceShadow(n int) *raceShadow {
 func (r *raceShadow) reset() {
 	clear(r.wEpoch)
 	clear(r.rEpoch)
+	if r.hb != nil {
+		r.hb.reset()
+	}
 }
 
 func (r *raceShadow) access(w *warp, l int, off uint64, n int, write, same bool) {
+	if r.hb != nil {
+		r.accessHB(w, l, off, n, write, same)
+		return
+	}
 	ep := w.b.epoch
 	me := int16(w.id)
 	pc := w.cur.pc

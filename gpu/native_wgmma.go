@@ -136,6 +136,10 @@ func warpGatherA(th *thread, a [4]uint32) *[WarpSize][4]uint32 {
 }
 
 func wgmma[A WGAccum](th *thread, acc *A, aDesc uint64, aRegs *[4]uint32, bDesc uint64, accumulate, bf16 bool) {
+	wgmmaMajor(th, acc, aDesc, aRegs, bDesc, accumulate, bf16, KMajor, KMajor)
+}
+
+func wgmmaMajor[A WGAccum](th *thread, acc *A, aDesc uint64, aRegs *[4]uint32, bDesc uint64, accumulate, bf16 bool, aMajor, bMajor Major) {
 	d := unsafe.Slice((*float32)(unsafe.Pointer(acc)), unsafe.Sizeof(*acc)/4)
 	n := 2 * len(d)
 	conv := halfToFloat32
@@ -143,8 +147,8 @@ func wgmma[A WGAccum](th *thread, acc *A, aDesc uint64, aRegs *[4]uint32, bDesc 
 		conv = bf16ToFloat32
 	}
 	sh := &th.blk.shared
-	load := func(desc uint64, row, k int) float32 {
-		off := WGMMAElemOffset(desc, row, k)
+	load := func(desc uint64, major Major, row, k int) float32 {
+		off := WGMMAOperandOffset(desc, major, row, k)
 		b, ok := sh.virtBytes(off, 2)
 		if !ok {
 			panic(fmt.Sprintf("gpu.WGMMA: operand element (%d, %d) at shared address %#x is outside the block's shared memory", row, k, off))
@@ -170,7 +174,7 @@ func wgmma[A WGAccum](th *thread, acc *A, aDesc uint64, aRegs *[4]uint32, bDesc 
 	} else {
 		for r := range 2 {
 			for k := range 16 {
-				aRow[r][k] = load(aDesc, 16*wi+g+8*r, k)
+				aRow[r][k] = load(aDesc, aMajor, 16*wi+g+8*r, k)
 			}
 		}
 	}
@@ -183,7 +187,7 @@ func wgmma[A WGAccum](th *thread, acc *A, aDesc uint64, aRegs *[4]uint32, bDesc 
 				s = d[4*j+i]
 			}
 			for k := range 16 {
-				s += float32(aRow[r][k] * load(bDesc, col, k))
+				s += float32(aRow[r][k] * load(bDesc, bMajor, col, k))
 			}
 			d[4*j+i] = s
 		}

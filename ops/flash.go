@@ -71,7 +71,9 @@ package ops
 //
 // Versions: v1 only (one query head per block; GQA re-reads a KV head per
 // query head, from L2). The kernels are in ops/internal/attnk (flash.go)
-// and, at head dim 256, ops/internal/attn256.
+// and, at head dim 256, ops/internal/attn256; on compute capability 9.0
+// the sm_90a kernels of ops/internal/attnh (TMA, mbarriers, wgmma) run
+// instead at head dims 64 and 128 (flash_hopper.go).
 
 import (
 	"fmt"
@@ -176,6 +178,9 @@ func FlashAttention[T Half16](queue kern.Queue, out, q, k, v *kern.Buffer[T], ls
 		if lseArg, err = unused(cuSeqQ.Device(), 0); err != nil {
 			return fmt.Errorf("ops.FlashAttention: %w", err)
 		}
+	}
+	if hd < 2 && useHopperAttention(cuSeqQ.Device()) {
+		return flashHopper(queue, s, out, q, k, v, lse, lseArg, cuSeqQ, cuSeqK, a, hd, batch)
 	}
 	smem := 5 * flashM * (a.HeadDim + flashPad) * 2
 	if hd == 2 {

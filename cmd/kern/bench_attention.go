@@ -210,6 +210,7 @@ func benchAttentionOf[T ops.Half16](env *benchEnv, dtype string) error {
 		}
 		env.add(row)
 	}
+	env.notef("attention: prefill runs the %s kernels", ops.FlashAttentionKernels(dev))
 	if !env.isCUDA() {
 		env.notef("attention: on %s the shapes are small and the figures are not a GPU's", dev.Kind())
 	}

@@ -1,0 +1,338 @@
+package attnh
+
+// The kernel: one block owns FlashM = 128 queries of one head of one
+// sequence (grid and masks as ops/flash.go describes for the sm_80
+// kernels). Its 288 threads are two consumer warpgroups (warps 0-3 and
+// 4-7, 64 queries each, 16 rows per warp as wgmma's D layout gives them)
+// that share every K/V tile, and a producer warp (warp 8, one lane
+// issuing TMA copies). FlashAttention-3's structure without its
+// ping-pong scheduling and intra-warpgroup overlap (later work).
+//
+// Shared memory (dynamic, 1024-byte aligned on sm_90a): the Q tile (128
+// rows), then Stages K tiles and Stages V tiles (64 rows each), every
+// tile stored as headDim/64 chunks of its rows × 128 bytes with the
+// 128-byte swizzle: the layout TMA boxes of 64×64 16-bit values with
+// CU_TENSOR_MAP_SWIZZLE_128B write, one box after another.
+//
+// As wgmma operands (PTX ISA §9.7.15.5.1, gpu/wgmma.go and
+// gpu/wgmma_major.go): Q is A, K-major (a query row's dims contiguous;
+// warpgroup cw starts 64 rows in), and K is B, K-major (B stored N×K =
+// keys × dims): descriptor sbo 1024 (8 rows of 128 bytes), k-step kk at
+// +32·(kk%4) bytes inside the swizzled row and one chunk on per 4 steps.
+// V is B of P·V stored K×N = keys × dims with dims contiguous, MN-major:
+// a 64-dim chunk is an 8-key × 128-byte atom every 1024 bytes (sbo),
+// k-step kk (16 keys) at +2048 bytes, the second chunk (headDim 128) 8
+// KiB on (lbo), so one m64n{headDim}k16 covers all dims.
+//
+// mbarriers (PTX ISA §9.7.13.15): bars[0] Q landed (1 arrival + the Q
+// bytes); bars[1+s] stage s full (1 arrival by the producer with
+// expect_tx + the K and V bytes); bars[1+Stages+s] stage s empty (256
+// arrivals, every consumer thread once its wgmmas that read the stage
+// have retired). Tile j uses stage j%Stages in phase j/Stages: the
+// consumers wait for parity (j/Stages)&1 of full, the producer, before
+// refilling a stage for tile j ≥ Stages, for parity (j/Stages-1)&1 of
+// empty. emu's racecheck checks this hand-over (emu/race_mbarrier.go).
+//
+// Ragged tiles: TMA fills rows past the tensor's end with zeros, but
+// rows past a sequence's end inside the batch are the next sequence's
+// queries, keys and values. Their scores are masked (P = 0), so they add
+// 0·V: nothing, as long as V holds finite values (a NaN or Inf in the
+// next sequence's V rows of a shared tile would leak into this one's
+// output); query rows past the end are computed and not stored.
+
+import (
+	"math"
+
+	"github.com/gokern/kern/gpu"
+)
+
+// Tile sizes and roles.
+const (
+	Consumers = 2                  // consumer warpgroups, 64 queries each
+	FlashM    = 64 * Consumers     // queries per block
+	FlashN    = 64                 // keys per tile
+	Stages    = 2                  // K/V stages in the ring
+	Threads   = 128*Consumers + 32 // the consumer warpgroups and a producer warp
+	Chunk     = 64                 // values of a TMA box row: 128 bytes, the swizzle's width
+	Box       = 64                 // rows of a TMA box
+	producer  = 4 * Consumers      // the producer's warp index
+)
+
+// A codec is a 16-bit element type's conversions from float32.
+type codec[T any] interface {
+	store(float32) T
+	pack(lo, hi float32) uint32
+}
+
+type f16c struct{}
+
+func (f16c) store(v float32) gpu.Half   { return gpu.ToHalf(v) }
+func (f16c) pack(lo, hi float32) uint32 { return gpu.PackHalf2(gpu.ToHalf(lo), gpu.ToHalf(hi)) }
+
+type bf16c struct{}
+
+func (bf16c) store(v float32) gpu.BFloat16 { return gpu.ToBFloat16(v) }
+func (bf16c) pack(lo, hi float32) uint32 {
+	return gpu.PackBFloat162(gpu.ToBFloat16(lo), gpu.ToBFloat16(hi))
+}
+
+// ---------------------------------------------------------------------------
+// kernels: q, k and v are read through their tensor maps (qmap: rows of
+// heads·headDim values, kmap and vmap: rows of kvHeads·headDim, boxes of
+// 64×64 with 128-byte swizzle); totalQ and totalK are their row counts.
+// The q, k and v parameters themselves are not read: they are there so
+// that every launch names the buffers it reads (the launcher checks them
+// like any argument).
+
+//kern:kernel block=288 nobounds fastmath
+func FlashF16D64(t gpu.Thread, out []gpu.Half, lse []float32, q, k, v []gpu.Half, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
+	flash[gpu.Half, f16c, [32]float32](f16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 64, false)
+}
+
+//kern:kernel block=288 nobounds fastmath
+func FlashF16D128(t gpu.Thread, out []gpu.Half, lse []float32, q, k, v []gpu.Half, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
+	flash[gpu.Half, f16c, [64]float32](f16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 128, false)
+}
+
+//kern:kernel block=288 nobounds fastmath
+func FlashBF16D64(t gpu.Thread, out []gpu.BFloat16, lse []float32, q, k, v []gpu.BFloat16, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
+	flash[gpu.BFloat16, bf16c, [32]float32](bf16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 64, true)
+}
+
+//kern:kernel block=288 nobounds fastmath
+func FlashBF16D128(t gpu.Thread, out []gpu.BFloat16, lse []float32, q, k, v []gpu.BFloat16, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
+	flash[gpu.BFloat16, bf16c, [64]float32](bf16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 128, true)
+}
+
+// flash is the kernel body; hd (64 or 128) and bf are constants at every
+// call, so the branches on them fold, and O is the accumulator of a
+// 64×hd tile of O ([hd/2]float32: one m64n{hd}k16 wgmma per k-step).
+func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, lse []float32, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool, hd int, bf bool) {
+	b, h, mb := t.BlockIdx().Z, t.BlockIdx().Y, t.BlockIdx().X
+	qs, qe := int(cuQ[b]), int(cuQ[b+1])
+	ks, ke := int(cuK[b]), int(cuK[b+1])
+	if qs < 0 || qe < qs || qe > totalQ || ks < 0 || ke < ks || ke > totalK {
+		panic("ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens")
+	}
+	lq, lk := qe-qs, ke-ks
+	if lq > t.GridDim().X*FlashM {
+		panic("ops.FlashAttention: a query sequence is longer than maxSeqQ")
+	}
+	if mb*FlashM >= lq {
+		return
+	}
+	kvh := int(uint32(h) / (uint32(heads) / uint32(kvHeads)))
+	// Keys this block needs: all lk, or, causal, up to its last row's
+	// diagonal (bottom-right aligned).
+	kend := lk
+	if causal {
+		kend = min(lk, (mb+1)*FlashM+lk-lq)
+	}
+	ntiles := 0
+	if kend > 0 {
+		ntiles = (kend + FlashN - 1) >> 6 // FlashN = 64
+	}
+
+	qTile, kvTile := FlashM*hd, FlashN*hd // values of the Q tile and of one K or V tile
+	sm := gpu.DynShared[T](t)
+	bars := gpu.Shared[uint64](t, 1+2*Stages)
+	tid := t.ThreadIdx().X
+	if tid == 0 {
+		gpu.MbarrierInit(t, &bars[0], 1)
+		//kern:unroll
+		for s := 0; s < Stages; s++ {
+			gpu.MbarrierInit(t, &bars[1+s], 1)
+			gpu.MbarrierInit(t, &bars[1+Stages+s], 128*Consumers)
+		}
+	}
+	t.Sync() // the barriers are initialised before anyone uses them
+
+	if t.Warp() == producer {
+		// Producer: lane 0 issues every copy; the other lanes are done.
+		if t.Lane() == 0 && ntiles > 0 {
+			gpu.MbarrierArriveExpectTx(t, &bars[0], qTile*2)
+			//kern:unroll
+			for cc := 0; cc < 2; cc++ {
+				//kern:unroll
+				for bx := 0; bx < FlashM/Box; bx++ {
+					if cc < hd/Chunk {
+						gpu.TMALoad2D(t, &sm[cc*FlashM*Chunk+bx*Box*Chunk], &qmap[0], h*hd+Chunk*cc, qs+mb*FlashM+bx*Box, &bars[0])
+					}
+				}
+			}
+			for j := 0; j < ntiles; j++ {
+				s := j % Stages
+				if j >= Stages {
+					for !gpu.MbarrierTryWait(t, &bars[1+Stages+s], (j/Stages-1)&1) {
+					}
+				}
+				gpu.MbarrierArriveExpectTx(t, &bars[1+s], 2*kvTile*2)
+				kb, vb := qTile+kvTile*s, qTile+kvTile*(Stages+s)
+				//kern:unroll
+				for cc := 0; cc < 2; cc++ {
+					if cc < hd/Chunk {
+						gpu.TMALoad2D(t, &sm[kb+cc*FlashN*Chunk], &kmap[0], kvh*hd+Chunk*cc, ks+j*FlashN, &bars[1+s])
+						gpu.TMALoad2D(t, &sm[vb+cc*FlashN*Chunk], &vmap[0], kvh*hd+Chunk*cc, ks+j*FlashN, &bars[1+s])
+					}
+				}
+			}
+		}
+		return
+	}
+
+	// Consumer warpgroups: cw owns queries 64cw.. of the block, its warp
+	// wid rows 16wid.. of those.
+	cw, wid := t.Warp()>>2, t.Warp()&3
+	lane := t.Lane()
+	g, tig := lane>>2, lane&3
+	first := mb*FlashM + 64*cw // the warpgroup's first query row in the sequence
+	row0 := first + wid*16 + g // this lane's first query row
+	// O rows g, g+8 of the warp: o[4j+e] is dim 8j+2·tig+e%2 of row
+	// g+8·(e/2) (wgmma's D layout).
+	var o O
+	m := [2]float32{negInf(), negInf()}
+	var l [2]float32
+	qd := gpu.WGMMADesc(t, &sm[64*cw*Chunk], 0, 1024, gpu.Swizzle128B)
+	if ntiles > 0 {
+		for !gpu.MbarrierTryWait(t, &bars[0], 0) {
+		}
+	}
+	for j := 0; j < ntiles; j++ {
+		s := j % Stages
+		for !gpu.MbarrierTryWait(t, &bars[1+s], (j/Stages)&1) {
+		}
+		kd := gpu.WGMMADesc(t, &sm[qTile+kvTile*s], 0, 1024, gpu.Swizzle128B)
+		// V as an MN-major B: 8-key groups 1024 bytes apart (sbo), the
+		// 64-dim chunks 8 KiB apart (lbo, used when hd is 128).
+		vd := gpu.WGMMADesc(t, &sm[qTile+kvTile*(Stages+s)], FlashN*Chunk*2, 1024, gpu.Swizzle128B)
+
+		// S = Q·Kᵀ (64×64, f32): hd/16 k-steps; a descriptor step of 2 is
+		// 32 bytes (16 dims) inside the swizzled row; the next 64-dim chunk
+		// is FlashM·128 bytes on for Q, FlashN·128 for K (steps of 16 bytes).
+		var sacc [32]float32
+		gpu.WGMMAFence(t)
+		//kern:unroll
+		for kk := 0; kk < 8; kk++ {
+			if kk < hd/16 {
+				qstep := uint64(FlashM*8*(kk/4) + 2*(kk%4))
+				kstep := uint64(FlashN*8*(kk/4) + 2*(kk%4))
+				if bf {
+					gpu.WGMMABF16(t, &sacc, qd+qstep, kd+kstep, kk > 0)
+				} else {
+					gpu.WGMMAF16(t, &sacc, qd+qstep, kd+kstep, kk > 0)
+				}
+			}
+		}
+		gpu.WGMMACommitGroup(t)
+		gpu.WGMMAWaitGroup(t, 0)
+
+		// Mask keys past the sequence or past the diagonal, only in the
+		// tiles that reach either. Element e is key k0 + 2·tig + 8·(e/4) +
+		// e%2 of row r = (e/2)%2.
+		k0 := j * FlashN
+		if k0+FlashN > lk || causal && k0+FlashN-1 > first+lk-lq {
+			var lim [2]int32
+			//kern:unroll
+			for r := 0; r < 2; r++ {
+				lr := lk
+				if causal {
+					lr = min(lk, row0+8*r+lk-lq+1)
+				}
+				lim[r] = int32(lr - k0 - 2*tig)
+			}
+			//kern:unroll
+			for e := 0; e < 32; e++ {
+				if int32(8*(e/4)+e%2) >= lim[(e/2)%2] {
+					sacc[e] = negInf()
+				}
+			}
+		}
+
+		// Online softmax, rows g (r=0) and g+8 (r=1), as attnk: m is the
+		// raw maximum, the scale folds into one FFMA per exponent.
+		var p [4][4]uint32
+		//kern:unroll
+		for r := 0; r < 2; r++ {
+			mx := m[r]
+			//kern:unroll
+			for nt := 0; nt < 8; nt++ {
+				mx = gpu.Max(mx, gpu.Max(sacc[4*nt+2*r], sacc[4*nt+2*r+1]))
+			}
+			mx = gpu.Max(mx, gpu.ShflXor(t, mx, 1))
+			mx = gpu.Max(mx, gpu.ShflXor(t, mx, 2))
+			msub := mx * scaleLog2
+			if mx == negInf() {
+				msub = 0 // nothing unmasked yet: keep 2^(-Inf - 0) = 0, not NaN
+			}
+			alpha := gpu.Exp2(gpu.FMA(m[r], scaleLog2, -msub))
+			m[r] = mx
+			sum := float32(0)
+			//kern:unroll
+			for nt := 0; nt < 8; nt++ {
+				p0 := gpu.Exp2(gpu.FMA(sacc[4*nt+2*r], scaleLog2, -msub))
+				p1 := gpu.Exp2(gpu.FMA(sacc[4*nt+2*r+1], scaleLog2, -msub))
+				sum += p0 + p1
+				// The D fragment of S columns 16kk.. is the m16n8k16 A
+				// fragment of P's k-step kk: a[r] from n-tile 2kk, a[2+r]
+				// from n-tile 2kk+1.
+				p[nt/2][r+2*(nt%2)] = c.pack(p0, p1)
+			}
+			l[r] = l[r]*alpha + sum
+			//kern:unroll
+			for dt := 0; dt < 16; dt++ {
+				if dt < hd/8 {
+					o[4*dt+2*r] *= alpha
+					o[4*dt+2*r+1] *= alpha
+				}
+			}
+		}
+
+		// O += P·V: 4 k-steps of 16 keys, V MN-major (16 keys = 2048
+		// bytes = a descriptor step of 128).
+		gpu.WGMMAFence(t)
+		//kern:unroll
+		for kk := 0; kk < 4; kk++ {
+			step := uint64(128 * kk)
+			if bf {
+				gpu.WGMMABF16RegAMajor(t, &o, p[kk], vd+step, true, gpu.MNMajor)
+			} else {
+				gpu.WGMMAF16RegAMajor(t, &o, p[kk], vd+step, true, gpu.MNMajor)
+			}
+		}
+		gpu.WGMMACommitGroup(t)
+		gpu.WGMMAWaitGroup(t, 0)
+		gpu.MbarrierArrive(t, &bars[1+Stages+s]) // this thread is done with stage s
+	}
+
+	// Finish: the quad's partial sums, O/ℓ, the store and the LSE.
+	qStride := heads * hd
+	//kern:unroll
+	for r := 0; r < 2; r++ {
+		l[r] += gpu.ShflXor(t, l[r], 1)
+		l[r] += gpu.ShflXor(t, l[r], 2)
+		inv := float32(0)
+		if l[r] > 0 {
+			inv = 1 / l[r]
+		}
+		qi := row0 + 8*r
+		if qi < lq {
+			ob := (qs+qi)*qStride + h*hd + 2*tig
+			//kern:unroll
+			for dt := 0; dt < 16; dt++ {
+				if dt < hd/8 {
+					out[ob+8*dt] = c.store(o[4*dt+2*r] * inv)
+					out[ob+8*dt+1] = c.store(o[4*dt+2*r+1] * inv)
+				}
+			}
+			if wantLSE && tig == 0 {
+				x := negInf()
+				if l[r] > 0 {
+					x = gpu.FMA(m[r], scaleLog2, gpu.Log2(l[r])) * math.Ln2
+				}
+				lse[h*totalQ+qs+qi] = x
+			}
+		}
+	}
+}
+
+func negInf() float32 { return math.Float32frombits(0xff800000) }

@@ -1,0 +1,27 @@
+package attnh
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gokern/kern/internal/ptxas"
+)
+
+// TestPTXAssembles assembles the kernels for sm_90a (the only target
+// wgmma allows) and requires each to compile without spills or stack.
+func TestPTXAssembles(t *testing.T) {
+	want := strings.Count(kernModule.PTX, ".visible .entry ")
+	rep := ptxas.Check(t, "attnh", []byte(kernModule.PTX), "sm_90a")["sm_90a"]
+	if rep == nil {
+		return
+	}
+	if n := len(rep.Entries()); n != want {
+		t.Errorf("ptxas reported %d entries, the module has %d", n, want)
+	}
+	for _, f := range rep.Entries() {
+		if f.Spills() || f.StackFrame != 0 {
+			t.Errorf("%s spills or uses stack: %v", f.Name, f)
+		}
+		t.Logf("sm_90a: %v", f)
+	}
+}
