@@ -27,6 +27,9 @@ type val struct {
 	// variable held in registers: it points at cells[off:].
 	cells []ir.Reg
 	off   int
+	// align is log2 of the byte alignment a pointer or slice is known to
+	// have (0: none beyond its element's natural one); see align.go.
+	align int
 }
 
 // frame is one activation being lowered: the kernel itself or an inlined
@@ -53,6 +56,10 @@ type frame struct {
 	// reached marks the blocks of active unrolled loops that a branch of
 	// the current iteration targets; the others are dead in it.
 	reached map[*ssa.BasicBlock]bool
+	// align is the alignment analysis of this activation, pairs the
+	// gpu.PackHalf2 loads lowered as one 32-bit load (pack2.go).
+	align *alignCtx
+	pairs map[ssa.Instruction]*pack2Pair
 }
 
 func (kb *kernelBuilder) lowerKernel(fn *ssa.Function) {
@@ -71,7 +78,7 @@ func (kb *kernelBuilder) lowerKernel(fn *ssa.Function) {
 			kb.b.Cvta(ir.Global, true, gptr, ir.R(ptr))
 			n := kb.b.New(ir.S64)
 			kb.b.Ld(ir.ParamSpace, false, ir.S64, ir.R(n), ir.SymAddr(p.PTX[1].Name, 0))
-			args = append(args, &val{ops: []ir.Operand{ir.R(gptr), ir.R(n), ir.R(n)}, space: ir.Global, origin: i})
+			args = append(args, &val{ops: []ir.Operand{ir.R(gptr), ir.R(n), ir.R(n)}, space: ir.Global, origin: i, align: bufferAlign})
 		default:
 			pt := p.PTX[0].Type
 			st := scalarType(fn.Params[i+1].Type())
@@ -112,6 +119,8 @@ func (kb *kernelBuilder) newFrame(fn *ssa.Function, args []*val, params []level,
 	fr.unrolled = kb.findUnrolled(fn)
 	fr.promoted = promotable(fn, fr.unrollConst)
 	fr.safe, fr.ranges = kb.provablySafe(fn, args)
+	fr.align = newAlignCtx(fn)
+	fr.pairs = findPack2Pairs(fn, fr.align)
 	fr.blocks = make([]*ir.Block, len(fn.Blocks))
 	for i, b := range fn.Blocks {
 		fr.blocks[i] = kb.f.NewBlock(blockHint(fn, b))
