@@ -60,6 +60,10 @@ type frame struct {
 	// gpu.PackHalf2 loads lowered as one 32-bit load (pack2.go).
 	align *alignCtx
 	pairs map[ssa.Instruction]*pack2Pair
+	// partial maps the header of each //kern:unroll N loop to it;
+	// partialActive is the stack of those being lowered (unroll_partial.go).
+	partial       map[*ssa.BasicBlock]*partialLoop
+	partialActive []*partialLoop
 }
 
 func (kb *kernelBuilder) lowerKernel(fn *ssa.Function) {
@@ -117,6 +121,7 @@ func (kb *kernelBuilder) newFrame(fn *ssa.Function, args []*val, params []level,
 	fr.uni = kb.analyzeUniformity(fn, params, base)
 	fr.spaces = pointerSpaces(fn, args)
 	fr.unrolled = kb.findUnrolled(fn)
+	fr.partial = kb.findPartial(fn)
 	fr.promoted = promotable(fn, fr.unrollConst)
 	fr.safe, fr.ranges = kb.provablySafe(fn, args)
 	fr.align = newAlignCtx(fn)
@@ -164,6 +169,13 @@ func (kb *kernelBuilder) lowerBlocks(fr *frame, order []*ssa.BasicBlock) {
 	skip := map[*ssa.BasicBlock]bool{}
 	for _, b := range order {
 		if skip[b] || fr.deadInIteration(b) {
+			continue
+		}
+		if l := fr.partial[b]; l != nil && fr.partialAt(b) == nil {
+			for lb := range l.blocks {
+				skip[lb] = true
+			}
+			kb.lowerPartial(fr, l)
 			continue
 		}
 		if l := fr.unrolled[b]; l != nil && !fr.isActive(l) {
@@ -303,6 +315,11 @@ func (kb *kernelBuilder) phiVal(fr *frame, p *ssa.Phi) *val {
 // edge moves the values the successor's phis take from block from, then
 // jumps to the successor.
 func (kb *kernelBuilder) edge(fr *frame, from, to *ssa.BasicBlock) {
+	if l := fr.partialBackEdge(from, to); l != nil {
+		kb.phiMoves(fr, from, to)
+		kb.b.Bra(l.backTo)
+		return
+	}
 	if l := fr.backEdge(from, to); l != nil {
 		// The next iteration of an unrolled loop.
 		kb.phiMoves(fr, from, to)
@@ -387,6 +404,10 @@ func hasPhis(b *ssa.BasicBlock) bool {
 func (kb *kernelBuilder) lowerIf(fr *frame, in *ssa.If) {
 	b := in.Block()
 	tb, fb := b.Succs[0], b.Succs[1]
+	if l := fr.partialAt(b); l != nil && l.skipTest {
+		kb.edge(fr, b, tb) // a copy of a partially unrolled loop: the guard tested
+		return
+	}
 	if c := kb.value(fr, in.Cond).ops[0]; c.Kind == ir.KImm {
 		// A condition folded to a constant (an unrolled loop's test).
 		if c.Imm&1 != 0 {
