@@ -27,6 +27,9 @@ type val struct {
 	// variable held in registers: it points at cells[off:].
 	cells []ir.Reg
 	off   int
+	// align is log2 of the byte alignment a pointer or slice is known to
+	// have (0: none beyond its element's natural one); see align.go.
+	align int
 }
 
 // frame is one activation being lowered: the kernel itself or an inlined
@@ -53,6 +56,14 @@ type frame struct {
 	// reached marks the blocks of active unrolled loops that a branch of
 	// the current iteration targets; the others are dead in it.
 	reached map[*ssa.BasicBlock]bool
+	// align is the alignment analysis of this activation, pairs the
+	// gpu.PackHalf2 loads lowered as one 32-bit load (pack2.go).
+	align *alignCtx
+	pairs map[ssa.Instruction]*pack2Pair
+	// partial maps the header of each //kern:unroll N loop to it;
+	// partialActive is the stack of those being lowered (unroll_partial.go).
+	partial       map[*ssa.BasicBlock]*partialLoop
+	partialActive []*partialLoop
 }
 
 func (kb *kernelBuilder) lowerKernel(fn *ssa.Function) {
@@ -71,7 +82,7 @@ func (kb *kernelBuilder) lowerKernel(fn *ssa.Function) {
 			kb.b.Cvta(ir.Global, true, gptr, ir.R(ptr))
 			n := kb.b.New(ir.S64)
 			kb.b.Ld(ir.ParamSpace, false, ir.S64, ir.R(n), ir.SymAddr(p.PTX[1].Name, 0))
-			args = append(args, &val{ops: []ir.Operand{ir.R(gptr), ir.R(n), ir.R(n)}, space: ir.Global, origin: i})
+			args = append(args, &val{ops: []ir.Operand{ir.R(gptr), ir.R(n), ir.R(n)}, space: ir.Global, origin: i, align: bufferAlign})
 		default:
 			pt := p.PTX[0].Type
 			st := scalarType(fn.Params[i+1].Type())
@@ -110,8 +121,11 @@ func (kb *kernelBuilder) newFrame(fn *ssa.Function, args []*val, params []level,
 	fr.uni = kb.analyzeUniformity(fn, params, base)
 	fr.spaces = pointerSpaces(fn, args)
 	fr.unrolled = kb.findUnrolled(fn)
+	fr.partial = kb.findPartial(fn)
 	fr.promoted = promotable(fn, fr.unrollConst)
 	fr.safe, fr.ranges = kb.provablySafe(fn, args)
+	fr.align = newAlignCtx(fn)
+	fr.pairs = findPack2Pairs(fn, fr.align)
 	fr.blocks = make([]*ir.Block, len(fn.Blocks))
 	for i, b := range fn.Blocks {
 		fr.blocks[i] = kb.f.NewBlock(blockHint(fn, b))
@@ -155,6 +169,13 @@ func (kb *kernelBuilder) lowerBlocks(fr *frame, order []*ssa.BasicBlock) {
 	skip := map[*ssa.BasicBlock]bool{}
 	for _, b := range order {
 		if skip[b] || fr.deadInIteration(b) {
+			continue
+		}
+		if l := fr.partial[b]; l != nil && fr.partialAt(b) == nil {
+			for lb := range l.blocks {
+				skip[lb] = true
+			}
+			kb.lowerPartial(fr, l)
 			continue
 		}
 		if l := fr.unrolled[b]; l != nil && !fr.isActive(l) {
@@ -294,6 +315,11 @@ func (kb *kernelBuilder) phiVal(fr *frame, p *ssa.Phi) *val {
 // edge moves the values the successor's phis take from block from, then
 // jumps to the successor.
 func (kb *kernelBuilder) edge(fr *frame, from, to *ssa.BasicBlock) {
+	if l := fr.partialBackEdge(from, to); l != nil {
+		kb.phiMoves(fr, from, to)
+		kb.b.Bra(l.backTo)
+		return
+	}
 	if l := fr.backEdge(from, to); l != nil {
 		// The next iteration of an unrolled loop.
 		kb.phiMoves(fr, from, to)
@@ -378,6 +404,10 @@ func hasPhis(b *ssa.BasicBlock) bool {
 func (kb *kernelBuilder) lowerIf(fr *frame, in *ssa.If) {
 	b := in.Block()
 	tb, fb := b.Succs[0], b.Succs[1]
+	if l := fr.partialAt(b); l != nil && l.skipTest {
+		kb.edge(fr, b, tb) // a copy of a partially unrolled loop: the guard tested
+		return
+	}
 	if c := kb.value(fr, in.Cond).ops[0]; c.Kind == ir.KImm {
 		// A condition folded to a constant (an unrolled loop's test).
 		if c.Imm&1 != 0 {

@@ -192,6 +192,9 @@ func (kb *kernelBuilder) shift(op token.Token, st ir.Type, x, amt ir.Operand, at
 
 func (kb *kernelBuilder) lowerUnOp(fr *frame, in *ssa.UnOp) *val {
 	if in.Op == token.MUL {
+		if v, ok := kb.pairLoad(fr, in); ok {
+			return v
+		}
 		p := kb.value(fr, in.X)
 		return kb.load(fr, p, in.Type())
 	}

@@ -254,6 +254,9 @@ func (kb *kernelBuilder) toBF16(c *icall) *val {
 }
 
 func (kb *kernelBuilder) pack2(c *icall) *val {
+	if w, ok := kb.pairWord(c.fr, c.call); ok {
+		return w
+	}
 	r := kb.b.New(ir.U32)
 	kb.b.Emit(ir.OpMov, "mov.b32", ir.R(r), ir.Vec(kb.reg(c.arg(0), ir.U16), kb.reg(c.arg(1), ir.U16)))
 	return scalar(r)

@@ -625,7 +625,9 @@ func (kb *kernelBuilder) lowerIndexAddr(fr *frame, in *ssa.IndexAddr) *val {
 		return kb.zeroVal(in.Type())
 	}
 	i64 := kb.index64(idx, in.Index.Type())
-	if !fr.safe[in] {
+	if kb.pairIndex(fr, in, x, i64, n) {
+		// pack2.go checked it (or checks it with its pair's)
+	} else if !fr.safe[in] {
 		kb.checkBounds(i64, n, pos)
 	} else if kb.bounds {
 		kb.noteCheck(pos, false)
@@ -733,7 +735,11 @@ func (kb *kernelBuilder) lowerSlice(fr *frame, in *ssa.Slice) *val {
 	nc := kb.b.New(ir.S64)
 	kb.b.Arith(ir.OpSub, ir.S64, nc, capOp, lo)
 	p := kb.addOffset(ptr, lo, sizes.Sizeof(elem))
-	return &val{ops: []ir.Operand{p, ir.R(nl), ir.R(nc)}, space: x.space, origin: x.origin, mask: x.mask}
+	al := x.align
+	if in.Low != nil {
+		al = min(al, fr.align.tzAt(in.Low, in.Block())+log2Size(sizes.Sizeof(elem)))
+	}
+	return &val{ops: []ir.Operand{p, ir.R(nl), ir.R(nc)}, space: x.space, origin: x.origin, mask: x.mask, align: al}
 }
 
 // toSpace converts a pointer or slice to generic addressing when the

@@ -11,6 +11,7 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
+	"strconv"
 	"strings"
 )
 
@@ -234,8 +235,18 @@ func (c *pkgCtx) collectUnroll(f *ast.File) { c.collectUnrollIn(f, true) }
 func (c *pkgCtx) collectUnrollIn(f *ast.File, checkTrip bool) {
 	for _, cg := range f.Comments {
 		for _, cm := range cg.List {
-			if strings.TrimSpace(cm.Text) != "//kern:unroll" {
+			fields := strings.Fields(cm.Text)
+			if len(fields) == 0 || fields[0] != "//kern:unroll" || len(fields) > 2 {
 				continue
+			}
+			by := 0
+			if len(fields) == 2 {
+				n, err := strconv.Atoi(fields[1])
+				if err != nil || n < 2 || n > maxUnrollBy {
+					c.d.errorf(cm.Pos(), BadUnroll, "//kern:unroll %s: the factor must be an integer from 2 to %d", fields[1], maxUnrollBy)
+					continue
+				}
+				by = n
 			}
 			line := c.fset.Position(cm.Pos()).Line
 			var loop ast.Stmt
@@ -253,6 +264,14 @@ func (c *pkgCtx) collectUnrollIn(f *ast.File, checkTrip bool) {
 			})
 			if loop == nil {
 				c.d.errorf(cm.Pos(), BadUnroll, "//kern:unroll must be on the line just above a for loop")
+				continue
+			}
+			if by > 0 {
+				if _, ok := loop.(*ast.ForStmt); !ok {
+					c.d.errorf(loop.Pos(), BadUnroll, "//kern:unroll %d needs a three-clause loop `for i := a; i < n; i += c`; a range loop over a constant unrolls fully with //kern:unroll", by)
+					continue
+				}
+				c.unrollBy[loop.Pos()] = by
 				continue
 			}
 			if n, ok := c.tripCount(loop); checkTrip && (!ok || n > 1024) {

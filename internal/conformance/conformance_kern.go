@@ -354,7 +354,7 @@ func (l kernStridedLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer
 	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(out), kern.ScalarArg(stride))
 }
 
-// MatMulMMAKernel launches the kernel MatMulMMA (kernels.go:255).
+// MatMulMMAKernel launches the kernel MatMulMMA (kernels.go:258).
 var MatMulMMAKernel = kernMatMulMMALauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "MatMulMMA", Pkg: "github.com/gokern/kern/internal/conformance", Entry: "MatMulMMA", Module: kernModule,
 	Params: []kern.Param{
@@ -368,26 +368,26 @@ var MatMulMMAKernel = kernMatMulMMALauncher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 128, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:258:16: integer divide by zero",
-		"panic at kernels.go:258:29: integer divide by zero",
-		"kernels.go:269:19",
-		"kernels.go:269:26",
-		"kernels.go:270:19",
-		"kernels.go:270:30",
-		"kernels.go:271:19",
-		"kernels.go:271:28",
-		"kernels.go:272:19",
-		"kernels.go:272:32",
-		"kernels.go:274:36",
-		"kernels.go:274:44",
-		"kernels.go:274:69",
-		"kernels.go:274:79",
-		"kernels.go:278:3",
-		"kernels.go:278:10",
-		"kernels.go:279:3",
-		"kernels.go:279:14",
+		"panic at kernels.go:264:16: integer divide by zero",
+		"panic at kernels.go:264:29: integer divide by zero",
+		"kernels.go:275:19",
+		"kernels.go:275:26",
+		"kernels.go:276:19",
+		"kernels.go:276:30",
+		"kernels.go:277:19",
+		"kernels.go:277:28",
+		"kernels.go:278:19",
+		"kernels.go:278:32",
+		"kernels.go:280:36",
+		"kernels.go:280:44",
+		"kernels.go:280:69",
+		"kernels.go:280:79",
+		"kernels.go:284:3",
+		"kernels.go:284:10",
+		"kernels.go:285:3",
+		"kernels.go:285:14",
 	},
-	SourceHash: "004cc63bddcee357", Source: []string{"kernels.go:MatMulMMA"},
+	SourceHash: "573de0a567ade133", Source: []string{"kernels.go:MatMulMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		MatMulMMA(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]float32), a[3].(int), a[4].(int), a[5].(int))
 	},

@@ -247,12 +247,18 @@ func Strided(t gpu.Thread, x, out []float32, stride int) {
 // MatMulMMA computes C = A·B with tensor cores, one warp per 16×8 tile of
 // C. A is m×k row-major f16, B is given transposed (bt, n×k row-major, so
 // each of B's columns is contiguous), C is m×n row-major f32; m, n and k
-// must be multiples of 16, 8 and 16. Fragments are loaded straight from
-// global memory per the layout in gpu/mma.go: lane = 4·g + tg holds A rows
-// g and g+8, columns 2tg, 2tg+1 (+8), and B columns g, rows 2tg, 2tg+1 (+8).
+// must be multiples of 16, 8 and 16 (the kernel does nothing when k is
+// not: that also proves each fragment register's two halves 4-byte
+// aligned, so each PackHalf2(a[i], a[i+1]) is one 32-bit load). Fragments
+// are loaded straight from global memory per the layout in gpu/mma.go:
+// lane = 4·g + tg holds A rows g and g+8, columns 2tg, 2tg+1 (+8), and B
+// columns g, rows 2tg, 2tg+1 (+8).
 //
 //kern:kernel block=128
 func MatMulMMA(t gpu.Thread, a, bt []gpu.Half, c []float32, m, n, k int) {
+	if k%16 != 0 {
+		return
+	}
 	warp := t.BlockIdx().X*4 + t.Warp()
 	tilesN := n / 8
 	tm, tn := warp/tilesN, warp%tilesN
