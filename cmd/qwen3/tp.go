@@ -114,6 +114,12 @@ func (c *common) openTP(ctx context.Context, dev *kern.Device, stderr io.Writer)
 			return nil, nil, err
 		}
 		runner, cfg = l, l.Config
+		// A rank that ends while serving breaks the clique: the next
+		// step fails at once and /health turns 503 (serve.go).
+		go func() {
+			<-ranks.Dead()
+			l.Break(ranks.Why())
+		}()
 	}
 	e, err := engine.NewRunner(runner, cfg, gen, tok, c.options(nil))
 	if err != nil {

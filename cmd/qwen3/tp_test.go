@@ -162,7 +162,7 @@ func complete(t *testing.T, url string, prompts [][]int32, n int, promptLogprobs
 func TestServeTensorParallel(t *testing.T) {
 	t.Setenv(asQwen3, "1")
 	prompts := [][]int32{{3, 141, 59, 265, 358, 979, 32, 38}, {7, 7, 100, 5}, {3, 141, 59, 265, 358, 979, 32, 38, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}}
-	const n = 8
+	const n = 6
 	for vi, variant := range fixture.Variants {
 		model := fixture.Model(t, variant)
 		base := []string{"-device", "emu", "-q", "-model", model, "-tokenizer", fixture.Tokenizer(t)}
@@ -179,8 +179,10 @@ func TestServeTensorParallel(t *testing.T) {
 			t.Run(variant+"/"+strings.Join(extra, " "), func(t *testing.T) {
 				url, stop := startServe(t, append(base, extra...)...)
 				got := complete(t, url, prompts, n, true)
-				// Again: the second round reuses the prefix cache.
-				again := complete(t, url, prompts, n, false)
+				rounds := []greedy{}
+				if vi == 0 { // again: the second round reuses the prefix cache
+					rounds = complete(t, url, prompts, n, false)
+				}
 				if err := stop(); err != nil {
 					t.Errorf("serve: %v", err)
 				}
@@ -193,7 +195,11 @@ func TestServeTensorParallel(t *testing.T) {
 							t.Errorf("prompt %d position %d: prompt logprob %v, at -tp 1 %v", i, k+1, lp, want[i].Prompt[k])
 						}
 					}
-					for _, g := range []greedy{got[i], again[i]} {
+					gs := []greedy{got[i]}
+					if len(rounds) > 0 {
+						gs = append(gs, rounds[i])
+					}
+					for _, g := range gs {
 						if fmt.Sprint(g.Tokens) != fmt.Sprint(want[i].Tokens) || g.Text != want[i].Text {
 							t.Errorf("prompt %d: tokens %q, at -tp 1 %q", i, g.Tokens, want[i].Tokens)
 							continue
