@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gokern/kern"
@@ -36,6 +37,10 @@ func (c *common) openTP(ctx context.Context, dev *kern.Device, stderr io.Writer)
 	if comm != "local" && comm != "socket" && comm != "nccl" {
 		dev.Close()
 		return nil, nil, fmt.Errorf("-tp-comm %q: want local, socket or nccl", comm)
+	}
+	if strings.HasSuffix(c.model, ".gguf") {
+		dev.Close()
+		return nil, nil, fmt.Errorf("-tp %d: a .gguf model is not split (tensor parallelism loads Hugging Face safetensors directories)", c.tp)
 	}
 	tokDir := c.tok
 	if tokDir == "" {

@@ -215,3 +215,47 @@ func TestServeTensorParallel(t *testing.T) {
 		}
 	}
 }
+
+// TestGenerateTensorParallel: `qwen3 generate -tp 2` with rank processes
+// prints -tp 1's greedy continuation; a bad -tp-comm, an indivisible
+// degree and a .gguf model are refused with the reason.
+func TestGenerateTensorParallel(t *testing.T) {
+	t.Setenv(asQwen3, "1")
+	model, tok := fixture.Model(t, "tiny-qwen3-hd32"), fixture.Tokenizer(t)
+	gen := func(extra ...string) (string, error) {
+		var out, errb strings.Builder
+		args := append([]string{"generate", "-device", "emu", "-q", "-model", model, "-tokenizer", tok, "-prompt", "hello world", "-n", "6", "-temperature", "0"}, extra...)
+		err := run(context.Background(), args, nil, &out, &errb)
+		if err != nil {
+			err = fmt.Errorf("%w\n%s", err, errb.String())
+		}
+		return out.String(), err
+	}
+	want, err := gen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := gen("-tp", "2", "-tp-comm", "socket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want || len(want) <= len("hello world\n") {
+		t.Errorf("-tp 2 printed %q, -tp 1 %q", got, want)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-tp", "2", "-tp-comm", "carrier-pigeon"}, "want local, socket or nccl"},
+		{[]string{"-tp", "3"}, "does not divide by 3"},
+	} {
+		if _, err := gen(c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+	}
+	var errb strings.Builder
+	err = run(context.Background(), []string{"generate", "-device", "emu", "-model", "x.gguf", "-prompt", "x", "-tp", "2"}, nil, io.Discard, &errb)
+	if err == nil || !strings.Contains(err.Error(), ".gguf model is not split") {
+		t.Errorf("-tp 2 on a .gguf: %v", err)
+	}
+}
