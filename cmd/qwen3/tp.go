@@ -190,5 +190,8 @@ func rank(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer dev.Close()
+	// Ctrl-C reaches the whole process group; rank 0 alone decides when
+	// the ranks stop (it orders them to quit, or its connections close).
+	ctx = context.WithoutCancel(ctx)
 	return tp.Follow(ctx, dev, tp.Clique{Dir: *dir, Rank: *r, Size: *size, NCCL: *comm == "nccl"}, *model)
 }
