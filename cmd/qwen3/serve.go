@@ -15,6 +15,7 @@ import (
 
 	"github.com/gokern/kern/llm/kvevents"
 	"github.com/gokern/kern/llm/server"
+	"github.com/gokern/kern/llm/tp"
 )
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -67,6 +68,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer closeAll()
+	if l, ok := e.Model.(*tp.Leader); ok {
+		s.Healthy = l.Broken
+	}
 	s.SetEngine(e)
 	if !c.quiet {
 		fmt.Fprintf(stderr, "ready: model loaded %.2f s after process start\n", time.Since(processStart).Seconds())

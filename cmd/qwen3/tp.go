@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gokern/kern"
@@ -36,6 +37,10 @@ func (c *common) openTP(ctx context.Context, dev *kern.Device, stderr io.Writer)
 	if comm != "local" && comm != "socket" && comm != "nccl" {
 		dev.Close()
 		return nil, nil, fmt.Errorf("-tp-comm %q: want local, socket or nccl", comm)
+	}
+	if strings.HasSuffix(c.model, ".gguf") {
+		dev.Close()
+		return nil, nil, fmt.Errorf("-tp %d: a .gguf model is not split (tensor parallelism loads Hugging Face safetensors directories)", c.tp)
 	}
 	tokDir := c.tok
 	if tokDir == "" {
@@ -114,6 +119,12 @@ func (c *common) openTP(ctx context.Context, dev *kern.Device, stderr io.Writer)
 			return nil, nil, err
 		}
 		runner, cfg = l, l.Config
+		// A rank that ends while serving breaks the clique: the next
+		// step fails at once and /health turns 503 (serve.go).
+		go func() {
+			<-ranks.Dead()
+			l.Break(ranks.Why())
+		}()
 	}
 	e, err := engine.NewRunner(runner, cfg, gen, tok, c.options(nil))
 	if err != nil {
@@ -179,5 +190,8 @@ func rank(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer dev.Close()
+	// Ctrl-C reaches the whole process group; rank 0 alone decides when
+	// the ranks stop (it orders them to quit, or its connections close).
+	ctx = context.WithoutCancel(ctx)
 	return tp.Follow(ctx, dev, tp.Clique{Dir: *dir, Rank: *r, Size: *size, NCCL: *comm == "nccl"}, *model)
 }

@@ -43,6 +43,10 @@ type Server struct {
 	// SplitReasoning moves a chat reply's <think>…</think> block to
 	// reasoning_content (reasoning.go), as vLLM's qwen3 reasoning parser.
 	SplitReasoning bool
+	// Healthy, if set, is asked by /health: an error turns it 503, so a
+	// liveness probe restarts a server whose engine cannot recover (a
+	// tensor-parallel clique with a rank gone).
+	Healthy func() error
 
 	eng     atomic.Pointer[engine.Engine]
 	slots   chan struct{}
@@ -78,6 +82,12 @@ func (s *Server) Handler() http.Handler {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
+		if s.Healthy != nil {
+			if err := s.Healthy(); err != nil {
+				writeJSON(w, 503, map[string]string{"status": "unhealthy", "error": err.Error()})
+				return
+			}
+		}
 		writeJSON(w, 200, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /ready", func(w http.ResponseWriter, r *http.Request) {

@@ -26,11 +26,21 @@
 // size or vocabulary do not divide by T, or whose KV heads neither divide
 // by T nor divide it, is refused at load with the config field named.
 //
-// Ranks talk through Comm, which has two implementations: Local, ranks
+// Ranks talk through Comm, which has three implementations: Local, ranks
 // that are goroutines of one process over any kern devices (emu, native,
 // or several GPUs without NCCL), which is how the tests run TP=2 and TP=4
-// on a machine without GPUs; and NCCL (nccl.go), ranks on CUDA devices
-// through package nccl. Rendezvous (rendezvous.go) hands NCCL's unique id
-// from rank 0 to the other processes over a local socket, for the one
-// process per GPU layout NCCL recommends with CUDA graphs.
+// on a machine without GPUs; NCCL (nccl.go), ranks on CUDA devices
+// through package nccl; and Socket (socket.go), ranks that are processes
+// without NCCL, meeting through rank 0 over a local socket. Rendezvous
+// (rendezvous.go) hands NCCL's unique id from rank 0 to the other
+// processes over a local socket, for the one process per GPU layout NCCL
+// recommends with CUDA graphs.
+//
+// The engine (llm/engine) steps a split model through its Runner
+// interface: Runner (runner.go) when the ranks are goroutines, Leader
+// (procs.go) when they are processes, each of which runs Follow. Either
+// way rank 0's KV pool is the engine's and the other ranks replay each
+// step's Plan (the sequences' page tables, lengths and tokens) on pools
+// of their own, so they need no allocator and hold no state between
+// steps. Spawn (spawn.go) starts the rank processes.
 package tp

@@ -90,7 +90,8 @@ type Leader struct {
 	enc    []*gob.Encoder
 	dec    []*gob.Decoder
 	pool   *qwen3.KVPool
-	broken error
+	mu     sync.Mutex
+	broken error // set once; read by Broken from other goroutines
 	once   sync.Once
 }
 
@@ -125,10 +126,33 @@ func Lead(ctx context.Context, dev *kern.Device, c Clique, dir string) (*Leader,
 	return l, nil
 }
 
+// Broken returns why the clique broke (a failed step, a rank that
+// exited), or nil while it works: what a liveness probe reports, since a
+// broken clique does not recover without restarting every rank.
+func (l *Leader) Broken() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.broken
+}
+
+// Break marks the clique broken by err (a rank process ended, say) and
+// closes the control connections, so the next step fails at once. (A
+// collective in flight with a rank that is gone fails on the Socket
+// communicator, whose peer's connection closes; NCCL's would wait, as
+// the binding has no ncclCommAbort yet.)
+func (l *Leader) Break(err error) {
+	l.mu.Lock()
+	if l.broken == nil {
+		l.broken = fmt.Errorf("tp: the ranks' clique is broken: %w", err)
+	}
+	l.mu.Unlock()
+	l.ctl.Close()
+}
+
 // send gives every follower o, runs mine, then collects their answers.
 func (l *Leader) send(o order, mine func() error) error {
-	if l.broken != nil {
-		return l.broken
+	if err := l.Broken(); err != nil {
+		return err
 	}
 	var errs []error
 	for i, e := range l.enc {
@@ -152,9 +176,8 @@ func (l *Leader) send(o order, mine func() error) error {
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		l.broken = fmt.Errorf("tp: the ranks' clique is broken: %w", err)
-		l.close()
-		return l.broken
+		l.Break(err)
+		return l.Broken()
 	}
 	return nil
 }
@@ -184,7 +207,7 @@ func (l *Leader) Forward(seqs []*qwen3.Seq, tokens [][]int32, all bool) (*kern.B
 // Free implements engine.Runner: the followers are told to quit, then
 // the connections close.
 func (l *Leader) Free() {
-	if l.broken == nil && l.enc != nil {
+	if l.Broken() == nil && l.enc != nil {
 		l.send(order{Op: orderQuit}, nil)
 	}
 	l.close()

@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -31,7 +33,8 @@ const socketMagic = "kern-tc1"
 type Socket struct {
 	rank, size int
 	peers      []net.Conn // rank 0: by rank (peers[0] nil); others: [rank 0]
-	closed     bool
+	closed     atomic.Bool
+	closeOnce  sync.Once
 }
 
 // DialSocket joins the clique at network/addr: rank 0 listens there and
@@ -152,7 +155,7 @@ func (s *Socket) fail(op string, err error) error {
 }
 
 func (s *Socket) check(op string) error {
-	if s.closed {
+	if s.closed.Load() {
 		return s.fail(op, fmt.Errorf("the communicator is closed"))
 	}
 	return nil
@@ -324,15 +327,14 @@ func (s *Socket) Barrier() error {
 // Close implements Comm: it closes the connections, so a peer blocked in
 // a collective with this rank fails instead of waiting.
 func (s *Socket) Close() error {
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	for _, c := range s.peers {
-		if c != nil {
-			c.Close()
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		for _, c := range s.peers {
+			if c != nil {
+				c.Close()
+			}
 		}
-	}
+	})
 	return nil
 }
 

@@ -18,17 +18,19 @@ import (
 
 // Ranks are follower processes started by Spawn.
 type Ranks struct {
-	cmds   []*exec.Cmd
-	exited chan error // one value per process, as each ends
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	errs   []error
+	cmds  []*exec.Cmd
+	dead  chan struct{} // closed when the first process ends
+	once  sync.Once
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	first error // why the first process ended (nil for a clean exit)
+	errs  []error
 }
 
 // Spawn starts exe with args(r) for r = 1 … size-1. Their stdout is
 // discarded, their stderr lines go to log as "rank r: …".
 func Spawn(exe string, args func(rank int) []string, size int, log io.Writer) (*Ranks, error) {
-	rs := &Ranks{exited: make(chan error, size)}
+	rs := &Ranks{dead: make(chan struct{})}
 	var logMu sync.Mutex
 	for r := 1; r < size; r++ {
 		cmd := exec.Command(exe, args(r)...)
@@ -52,22 +54,35 @@ func Spawn(exe string, args func(rank int) []string, size int, log io.Writer) (*
 				fmt.Fprintf(log, "rank %d: %s\n", r, sc.Text())
 				logMu.Unlock()
 			}
-			err := cmd.Wait()
-			if err != nil {
-				err = fmt.Errorf("tp: rank %d (pid %d): %w", r, cmd.Process.Pid, err)
+			why := fmt.Errorf("tp: rank %d (pid %d) exited", r, cmd.Process.Pid)
+			if err := cmd.Wait(); err != nil {
+				why = fmt.Errorf("tp: rank %d (pid %d): %w", r, cmd.Process.Pid, err)
 				rs.mu.Lock()
-				rs.errs = append(rs.errs, err)
+				rs.errs = append(rs.errs, why)
 				rs.mu.Unlock()
 			}
-			rs.exited <- err
+			rs.once.Do(func() {
+				rs.mu.Lock()
+				rs.first = why
+				rs.mu.Unlock()
+				close(rs.dead)
+			})
 		}()
 	}
 	return rs, nil
 }
 
-// Exited receives once per process as it ends (nil for a clean exit):
-// rank 0 watches it to stop waiting for a rank that died while joining.
-func (rs *Ranks) Exited() <-chan error { return rs.exited }
+// Dead is closed when the first process ends, for whatever reason: rank
+// 0 watches it to stop waiting for a rank that died while joining, and
+// to break the clique of one that dies while serving.
+func (rs *Ranks) Dead() <-chan struct{} { return rs.dead }
+
+// Why says how the first process to end ended (nil while none has).
+func (rs *Ranks) Why() error {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.first
+}
 
 // Stop waits, up to grace, for the processes to end by themselves (after
 // rank 0 told them to quit or closed their connections), then kills
@@ -96,12 +111,8 @@ func (rs *Ranks) WatchJoin(ctx context.Context) (context.Context, func()) {
 	stop := make(chan struct{})
 	go func() {
 		select {
-		case err := <-rs.exited:
-			rs.exited <- err // leave it for Exited's readers
-			if err == nil {
-				err = errors.New("tp: a rank exited while the ranks were joining")
-			}
-			cancel(err)
+		case <-rs.dead:
+			cancel(rs.Why())
 		case <-stop:
 		}
 	}()
