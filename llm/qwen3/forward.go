@@ -199,8 +199,11 @@ func (m *Model) forward(seqs []*Seq, tokens [][]int32, all bool) (*kern.Buffer[f
 	if all && len(seqs) != 1 {
 		return nil, errors.New("qwen3: all logits only for one sequence")
 	}
-	if m.graphs && R == len(seqs) && !all {
-		P = max(P, m.graphPages(seqs[0].pool)) // a fixed row length: see graph.go
+	if m.ops != nil && R == len(seqs) && !all {
+		// Decode on the ops path: a fixed row length (graph.go), with or
+		// without graphs, so that a replayed step and an eager one run
+		// the same grids.
+		P = max(P, m.graphPages(seqs[0].pool))
 	}
 	w, err := m.workspace(wsKey{R, len(seqs), P}, all)
 	if err != nil {

@@ -9,7 +9,8 @@ import (
 // TestDecodeGraphMatchesEager decodes two sequences together on the ops
 // path, once eagerly and once through decode graphs, and checks every
 // step's logits are bit-identical and that the graph was replayed (the
-// first step of the shape runs eagerly, the second is captured). A
+// first step of the shape runs eagerly, the second is captured), with
+// decode attention split in two (split-K). A
 // replay that read stale tables (positions, slots, lengths) or a
 // captured scalar that should have changed would show here as different
 // logits after the first replayed step.
@@ -32,6 +33,10 @@ func TestDecodeGraphMatchesEager(t *testing.T) {
 				if err := m.UseOps(); err != nil {
 					t.Fatal(err)
 				}
+				// Split-K every 64 positions: the page table holds 128, so
+				// decode attention runs 2 splits, both used by the first
+				// sequence (70 positions and up) and one by the second.
+				m.ops.partition = 64
 				if graphs {
 					if err := m.EnableGraphs(); err != nil {
 						t.Fatal(err)
@@ -56,9 +61,13 @@ func TestDecodeGraphMatchesEager(t *testing.T) {
 					}
 					out = append(out, xs)
 				}
-				step([][]int32{{3, 141, 59, 26, 535, 897, 932, 384, 7, 8, 9, 10, 11}, {535, 897}})
+				long := make([]int32, 70)
+				for i := range long {
+					long[i] = int32((i*37 + 5) % 1000)
+				}
+				step([][]int32{long, {535, 897}})
 				V := m.Config.VocabSize
-				// 6 steps: the first sequence crosses a page boundary (16).
+				// 6 steps: the first sequence crosses a page boundary (80).
 				for i := 0; i < 6; i++ {
 					last := out[len(out)-1]
 					step([][]int32{{argmax(last[:V])}, {argmax(last[V:])}})

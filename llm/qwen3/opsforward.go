@@ -33,6 +33,7 @@ type opsBufs[T ops.Half16] struct {
 	a32      *kern.Buffer[float32]
 	seqLens  *kern.Buffer[int32] // [S] positions after the step
 	cuQ, cuK *kern.Buffer[int32] // [S+1] FlashAttention's offsets
+	split    *ops.SplitScratch   // PagedAttention's split-K partials, made on the first decode step
 }
 
 func (b *opsBufs[T]) free() {
@@ -51,6 +52,9 @@ func (b *opsBufs[T]) free() {
 	}
 	if b.a32 != nil {
 		b.a32.Free()
+	}
+	if b.split != nil {
+		b.split.Free()
 	}
 }
 
@@ -129,6 +133,19 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 	}
 	b := w.ob.(*opsBufs[T])
 	decode := R == S // every sequence decodes one token: paged attention
+	// Decode attention is split-K over the longest sequence the page
+	// table can hold, not the batch's longest: a grid fixed per shape (a
+	// graph can replay it), splits past a sequence's end skipped.
+	paged := ops.Paged{Heads: nh, KVHeads: nkv, HeadDim: hd, PageSize: pool.PageSize, MaxPages: w.P,
+		Scale: float32(1 / math.Sqrt(float64(D))), Partition: m.ops.partition}
+	pagedLen := w.P * pool.PageSize
+	if n := paged.Splits(pagedLen); decode && n > 1 && b.split == nil {
+		sc, err := ops.NewSplitScratch(m.dev, S, nh, hd, n)
+		if err != nil {
+			return fmt.Errorf("qwen3: attention split-K scratch: %w", err)
+		}
+		b.split = sc
+	}
 	for _, u := range []struct {
 		b  *kern.Buffer[int32]
 		xs []int32
@@ -246,8 +263,7 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 				return err
 			}
 			if decode {
-				err = ops.PagedAttention(q, b.a, b.q, kc, vc, w.table, b.seqLens, st.ctx,
-					ops.Paged{Heads: nh, KVHeads: nkv, HeadDim: hd, PageSize: pool.PageSize, MaxPages: w.P, Scale: scale}, nil)
+				err = ops.PagedAttention(q, b.a, b.q, kc, vc, w.table, b.seqLens, pagedLen, paged, b.split)
 			} else {
 				n := nk * nkv * hd
 				if err = gatherKVLaunch(q, kg, kc, slots, nkv*hd, n); err == nil {
