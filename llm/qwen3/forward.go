@@ -76,7 +76,21 @@ func (m *Model) workspace(key wsKey, all bool) (*workspace, error) {
 	if w, ok := m.ws[key]; ok && (!all || w.logits != nil) {
 		return w, nil
 	}
-	if len(m.ws) >= maxWorkspaces || m.ws[key] != nil {
+	if old := m.ws[key]; old != nil { // made without all-rows logits
+		old.free()
+		delete(m.ws, key)
+	}
+	if len(m.ws) >= maxWorkspaces {
+		// Shapes without a decode graph go first (a server's prefills
+		// come in every length); a captured graph is worth keeping.
+		for k, w := range m.ws {
+			if w.graph == nil {
+				w.free()
+				delete(m.ws, k)
+			}
+		}
+	}
+	if len(m.ws) >= maxWorkspaces {
 		for k, w := range m.ws {
 			w.free()
 			delete(m.ws, k)

@@ -89,3 +89,46 @@ func TestDecodeGraphMatchesEager(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodeGraphSurvivesPrefills: prefills of many lengths (each a
+// workspace shape of its own) evict other shapes before a decode shape
+// whose graph was captured, so decoding resumes from the graph.
+func TestDecodeGraphSurvivesPrefills(t *testing.T) {
+	m, err := NewRandom(testDevices[0].dev, Presets["tiny"], 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Free()
+	if err := m.UseOps(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.EnableGraphs(); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := m.NewKVPool(8, DefaultPageSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Free()
+	a := pool.NewSeq()
+	step := func(s *Seq, ids []int32) {
+		t.Helper()
+		if _, err := m.ForwardBatch([]*Seq{s}, [][]int32{ids}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step(a, []int32{1, 2, 3})
+	for range 3 { // eager, captured, replayed
+		step(a, []int32{4})
+	}
+	before := m.GraphReplays()
+	for n := 1; n <= maxWorkspaces+1; n++ {
+		b := pool.NewSeq()
+		step(b, make([]int32, n+1)) // prefill shapes (rows n+1)
+		b.Release()
+	}
+	step(a, []int32{5})
+	if got := m.GraphReplays() - before; got != 1 {
+		t.Errorf("the decode step after %d prefill shapes: %d graph replays, want 1", maxWorkspaces+1, got)
+	}
+}
