@@ -2,8 +2,8 @@ package qwen3
 
 // The forward pass on package ops (see ops.go for why and when):
 //
-//	x (float32) → RMSNorm → cast → q/k/v: ops.Matmul (GEMV for ≤ 16 rows)
-//	→ QK-norm, RoPE of q (float32) → pad/cast to the cache's type
+//	x (float32) → RMSNorm → cast → q, k, v in one ops.Matmul (stacked
+//	weights; GEMV for ≤ 16 rows), split apart → QK-norm, RoPE of q (float32) → pad/cast to the cache's type
 //	→ ops.KVCacheWrite (RoPE of k fused when the head needs no padding)
 //	→ attention: ops.PagedAttention when every sequence decodes one
 //	  token, else ops.FlashAttention (varlen, causal) over the keys
@@ -31,9 +31,10 @@ type opsBufs[T ops.Half16] struct {
 	act      *kern.Buffer[T] // [R, I] silu(gate)·up
 	hn       *kern.Buffer[T] // [S, H]
 	a32      *kern.Buffer[float32]
-	seqLens  *kern.Buffer[int32] // [S] positions after the step
-	cuQ, cuK *kern.Buffer[int32] // [S+1] FlashAttention's offsets
-	split    *ops.SplitScratch   // PagedAttention's split-K partials, made on the first decode step
+	qkv      *kern.Buffer[float32] // [R, qdim+2·kvdim] the stacked projection's output
+	seqLens  *kern.Buffer[int32]   // [S] positions after the step
+	cuQ, cuK *kern.Buffer[int32]   // [S+1] FlashAttention's offsets
+	split    *ops.SplitScratch     // PagedAttention's split-K partials, made on the first decode step
 }
 
 func (b *opsBufs[T]) free() {
@@ -52,6 +53,9 @@ func (b *opsBufs[T]) free() {
 	}
 	if b.a32 != nil {
 		b.a32.Free()
+	}
+	if b.qkv != nil {
+		b.qkv.Free()
 	}
 	if b.split != nil {
 		b.split.Free()
@@ -81,6 +85,8 @@ func newOpsBufs[T ops.Half16](m *Model, R, S int) (*opsBufs[T], error) {
 	}
 	var err error
 	b.a32, err = kern.Alloc[float32](m.dev, R*c.QDim())
+	errs = append(errs, err)
+	b.qkv, err = kern.Alloc[float32](m.dev, R*(c.QDim()+2*c.KVDim()))
 	errs = append(errs, err)
 	b.seqLens, b.cuQ, b.cuK = i32(S), i32(S+1), i32(S+1)
 	if err := errors.Join(errs...); err != nil {
@@ -208,14 +214,12 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 			if y.qNorm == nil {
 				qOut, kOut = w.qr, w.kr
 			}
-			for _, p := range []struct {
-				out *kern.Buffer[float32]
-				w   *Weight
-			}{{qOut, y.q}, {kOut, y.k}, {w.v, y.v}} {
-				err := ops.Matmul(q, p.out, b.h, wbuf[T](p.w), R, p.w.Out, H, ops.MatmulOpts[float32]{})
-				if err := s(p.w.Name, err); err != nil {
-					return err
-				}
+			// q, k and v in one projection (stackQKV), then apart.
+			if err := s(y.q.Name, ops.Matmul(q, b.qkv, b.h, wbuf[T](y.q), R, y.q.Out, H, ops.MatmulOpts[float32]{})); err != nil {
+				return err
+			}
+			if err := s("split qkv", splitQKVKernel.Launch(q, kern.Cover(b.qkv.Len()), qOut, kOut, w.v, b.qkv, cfg.QDim(), cfg.KVDim())); err != nil {
+				return err
 			}
 			if y.qNorm != nil {
 				if err := s("q_norm", ops.HeadRMSNorm(q, w.qr, w.q, y.qNorm, R, nh, D, eps)); err != nil {
