@@ -3,7 +3,8 @@ package qwen3
 // The forward pass on package ops (see ops.go for why and when):
 //
 //	x (float32) → RMSNorm → cast → q, k, v in one ops.Matmul (stacked
-//	weights; GEMV for ≤ 16 rows), split apart → QK-norm, RoPE of q (float32) → pad/cast to the cache's type
+//	weights; GEMV for ≤ 16 rows), split apart → QK-norm, RoPE of q
+//	(float32) → pad/cast to the cache's type
 //	→ ops.KVCacheWrite (RoPE of k fused when the head needs no padding)
 //	→ attention: ops.PagedAttention when every sequence decodes one
 //	  token, else ops.FlashAttention (varlen, causal) over the keys
