@@ -256,9 +256,13 @@ func (o *opsState) free() {
 	for _, b := range []any{o.kg, o.vg} {
 		switch b := b.(type) {
 		case *kern.Buffer[gpu.BFloat16]:
-			b.Free()
+			if b != nil {
+				b.Free()
+			}
 		case *kern.Buffer[gpu.Half]:
-			b.Free()
+			if b != nil {
+				b.Free()
+			}
 		}
 	}
 	o.slots, o.kg, o.vg = nil, nil, nil

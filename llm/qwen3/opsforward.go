@@ -117,6 +117,31 @@ func (m *Model) opsForward(pool *KVPool, w *workspace, st *opsStep, all bool) er
 	return opsLayers[gpu.Half](m, pool, w, st, all)
 }
 
+// growKV returns the model's gathered-keys and -values buffers with room
+// for n elements each, reallocated (both, to the same length, as
+// FlashAttention wants) when short.
+func growKV[T ops.Half16](m *Model, n int) (kg, vg *kern.Buffer[T], err error) {
+	o := m.ops
+	kg, _ = o.kg.(*kern.Buffer[T])
+	vg, _ = o.vg.(*kern.Buffer[T])
+	if kg != nil && vg != nil && kg.Len() >= n && kg.Len() == vg.Len() {
+		return kg, vg, nil
+	}
+	if kg != nil {
+		n = max(n, 2*kg.Len())
+	}
+	o.free() // the slots too: grown again next
+	if kg, err = kern.Alloc[T](m.dev, n); err != nil {
+		return nil, nil, err
+	}
+	if vg, err = kern.Alloc[T](m.dev, n); err != nil {
+		kg.Free()
+		return nil, nil, err
+	}
+	o.kg, o.vg = kg, vg
+	return kg, vg, nil
+}
+
 func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, all bool) error {
 	cfg := m.Config
 	R, S, H, D, hd := w.R, w.S, cfg.HiddenSize, cfg.HeadDim, m.ops.hd
@@ -166,15 +191,8 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 	nk := len(st.kvSlots)
 	if !decode {
 		var err error
-		o := m.ops
-		kg, _ = o.kg.(*kern.Buffer[T])
-		vg, _ = o.vg.(*kern.Buffer[T])
-		if kg, err = grow(m.dev, &kg, nk*nkv*hd); err == nil {
-			o.kg = kg
-			if vg, err = grow(m.dev, &vg, nk*nkv*hd); err == nil {
-				o.vg = vg
-				slots, err = grow(m.dev, &o.slots, nk)
-			}
+		if kg, vg, err = growKV[T](m, nk*nkv*hd); err == nil {
+			slots, err = grow(m.dev, &m.ops.slots, nk)
 		}
 		if err != nil {
 			return fmt.Errorf("qwen3: attention keys of %d positions: %w", nk, err)
