@@ -76,7 +76,21 @@ func (m *Model) workspace(key wsKey, all bool) (*workspace, error) {
 	if w, ok := m.ws[key]; ok && (!all || w.logits != nil) {
 		return w, nil
 	}
-	if len(m.ws) >= maxWorkspaces || m.ws[key] != nil {
+	if old := m.ws[key]; old != nil { // made without all-rows logits
+		old.free()
+		delete(m.ws, key)
+	}
+	if len(m.ws) >= maxWorkspaces {
+		// Shapes without a decode graph go first (a server's prefills
+		// come in every length); a captured graph is worth keeping.
+		for k, w := range m.ws {
+			if w.graph == nil {
+				w.free()
+				delete(m.ws, k)
+			}
+		}
+	}
+	if len(m.ws) >= maxWorkspaces {
 		for k, w := range m.ws {
 			w.free()
 			delete(m.ws, k)
@@ -199,8 +213,11 @@ func (m *Model) forward(seqs []*Seq, tokens [][]int32, all bool) (*kern.Buffer[f
 	if all && len(seqs) != 1 {
 		return nil, errors.New("qwen3: all logits only for one sequence")
 	}
-	if m.graphs && R == len(seqs) && !all {
-		P = max(P, m.graphPages(seqs[0].pool)) // a fixed row length: see graph.go
+	if m.ops != nil && R == len(seqs) && !all {
+		// Decode on the ops path: a fixed row length (graph.go), with or
+		// without graphs, so that a replayed step and an eager one run
+		// the same grids.
+		P = max(P, m.graphPages(seqs[0].pool))
 	}
 	w, err := m.workspace(wsKey{R, len(seqs), P}, all)
 	if err != nil {

@@ -11,10 +11,13 @@ package qwen3
 // then on, saving the host cost of ~15 launches per layer.
 //
 // What makes that sound on the ops path: no launch of a decode step
-// takes a scalar that changes between steps. PagedAttention runs
-// without split-K (its grid would depend on the longest sequence), and
-// the page table's row length is fixed at the most pages a sequence can
-// hold (graphPages) instead of the batch's longest table. The float32
+// takes a scalar that changes between steps: the page table's row length
+// is fixed at the most pages a sequence can hold (graphPages) instead of
+// the batch's longest table, and PagedAttention's split-K grid is sized
+// by that capacity, not by the longest sequence (splits past a
+// sequence's end return at once). Eager decode steps on the ops path use
+// the same sizes, so a replayed step computes exactly what an eager one
+// does. The float32
 // path's attention kernel takes the context length as a scalar, so it
 // is not captured.
 

@@ -9,7 +9,8 @@ import (
 // TestDecodeGraphMatchesEager decodes two sequences together on the ops
 // path, once eagerly and once through decode graphs, and checks every
 // step's logits are bit-identical and that the graph was replayed (the
-// first step of the shape runs eagerly, the second is captured). A
+// first step of the shape runs eagerly, the second is captured), with
+// decode attention split in two (split-K). A
 // replay that read stale tables (positions, slots, lengths) or a
 // captured scalar that should have changed would show here as different
 // logits after the first replayed step.
@@ -32,6 +33,10 @@ func TestDecodeGraphMatchesEager(t *testing.T) {
 				if err := m.UseOps(); err != nil {
 					t.Fatal(err)
 				}
+				// Split-K every 64 positions: the page table holds 128, so
+				// decode attention runs 2 splits, both used by the first
+				// sequence (70 positions and up) and one by the second.
+				m.ops.partition = 64
 				if graphs {
 					if err := m.EnableGraphs(); err != nil {
 						t.Fatal(err)
@@ -56,9 +61,13 @@ func TestDecodeGraphMatchesEager(t *testing.T) {
 					}
 					out = append(out, xs)
 				}
-				step([][]int32{{3, 141, 59, 26, 535, 897, 932, 384, 7, 8, 9, 10, 11}, {535, 897}})
+				long := make([]int32, 70)
+				for i := range long {
+					long[i] = int32((i*37 + 5) % 1000)
+				}
+				step([][]int32{long, {535, 897}})
 				V := m.Config.VocabSize
-				// 6 steps: the first sequence crosses a page boundary (16).
+				// 6 steps: the first sequence crosses a page boundary (80).
 				for i := 0; i < 6; i++ {
 					last := out[len(out)-1]
 					step([][]int32{{argmax(last[:V])}, {argmax(last[V:])}})
@@ -78,5 +87,48 @@ func TestDecodeGraphMatchesEager(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDecodeGraphSurvivesPrefills: prefills of many lengths (each a
+// workspace shape of its own) evict other shapes before a decode shape
+// whose graph was captured, so decoding resumes from the graph.
+func TestDecodeGraphSurvivesPrefills(t *testing.T) {
+	m, err := NewRandom(testDevices[0].dev, Presets["tiny"], 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Free()
+	if err := m.UseOps(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.EnableGraphs(); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := m.NewKVPool(8, DefaultPageSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Free()
+	a := pool.NewSeq()
+	step := func(s *Seq, ids []int32) {
+		t.Helper()
+		if _, err := m.ForwardBatch([]*Seq{s}, [][]int32{ids}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step(a, []int32{1, 2, 3})
+	for range 3 { // eager, captured, replayed
+		step(a, []int32{4})
+	}
+	before := m.GraphReplays()
+	for n := 1; n <= maxWorkspaces+1; n++ {
+		b := pool.NewSeq()
+		step(b, make([]int32, n+1)) // prefill shapes (rows n+1)
+		b.Release()
+	}
+	step(a, []int32{5})
+	if got := m.GraphReplays() - before; got != 1 {
+		t.Errorf("the decode step after %d prefill shapes: %d graph replays, want 1", maxWorkspaces+1, got)
 	}
 }

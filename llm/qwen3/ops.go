@@ -38,11 +38,19 @@ import (
 type opsState struct {
 	dt safetensors.DType // BF16 or F16: every weight's type
 	hd int               // the attention ops' head dimension: HeadDim padded to 64 or 128
+	// partition is decode attention's split-K size in positions (a
+	// multiple of 64): a sequence longer than it is attended by several
+	// blocks per KV head, so a small batch with long contexts still
+	// fills the GPU.
+	partition int
 	// slots and kg/vg: a prefill step's key slots and its keys and values
 	// gathered from the pool, grown as needed.
 	slots  *kern.Buffer[int32]
 	kg, vg any // *kern.Buffer[T]
 }
+
+// defaultPartition is vLLM's split-K size for decode attention.
+const defaultPartition = 512
 
 // UsingOps reports whether UseOps switched the model to the ops path.
 func (m *Model) UsingOps() bool { return m.ops != nil }
@@ -51,8 +59,9 @@ func (m *Model) UsingOps() bool { return m.ops != nil }
 // header). It needs bf16 or f16 weights (all of one type), head_dim ≤
 // 128 and no tensor parallelism; call it before making KV pools (a pool
 // made before holds float32 and is refused by Forward afterwards). It
-// rewrites each layer's gate and up weights into one interleaved weight,
-// so the float32 path cannot be used again.
+// rewrites each layer's gate and up weights into one interleaved weight
+// and stacks q, k and v into one, so the float32 path cannot be used
+// again (nor the model at all after an error from it).
 func (m *Model) UseOps() error {
 	if m.ops != nil {
 		return nil
@@ -82,9 +91,13 @@ func (m *Model) UseOps() error {
 	for i := range m.layers {
 		var err error
 		if dt == safetensors.BF16 {
-			err = interleaveGateUp[gpu.BFloat16](m, &m.layers[i])
+			if err = interleaveGateUp[gpu.BFloat16](m, &m.layers[i]); err == nil {
+				err = stackQKV[gpu.BFloat16](m, &m.layers[i])
+			}
 		} else {
-			err = interleaveGateUp[gpu.Half](m, &m.layers[i])
+			if err = interleaveGateUp[gpu.Half](m, &m.layers[i]); err == nil {
+				err = stackQKV[gpu.Half](m, &m.layers[i])
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("qwen3: UseOps: layer %d: %w", i, err)
@@ -98,7 +111,7 @@ func (m *Model) UseOps() error {
 		w.free()
 		delete(m.ws, k)
 	}
-	m.ops = &opsState{dt: dt, hd: hd}
+	m.ops = &opsState{dt: dt, hd: hd, partition: defaultPartition}
 	return nil
 }
 
@@ -127,6 +140,33 @@ func interleaveGateUp[T ops.Half16](m *Model, y *layer) error {
 	y.gate.free()
 	y.up.free()
 	y.gate, y.up = w, nil
+	return nil
+}
+
+// stackQKV replaces y.q, y.k and y.v by one [qdim+2·kvdim, H] weight,
+// their rows one after the other, in y.q: one projection (one GEMV for
+// decode, with four times the blocks of the k or v projection alone,
+// which by itself would leave SMs idle) whose output row holds q, k and
+// v side by side (splitQKV separates them).
+func stackQKV[T ops.Half16](m *Model, y *layer) error {
+	var rows []T
+	for _, w := range []*Weight{y.q, y.k, y.v} {
+		xs, err := wbuf[T](w).Download()
+		if err != nil {
+			return err
+		}
+		rows = append(rows, xs...)
+	}
+	b, err := kern.Upload(m.dev, rows)
+	if err != nil {
+		return err
+	}
+	w := &Weight{Name: y.q.Name + "+k_proj+v_proj", Out: y.q.Out + y.k.Out + y.v.Out, In: y.q.In, DType: y.q.DType}
+	setWbuf(w, b)
+	y.q.free()
+	y.k.free()
+	y.v.free()
+	y.q, y.k, y.v = w, nil, nil
 	return nil
 }
 
@@ -216,9 +256,13 @@ func (o *opsState) free() {
 	for _, b := range []any{o.kg, o.vg} {
 		switch b := b.(type) {
 		case *kern.Buffer[gpu.BFloat16]:
-			b.Free()
+			if b != nil {
+				b.Free()
+			}
 		case *kern.Buffer[gpu.Half]:
-			b.Free()
+			if b != nil {
+				b.Free()
+			}
 		}
 	}
 	o.slots, o.kg, o.vg = nil, nil, nil

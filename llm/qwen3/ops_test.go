@@ -6,6 +6,7 @@ import (
 
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/internal/fixture"
 )
 
 // roundBF16 rounds each value to bfloat16 as the ops path does.
@@ -116,7 +117,8 @@ func TestOpsForwardMatchesReference(t *testing.T) {
 // TestOpsUnpaddedHeads covers what the tiny models (head_dim 16 and 32,
 // padded to 64) do not: a head_dim the attention ops take as it is (64,
 // like the real models' 128), where RoPE of k is fused into
-// ops.KVCacheWrite and nothing is padded. Random weights of that shape
+// ops.KVCacheWrite and nothing is padded, and decode attention is
+// split-K (two splits of 64 positions). Random weights of that shape
 // run on both paths; the ops path's logits must match the float32
 // path's (itself held to the reference by TestForwardMatchesReference)
 // within the ops path's stage tolerance, at every step, with the same
@@ -138,23 +140,27 @@ func TestOpsUnpaddedHeads(t *testing.T) {
 			if err := m.EnableGraphs(); err != nil {
 				t.Fatal(err)
 			}
+			m.ops.partition = 64 // decode attention in two splits from position 64 on
 		}
 		return m
 	}
 	ref, got := open(false), open(true)
-	rc, err := ref.NewCache(32)
+	rc, err := ref.NewCache(128)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rc.Free()
-	gc, err := got.NewCache(32)
+	gc, err := got.NewCache(128)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer gc.Free()
 	V := cfg.VocabSize
-	ids := []int32{3, 141, 59, 26, 535, 897, 932, 384}
-	for s := 0; s < 6; s++ {
+	ids := make([]int32, 70)
+	for i := range ids {
+		ids[i] = int32((i*37 + 5) % V)
+	}
+	for s := 0; s < 4; s++ {
 		want, err := ref.Forward(rc, ids, false)
 		if err != nil {
 			t.Fatal(err)
@@ -179,7 +185,72 @@ func TestOpsUnpaddedHeads(t *testing.T) {
 		}
 		ids = []int32{argmax(w)}
 	}
-	if got.GraphReplays() != 4 {
-		t.Errorf("%d decode steps replayed from a graph, want 4 (5 decode steps, the first eager)", got.GraphReplays())
+	if got.GraphReplays() != 2 {
+		t.Errorf("%d decode steps replayed from a graph, want 2 (3 decode steps, the first eager)", got.GraphReplays())
 	}
+}
+
+// TestOpsChunkedAndMixed covers the ops path's prefill over keys already
+// in the cache: a prompt prefilled in two chunks (the second chunk's
+// FlashAttention reads the first chunk's keys gathered from the pages),
+// and a step where one sequence decodes while another prefills (the
+// decode row goes through FlashAttention, not PagedAttention). Each must
+// give the logits of the plain run (a one-shot prefill, a solo decode
+// step) up to the ops path's rounding, with the same greedy token.
+func TestOpsChunkedAndMixed(t *testing.T) {
+	dir := fixture.Model(t, "tiny-qwen3-hd32")
+	m, err := Load(testDevices[0].dev, dir, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Free()
+	if err := m.UseOps(); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := m.NewKVPool(8, DefaultPageSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Free()
+	V := m.Config.VocabSize
+	run := func(seqs []*Seq, toks ...[]int32) []float32 {
+		t.Helper()
+		out, err := m.ForwardBatch(seqs, toks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		xs, err := out.Download()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return xs
+	}
+	check := func(what string, got, want []float32) {
+		t.Helper()
+		if msg, _ := compareRows(got, f64(want), V, opsStageRel); msg != "" {
+			t.Errorf("%s: %s", what, msg)
+		}
+		if argmax(got) != argmax(want) {
+			t.Errorf("%s: greedy token %d, want %d", what, argmax(got), argmax(want))
+		}
+	}
+	prompt := []int32{3, 141, 59, 26, 535, 897, 932, 384, 17, 23}
+	other := []int32{5, 9, 200, 31, 77, 8}
+
+	// The plain runs: one-shot prefill and a solo decode step of each.
+	a, b := pool.NewSeq(), pool.NewSeq()
+	whole := run([]*Seq{a}, prompt)
+	tok := argmax(whole)
+	aDecode := run([]*Seq{a}, []int32{tok})
+	bPrefill := run([]*Seq{b}, other)
+	a.Release()
+	b.Release()
+
+	// Chunked prefill, then a step mixing a's decode with b's prefill.
+	a, b = pool.NewSeq(), pool.NewSeq()
+	run([]*Seq{a}, prompt[:6])
+	check("second prefill chunk", run([]*Seq{a}, prompt[6:]), whole)
+	mixed := run([]*Seq{a, b}, []int32{tok}, other)
+	check("decode row beside a prefill", mixed[:V], aDecode)
+	check("prefill beside a decode row", mixed[V:], bPrefill)
 }

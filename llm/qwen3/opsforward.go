@@ -2,8 +2,9 @@ package qwen3
 
 // The forward pass on package ops (see ops.go for why and when):
 //
-//	x (float32) → RMSNorm → cast → q/k/v: ops.Matmul (GEMV for ≤ 16 rows)
-//	→ QK-norm, RoPE of q (float32) → pad/cast to the cache's type
+//	x (float32) → RMSNorm → cast → q, k, v in one ops.Matmul (stacked
+//	weights; GEMV for ≤ 16 rows), split apart → QK-norm, RoPE of q
+//	(float32) → pad/cast to the cache's type
 //	→ ops.KVCacheWrite (RoPE of k fused when the head needs no padding)
 //	→ attention: ops.PagedAttention when every sequence decodes one
 //	  token, else ops.FlashAttention (varlen, causal) over the keys
@@ -31,8 +32,10 @@ type opsBufs[T ops.Half16] struct {
 	act      *kern.Buffer[T] // [R, I] silu(gate)·up
 	hn       *kern.Buffer[T] // [S, H]
 	a32      *kern.Buffer[float32]
-	seqLens  *kern.Buffer[int32] // [S] positions after the step
-	cuQ, cuK *kern.Buffer[int32] // [S+1] FlashAttention's offsets
+	qkv      *kern.Buffer[float32] // [R, qdim+2·kvdim] the stacked projection's output
+	seqLens  *kern.Buffer[int32]   // [S] positions after the step
+	cuQ, cuK *kern.Buffer[int32]   // [S+1] FlashAttention's offsets
+	split    *ops.SplitScratch     // PagedAttention's split-K partials, made on the first decode step
 }
 
 func (b *opsBufs[T]) free() {
@@ -51,6 +54,12 @@ func (b *opsBufs[T]) free() {
 	}
 	if b.a32 != nil {
 		b.a32.Free()
+	}
+	if b.qkv != nil {
+		b.qkv.Free()
+	}
+	if b.split != nil {
+		b.split.Free()
 	}
 }
 
@@ -77,6 +86,8 @@ func newOpsBufs[T ops.Half16](m *Model, R, S int) (*opsBufs[T], error) {
 	}
 	var err error
 	b.a32, err = kern.Alloc[float32](m.dev, R*c.QDim())
+	errs = append(errs, err)
+	b.qkv, err = kern.Alloc[float32](m.dev, R*(c.QDim()+2*c.KVDim()))
 	errs = append(errs, err)
 	b.seqLens, b.cuQ, b.cuK = i32(S), i32(S+1), i32(S+1)
 	if err := errors.Join(errs...); err != nil {
@@ -106,6 +117,31 @@ func (m *Model) opsForward(pool *KVPool, w *workspace, st *opsStep, all bool) er
 	return opsLayers[gpu.Half](m, pool, w, st, all)
 }
 
+// growKV returns the model's gathered-keys and -values buffers with room
+// for n elements each, reallocated (both, to the same length, as
+// FlashAttention wants) when short.
+func growKV[T ops.Half16](m *Model, n int) (kg, vg *kern.Buffer[T], err error) {
+	o := m.ops
+	kg, _ = o.kg.(*kern.Buffer[T])
+	vg, _ = o.vg.(*kern.Buffer[T])
+	if kg != nil && vg != nil && kg.Len() >= n && kg.Len() == vg.Len() {
+		return kg, vg, nil
+	}
+	if kg != nil {
+		n = max(n, 2*kg.Len())
+	}
+	o.free() // the slots too: grown again next
+	if kg, err = kern.Alloc[T](m.dev, n); err != nil {
+		return nil, nil, err
+	}
+	if vg, err = kern.Alloc[T](m.dev, n); err != nil {
+		kg.Free()
+		return nil, nil, err
+	}
+	o.kg, o.vg = kg, vg
+	return kg, vg, nil
+}
+
 func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, all bool) error {
 	cfg := m.Config
 	R, S, H, D, hd := w.R, w.S, cfg.HiddenSize, cfg.HeadDim, m.ops.hd
@@ -129,6 +165,19 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 	}
 	b := w.ob.(*opsBufs[T])
 	decode := R == S // every sequence decodes one token: paged attention
+	// Decode attention is split-K over the longest sequence the page
+	// table can hold, not the batch's longest: a grid fixed per shape (a
+	// graph can replay it), splits past a sequence's end skipped.
+	paged := ops.Paged{Heads: nh, KVHeads: nkv, HeadDim: hd, PageSize: pool.PageSize, MaxPages: w.P,
+		Scale: float32(1 / math.Sqrt(float64(D))), Partition: m.ops.partition}
+	pagedLen := w.P * pool.PageSize
+	if n := paged.Splits(pagedLen); decode && n > 1 && b.split == nil {
+		sc, err := ops.NewSplitScratch(m.dev, S, nh, hd, n)
+		if err != nil {
+			return fmt.Errorf("qwen3: attention split-K scratch: %w", err)
+		}
+		b.split = sc
+	}
 	for _, u := range []struct {
 		b  *kern.Buffer[int32]
 		xs []int32
@@ -142,15 +191,8 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 	nk := len(st.kvSlots)
 	if !decode {
 		var err error
-		o := m.ops
-		kg, _ = o.kg.(*kern.Buffer[T])
-		vg, _ = o.vg.(*kern.Buffer[T])
-		if kg, err = grow(m.dev, &kg, nk*nkv*hd); err == nil {
-			o.kg = kg
-			if vg, err = grow(m.dev, &vg, nk*nkv*hd); err == nil {
-				o.vg = vg
-				slots, err = grow(m.dev, &o.slots, nk)
-			}
+		if kg, vg, err = growKV[T](m, nk*nkv*hd); err == nil {
+			slots, err = grow(m.dev, &m.ops.slots, nk)
 		}
 		if err != nil {
 			return fmt.Errorf("qwen3: attention keys of %d positions: %w", nk, err)
@@ -191,14 +233,12 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 			if y.qNorm == nil {
 				qOut, kOut = w.qr, w.kr
 			}
-			for _, p := range []struct {
-				out *kern.Buffer[float32]
-				w   *Weight
-			}{{qOut, y.q}, {kOut, y.k}, {w.v, y.v}} {
-				err := ops.Matmul(q, p.out, b.h, wbuf[T](p.w), R, p.w.Out, H, ops.MatmulOpts[float32]{})
-				if err := s(p.w.Name, err); err != nil {
-					return err
-				}
+			// q, k and v in one projection (stackQKV), then apart.
+			if err := s(y.q.Name, ops.Matmul(q, b.qkv, b.h, wbuf[T](y.q), R, y.q.Out, H, ops.MatmulOpts[float32]{})); err != nil {
+				return err
+			}
+			if err := s("split qkv", splitQKVKernel.Launch(q, kern.Cover(b.qkv.Len()), qOut, kOut, w.v, b.qkv, cfg.QDim(), cfg.KVDim())); err != nil {
+				return err
 			}
 			if y.qNorm != nil {
 				if err := s("q_norm", ops.HeadRMSNorm(q, w.qr, w.q, y.qNorm, R, nh, D, eps)); err != nil {
@@ -246,8 +286,7 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 				return err
 			}
 			if decode {
-				err = ops.PagedAttention(q, b.a, b.q, kc, vc, w.table, b.seqLens, st.ctx,
-					ops.Paged{Heads: nh, KVHeads: nkv, HeadDim: hd, PageSize: pool.PageSize, MaxPages: w.P, Scale: scale}, nil)
+				err = ops.PagedAttention(q, b.a, b.q, kc, vc, w.table, b.seqLens, pagedLen, paged, b.split)
 			} else {
 				n := nk * nkv * hd
 				if err = gatherKVLaunch(q, kg, kc, slots, nkv*hd, n); err == nil {

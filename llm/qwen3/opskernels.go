@@ -10,6 +10,8 @@ package qwen3
 //	padCast   out [rows, dp] T = x [rows, d] float32 rounded, columns
 //	          d ≤ j < dp zero.
 //	unpad     out [rows, d] = x [rows, dp] minus the padding columns.
+//	splitQKV  q [rows, nq], k and v [rows, nkv] from the stacked
+//	          projection's qkv [rows, nq+2·nkv] (float32).
 //	gatherKV  out[i, :] = cache[slots[i], :] for the first n elements of
 //	          out (rows of cols elements; out may be longer, a buffer
 //	          kept across steps).
@@ -63,6 +65,24 @@ func unpad[T any](t gpu.Thread, out, x []T, d, dp int) {
 	i := t.GlobalX()
 	if i < len(out) {
 		out[i] = x[i/d*dp+i%d]
+	}
+}
+
+//kern:kernel block=256
+func splitQKV(t gpu.Thread, q, k, v, qkv []float32, nq, nkv int) {
+	i := t.GlobalX()
+	if i >= len(qkv) {
+		return
+	}
+	w := nq + 2*nkv
+	r, c := i/w, i%w
+	switch {
+	case c < nq:
+		q[r*nq+c] = qkv[i]
+	case c < nq+nkv:
+		k[r*nkv+c-nq] = qkv[i]
+	default:
+		v[r*nkv+c-nq-nkv] = qkv[i]
 	}
 }
 

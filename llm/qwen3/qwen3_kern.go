@@ -410,7 +410,7 @@ func (l kernAttentionPagedLauncher) Launch(q kern.Queue, grid kern.Grid, out *ke
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(scores), kern.BufferArg(pos), kern.BufferArg(rowSeq), kern.BufferArg(table), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(headDim), kern.ScalarArg(maxPages), kern.ScalarArg(pageSize), kern.ScalarArg(ctx), kern.ScalarArg(scale))
 }
 
-// padCastBF16Kernel launches the kernel padCastBF16 (opskernels.go:34).
+// padCastBF16Kernel launches the kernel padCastBF16 (opskernels.go:36).
 var padCastBF16Kernel = kernPadCastBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "padCastBF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "padCastBF16", Module: kernModule,
 	Params: []kern.Param{
@@ -422,9 +422,9 @@ var padCastBF16Kernel = kernPadCastBF16Launcher{kern.NewLauncher(kern.KernelSpec
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at opskernels.go:48:11: integer divide by zero",
-		"panic at opskernels.go:51:10: integer divide by zero",
-		"opskernels.go:51:8",
+		"panic at opskernels.go:50:11: integer divide by zero",
+		"panic at opskernels.go:53:10: integer divide by zero",
+		"opskernels.go:53:8",
 	},
 	SourceHash: "cb18614536c0d59c", Source: []string{"kernels.go:type bf16w", "opskernels.go:bf16w.store", "opskernels.go:padCast", "opskernels.go:padCastBF16", "opskernels.go:type scodec"},
 	Native: func(t gpu.Thread, a []any) {
@@ -440,7 +440,7 @@ func (l kernPadCastBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(d), kern.ScalarArg(dp))
 }
 
-// padCastF16Kernel launches the kernel padCastF16 (opskernels.go:39).
+// padCastF16Kernel launches the kernel padCastF16 (opskernels.go:41).
 var padCastF16Kernel = kernPadCastF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "padCastF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "padCastF16", Module: kernModule,
 	Params: []kern.Param{
@@ -452,9 +452,9 @@ var padCastF16Kernel = kernPadCastF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at opskernels.go:48:11: integer divide by zero",
-		"panic at opskernels.go:51:10: integer divide by zero",
-		"opskernels.go:51:8",
+		"panic at opskernels.go:50:11: integer divide by zero",
+		"panic at opskernels.go:53:10: integer divide by zero",
+		"opskernels.go:53:8",
 	},
 	SourceHash: "7eacde19d49860e2", Source: []string{"kernels.go:type f16w", "opskernels.go:f16w.store", "opskernels.go:padCast", "opskernels.go:padCastF16", "opskernels.go:type scodec"},
 	Native: func(t gpu.Thread, a []any) {
@@ -470,7 +470,7 @@ func (l kernPadCastF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(d), kern.ScalarArg(dp))
 }
 
-// unpadBF16Kernel launches the kernel unpadBF16 (opskernels.go:57).
+// unpadBF16Kernel launches the kernel unpadBF16 (opskernels.go:59).
 var unpadBF16Kernel = kernUnpadBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "unpadBF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "unpadBF16", Module: kernModule,
 	Params: []kern.Param{
@@ -482,9 +482,9 @@ var unpadBF16Kernel = kernUnpadBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at opskernels.go:65:15: integer divide by zero",
-		"panic at opskernels.go:65:22: integer divide by zero",
-		"opskernels.go:65:13",
+		"panic at opskernels.go:67:15: integer divide by zero",
+		"panic at opskernels.go:67:22: integer divide by zero",
+		"opskernels.go:67:13",
 	},
 	SourceHash: "8b6ed6fed6dc2082", Source: []string{"opskernels.go:unpad", "opskernels.go:unpadBF16"},
 	Native: func(t gpu.Thread, a []any) {
@@ -500,7 +500,7 @@ func (l kernUnpadBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Bu
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(d), kern.ScalarArg(dp))
 }
 
-// unpadF16Kernel launches the kernel unpadF16 (opskernels.go:60).
+// unpadF16Kernel launches the kernel unpadF16 (opskernels.go:62).
 var unpadF16Kernel = kernUnpadF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "unpadF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "unpadF16", Module: kernModule,
 	Params: []kern.Param{
@@ -512,9 +512,9 @@ var unpadF16Kernel = kernUnpadF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at opskernels.go:65:15: integer divide by zero",
-		"panic at opskernels.go:65:22: integer divide by zero",
-		"opskernels.go:65:13",
+		"panic at opskernels.go:67:15: integer divide by zero",
+		"panic at opskernels.go:67:22: integer divide by zero",
+		"opskernels.go:67:13",
 	},
 	SourceHash: "ce9f5b32b4b09687", Source: []string{"opskernels.go:unpad", "opskernels.go:unpadF16"},
 	Native: func(t gpu.Thread, a []any) { unpadF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].(int), a[3].(int)) },
@@ -528,7 +528,41 @@ func (l kernUnpadF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buf
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(d), kern.ScalarArg(dp))
 }
 
-// gatherKVBF16Kernel launches the kernel gatherKVBF16 (opskernels.go:70).
+// splitQKVKernel launches the kernel splitQKV (opskernels.go:72).
+var splitQKVKernel = kernSplitQKVLauncher{kern.NewLauncher(kern.KernelSpec{
+	Name: "splitQKV", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "splitQKV", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "q", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "k", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "v", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "qkv", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "nq", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "nkv", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at opskernels.go:78:11: integer divide by zero",
+		"panic at opskernels.go:78:16: integer divide by zero",
+		"opskernels.go:81:4",
+		"opskernels.go:83:4",
+		"opskernels.go:85:4",
+	},
+	SourceHash: "9c8ff1650589ef6a", Source: []string{"opskernels.go:splitQKV"},
+	Native: func(t gpu.Thread, a []any) {
+		splitQKV(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]float32), a[4].(int), a[5].(int))
+	},
+})}
+
+type kernSplitQKVLauncher struct{ kern.Launcher }
+
+// Launch runs splitQKV on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernSplitQKVLauncher) Launch(q kern.Queue, grid kern.Grid, q_ *kern.Buffer[float32], k *kern.Buffer[float32], v *kern.Buffer[float32], qkv *kern.Buffer[float32], nq int, nkv int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(q_), kern.BufferArg(k), kern.BufferArg(v), kern.BufferArg(qkv), kern.ScalarArg(nq), kern.ScalarArg(nkv))
+}
+
+// gatherKVBF16Kernel launches the kernel gatherKVBF16 (opskernels.go:90).
 var gatherKVBF16Kernel = kernGatherKVBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gatherKVBF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "gatherKVBF16", Module: kernModule,
 	Params: []kern.Param{
@@ -541,11 +575,11 @@ var gatherKVBF16Kernel = kernGatherKVBF16Launcher{kern.NewLauncher(kern.KernelSp
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at opskernels.go:82:29: integer divide by zero",
-		"opskernels.go:82:27",
-		"panic at opskernels.go:82:43: integer divide by zero",
-		"opskernels.go:82:17",
-		"opskernels.go:82:6",
+		"panic at opskernels.go:102:29: integer divide by zero",
+		"opskernels.go:102:27",
+		"panic at opskernels.go:102:43: integer divide by zero",
+		"opskernels.go:102:17",
+		"opskernels.go:102:6",
 	},
 	SourceHash: "4c1b744b7d73e561", Source: []string{"opskernels.go:gatherKV", "opskernels.go:gatherKVBF16"},
 	Native: func(t gpu.Thread, a []any) {
@@ -561,7 +595,7 @@ func (l kernGatherKVBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(cache), kern.BufferArg(slots), kern.ScalarArg(cols), kern.ScalarArg(n))
 }
 
-// gatherKVF16Kernel launches the kernel gatherKVF16 (opskernels.go:75).
+// gatherKVF16Kernel launches the kernel gatherKVF16 (opskernels.go:95).
 var gatherKVF16Kernel = kernGatherKVF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gatherKVF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "gatherKVF16", Module: kernModule,
 	Params: []kern.Param{
@@ -574,11 +608,11 @@ var gatherKVF16Kernel = kernGatherKVF16Launcher{kern.NewLauncher(kern.KernelSpec
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at opskernels.go:82:29: integer divide by zero",
-		"opskernels.go:82:27",
-		"panic at opskernels.go:82:43: integer divide by zero",
-		"opskernels.go:82:17",
-		"opskernels.go:82:6",
+		"panic at opskernels.go:102:29: integer divide by zero",
+		"opskernels.go:102:27",
+		"panic at opskernels.go:102:43: integer divide by zero",
+		"opskernels.go:102:17",
+		"opskernels.go:102:6",
 	},
 	SourceHash: "bbf6950a3d9936e0", Source: []string{"opskernels.go:gatherKV", "opskernels.go:gatherKVF16"},
 	Native: func(t gpu.Thread, a []any) {
