@@ -12,8 +12,8 @@ import (
 // TestAttentionSanitizers runs the attention kernels once each on the
 // emulator with memcheck (out-of-bounds and uninitialised reads),
 // racecheck (shared-memory races between warps) and synccheck, at shapes
-// with ragged tiles, partial pages, GQA and split-K (the backward at
-// head dims 64 and 128 is its tensor-core version, v2).
+// with ragged tiles, partial pages, GQA and split-K, at head dims 64,
+// 128 and 256.
 func TestAttentionSanitizers(t *testing.T) {
 	dev := kern.OpenEmulator(emu.Options{Memcheck: true, Racecheck: true, Synccheck: true})
 	rng := rand.New(rand.NewPCG(9, 9))
@@ -28,11 +28,10 @@ func TestAttentionSanitizers(t *testing.T) {
 		if err := FlashAttention(dev, out, q, k, v, lse, cuQ, cuK, a); err != nil {
 			t.Errorf("FlashAttention d%d: %v", hd, err)
 		}
-		if hd <= 128 { // the backward takes head dims up to 128
-			g := AttentionGrads[gpu.Half]{DQ: alloc[gpu.Half](t, dev, nq), DK: alloc[gpu.Half](t, dev, nk), DV: alloc[gpu.Half](t, dev, nk), Delta: alloc[float32](t, dev, 4*sum(c.lq))}
-			if err := FlashAttentionBackward(dev, g, q, k, v, out, h(nq), lse, cuQ, cuK, a); err != nil {
-				t.Errorf("FlashAttentionBackward d%d: %v", hd, err)
-			}
+		// The backward is v2 (tensor cores) at 64 and 128, v1 at 256.
+		g := AttentionGrads[gpu.Half]{DQ: alloc[gpu.Half](t, dev, nq), DK: alloc[gpu.Half](t, dev, nk), DV: alloc[gpu.Half](t, dev, nk), Delta: alloc[float32](t, dev, 4*sum(c.lq))}
+		if err := FlashAttentionBackward(dev, g, q, k, v, out, h(nq), lse, cuQ, cuK, a); err != nil {
+			t.Errorf("FlashAttentionBackward d%d: %v", hd, err)
 		}
 
 		pc := pagedCase{lens: []int{100, 5}, heads: 4, kvHeads: 1, hd: hd, pageSize: 16, partition: 64}

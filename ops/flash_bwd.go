@@ -16,7 +16,7 @@ package ops
 // headDim]; k, v, dK, dV [totalK, kvHeads, headDim]; lse and delta
 // [heads, totalQ] float32, lse from FlashAttention, delta scratch the
 // call fills. T ∈ {float16, bfloat16}; every sum is float32, each
-// gradient is rounded to T once. headDim is a multiple of 32 up to 128.
+// gradient is rounded to T once. headDim is a multiple of 32 up to 256.
 //
 // Versions, both kept; the op picks v2 at head dims 64 and 128, v1
 // elsewhere:
@@ -26,7 +26,7 @@ package ops
 //     that see it) and dQ (a warp per query row, looping over its keys);
 //     each warp holds its row in registers, lane l dims l, l+32, ..., and
 //     forms every q·k and dO·v as a warp sum. Correct at any head dim
-//     that is a multiple of 32 up to 128, simple to check, not fast.
+//     that is a multiple of 32 up to 256, simple to check, not fast.
 //   - v2, on the tensor cores (ops/internal/bwdkv, bwdq; bwdkv's package
 //     doc has the tiling): v1's delta kernel, then FlashAttention-2's five
 //     matrix products on mma.sync m16n8k16, fed by ldmatrix from padded
@@ -89,8 +89,8 @@ func flashBackward[T Half16](queue kern.Queue, g AttentionGrads[T], q, k, v, o, 
 	if s.err == nil && a.Heads%a.KVHeads != 0 {
 		s.fail("Heads = %d is not a multiple of KVHeads = %d", a.Heads, a.KVHeads)
 	}
-	if a.HeadDim < 32 || a.HeadDim > 128 || a.HeadDim%32 != 0 {
-		s.fail("HeadDim = %d, want a multiple of 32 up to 128", a.HeadDim)
+	if a.HeadDim < 32 || a.HeadDim > 256 || a.HeadDim%32 != 0 {
+		s.fail("HeadDim = %d, want a multiple of 32 up to 256", a.HeadDim)
 	}
 	s.atLeast("MaxSeqQ", a.MaxSeqQ, 0)
 	s.atLeast("MaxSeqK", a.MaxSeqK, 0)

@@ -128,7 +128,8 @@ func runBwd[T Half16](t *testing.T, dev *kern.Device, c attnCase, seed uint64, v
 // head dims 64 and 128 only. Lengths 17, 40, 33, 70 and 100 end mid-tile
 // (v2's tiles are 32 and 64 rows), 64 on a tile boundary; lq ≠ lk checks
 // the bottom-right causal alignment, and an empty sequence the zero
-// gradients. v1 runs the first bwdV1Cases (it is slow in native mode).
+// gradients. v1 runs the first bwdV1Cases (it is slow in native mode)
+// and the head dims v2 does not take.
 const bwdV1Cases = 4
 
 var bwdCases = []attnCase{
@@ -141,6 +142,7 @@ var bwdCases = []attnCase{
 	{lq: []int{70, 0, 3}, lk: []int{129, 5, 0}, heads: 2, kvHeads: 1, hd: 128, causal: true},
 	{lq: []int{130}, lk: []int{70}, heads: 2, kvHeads: 2, hd: 64},
 	{lq: []int{33}, lk: []int{33}, heads: 8, kvHeads: 1, hd: 128, causal: true},
+	{lq: []int{17, 5}, lk: []int{17, 9}, heads: 2, kvHeads: 1, hd: 256, causal: true},
 }
 
 func TestFlashAttentionBackward(t *testing.T) {
@@ -155,7 +157,8 @@ func TestFlashAttentionBackward(t *testing.T) {
 			}
 			t.Run(c.String(), func(t *testing.T) {
 				for _, v2 := range []bool{false, true} {
-					if v2 && c.hd != 64 && c.hd != 128 || !v2 && i >= bwdV1Cases {
+					v2ok := c.hd == 64 || c.hd == 128
+					if v2 && !v2ok || !v2 && v2ok && i >= bwdV1Cases {
 						continue
 					}
 					ver := "v1"
@@ -216,4 +219,5 @@ func TestFlashAttentionBackwardLimits(t *testing.T) {
 	wantErr(t, "MaxSeqQ", FlashAttentionBackward(dev, g, q, k, k, q, q, lse, cu, cu, a), "longer than MaxSeqQ")
 	a.MaxSeqQ = -1
 	wantErr(t, "negative", FlashAttentionBackward(dev, g, q, k, k, q, q, lse, cu, cu, a), "MaxSeqQ")
+	wantErr(t, "head dim", FlashAttentionBackward(dev, g, q, k, k, q, q, lse, cu, cu, Attention{Heads: 2, KVHeads: 1, HeadDim: 80}), "HeadDim = 80, want a multiple of 32 up to 256")
 }

@@ -372,8 +372,14 @@ func TestPagedAttentionBankConflicts(t *testing.T) {
 // FlashAttention of that token against the same keys (a varlen batch of
 // one query per sequence).
 func TestPagedMatchesFlash(t *testing.T) {
+	for _, hd := range []int{64, 256} {
+		t.Run(fmt.Sprintf("d%d", hd), func(t *testing.T) { pagedMatchesFlash(t, hd) })
+	}
+}
+
+func pagedMatchesFlash(t *testing.T, hd int) {
 	dev := kern.OpenEmulator()
-	const heads, kvHeads, hd, pageSize = 4, 2, 64, 16
+	const heads, kvHeads, pageSize = 4, 2, 16
 	lens := []int{37, 70}
 	rng := rand.New(rand.NewPCG(4, 4))
 	alloc8, err := NewPageAllocator(12, pageSize)

@@ -39,7 +39,7 @@ var FlashF16D256Kernel = kernFlashF16D256Launcher{kern.NewLauncher(kern.KernelSp
 		"panic at flash.go:89:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
 		"panic at flash.go:93:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 	},
-	SourceHash: "989121425108270c", Source: []string{"flash.go:FlashF16D256", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const FlashPad", "flash.go:const FlashWarp", "flash.go:const HeadDim", "flash.go:const kvTile", "flash.go:const ld", "flash.go:const qTile", "flash.go:f16m.mma", "flash.go:f16m.pack", "flash.go:f16m.store", "flash.go:flash", "flash.go:load", "flash.go:negInf", "flash.go:type f16m", "flash.go:type mmaCodec"},
+	SourceHash: "288b5d792ae53c5b", Source: []string{"flash.go:FlashF16D256", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const FlashPad", "flash.go:const FlashWarp", "flash.go:const HeadDim", "flash.go:const kvTile", "flash.go:const ld", "flash.go:const qTile", "flash.go:f16m.mma", "flash.go:f16m.pack", "flash.go:f16m.store", "flash.go:flash", "flash.go:load", "flash.go:negInf", "flash.go:type f16m", "flash.go:type mmaCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		FlashF16D256(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]float32), a[5].([]int32), a[6].([]int32), a[7].(int), a[8].(int), a[9].(float32), a[10].(bool), a[11].(bool))
 	},
@@ -76,7 +76,7 @@ var FlashBF16D256Kernel = kernFlashBF16D256Launcher{kern.NewLauncher(kern.Kernel
 		"panic at flash.go:89:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
 		"panic at flash.go:93:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 	},
-	SourceHash: "95cbc19b2dc32ac7", Source: []string{"flash.go:FlashBF16D256", "flash.go:bf16m.mma", "flash.go:bf16m.pack", "flash.go:bf16m.store", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const FlashPad", "flash.go:const FlashWarp", "flash.go:const HeadDim", "flash.go:const kvTile", "flash.go:const ld", "flash.go:const qTile", "flash.go:flash", "flash.go:load", "flash.go:negInf", "flash.go:type bf16m", "flash.go:type mmaCodec"},
+	SourceHash: "597e2b70db553803", Source: []string{"flash.go:FlashBF16D256", "flash.go:bf16m.mma", "flash.go:bf16m.pack", "flash.go:bf16m.store", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const FlashPad", "flash.go:const FlashWarp", "flash.go:const HeadDim", "flash.go:const kvTile", "flash.go:const ld", "flash.go:const qTile", "flash.go:flash", "flash.go:load", "flash.go:negInf", "flash.go:type bf16m", "flash.go:type mmaCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		FlashBF16D256(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]float32), a[5].([]int32), a[6].([]int32), a[7].(int), a[8].(int), a[9].(float32), a[10].(bool), a[11].(bool))
 	},

@@ -246,9 +246,8 @@ func flash[T gpu.Elem, C mmaCodec[T]](c C, t gpu.Thread, out, q, k, v []T, lse [
 		if qi < lq {
 			ob := (qs+qi)*qStride + h*hd + 2*tig
 			//kern:unroll
-			for dt := 0; dt < hd/8; dt++ {
-				out[ob+8*dt] = c.store(o[dt][2*r] * inv)
-				out[ob+8*dt+1] = c.store(o[dt][2*r+1] * inv)
+			for dt := 0; dt < hd/8; dt++ { // a 32-bit store per pair (ob is even)
+				gpu.Store2(out, ob+8*dt, [2]T{c.store(o[dt][2*r] * inv), c.store(o[dt][2*r+1] * inv)})
 			}
 			if wantLSE && tig == 0 {
 				x := negInf()

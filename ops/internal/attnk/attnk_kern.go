@@ -39,7 +39,7 @@ var FlashF16D64Kernel = kernFlashF16D64Launcher{kern.NewLauncher(kern.KernelSpec
 		"panic at flash.go:84:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
 		"panic at flash.go:88:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 	},
-	SourceHash: "c7a319cd4c2d18a4", Source: []string{"flash.go:FlashF16D64", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const FlashPad", "flash.go:const FlashWarp", "flash.go:f16m.mma", "flash.go:f16m.pack", "flash.go:f16m.store", "flash.go:flash", "flash.go:flashLoad", "flash.go:negInf", "flash.go:type f16m", "flash.go:type mmaCodec"},
+	SourceHash: "bec1ac62cc84f9a4", Source: []string{"flash.go:FlashF16D64", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const FlashPad", "flash.go:const FlashWarp", "flash.go:f16m.mma", "flash.go:f16m.pack", "flash.go:f16m.store", "flash.go:flash", "flash.go:flashLoad", "flash.go:negInf", "flash.go:type f16m", "flash.go:type mmaCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		FlashF16D64(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]float32), a[5].([]int32), a[6].([]int32), a[7].(int), a[8].(int), a[9].(float32), a[10].(bool), a[11].(bool))
 	},
@@ -76,7 +76,7 @@ var FlashF16D128Kernel = kernFlashF16D128Launcher{kern.NewLauncher(kern.KernelSp
 		"panic at flash.go:84:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
 		"panic at flash.go:88:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 	},
-	SourceHash: "b013c6b85c8401bb", Source: []string{"flash.go:FlashF16D128", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const FlashPad", "flash.go:const FlashWarp", "flash.go:f16m.mma", "flash.go:f16m.pack", "flash.go:f16m.store", "flash.go:flash", "flash.go:flashLoad", "flash.go:negInf", "flash.go:type f16m", "flash.go:type mmaCodec"},
+	SourceHash: "2ab98bb1e7bf448f", Source: []string{"flash.go:FlashF16D128", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const FlashPad", "flash.go:const FlashWarp", "flash.go:f16m.mma", "flash.go:f16m.pack", "flash.go:f16m.store", "flash.go:flash", "flash.go:flashLoad", "flash.go:negInf", "flash.go:type f16m", "flash.go:type mmaCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		FlashF16D128(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]float32), a[5].([]int32), a[6].([]int32), a[7].(int), a[8].(int), a[9].(float32), a[10].(bool), a[11].(bool))
 	},
@@ -113,7 +113,7 @@ var FlashBF16D64Kernel = kernFlashBF16D64Launcher{kern.NewLauncher(kern.KernelSp
 		"panic at flash.go:84:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
 		"panic at flash.go:88:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 	},
-	SourceHash: "276e46b589b65a31", Source: []string{"flash.go:FlashBF16D64", "flash.go:bf16m.mma", "flash.go:bf16m.pack", "flash.go:bf16m.store", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const FlashPad", "flash.go:const FlashWarp", "flash.go:flash", "flash.go:flashLoad", "flash.go:negInf", "flash.go:type bf16m", "flash.go:type mmaCodec"},
+	SourceHash: "7178c103df680e09", Source: []string{"flash.go:FlashBF16D64", "flash.go:bf16m.mma", "flash.go:bf16m.pack", "flash.go:bf16m.store", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const FlashPad", "flash.go:const FlashWarp", "flash.go:flash", "flash.go:flashLoad", "flash.go:negInf", "flash.go:type bf16m", "flash.go:type mmaCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		FlashBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]float32), a[5].([]int32), a[6].([]int32), a[7].(int), a[8].(int), a[9].(float32), a[10].(bool), a[11].(bool))
 	},
@@ -150,7 +150,7 @@ var FlashBF16D128Kernel = kernFlashBF16D128Launcher{kern.NewLauncher(kern.Kernel
 		"panic at flash.go:84:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
 		"panic at flash.go:88:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 	},
-	SourceHash: "cbfb8d22665660a9", Source: []string{"flash.go:FlashBF16D128", "flash.go:bf16m.mma", "flash.go:bf16m.pack", "flash.go:bf16m.store", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const FlashPad", "flash.go:const FlashWarp", "flash.go:flash", "flash.go:flashLoad", "flash.go:negInf", "flash.go:type bf16m", "flash.go:type mmaCodec"},
+	SourceHash: "c8155a2c52635ea4", Source: []string{"flash.go:FlashBF16D128", "flash.go:bf16m.mma", "flash.go:bf16m.pack", "flash.go:bf16m.store", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const FlashPad", "flash.go:const FlashWarp", "flash.go:flash", "flash.go:flashLoad", "flash.go:negInf", "flash.go:type bf16m", "flash.go:type mmaCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		FlashBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]float32), a[5].([]int32), a[6].([]int32), a[7].(int), a[8].(int), a[9].(float32), a[10].(bool), a[11].(bool))
 	},

@@ -18,7 +18,7 @@ import (
 //
 // A warp owns one row (a query or a key of one head); lane l holds dims
 // l, l+32, ..., so a head dim up to 32·maxDPL is held in registers.
-const maxDPL = 4
+const maxDPL = 8
 
 // Delta computes delta[h, i] = Σ_d dO[i,h,d]·O[i,h,d], a warp per (token,
 // head) pair.

@@ -189,11 +189,9 @@ func kvGrad[T gpu.Elem, C mmaCodec[T]](c C, t gpu.Thread, dk, dv, q, k, v, do []
 			base := (ks+j)*kStride + kvh*hd + 2*tig
 			//kern:unroll
 			for dt := 0; dt < 16; dt++ {
-				if dt < hd/8 {
-					dk[base+8*dt] = c.store(dka[dt][2*r] * scale)
-					dk[base+8*dt+1] = c.store(dka[dt][2*r+1] * scale)
-					dv[base+8*dt] = c.store(dva[dt][2*r])
-					dv[base+8*dt+1] = c.store(dva[dt][2*r+1])
+				if dt < hd/8 { // a 32-bit store per pair (base is even)
+					gpu.Store2(dk, base+8*dt, [2]T{c.store(dka[dt][2*r] * scale), c.store(dka[dt][2*r+1] * scale)})
+					gpu.Store2(dv, base+8*dt, [2]T{c.store(dva[dt][2*r]), c.store(dva[dt][2*r+1])})
 				}
 			}
 		}

@@ -187,9 +187,8 @@ func qGrad[T gpu.Elem, C mmaCodec[T]](c C, t gpu.Thread, dq, q, k, v, do []T, ls
 			base := (qs+i)*qStride + h*hd + 2*tig
 			//kern:unroll
 			for dt := 0; dt < 16; dt++ {
-				if dt < hd/8 {
-					dq[base+8*dt] = c.store(dqa[dt][2*r] * scale)
-					dq[base+8*dt+1] = c.store(dqa[dt][2*r+1] * scale)
+				if dt < hd/8 { // a 32-bit store per pair (base is even)
+					gpu.Store2(dq, base+8*dt, [2]T{c.store(dqa[dt][2*r] * scale), c.store(dqa[dt][2*r+1] * scale)})
 				}
 			}
 		}
