@@ -129,24 +129,33 @@ func w4tc[A gpu.Elem, O any, CA tcCodec, CO codec[O]](ca CA, co CO, t gpu.Thread
 	}
 	t.Sync()
 
-	// This lane's copy slots: W rows l/4 and l/4+8, chunk l%4 of the
-	// group; x chunk l%16 of rows l/16, l/16+2, … (< xr).
-	wr, wch := l>>2, l&3
-	wSrc0 := int32(min(n0+wr, n-1))*kb + int32(wch*16)
-	wSrc1 := int32(min(n0+wr+8, n-1))*kb + int32(wch*16)
+	// This lane's copy slots, as offsets at group 0: W rows l/4 and
+	// l/4+8, chunk l%4 of the group; x chunk l%16 of rows l/16, l/16+2, …
+	// below xr (nx of them), each stored at its swizzled place.
+	wch := l & 3
+	wSrc := [2]int32{int32(min(n0+l>>2, n-1))*kb + int32(wch*16), int32(min(n0+l>>2+8, n-1))*kb + int32(wch*16)}
+	wDst := int32((l>>2)*64 + wch*16)
+	wK := int32(wch * 32) // the W chunk's first element in a group
 	xc := l & 15
-	xq, xp := xc>>2, xc&3
+	xK := int32(xc * 8)                    // the x chunk's first element in a group
 	myStages := int32(wp*tcStages) * stage // this warp's stages, bytes
 
 	for mb := 0; mb < m; mb += tcXRows {
 		xr := min(m-mb, tcXRows)
+		nx := int32((xr - l>>4 + 1) >> 1)
+		var xSrc, xDst [tcXRows / 2]int32
+		//kern:unroll
+		for i := range tcXRows / 2 {
+			r := l>>4 + 2*i
+			xSrc[i] = int32(min(mb+r, m-1)*k) + xK
+			xDst[i] = int32(tcWBytes + r*256 + 64*(xc>>2) + 16*((xc&3+xc>>3+2*(r&1))&3))
+		}
 		// The group steps of this warp: groups wp, wp+4, …
 		steps := int32((groups - wp + tcWarps - 1) / tcWarps)
-		xRow := int32((mb + l>>4) * k)
 		//kern:unroll
 		for s := range tcStages - 1 {
 			if int32(s) < steps {
-				w4tcIssue(t, sx, sb, x, packed, myStages+int32(s)*stage, int32(wp+s*tcWarps), wSrc0, wSrc1, wch, xRow, xc, xq, xp, xr, l, k32)
+				w4tcIssue(t, sx, sb, x, packed, myStages+int32(s)*stage, int32(wp+s*tcWarps), wSrc, wDst, wK, xSrc, xDst, xK, nx, k32)
 			} else {
 				gpu.CpAsyncCommit(t)
 			}
@@ -185,8 +194,8 @@ func w4tc[A gpu.Elem, O any, CA tcCodec, CO codec[O]](ca CA, co CO, t gpu.Thread
 			s0, s1 := sf[sfBase+g*sld+grp], sf[sfBase+(g+8)*sld+grp]
 			acc = [4]float32{gpu.FMA(tmp[0], s0, acc[0]), gpu.FMA(tmp[1], s0, acc[1]), gpu.FMA(tmp[2], s1, acc[2]), gpu.FMA(tmp[3], s1, acc[3])}
 			t.SyncWarp() // every lane is done with the stage before it is refilled
-			if nx := st + tcStages - 1; nx < steps {
-				w4tcIssue(t, sx, sb, x, packed, myStages+ws*stage, int32(wp)+nx*tcWarps, wSrc0, wSrc1, wch, xRow, xc, xq, xp, xr, l, k32)
+			if nt := st + tcStages - 1; nt < steps {
+				w4tcIssue(t, sx, sb, x, packed, myStages+ws*stage, int32(wp)+nt*tcWarps, wSrc, wDst, wK, xSrc, xDst, xK, nx, k32)
 			} else {
 				gpu.CpAsyncCommit(t) // an empty group keeps the wait count
 			}
@@ -227,27 +236,40 @@ func w4tc[A gpu.Elem, O any, CA tcCodec, CO codec[O]](ca CA, co CO, t gpu.Thread
 	}
 }
 
-// w4tcIssue copies group grp (of this warp's steps) into the stage at
-// byte dst and commits: the lane's two W chunks (rows at wSrc0, wSrc1)
-// and its x chunks (chunk xc of rows l/16, l/16+2, … below xr, starting at
-// element xRow of x), each zero-filled without a read past K (K is a
-// multiple of 32, so a chunk is all in or all out). x chunks are stored
-// swizzled (see the file header).
-func w4tcIssue[A gpu.Elem](t gpu.Thread, sx []A, sb []uint8, x []A, packed []uint8, dst, grp, wSrc0, wSrc1 int32, wch int, xRow int32, xc, xq, xp, xr, l int, k int32) {
-	kw := grp*Group + int32(wch*32) // the W chunk's first element
-	okW := (kw - k) >> 31           // all ones while inside K
-	wOff := grp * 64                // the group's bytes in a packed row
-	d := dst + int32((l>>2)*64+wch*16)
-	gpu.CpAsyncZFill(t, &sb[d], &packed[(wSrc0+wOff)&okW], 16, int(16&okW))
-	gpu.CpAsyncZFill(t, &sb[d+8*64], &packed[(wSrc1+wOff)&okW], 16, int(16&okW))
-	kx := grp*Group + int32(xc*8)
-	okX := (kx - k) >> 31
+// w4tcIssue copies group grp into the stage at byte dst and commits: the
+// lane's two W chunks and its nx chunks of x (offsets at group 0 in wSrc,
+// xSrc, places in the stage in wDst, xDst; wK, xK the chunks' first
+// element in a group), each zero-filled without a read past K (K is a
+// multiple of 32, so a chunk is all in or all out).
+func w4tcIssue[A gpu.Elem](t gpu.Thread, sx []A, sb []uint8, x []A, packed []uint8, dst, grp int32, wSrc [2]int32, wDst, wK int32, xSrc, xDst [tcXRows / 2]int32, xK, nx, k int32) {
+	if g0 := grp * Group; g0+Group <= k { // the hot case: the whole group lies inside K
+		w4tcIssueFull(t, sx, sb, x, packed, dst, grp, wSrc, wDst, xSrc, xDst, nx)
+		return
+	}
+	g0 := grp * Group
+	okW := (g0 + wK - k) >> 31 // all ones while inside K
+	gpu.CpAsyncZFill(t, &sb[dst+wDst], &packed[(wSrc[0]+grp*64)&okW], 16, int(16&okW))
+	gpu.CpAsyncZFill(t, &sb[dst+wDst+8*64], &packed[(wSrc[1]+grp*64)&okW], 16, int(16&okW))
+	okX := (g0 + xK - k) >> 31
 	//kern:unroll
 	for i := range tcXRows / 2 {
-		r := l>>4 + 2*i
-		if r < xr {
-			xd := dst + int32(tcWBytes+r*256+64*xq+16*((xp+xq>>1+2*(r&1))&3))
-			gpu.CpAsyncZFill(t, &sx[xd>>1], &x[(xRow+int32(2*i)*k+kx)&okX], 16, int(16&okX))
+		if int32(i) < nx {
+			gpu.CpAsyncZFill(t, &sx[(dst+xDst[i])>>1], &x[(xSrc[i]+g0)&okX], 16, int(16&okX))
+		}
+	}
+	gpu.CpAsyncCommit(t)
+}
+
+// w4tcIssueFull is w4tcIssue for a group wholly inside K: plain copies,
+// 32-bit offsets zero-extended (they are non-negative).
+func w4tcIssueFull[A gpu.Elem](t gpu.Thread, sx []A, sb []uint8, x []A, packed []uint8, dst, grp int32, wSrc [2]int32, wDst int32, xSrc, xDst [tcXRows / 2]int32, nx int32) {
+	g0 := grp * Group
+	gpu.CpAsync(t, &sb[dst+wDst], &packed[uint32(wSrc[0]+grp*64)], 16)
+	gpu.CpAsync(t, &sb[dst+wDst+8*64], &packed[uint32(wSrc[1]+grp*64)], 16)
+	//kern:unroll
+	for i := range tcXRows / 2 {
+		if int32(i) < nx {
+			gpu.CpAsync(t, &sx[uint32(dst+xDst[i])>>1], &x[uint32(xSrc[i]+g0)], 16)
 		}
 	}
 	gpu.CpAsyncCommit(t)
