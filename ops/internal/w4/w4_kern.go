@@ -128,7 +128,7 @@ func (l kernW4tcBF16BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(packed), kern.BufferArg(scales), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k))
 }
 
-// w4F16F32Kernel launches the kernel w4F16F32 (w4.go:67).
+// w4F16F32Kernel launches the kernel w4F16F32 (w4.go:68).
 var w4F16F32Kernel = kernW4F16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "w4F16F32", Pkg: "github.com/gokern/kern/ops/internal/w4", Entry: "w4F16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -156,7 +156,7 @@ func (l kernW4F16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buf
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(packed), kern.BufferArg(scales), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k))
 }
 
-// w4F16F16Kernel launches the kernel w4F16F16 (w4.go:72).
+// w4F16F16Kernel launches the kernel w4F16F16 (w4.go:73).
 var w4F16F16Kernel = kernW4F16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "w4F16F16", Pkg: "github.com/gokern/kern/ops/internal/w4", Entry: "w4F16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -184,7 +184,7 @@ func (l kernW4F16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buf
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(packed), kern.BufferArg(scales), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k))
 }
 
-// w4BF16F32Kernel launches the kernel w4BF16F32 (w4.go:77).
+// w4BF16F32Kernel launches the kernel w4BF16F32 (w4.go:78).
 var w4BF16F32Kernel = kernW4BF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "w4BF16F32", Pkg: "github.com/gokern/kern/ops/internal/w4", Entry: "w4BF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -212,7 +212,7 @@ func (l kernW4BF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Bu
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(packed), kern.BufferArg(scales), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k))
 }
 
-// w4BF16BF16Kernel launches the kernel w4BF16BF16 (w4.go:82).
+// w4BF16BF16Kernel launches the kernel w4BF16BF16 (w4.go:83).
 var w4BF16BF16Kernel = kernW4BF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "w4BF16BF16", Pkg: "github.com/gokern/kern/ops/internal/w4", Entry: "w4BF16BF16", Module: kernModule,
 	Params: []kern.Param{
