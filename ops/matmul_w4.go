@@ -11,13 +11,18 @@ package ops
 // multiple of 32. Versions, each with its layout and block shape in its
 // package's header:
 //
-//   - GEMV (internal/w4): a warp per four rows of W, four rows of x per
-//     pass over the weights, packed f16x2/bf16x2 arithmetic; for decode.
+//   - GEMV v1 (internal/w4, w4.go): a warp per four rows of W, four rows
+//     of x per pass over the weights, packed f16x2/bf16x2 arithmetic.
+//   - GEMV v2 (internal/w4, tc.go): mma.sync with W as A and xᵀ as B, 16
+//     rows of W per block split over K between 4 warps, 8 rows of x per
+//     pass; float32 sums for both input types, about a third of v1's
+//     instructions per weight byte (docs/performance.md).
 //   - GEMM (internal/w4mm): 64×128 tiles on mma.sync m16n8k16, the
 //     nibbles dequantized straight into the B fragments, a three-stage
 //     cp.async pipeline; for prefill.
 //
-// MatmulInt4 takes the GEMV for M ≤ int4GEMVMaxM and the GEMM above.
+// MatmulInt4 takes GEMV v2 for M ≤ int4GEMVMaxM (v1 when K has more
+// than w4.TCMaxGroups groups) and the GEMM above.
 
 import (
 	"fmt"
@@ -37,6 +42,7 @@ const int4GEMVMaxM = 16
 const (
 	w4Auto = iota
 	w4GEMV
+	w4GEMVTC
 	w4GEMM
 )
 
@@ -70,6 +76,14 @@ func matmulInt4[In Half16, O Float](v int, q kern.Queue, c *kern.Buffer[O], x *k
 	if v == w4GEMM || v == w4Auto && m > int4GEMVMaxM {
 		grid := kern.Blocks(gpu.Dim3{X: ceilDiv(n, w4mm.BN), Y: ceilDiv(m, w4mm.BM), Z: 1}, gpu.Dim3{X: w4mm.Threads, Y: 1, Z: 1})
 		return s.launch(w4mm.Kernels[inIndex[In]()][min(oi, 1)], q, grid.WithShared(w4mm.Shared), args...)
+	}
+	if v == w4GEMVTC || v == w4Auto && groups <= w4.TCMaxGroups {
+		if groups > w4.TCMaxGroups {
+			s.fail("k = %d: GEMV v2 takes at most %d groups of %d", k, w4.TCMaxGroups, w4.Group)
+			return s.err
+		}
+		grid := blocks1(ceilDiv(n, w4.TCRows), w4.TCThreads).WithShared(w4.TCShared(m, k))
+		return s.launch(w4.TCKernels[inIndex[In]()][min(oi, 1)], q, grid, args...)
 	}
 	grid := blocks1(ceilDiv(n, w4.RowsPerBlock), w4.Warps*32).WithShared(w4.Shared)
 	return s.launch(w4.Kernels[inIndex[In]()][min(oi, 1)], q, grid, args...)

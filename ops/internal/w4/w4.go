@@ -1,4 +1,4 @@
-// Package w4 holds the W4A16 decode GEMV behind ops.MatmulInt4: 16-bit
+// Package w4 holds the W4A16 decode GEMVs behind ops.MatmulInt4: 16-bit
 // activations times int4 weights with group-128 float32 scales, the
 // weights dequantized in registers as they stream in. It is a package of
 // its own to keep each generated file under a megabyte (see
@@ -29,7 +29,8 @@
 // float32 and scaled once per chunk. The 8 lanes of a row then meet with
 // three shuffles.
 //
-// Block: 2 warps (8 rows of W). Versions: v1 only.
+// Block: 2 warps (8 rows of W). Versions: v1 (this file, CUDA cores) and
+// v2 (tc.go, tensor cores, which ops takes by default).
 package w4
 
 //go:generate go run -tags kerngen github.com/gokern/kern/cmd/kern gen

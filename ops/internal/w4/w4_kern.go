@@ -16,7 +16,119 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/ops/internal/w4", Arch: "sm_80", PTX: kernPTX}
 
-// w4F16F32Kernel launches the kernel w4F16F32 (w4.go:67).
+// w4tcF16F32Kernel launches the kernel w4tcF16F32 (tc.go:81).
+var w4tcF16F32Kernel = kernW4tcF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "w4tcF16F32", Pkg: "github.com/gokern/kern/ops/internal/w4", Entry: "w4tcF16F32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "packed", Kind: kern.SliceParam, Elem: "uint8", Size: 1},
+		{Name: "scales", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:      gpu.Dim3{X: 128, Y: 1, Z: 1},
+	Bounds:     false,
+	SourceHash: "f633f6de88bde22f", Source: []string{"tc.go:const TCRows", "tc.go:const TCThreads", "tc.go:const tcStages", "tc.go:const tcWBytes", "tc.go:const tcWarps", "tc.go:const tcXRows", "tc.go:f16g.frag", "tc.go:f16g.mma", "tc.go:f16g.unit", "tc.go:tcStage", "tc.go:type tcCodec", "tc.go:w4tc", "tc.go:w4tcF16F32", "tc.go:w4tcIssue", "tc.go:w4tcIssueFull", "w4.go:const Group", "w4.go:const w4Rows", "w4.go:const w4Stage", "w4.go:const w4StageW", "w4.go:const w4Stages", "w4.go:const w4Step", "w4.go:const w4WRows", "w4.go:const w4WarpSh", "w4.go:const w4Warps", "w4.go:f32c.store", "w4.go:type codec", "w4.go:type f16g", "w4.go:type f32c"},
+	Native: func(t gpu.Thread, a []any) {
+		w4tcF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]uint8), a[3].([]float32), a[4].(int), a[5].(int), a[6].(int))
+	},
+})}
+
+type kernW4tcF16F32Launcher struct{ kern.Launcher }
+
+// Launch runs w4tcF16F32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernW4tcF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[gpu.Half], packed *kern.Buffer[uint8], scales *kern.Buffer[float32], m int, n int, k int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(packed), kern.BufferArg(scales), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k))
+}
+
+// w4tcF16F16Kernel launches the kernel w4tcF16F16 (tc.go:86).
+var w4tcF16F16Kernel = kernW4tcF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "w4tcF16F16", Pkg: "github.com/gokern/kern/ops/internal/w4", Entry: "w4tcF16F16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "packed", Kind: kern.SliceParam, Elem: "uint8", Size: 1},
+		{Name: "scales", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:      gpu.Dim3{X: 128, Y: 1, Z: 1},
+	Bounds:     false,
+	SourceHash: "d4a7628a71f8c524", Source: []string{"tc.go:const TCRows", "tc.go:const TCThreads", "tc.go:const tcStages", "tc.go:const tcWBytes", "tc.go:const tcWarps", "tc.go:const tcXRows", "tc.go:f16g.frag", "tc.go:f16g.mma", "tc.go:f16g.unit", "tc.go:tcStage", "tc.go:type tcCodec", "tc.go:w4tc", "tc.go:w4tcF16F16", "tc.go:w4tcIssue", "tc.go:w4tcIssueFull", "w4.go:const Group", "w4.go:const w4Rows", "w4.go:const w4Stage", "w4.go:const w4StageW", "w4.go:const w4Stages", "w4.go:const w4Step", "w4.go:const w4WRows", "w4.go:const w4WarpSh", "w4.go:const w4Warps", "w4.go:f16c.store", "w4.go:type codec", "w4.go:type f16c", "w4.go:type f16g"},
+	Native: func(t gpu.Thread, a []any) {
+		w4tcF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]uint8), a[3].([]float32), a[4].(int), a[5].(int), a[6].(int))
+	},
+})}
+
+type kernW4tcF16F16Launcher struct{ kern.Launcher }
+
+// Launch runs w4tcF16F16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernW4tcF16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[gpu.Half], packed *kern.Buffer[uint8], scales *kern.Buffer[float32], m int, n int, k int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(packed), kern.BufferArg(scales), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k))
+}
+
+// w4tcBF16F32Kernel launches the kernel w4tcBF16F32 (tc.go:91).
+var w4tcBF16F32Kernel = kernW4tcBF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "w4tcBF16F32", Pkg: "github.com/gokern/kern/ops/internal/w4", Entry: "w4tcBF16F32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "packed", Kind: kern.SliceParam, Elem: "uint8", Size: 1},
+		{Name: "scales", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:      gpu.Dim3{X: 128, Y: 1, Z: 1},
+	Bounds:     false,
+	SourceHash: "79ea65ac961d2b8a", Source: []string{"tc.go:bf16g.frag", "tc.go:bf16g.mma", "tc.go:bf16g.unit", "tc.go:const TCRows", "tc.go:const TCThreads", "tc.go:const tcStages", "tc.go:const tcWBytes", "tc.go:const tcWarps", "tc.go:const tcXRows", "tc.go:tcStage", "tc.go:type tcCodec", "tc.go:w4tc", "tc.go:w4tcBF16F32", "tc.go:w4tcIssue", "tc.go:w4tcIssueFull", "w4.go:const Group", "w4.go:const w4Rows", "w4.go:const w4Stage", "w4.go:const w4StageW", "w4.go:const w4Stages", "w4.go:const w4Step", "w4.go:const w4WRows", "w4.go:const w4WarpSh", "w4.go:const w4Warps", "w4.go:f32c.store", "w4.go:type bf16g", "w4.go:type codec", "w4.go:type f32c"},
+	Native: func(t gpu.Thread, a []any) {
+		w4tcBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]uint8), a[3].([]float32), a[4].(int), a[5].(int), a[6].(int))
+	},
+})}
+
+type kernW4tcBF16F32Launcher struct{ kern.Launcher }
+
+// Launch runs w4tcBF16F32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernW4tcBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[gpu.BFloat16], packed *kern.Buffer[uint8], scales *kern.Buffer[float32], m int, n int, k int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(packed), kern.BufferArg(scales), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k))
+}
+
+// w4tcBF16BF16Kernel launches the kernel w4tcBF16BF16 (tc.go:96).
+var w4tcBF16BF16Kernel = kernW4tcBF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "w4tcBF16BF16", Pkg: "github.com/gokern/kern/ops/internal/w4", Entry: "w4tcBF16BF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "packed", Kind: kern.SliceParam, Elem: "uint8", Size: 1},
+		{Name: "scales", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:      gpu.Dim3{X: 128, Y: 1, Z: 1},
+	Bounds:     false,
+	SourceHash: "afe46b07b00b7793", Source: []string{"tc.go:bf16g.frag", "tc.go:bf16g.mma", "tc.go:bf16g.unit", "tc.go:const TCRows", "tc.go:const TCThreads", "tc.go:const tcStages", "tc.go:const tcWBytes", "tc.go:const tcWarps", "tc.go:const tcXRows", "tc.go:tcStage", "tc.go:type tcCodec", "tc.go:w4tc", "tc.go:w4tcBF16BF16", "tc.go:w4tcIssue", "tc.go:w4tcIssueFull", "w4.go:bf16c.store", "w4.go:const Group", "w4.go:const w4Rows", "w4.go:const w4Stage", "w4.go:const w4StageW", "w4.go:const w4Stages", "w4.go:const w4Step", "w4.go:const w4WRows", "w4.go:const w4WarpSh", "w4.go:const w4Warps", "w4.go:type bf16c", "w4.go:type bf16g", "w4.go:type codec"},
+	Native: func(t gpu.Thread, a []any) {
+		w4tcBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]uint8), a[3].([]float32), a[4].(int), a[5].(int), a[6].(int))
+	},
+})}
+
+type kernW4tcBF16BF16Launcher struct{ kern.Launcher }
+
+// Launch runs w4tcBF16BF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernW4tcBF16BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.BFloat16], packed *kern.Buffer[uint8], scales *kern.Buffer[float32], m int, n int, k int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(packed), kern.BufferArg(scales), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k))
+}
+
+// w4F16F32Kernel launches the kernel w4F16F32 (w4.go:68).
 var w4F16F32Kernel = kernW4F16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "w4F16F32", Pkg: "github.com/gokern/kern/ops/internal/w4", Entry: "w4F16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -44,7 +156,7 @@ func (l kernW4F16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buf
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(packed), kern.BufferArg(scales), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k))
 }
 
-// w4F16F16Kernel launches the kernel w4F16F16 (w4.go:72).
+// w4F16F16Kernel launches the kernel w4F16F16 (w4.go:73).
 var w4F16F16Kernel = kernW4F16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "w4F16F16", Pkg: "github.com/gokern/kern/ops/internal/w4", Entry: "w4F16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -72,7 +184,7 @@ func (l kernW4F16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buf
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(packed), kern.BufferArg(scales), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k))
 }
 
-// w4BF16F32Kernel launches the kernel w4BF16F32 (w4.go:77).
+// w4BF16F32Kernel launches the kernel w4BF16F32 (w4.go:78).
 var w4BF16F32Kernel = kernW4BF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "w4BF16F32", Pkg: "github.com/gokern/kern/ops/internal/w4", Entry: "w4BF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -100,7 +212,7 @@ func (l kernW4BF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Bu
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(packed), kern.BufferArg(scales), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k))
 }
 
-// w4BF16BF16Kernel launches the kernel w4BF16BF16 (w4.go:82).
+// w4BF16BF16Kernel launches the kernel w4BF16BF16 (w4.go:83).
 var w4BF16BF16Kernel = kernW4BF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "w4BF16BF16", Pkg: "github.com/gokern/kern/ops/internal/w4", Entry: "w4BF16BF16", Module: kernModule,
 	Params: []kern.Param{
