@@ -125,6 +125,12 @@ func (e *emuBackend) launch(l *launch) error {
 	if err != nil {
 		var f *emu.Error
 		if errors.As(err, &f) {
+			// A fault may come with the sanitizers' report of what led to
+			// it (a skipped mbarrier wait ending in a deadlock): keep both.
+			var rep *emu.Report
+			if errors.As(err, &rep) {
+				return errors.Join(emuFault(l.k, f), rep)
+			}
 			return emuFault(l.k, f)
 		}
 		return err

@@ -25,8 +25,12 @@ var flashHK = [2][2]*kern.Kernel{
 }
 
 // forceHopperAttention makes FlashAttention use the sm_90a kernels on the
-// emulator (which runs every target); tests set it.
-var forceHopperAttention bool
+// emulator (which runs every target); tests set it. hopperKernelForTest,
+// when set, replaces the kernel (tests run variants with planted bugs).
+var (
+	forceHopperAttention bool
+	hopperKernelForTest  *kern.Kernel
+)
 
 // useHopperAttention reports whether FlashAttention on dev runs attnh:
 // a GPU of compute capability 9.0 (sm_90a modules load on nothing else;
@@ -52,7 +56,11 @@ func flashHopper[T Half16](queue kern.Queue, s *shape, out, q, k, v *kern.Buffer
 	rows := attnh.FlashM + 2*attnh.Stages*attnh.FlashN // the Q tile and the K/V stages
 	grid := kern.Blocks(gpu.Dim3{X: (a.MaxSeqQ + attnh.FlashM - 1) / attnh.FlashM, Y: a.Heads, Z: batch}, gpu.Dim3{X: attnh.Threads, Y: 1, Z: 1}).
 		WithShared(rows * a.HeadDim * 2)
-	return s.launch(flashHK[dtypeIndex[T]()-1][hd], queue, grid,
+	kf := flashHK[dtypeIndex[T]()-1][hd]
+	if hopperKernelForTest != nil {
+		kf = hopperKernelForTest
+	}
+	return s.launch(kf, queue, grid,
 		bufArg(out), bufArg(lseArg), bufArg(q), bufArg(k), bufArg(v), bufArg(maps[0]), bufArg(maps[1]), bufArg(maps[2]), bufArg(cuSeqQ), bufArg(cuSeqK),
 		intArg(totalQ), intArg(totalK), intArg(a.Heads), intArg(a.KVHeads), f32Arg(a.scale()*math.Log2E), kern.ScalarArg(a.Causal), kern.ScalarArg(lse != nil))
 }

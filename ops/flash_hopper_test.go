@@ -27,8 +27,9 @@ func withHopperAttention(t *testing.T, f func(dev *kern.Device), opts ...emu.Opt
 // dims 64 and 128), with the same tolerances (runAttn).
 func TestFlashAttentionHopper(t *testing.T) {
 	cases := flashCases
-	if os.Getenv("KERN_HOPPER_ATTN_CASE") != "" {
-		cases = cases[:1]
+	if os.Getenv("KERN_BIG") != "" {
+		cases = append(cases, attnCase{lq: []int{1000}, lk: []int{1000}, heads: 2, kvHeads: 1, hd: 128, causal: true},
+			attnCase{lq: []int{300, 1}, lk: []int{1000, 700}, heads: 4, kvHeads: 4, hd: 64})
 	}
 	withHopperAttention(t, func(dev *kern.Device) {
 		for i, c := range cases {

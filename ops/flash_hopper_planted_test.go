@@ -1,0 +1,106 @@
+package ops
+
+// Planted bugs in the Hopper attention kernel: its source with one
+// mistake, compiled for sm_90a and run on the emulator in place of the
+// real kernel, must fail there as it would on a GPU: wrong results (a
+// wrong swizzle on V, a wgmma result read before wgmma.wait_group), or a
+// sanitizer finding or error (a skipped or wrong-phase mbarrier wait).
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/compiler"
+	"github.com/gokern/kern/emu"
+	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/ops/internal/attnh"
+)
+
+func TestFlashAttentionHopperPlantedBugs(t *testing.T) {
+	src, err := os.ReadFile("internal/attnh/flash.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each bug must give wrong results or an error; hazard also wants a
+	// racecheck finding naming it.
+	bugs := []struct {
+		name, old, new string
+		hazard         bool
+	}{
+		{"wrong swizzle on V", "FlashN*Chunk*2, 1024, gpu.Swizzle128B)", "FlashN*Chunk*2, 1024, gpu.Swizzle64B)", false},
+		{"wrong swizzle on K", "kd := gpu.WGMMADesc(t, &sm[qTile+kvTile*s], 0, 1024, gpu.Swizzle128B)", "kd := gpu.WGMMADesc(t, &sm[qTile+kvTile*s], 0, 1024, gpu.SwizzleNone)", false},
+		{"missing wgmma.wait_group after Q·Kᵀ", "\t\tgpu.WGMMACommitGroup(t)\n\t\tgpu.WGMMAWaitGroup(t, 0)\n\n\t\t// Mask", "\t\tgpu.WGMMACommitGroup(t)\n\n\t\t// Mask", false},
+		{"skipped wait on full", "for !gpu.MbarrierTryWait(t, &bars[1+s], (j/Stages)&1) {", "for false && !gpu.MbarrierTryWait(t, &bars[1+s], (j/Stages)&1) {", true},
+		{"wrong phase on full", "for !gpu.MbarrierTryWait(t, &bars[1+s], (j/Stages)&1) {", "for !gpu.MbarrierTryWait(t, &bars[1+s], (j/Stages+1)&1) {", false},
+	}
+	for _, b := range bugs {
+		t.Run(b.name, func(t *testing.T) {
+			if strings.Count(string(src), b.old) != 1 {
+				t.Fatalf("the kernel source no longer has %q once", b.old)
+			}
+			planted := strings.Replace(string(src), b.old, b.new, 1)
+			p, err := compiler.CompileSource(compiler.Config{Arch: "sm_90a"}, "flash.go", []byte(planted))
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec := *attnh.FlashF16D64Kernel.Kernel().Spec()
+			spec.Module = &kern.Module{Pkg: spec.Pkg + "_planted", Arch: "sm_90a", PTX: p.PTX}
+			spec.Source, spec.SourceHash = nil, ""
+			hopperKernelForTest = kern.NewKernel(spec)
+			defer func() { hopperKernelForTest = nil }()
+			wrong, err := runPlanted(t, emu.Options{Racecheck: true, Synccheck: true})
+			t.Logf("%d wrong outputs, err %v", wrong, firstLine(err))
+			if wrong == 0 && err == nil {
+				t.Errorf("%s: right results and no error", b.name)
+			}
+			var rep *emu.Report
+			if b.hazard && !(errors.As(err, &rep) && strings.Contains(rep.Error(), "racecheck: read-after-write hazard")) {
+				t.Errorf("%s: no racecheck hazard in %v", b.name, err)
+			}
+		})
+	}
+}
+
+func firstLine(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}
+
+// runPlanted runs a headDim-64 f16 causal case of 3 key tiles through the
+// kernel under test and counts outputs far from float64 (a loose bound:
+// the real kernel's errors are 100 times smaller).
+func runPlanted(t *testing.T, opts emu.Options) (wrong int, err error) {
+	forceHopperAttention = true
+	defer func() { forceHopperAttention = false }()
+	dev := kern.OpenEmulator(opts)
+	defer dev.Close()
+	c := attnCase{lq: []int{150}, lk: []int{150}, heads: 2, kvHeads: 1, hd: 64, causal: true}
+	rng := rand.New(rand.NewPCG(5, 6))
+	q, qw := upload[gpu.Half](t, dev, randn(rng, 150*2*64, 1))
+	k, kw := upload[gpu.Half](t, dev, randn(rng, 150*64, 1))
+	v, vw := upload[gpu.Half](t, dev, randn(rng, 150*64, 1))
+	out := alloc[gpu.Half](t, dev, 150*2*64)
+	cu := uploadT(t, dev, SeqOffsets(150))
+	a := Attention{Heads: 2, KVHeads: 1, HeadDim: 64, Causal: true, MaxSeqQ: 150}
+	err = FlashAttention(dev, out, q, k, v, nil, cu, cu, a)
+	var rep *emu.Report
+	if err != nil && !errors.As(err, &rep) && !errors.Is(err, emu.ErrDeadlock) && !errors.Is(err, emu.ErrMbarrier) {
+		return 0, err
+	}
+	want, _, _, _ := attnRef(c, qw, kw, vw, float64(a.scale()))
+	got := download(t, out)
+	for i := range want {
+		if d := math.Abs(got[i] - want[i]); !(d <= 0.05+0.05*math.Abs(want[i])) {
+			wrong++
+		}
+	}
+	return wrong, err
+}
