@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/gokern/kern/compiler"
@@ -8,18 +9,14 @@ import (
 )
 
 // TestEveryKernelInTheRepoAssembles compiles every package of the module
-// that has kernels (ops, examples, internal test packages) for sm_80 and
-// sm_90 and assembles each with ptxas, warnings and spills as errors.
+// that has kernels (ops, examples, internal test packages) and assembles
+// each with ptxas, warnings and spills as errors: the portable packages
+// for sm_80 and sm_90, and a package whose //kern:arch names an
+// architecture-specific target (sm_90a: wgmma, setmaxnreg), which no
+// other target can compile, for that target only.
 func TestEveryKernelInTheRepoAssembles(t *testing.T) {
 	ptxas.Require(t)
-	for _, arch := range []string{"sm_80", "sm_90"} {
-		pkgs, err := compiler.Compile(compiler.Config{Arch: arch, Dir: "../.."}, "./...")
-		if err != nil {
-			t.Fatalf("%s: %v", arch, err)
-		}
-		if len(pkgs) < 10 {
-			t.Fatalf("%s: only %d packages with kernels found", arch, len(pkgs))
-		}
+	check := func(arch string, pkgs []*compiler.Package) {
 		for _, p := range pkgs {
 			reps := ptxas.Check(t, p.Name+"_"+arch, []byte(p.PTX), arch)
 			for _, f := range reps[arch].Entries() {
@@ -29,4 +26,27 @@ func TestEveryKernelInTheRepoAssembles(t *testing.T) {
 			}
 		}
 	}
+	// Each package at its own target: sm_80 unless it says otherwise.
+	own, err := compiler.Compile(compiler.Config{Dir: "../.."}, "./...")
+	if err != nil {
+		t.Fatalf("own targets: %v", err)
+	}
+	if len(own) < 10 {
+		t.Fatalf("only %d packages with kernels found", len(own))
+	}
+	var portable []string
+	for _, p := range own {
+		check(p.Arch, []*compiler.Package{p})
+		if !strings.HasSuffix(p.Arch, "a") {
+			portable = append(portable, p.Path)
+		}
+	}
+	pkgs, err := compiler.Compile(compiler.Config{Arch: "sm_90", Dir: "../.."}, portable...)
+	if err != nil {
+		t.Fatalf("sm_90: %v", err)
+	}
+	if len(pkgs) != len(portable) {
+		t.Fatalf("sm_90: %d packages compiled, want %d", len(pkgs), len(portable))
+	}
+	check("sm_90", pkgs)
 }
