@@ -95,7 +95,8 @@ func matmulHopperRun[In Half16, O Float](s *shape, q kern.Queue, c *kern.Buffer[
 
 // MatmulVersion names the kernel Matmul runs for an m×n×k product with
 // b in layout on dev: "v1", "gemv", "v2 128x128x32" (the sm_80 GEMM and
-// its tile), or "v3 sm_90a" (the Hopper GEMM). kern bench prints it
+// its tile), or "v3 sm_90a" (the Hopper GEMM; Matmul still falls back to
+// v2 if the driver turns out to have no tensor maps). kern bench prints it
 // beside its timings.
 func MatmulVersion(dev *kern.Device, m, n, k int, layout BLayout) string {
 	v := mmV2
