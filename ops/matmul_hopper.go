@@ -2,12 +2,11 @@ package ops
 
 // Matmul's Hopper version (v3, ops/internal/mmh): TMA + wgmma + an
 // mbarrier pipeline, warp-specialised and persistent, for compute
-// capability 9.0. It
-// takes the shapes v2 takes with b as W[N,K] (WeightNK): B[K,N] needs
-// MN-major wgmma operands, which mmh does not have yet, so RowMajorKN stays
-// on v2. Its operands reach the kernel as tensor maps (kern's
-// Device.TensorMap, cached per buffer and shape), whose 16-byte row
-// stride is the k%8 == 0 that v2 needs too.
+// capability 9.0. It takes the shapes v2 takes with b as W[N,K]
+// (WeightNK): B[K,N] needs MN-major wgmma operands, which mmh does not
+// have yet, so RowMajorKN stays on v2. Its operands reach the kernel as
+// tensor maps (kern's Device.TensorMap, cached per buffer and shape),
+// whose 16-byte row stride is the k%8 == 0 that v2 needs too.
 
 import (
 	"fmt"
