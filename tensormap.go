@@ -21,6 +21,7 @@ package kern
 // so the memory stays allocated as long as the map is in use.
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"unsafe"
@@ -28,6 +29,11 @@ import (
 	"github.com/gokern/kern/cuda"
 	"github.com/gokern/kern/gpu"
 )
+
+// ErrNoTensorMaps is returned (wrapped) by Device.TensorMap on a GPU whose
+// driver has no cuTensorMapEncodeTiled (older than CUDA 12.0): callers
+// with a kernel that does not need TMA can fall back to it.
+var ErrNoTensorMaps = errors.New("kern: the NVIDIA driver has no tensor maps (cuTensorMapEncodeTiled needs CUDA 12.0 or newer)")
 
 // TensorMapSpec describes a 2-D row-major view of a buffer for TMA.
 type TensorMapSpec struct {
@@ -129,6 +135,10 @@ func (d *Device) encodeTensorMap(a argValue, spec TensorMapSpec) ([gpu.TensorMap
 				[]uint32{uint32(spec.Box[0]), uint32(spec.Box[1])}, cuda.TensorSwizzle(spec.Swizzle))
 			return
 		})
+		var cerr *cuda.Error
+		if errors.As(err, &cerr) && cerr.Code == cuda.ErrorSharedObjectSymbolNotFound {
+			err = fmt.Errorf("%w: %v", ErrNoTensorMaps, err)
+		}
 		return m, err
 	case *emuBackend:
 		return gpu.EncodeTensorMap(tensorMap2D(uintptr(a.addr), a, spec))

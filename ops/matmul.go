@@ -46,6 +46,7 @@ package ops
 //	   on compute capability 9.0.
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -158,7 +159,12 @@ func Matmul[In Half16, O Float](q kern.Queue, c *kern.Buffer[O], a, b *kern.Buff
 		major, minor := dev.ComputeCapability()
 		v = hopperPick(v, major, minor, o.Layout) // matmul_hopper.go
 	}
-	return matmulRun(s, v, pickConfig(m, n), q, c, a, b, m, n, k, o)
+	err = matmulRun(s, v, pickConfig(m, n), q, c, a, b, m, n, k, o)
+	if v == mmHopper && errors.Is(err, kern.ErrNoTensorMaps) {
+		// A driver without tensor maps: the sm_80 kernel needs none.
+		err = matmulRun(s, mmV2, pickConfig(m, n), q, c, a, b, m, n, k, o)
+	}
+	return err
 }
 
 // matmul versions, as matmulCheck picks them.

@@ -2,12 +2,11 @@ package ops
 
 // Matmul's Hopper version (v3, ops/internal/mmh): TMA + wgmma + an
 // mbarrier pipeline, warp-specialised and persistent, for compute
-// capability 9.0. It
-// takes the shapes v2 takes with b as W[N,K] (WeightNK): B[K,N] needs
-// MN-major wgmma operands, which mmh does not have yet, so RowMajorKN stays
-// on v2. Its operands reach the kernel as tensor maps (kern's
-// Device.TensorMap, cached per buffer and shape), whose 16-byte row
-// stride is the k%8 == 0 that v2 needs too.
+// capability 9.0. It takes the shapes v2 takes with b as W[N,K]
+// (WeightNK): B[K,N] needs MN-major wgmma operands, which mmh does not
+// have yet, so RowMajorKN stays on v2. Its operands reach the kernel as
+// tensor maps (kern's Device.TensorMap, cached per buffer and shape),
+// whose 16-byte row stride is the k%8 == 0 that v2 needs too.
 
 import (
 	"fmt"
@@ -95,7 +94,8 @@ func matmulHopperRun[In Half16, O Float](s *shape, q kern.Queue, c *kern.Buffer[
 
 // MatmulVersion names the kernel Matmul runs for an m×n×k product with
 // b in layout on dev: "v1", "gemv", "v2 128x128x32" (the sm_80 GEMM and
-// its tile), or "v3 sm_90a" (the Hopper GEMM). kern bench prints it
+// its tile), or "v3 sm_90a" (the Hopper GEMM; Matmul still falls back to
+// v2 if the driver turns out to have no tensor maps). kern bench prints it
 // beside its timings.
 func MatmulVersion(dev *kern.Device, m, n, k int, layout BLayout) string {
 	v := mmV2

@@ -1,9 +1,11 @@
 package ops
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/gokern/kern"
@@ -68,12 +70,14 @@ func TestMatmulVersionAgrees(t *testing.T) {
 // second device, which reports compute capability 9.0: Matmul must pick
 // v3, build both tensor maps through cuTensorMapEncodeTiled, load the
 // sm_90a module (the architecture check passes only on 9.0) and launch
-// it with more than 48 KiB of dynamic shared memory. The stub runs no
-// kernel, so only the plumbing is checked; emu checks the numbers. The
-// driver is loaded once per process: the test runs in a child process.
+// it with more than 48 KiB of dynamic shared memory. A second stub
+// without cuTensorMapEncodeTiled (a pre-12.0 driver) must make Matmul
+// fall back to v2. The stub runs no kernel, so only the plumbing is
+// checked; emu checks the numbers. The driver is loaded once per process:
+// each case runs in a child process.
 func TestMatmulHopperOnTheStubDriver(t *testing.T) {
-	if os.Getenv("KERN_MMH_STUB_CHILD") != "" {
-		matmulHopperStubChild(t)
+	if c := os.Getenv("KERN_MMH_STUB_CHILD"); c != "" {
+		matmulHopperStubChild(t, c == "notma")
 		return
 	}
 	cc := os.Getenv("CC")
@@ -87,19 +91,28 @@ func TestMatmulHopperOnTheStubDriver(t *testing.T) {
 		t.Skipf("no C compiler to build the stub libcuda: %v", err)
 	}
 	srcs, _ := filepath.Glob(filepath.Join("..", "cuda", "testdata", "stub", "*.c"))
-	lib := filepath.Join(t.TempDir(), "libcuda_stub.so")
-	args := append([]string{"-shared", "-fPIC", "-fvisibility=hidden", "-O1", "-o", lib}, srcs...)
-	if out, err := exec.Command(cc, append(args, "-lpthread")...).CombinedOutput(); err != nil {
-		t.Fatalf("building the stub: %v\n%s", err, out)
+	noTMA := slices.DeleteFunc(slices.Clone(srcs), func(f string) bool { return filepath.Base(f) == "stub_tensormap.c" })
+	if len(noTMA) != len(srcs)-1 {
+		t.Fatalf("no stub_tensormap.c among %v", srcs)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestMatmulHopperOnTheStubDriver$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), "KERN_MMH_STUB_CHILD=1", "KERN_LIBCUDA="+lib, "KERN_DEVICE=cuda:1")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("the child failed: %v\n%s", err, out)
+	for _, c := range []struct {
+		name string
+		srcs []string
+	}{{"tma", srcs}, {"notma", noTMA}} {
+		lib := filepath.Join(t.TempDir(), "libcuda_stub.so")
+		args := append([]string{"-shared", "-fPIC", "-fvisibility=hidden", "-O1", "-o", lib}, c.srcs...)
+		if out, err := exec.Command(cc, append(args, "-lpthread")...).CombinedOutput(); err != nil {
+			t.Fatalf("building the stub: %v\n%s", err, out)
+		}
+		cmd := exec.Command(os.Args[0], "-test.run=^TestMatmulHopperOnTheStubDriver$", "-test.v", "-test.count=1")
+		cmd.Env = append(os.Environ(), "KERN_MMH_STUB_CHILD="+c.name, "KERN_LIBCUDA="+lib, "KERN_DEVICE=cuda:1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: the child failed: %v\n%s", c.name, err, out)
+		}
 	}
 }
 
-func matmulHopperStubChild(t *testing.T) {
+func matmulHopperStubChild(t *testing.T, noTMA bool) {
 	dev, err := kern.Open()
 	if err != nil {
 		t.Fatal(err)
@@ -117,6 +130,10 @@ func matmulHopperStubChild(t *testing.T) {
 	c, err := kern.Alloc[gpu.BFloat16](dev, m*n)
 	if err != nil {
 		t.Fatal(err)
+	}
+	_, err = dev.TensorMap(a, kern.TensorMapSpec{Dims: [2]int{k, m}, Box: [2]int{64, 128}, Swizzle: gpu.Swizzle128B})
+	if noTMA != errors.Is(err, kern.ErrNoTensorMaps) {
+		t.Errorf("TensorMap on a driver without tensor maps = %t: %v", noTMA, err)
 	}
 	if err := Matmul(dev, c, a, w, m, n, k, MatmulOpts[gpu.BFloat16]{}); err != nil {
 		t.Fatal(err)

@@ -9,36 +9,44 @@ import (
 )
 
 // TestEveryKernelInTheRepoAssembles compiles every package of the module
-// that has kernels (ops, examples, internal test packages) for sm_80 and
-// sm_90 and assembles each with ptxas, warnings and spills as errors. A
-// package marked //kern:arch with an architecture-specific target
-// (sm_90a: wgmma) compiles for that target only, and is assembled for it.
+// that has kernels (ops, examples, internal test packages) and assembles
+// each with ptxas, warnings and spills as errors: the portable packages
+// for sm_80 and sm_90, and a package whose //kern:arch names an
+// architecture-specific target (sm_90a: wgmma, setmaxnreg), which no
+// other target can compile, for that target only.
 func TestEveryKernelInTheRepoAssembles(t *testing.T) {
 	ptxas.Require(t)
-	var portable []string
-	for _, arch := range []string{"", "sm_90"} {
-		// "" is each package's own target: sm_80 unless //kern:arch says.
-		patterns := []string{"./..."}
-		if arch != "" {
-			patterns = portable
-		}
-		pkgs, err := compiler.Compile(compiler.Config{Arch: arch, Dir: "../.."}, patterns...)
-		if err != nil {
-			t.Fatalf("%q: %v", arch, err)
-		}
-		if len(pkgs) < 10 {
-			t.Fatalf("%q: only %d packages with kernels found", arch, len(pkgs))
-		}
+	check := func(arch string, pkgs []*compiler.Package) {
 		for _, p := range pkgs {
-			if arch == "" && !strings.HasSuffix(p.Arch, "a") {
-				portable = append(portable, p.Path)
-			}
-			reps := ptxas.Check(t, p.Name+"_"+p.Arch, []byte(p.PTX), p.Arch)
-			for _, f := range reps[p.Arch].Entries() {
+			reps := ptxas.Check(t, p.Name+"_"+arch, []byte(p.PTX), arch)
+			for _, f := range reps[arch].Entries() {
 				if f.Spills() {
-					t.Errorf("%s %s.%s spills (%d bytes stored)", p.Arch, p.Path, f.Name, f.SpillStores)
+					t.Errorf("%s %s.%s spills (%d bytes stored)", arch, p.Path, f.Name, f.SpillStores)
 				}
 			}
 		}
 	}
+	// Each package at its own target: sm_80 unless it says otherwise.
+	own, err := compiler.Compile(compiler.Config{Dir: "../.."}, "./...")
+	if err != nil {
+		t.Fatalf("own targets: %v", err)
+	}
+	if len(own) < 10 {
+		t.Fatalf("only %d packages with kernels found", len(own))
+	}
+	var portable []string
+	for _, p := range own {
+		check(p.Arch, []*compiler.Package{p})
+		if !strings.HasSuffix(p.Arch, "a") {
+			portable = append(portable, p.Path)
+		}
+	}
+	pkgs, err := compiler.Compile(compiler.Config{Arch: "sm_90", Dir: "../.."}, portable...)
+	if err != nil {
+		t.Fatalf("sm_90: %v", err)
+	}
+	if len(pkgs) != len(portable) {
+		t.Fatalf("sm_90: %d packages compiled, want %d", len(pkgs), len(portable))
+	}
+	check("sm_90", pkgs)
 }

@@ -4,7 +4,9 @@
 // into 128-byte swizzled shared memory, a multi-stage mbarrier pipeline,
 // warpgroup MMA (wgmma) and warp specialisation (a producer warpgroup that
 // only issues copies, two consumer warpgroups that only multiply, with
-// setmaxnreg moving registers from the first to the others). ops/matmul.go
+// setmaxnreg moving registers from the first to the others), persistent
+// (a block per SM walks the output tiles). gemm.go has the design,
+// epilogue.go the fused epilogue. ops/matmul.go
 // chooses it on compute capability 9.0; the portable sm_80 kernels stay in
 // ops/internal/mm, whose epilogue epilogue.go repeats so both paths
 // fuse and round alike.

@@ -126,7 +126,10 @@ func gemm[A gpu.Elem, O any, CO codec[O]](bf16 bool, co CO, t gpu.Thread, sm []A
 	}
 	gpu.SetMaxNRegInc(t, consumerRegs)
 	// The consumer's A rows start 64 rows (8 KiB, a multiple of the
-	// 1024-byte swizzle atom) into each A box.
+	// 1024-byte swizzle atom) into each A box. SBO 1024 bytes: the next
+	// eight rows; LBO is unused by a K-major swizzled operand whose k16
+	// slice (32 bytes) lies inside a swizzled row, 0 as in Triton 3.9's
+	// sm_90 matmul (descriptor high word 0x40000040 in both).
 	da := gpu.WGMMADesc(t, &sm[(wg-1)*64*BK], 0, 1024, gpu.Swizzle128B)
 	db := gpu.WGMMADesc(t, &sm[stages*boxA], 0, 1024, gpu.Swizzle128B)
 	// The stage and k16 offsets are added to the low words only: the
