@@ -124,7 +124,8 @@ func (kb *kernelBuilder) newFrame(fn *ssa.Function, args []*val, params []level,
 	fr.partial = kb.findPartial(fn)
 	fr.promoted = promotable(fn, fr.unrollConst)
 	fr.safe, fr.ranges = kb.provablySafe(fn, args)
-	fr.align = newAlignCtx(fn)
+	fr.align = newAlignCtx(fn, kb.argTZ)
+	kb.argTZ = nil
 	fr.pairs = findPack2Pairs(fn, fr.align)
 	fr.blocks = make([]*ir.Block, len(fn.Blocks))
 	for i, b := range fn.Blocks {
