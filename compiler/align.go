@@ -37,13 +37,22 @@ import (
 
 // alignCtx is the alignment analysis of one function activation.
 type alignCtx struct {
-	tz    map[ssa.Value]int
-	edges map[*ssa.BasicBlock]map[*ssa.BasicBlock]int
+	tz map[ssa.Value]int
+	// params holds what the caller knows of an inlined helper's integer
+	// arguments.
+	params map[ssa.Value]int
+	edges  map[*ssa.BasicBlock]map[*ssa.BasicBlock]int
 }
 
-// newAlignCtx solves tz for every integer instruction of fn.
-func newAlignCtx(fn *ssa.Function) *alignCtx {
-	ac := &alignCtx{tz: map[ssa.Value]int{}, edges: map[*ssa.BasicBlock]map[*ssa.BasicBlock]int{}}
+// newAlignCtx solves tz for every integer instruction of fn; argTZ, when
+// fn is an inlined helper, is tz of each argument at the call.
+func newAlignCtx(fn *ssa.Function, argTZ []int) *alignCtx {
+	ac := &alignCtx{tz: map[ssa.Value]int{}, params: map[ssa.Value]int{}, edges: map[*ssa.BasicBlock]map[*ssa.BasicBlock]int{}}
+	for i, p := range fn.Params {
+		if i < len(argTZ) {
+			ac.params[p] = argTZ[i]
+		}
+	}
 	var vals []ssa.Value
 	for _, b := range fn.Blocks {
 		for _, instr := range b.Instrs {
@@ -131,7 +140,7 @@ func (ac *alignCtx) at(v ssa.Value, b *ssa.BasicBlock) int {
 	}
 	n, ok := ac.tz[v]
 	if !ok {
-		n = 0
+		n = ac.params[v]
 	}
 	return max(n, ac.fact(v, b))
 }

@@ -40,6 +40,9 @@ type kernelBuilder struct {
 	// checks records each bounds-check site's outcome: true when some
 	// copy of it keeps its device check.
 	checks map[token.Pos]bool
+	// argTZ passes what align.go knows of a call's arguments to the
+	// helper's frame (set by inlineDirect, taken by newFrame).
+	argTZ []int
 }
 
 // siteCode is what a failing check writes to the error slot's first word:

@@ -60,6 +60,9 @@ type frame struct {
 	// gpu.PackHalf2 loads lowered as one 32-bit load (pack2.go).
 	align *alignCtx
 	pairs map[ssa.Instruction]*pack2Pair
+	// groups are the adjacent accesses lowered as one vector access
+	// (vecmerge.go).
+	groups map[ssa.Instruction]*vecGroup
 	// partial maps the header of each //kern:unroll N loop to it;
 	// partialActive is the stack of those being lowered (unroll_partial.go).
 	partial       map[*ssa.BasicBlock]*partialLoop
@@ -124,8 +127,10 @@ func (kb *kernelBuilder) newFrame(fn *ssa.Function, args []*val, params []level,
 	fr.partial = kb.findPartial(fn)
 	fr.promoted = promotable(fn, fr.unrollConst)
 	fr.safe, fr.ranges = kb.provablySafe(fn, args)
-	fr.align = newAlignCtx(fn)
+	fr.align = newAlignCtx(fn, kb.argTZ)
+	kb.argTZ = nil
 	fr.pairs = findPack2Pairs(fn, fr.align)
+	fr.groups = findVecGroups(fn, fr.align, fr.pairs)
 	fr.blocks = make([]*ir.Block, len(fn.Blocks))
 	for i, b := range fn.Blocks {
 		fr.blocks[i] = kb.f.NewBlock(blockHint(fn, b))

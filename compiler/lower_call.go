@@ -171,6 +171,10 @@ func (kb *kernelBuilder) inlineDirect(fr *frame, call *ssa.Call, callee *ssa.Fun
 		kb.stack = kb.stack[:len(kb.stack)-1]
 		kb.callSites = kb.callSites[:len(kb.callSites)-1]
 	}()
+	kb.argTZ = make([]int, len(call.Call.Args))
+	for i, a := range call.Call.Args {
+		kb.argTZ[i] = fr.align.tzAt(a, call.Block())
+	}
 	sub := kb.newFrame(callee, args, levels, base)
 	sub.ret = kb.f.NewBlock("ret_" + ptxIdent(callee.Name()))
 	resT, _ := flatten(callee.Signature.Results())

@@ -195,6 +195,9 @@ func (kb *kernelBuilder) lowerUnOp(fr *frame, in *ssa.UnOp) *val {
 		if v, ok := kb.pairLoad(fr, in); ok {
 			return v
 		}
+		if v, ok := kb.groupLoad(fr, in); ok {
+			return v
+		}
 		p := kb.value(fr, in.X)
 		return kb.load(fr, p, in.Type())
 	}

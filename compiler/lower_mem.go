@@ -403,6 +403,9 @@ type globalLoad struct {
 }
 
 func (kb *kernelBuilder) lowerStore(fr *frame, s *ssa.Store) {
+	if kb.groupStore(fr, s) {
+		return
+	}
 	p := kb.value(fr, s.Addr)
 	v := kb.value(fr, s.Val)
 	t := s.Val.Type()

@@ -46,6 +46,8 @@ var tensorIntrinsics = map[string]intrinsicFunc{
 	"Load4":  func(kb *kernelBuilder, c *icall) *val { return kb.vecLoad(c, 4) },
 	"Store2": func(kb *kernelBuilder, c *icall) *val { return kb.vecStore(c, 2) },
 	"Store4": func(kb *kernelBuilder, c *icall) *val { return kb.vecStore(c, 4) },
+	"Load8":  func(kb *kernelBuilder, c *icall) *val { return kb.vecLoad(c, 8) },
+	"Store8": func(kb *kernelBuilder, c *icall) *val { return kb.vecStore(c, 8) },
 }
 
 // regsOf materialises every scalar of v in registers of type t.
@@ -161,7 +163,7 @@ func (kb *kernelBuilder) vecAccess(c *icall, n int) (addr ir.Operand, et ir.Type
 	s := c.args[0]
 	et = scalarType(c.elem)
 	bits := memBytes(et) * 8 * n
-	if bits != 64 && bits != 128 && bits != 32 {
+	if bits != 64 && bits != 128 && bits != 32 || n == 8 && memBytes(et) != 2 {
 		kb.d.errorf(c.call.Pos(), BadIntrinsicArg, "gpu.%s of %s moves %d bits; vector accesses must be 32, 64 or 128 bits", c.name, typeName(c.elem), bits)
 		return ir.Operand{}, et, false
 	}
@@ -171,7 +173,9 @@ func (kb *kernelBuilder) vecAccess(c *icall, n int) (addr ir.Operand, et ir.Type
 	kb.b.Arith(ir.OpAdd, ir.S64, last, i, ir.Imm(ir.S64, uint64(n-1)))
 	kb.checkBounds(ir.R(last), s.ops[1], c.call.Pos())
 	p := kb.addOffset(s.ops[0], i, int64(memBytes(et)))
-	return ir.Addr(kb.reg(p, ir.U64), 0), et, true
+	addr = ir.Addr(kb.reg(p, ir.U64), 0)
+	kb.checkVecAlign(c, addr.Reg, bits/8)
+	return addr, et, true
 }
 
 func (kb *kernelBuilder) vecLoad(c *icall, n int) *val {
@@ -184,8 +188,25 @@ func (kb *kernelBuilder) vecLoad(c *icall, n int) *val {
 		d[i] = kb.b.New(et)
 	}
 	s := c.args[0]
-	kb.b.Ld(s.space, false, et, ir.Vec(d...), addr)
-	kb.noteGlobalLoad(s)
+	if n == 8 {
+		// PTX has no .v8 of 16-bit elements: 4 words, each split in two
+		// (the low half is the lower address, little-endian).
+		w := make([]ir.Reg, 4)
+		for i := range w {
+			w[i] = kb.b.New(ir.U32)
+		}
+		kb.b.Ld(s.space, false, ir.U32, ir.Vec(w...), addr)
+		kb.noteGlobalLoad(s)
+		for i, r := range w {
+			hi := kb.b.New(ir.U32)
+			kb.b.Cvt(et, ir.U32, "", d[2*i], ir.R(r))
+			kb.b.Shift(ir.OpShr, ir.B32, hi, ir.R(r), ir.Imm(ir.U32, 16))
+			kb.b.Cvt(et, ir.U32, "", d[2*i+1], ir.R(hi))
+		}
+	} else {
+		kb.b.Ld(s.space, false, et, ir.Vec(d...), addr)
+		kb.noteGlobalLoad(s)
+	}
 	out := &val{origin: -1}
 	for _, r := range d {
 		out.ops = append(out.ops, ir.R(r))
@@ -199,6 +220,15 @@ func (kb *kernelBuilder) vecStore(c *icall, n int) *val {
 		return &val{origin: -1}
 	}
 	kb.noteWrite(c.args[0])
-	kb.b.St(c.args[0].space, et, addr, ir.Vec(kb.regsOf(c.args[2], et)...))
+	v := kb.regsOf(c.args[2], et)
+	if n == 8 {
+		w := make([]ir.Reg, 4)
+		for i := range w {
+			w[i] = kb.b.New(ir.U32)
+			kb.b.Emit(ir.OpMov, "mov.b32", ir.R(w[i]), ir.Vec(v[2*i], v[2*i+1]))
+		}
+		v, et = w, ir.U32
+	}
+	kb.b.St(c.args[0].space, et, addr, ir.Vec(v...))
 	return &val{origin: -1}
 }

@@ -150,8 +150,11 @@ func onlyUse(v ssa.Value, user ssa.Instruction) bool {
 	return n >= 1
 }
 
-// splitConstOffset writes v as base + c.
+// splitConstOffset writes v as base + c (base nil for a constant).
 func splitConstOffset(v ssa.Value) (ssa.Value, int64) {
+	if c, ok := constInt(v); ok {
+		return nil, c
+	}
 	if b, ok := v.(*ssa.BinOp); ok && b.Op == token.ADD {
 		if c, ok := constInt(b.Y); ok {
 			return b.X, c

@@ -199,3 +199,15 @@ func Spin(t gpu.Thread, stop, limit []int32, out []int32) {
 	}
 	out[t.GlobalX()] = n
 }
+
+// Vec4At copies x[off+4i .. off+4i+3] to out[4i ..] with gpu.Load4 and
+// gpu.Store4: an off that is not a multiple of 4 makes the load
+// misaligned, which every device reports as a panic at the call.
+//
+//kern:kernel block=64
+func Vec4At(t gpu.Thread, x, out []float32, off int) {
+	i := 4 * t.GlobalX()
+	if i+3 < len(out) {
+		gpu.Store4(out, i, gpu.Load4(x, off+i))
+	}
+}

@@ -432,3 +432,32 @@ type kernSpinLauncher struct{ kern.Launcher }
 func (l kernSpinLauncher) Launch(q kern.Queue, grid kern.Grid, stop *kern.Buffer[int32], limit *kern.Buffer[int32], out *kern.Buffer[int32]) error {
 	return l.Kernel().Launch(q, grid, kern.BufferArg(stop), kern.BufferArg(limit), kern.BufferArg(out))
 }
+
+// Vec4AtKernel launches the kernel Vec4At (kernels.go:208).
+var Vec4AtKernel = kernVec4AtLauncher{kern.NewLauncher(kern.KernelSpec{
+	Name: "Vec4At", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "Vec4At", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "off", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 64, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"kernels.go:211:31",
+		"kernels.go:211:31",
+		"panic at kernels.go:211:31: gpu.Load4: misaligned access: the address of s[i] must be a multiple of 16 bytes (i a multiple of the vector length)",
+		"kernels.go:211:13",
+		"kernels.go:211:13",
+	},
+	SourceHash: "fd8fa5cd364c1197", Source: []string{"kernels.go:Vec4At"},
+	Native: func(t gpu.Thread, a []any) { Vec4At(t, a[0].([]float32), a[1].([]float32), a[2].(int)) },
+})}
+
+type kernVec4AtLauncher struct{ kern.Launcher }
+
+// Launch runs Vec4At on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernVec4AtLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32], out *kern.Buffer[float32], off int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(out), kern.ScalarArg(off))
+}

@@ -170,6 +170,9 @@ func matmul4BF16(t gpu.Thread, out, x []float32, w []gpu.BFloat16, rows, cols, k
 // matmulWarp4 is v2: warp number w computes column w%cols of rows
 // 4·(w/cols) … +3. k must be a multiple of 4 (the vector loads' alignment).
 func matmulWarp4[T any, C wcodec[T]](c C, t gpu.Thread, out, x []float32, w []T, rows, cols, k int) {
+	if k%4 != 0 {
+		return // the precondition, stated: it also proves every Load4 aligned
+	}
 	warp := t.BlockIdx().X*(t.BlockDim().X/32) + t.Warp()
 	groups := (rows + 3) / 4
 	if warp >= groups*cols {
