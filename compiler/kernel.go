@@ -40,6 +40,8 @@ type kernelBuilder struct {
 	// checks records each bounds-check site's outcome: true when some
 	// copy of it keeps its device check.
 	checks map[token.Pos]bool
+	// hoistedAt marks the sites some copy of which was hoisted.
+	hoistedAt map[token.Pos]bool
 }
 
 // siteCode is what a failing check writes to the error slot's first word:
@@ -76,7 +78,7 @@ func (c *pkgCtx) compileKernel(fn *ssa.Function, decl *ast.FuncDecl, dir directi
 	}
 	k := &Kernel{Name: fn.Name(), Entry: ptxIdent(fn.Name()), Pos: c.fset.Position(pos), Block: dir.block, Bounds: !dir.nobounds}
 	kb := &kernelBuilder{pkgCtx: c, k: k, bounds: !dir.nobounds,
-		shared: map[*ssa.Call]*ir.Var{}, index: len(c.mod.Funcs), checks: map[token.Pos]bool{}}
+		shared: map[*ssa.Call]*ir.Var{}, index: len(c.mod.Funcs), checks: map[token.Pos]bool{}, hoistedAt: map[token.Pos]bool{}}
 	kb.f = &ir.Func{Name: k.Entry, MaxNTid: dir.block, MinNCTAPerSM: dir.minBlocks, FastMath: dir.fastmath}
 	for i := 1; i < sig.Params().Len(); i++ {
 		v := sig.Params().At(i)

@@ -625,7 +625,9 @@ func (kb *kernelBuilder) lowerIndexAddr(fr *frame, in *ssa.IndexAddr) *val {
 		return kb.zeroVal(in.Type())
 	}
 	i64 := kb.index64(idx, in.Index.Type())
-	if !fr.safe[in] {
+	if fr.hoisted[in] != nil && kb.bounds {
+		kb.noteHoisted(pos)
+	} else if !fr.safe[in] {
 		kb.checkBounds(i64, n, pos)
 	} else if kb.bounds {
 		kb.noteCheck(pos, false)
