@@ -31,6 +31,8 @@ type bceGen struct {
 	arrays []string // slices in scope: s (shared), in, re-slices
 	nvar   int
 	depth  int
+	// hoist makes every other top-level statement a hoistLoop.
+	hoist bool
 }
 
 func (g *bceGen) line(format string, args ...any) {
@@ -111,6 +113,11 @@ func (g *bceGen) stmts(n int) {
 }
 
 func (g *bceGen) stmt() {
+	if g.hoist && g.depth == 0 && g.r.IntN(2) == 0 {
+		g.nvar++
+		g.hoistLoop(fmt.Sprintf("k%d", g.nvar))
+		return
+	}
 	a := g.pick(g.arrays)
 	switch k := g.r.IntN(10); {
 	case k < 3:
@@ -165,7 +172,10 @@ func (g *bceGen) maybe() {
 func (g *bceGen) loop() {
 	g.nvar++
 	k := fmt.Sprintf("k%d", g.nvar)
-	switch g.r.IntN(5) {
+	switch g.r.IntN(7) {
+	case 5, 6:
+		g.hoistLoop(k)
+		return
 	case 0:
 		g.line("for %s := range %d {", k, 1+g.r.IntN(12))
 	case 1:
@@ -186,10 +196,36 @@ func (g *bceGen) loop() {
 	g.line("}")
 }
 
+// hoistLoop writes a counted loop whose first statements index a slice at
+// k plus an invariant, the shape hoist.go takes the checks out of: from
+// constants, thread ids, n and the loop's own bound, some positive, some
+// negative, with steps 1, a constant and the block width.
+func (g *bceGen) hoistLoop(k string) {
+	lo := g.pick([]string{"0", g.small(), "tx", "ty", "n - 3"})
+	bound := g.pick([]string{"n", "len(in)", g.small(), "n + 2", "len(" + g.pick(g.arrays) + ")"})
+	step := g.pick([]string{"1", strconv.Itoa(1 + g.r.IntN(9)), "t.BlockDim().X"})
+	g.line("for %s := %s; %s < %s; %s += %s {", k, lo, k, bound, k, step)
+	g.block(func() {
+		g.ints = append(g.ints, k)
+		for range 1 + g.r.IntN(3) {
+			inv := g.pick([]string{"0", g.small(), "-" + g.small(), "tx", "ty*" + g.small(), "n", "-n", "(n - 7)", "tx - " + g.small()})
+			if len(g.ints) > 3 && g.r.IntN(3) == 0 {
+				inv = g.pick(g.ints[:len(g.ints)-1])
+			}
+			c := g.pick([]string{"", " + 1", " - 1", " + 8", " + " + g.small()})
+			g.line("acc += %s[%s + %s%s]", g.pick(g.arrays), k, inv, c)
+		}
+		if g.r.IntN(2) == 0 {
+			g.stmt()
+		}
+	})
+	g.line("}")
+}
+
 // bceKernel writes kernel K(t, in, out []int32, n int) with a shared array
 // of S elements and block shape bx×by (0: no directive).
-func bceKernel(seed uint64, bx, by, S int) string {
-	g := &bceGen{r: rand.New(rand.NewPCG(seed, 8)), indent: "\t"}
+func bceKernel(seed uint64, bx, by, S int, hoist bool) string {
+	g := &bceGen{r: rand.New(rand.NewPCG(seed, 8)), indent: "\t", hoist: hoist}
 	g.b.WriteString("package k\n\nimport \"github.com/gokern/kern/gpu\"\n\n")
 	if bx > 0 {
 		fmt.Fprintf(&g.b, "//kern:kernel block=%dx%d\n", bx, by)
@@ -220,6 +256,8 @@ type bceRun struct {
 	out  []int32
 	site string // the failing check's position, "" when none failed
 	err  bool   // the emulator itself reported an error
+	// idx and n are the failing check's index and length.
+	idx, n uint64
 }
 
 func runBCE(t *testing.T, p *Package, block, grid [3]int, inLen, n int) bceRun {
@@ -256,10 +294,11 @@ func runBCE(t *testing.T, p *Package, block, grid [3]int, inLen, n int) bceRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	word := make([]byte, 8)
+	word := make([]byte, 24)
 	if err := dev.Read(slot, word); err != nil {
 		t.Fatal(err)
 	}
+	res.idx, res.n = binary.LittleEndian.Uint64(word[8:]), binary.LittleEndian.Uint64(word[16:])
 	if code := binary.LittleEndian.Uint64(word); code != 0 {
 		site := int(code&0xffffffff) - 1
 		res.site = "?"
@@ -278,20 +317,27 @@ func runBCE(t *testing.T, p *Package, block, grid [3]int, inLen, n int) bceRun {
 }
 
 // KERN_RANDOM=N runs N kernels instead of 30.
-func TestBoundsEliminationKeepsFailingChecks(t *testing.T) {
+func TestBoundsEliminationKeepsFailingChecks(t *testing.T) { testBCE(t, false) }
+
+// The same with kernels made mostly of loops whose checks hoist.go takes
+// out: in one thread, the failure reported must be the first access the
+// per-iteration checks fail, with its index and length.
+func TestHoistedChecksKeepFailingChecks(t *testing.T) { testBCE(t, true) }
+
+func testBCE(t *testing.T, hoist bool) {
 	kernels := 30
 	if n, err := strconv.Atoi(os.Getenv("KERN_RANDOM")); err == nil {
 		kernels = n
 	}
-	skipped := 0
+	skipped, hoisted := 0, 0
 	for k := range kernels {
-		r := rand.New(rand.NewPCG(uint64(k), 77))
+		r := rand.New(rand.NewPCG(uint64(k), map[bool]uint64{false: 77, true: 78}[hoist]))
 		bx, by := 1+r.IntN(48), 1+r.IntN(3)
 		if r.IntN(4) == 0 {
 			bx, by = 0, 0
 		}
 		S := 1 + r.IntN(200)
-		src := bceKernel(uint64(k), bx, by, S)
+		src := bceKernel(uint64(k), bx, by, S, hoist)
 		opt, err := CompileSource(Config{}, "k.go", []byte(src))
 		if err != nil && strings.Contains(err.Error(), "[TypeError]") {
 			skipped++ // a constant index the type checker rejects (negative, or past an array)
@@ -300,11 +346,12 @@ func TestBoundsEliminationKeepsFailingChecks(t *testing.T) {
 		if err != nil {
 			t.Fatalf("kernel %d: %v\n%s", k, err, src)
 		}
+		hoisted += opt.Kernels[0].Checks.Hoisted
 		ref, err := CompileSource(Config{KeepChecks: true}, "k.go", []byte(src))
 		if err != nil {
 			t.Fatalf("kernel %d (KeepChecks): %v", k, err)
 		}
-		for shape := range 4 {
+		for shape := range 5 {
 			maxX, maxY := bx, by
 			if bx == 0 {
 				maxX, maxY = 64, 2
@@ -314,6 +361,9 @@ func TestBoundsEliminationKeepsFailingChecks(t *testing.T) {
 				block = [3]int{1 + r.IntN(maxX), 1 + r.IntN(maxY), 1}
 			}
 			grid := [3]int{1 + r.IntN(3), 1, 1}
+			if shape == 4 { // one thread: the failing site is deterministic
+				block, grid = [3]int{1, 1, 1}, [3]int{1, 1, 1}
+			}
 			inLen := []int{0, 1, S, S + 1, r.IntN(90)}[r.IntN(5)]
 			n := []int{-3, 0, 1, inLen, inLen + 1, r.IntN(70)}[r.IntN(6)]
 			a := runBCE(t, opt, block, grid, inLen, n)
@@ -327,8 +377,19 @@ func TestBoundsEliminationKeepsFailingChecks(t *testing.T) {
 					"  failing site %q, emulator error %v\n  reference: %q, %v\n  out %v\n  ref %v\n%s",
 					k, block, grid, inLen, n, a.site, a.err, b.site, b.err, a.out, b.out, src)
 			}
+			// One thread reports the first check it fails: a hoisted check
+			// must name the same access, index and length as the
+			// per-iteration one.
+			if shape == 4 && (a.site != b.site || a.idx != b.idx || a.n != b.n) {
+				t.Fatalf("kernel %d, one thread, len(in) %d n %d: failure at %s index %d length %d, reference %s index %d length %d\n%s",
+					k, inLen, n, a.site, int64(a.idx), a.n, b.site, int64(b.idx), b.n, src)
+			}
 		}
 	}
+	if hoist && hoisted < kernels/2 {
+		t.Errorf("no check of %d random kernels was hoisted: the generator needs fixing", kernels)
+	}
+	t.Logf("%d checks hoisted", hoisted)
 	if skipped > kernels/4 {
 		t.Errorf("%d of %d random kernels did not type-check: the generator needs fixing", skipped, kernels)
 	}

@@ -136,6 +136,13 @@ func isLenOf(n, x ssa.Value) bool {
 	return ok && bi.Name() == "len" && len(call.Call.Args) == 1 && call.Call.Args[0] == x
 }
 
+// noteHoisted records one copy of the check at pos as hoisted out of its
+// loop (hoist.go).
+func (kb *kernelBuilder) noteHoisted(pos token.Pos) {
+	kb.noteCheck(pos, false)
+	kb.hoistedAt[pos] = true
+}
+
 // noteCheck records one copy of the check at pos: kept, or not needed.
 func (kb *kernelBuilder) noteCheck(pos token.Pos, kept bool) {
 	kb.checks[pos] = kb.checks[pos] || kept
@@ -150,7 +157,12 @@ func (kb *kernelBuilder) checkReport() CheckReport {
 	slices.Sort(pos)
 	for _, p := range pos {
 		if !kb.checks[p] {
-			r.Proven++
+			if kb.hoistedAt[p] {
+				r.Hoisted++
+				r.HoistedAt = append(r.HoistedAt, kb.fset.Position(p).String())
+			} else {
+				r.Proven++
+			}
 			continue
 		}
 		r.Kept++

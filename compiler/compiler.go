@@ -80,13 +80,15 @@ type Kernel struct {
 }
 
 // CheckReport says what became of a kernel's index bounds checks: Proven
-// sites need none (the range analysis showed the index in range), Kept
-// ones test it on the device. A site is a source position; it counts as
-// kept when any inlined or unrolled copy of it keeps its check.
+// sites need none (the range analysis showed the index in range), Hoisted
+// ones are tested once before their loop (hoist.go), Kept ones on every
+// access. A site is a source position; it counts as kept when any inlined
+// or unrolled copy of it keeps its check, else as hoisted when one is.
 type CheckReport struct {
-	Proven, Kept int
-	// KeptAt lists the kept sites as file:line:col, in source order.
-	KeptAt []string
+	Proven, Hoisted, Kept int
+	// KeptAt and HoistedAt list those sites as file:line:col, in source
+	// order.
+	KeptAt, HoistedAt []string
 }
 
 // ParamKind says how a kernel parameter is passed.

@@ -43,6 +43,8 @@ type kernelBuilder struct {
 	// argTZ passes what align.go knows of a call's arguments to the
 	// helper's frame (set by inlineDirect, taken by newFrame).
 	argTZ []int
+	// hoistedAt marks the sites some copy of which was hoisted.
+	hoistedAt map[token.Pos]bool
 }
 
 // siteCode is what a failing check writes to the error slot's first word:
@@ -79,7 +81,7 @@ func (c *pkgCtx) compileKernel(fn *ssa.Function, decl *ast.FuncDecl, dir directi
 	}
 	k := &Kernel{Name: fn.Name(), Entry: ptxIdent(fn.Name()), Pos: c.fset.Position(pos), Block: dir.block, Bounds: !dir.nobounds}
 	kb := &kernelBuilder{pkgCtx: c, k: k, bounds: !dir.nobounds,
-		shared: map[*ssa.Call]*ir.Var{}, index: len(c.mod.Funcs), checks: map[token.Pos]bool{}}
+		shared: map[*ssa.Call]*ir.Var{}, index: len(c.mod.Funcs), checks: map[token.Pos]bool{}, hoistedAt: map[token.Pos]bool{}}
 	kb.f = &ir.Func{Name: k.Entry, MaxNTid: dir.block, MinNCTAPerSM: dir.minBlocks, FastMath: dir.fastmath}
 	for i := 1; i < sig.Params().Len(); i++ {
 		v := sig.Params().At(i)

@@ -45,6 +45,10 @@ type frame struct {
 	// promoted lists local Allocs kept in registers.
 	promoted map[*ssa.Alloc]bool
 	safe     map[*ssa.IndexAddr]bool
+	// hoists are the loops whose checks are hoisted (hoist.go), by
+	// header, and hoisted the accesses whose checks they took over.
+	hoists  map[*ssa.BasicBlock]*hoistLoop
+	hoisted map[*ssa.IndexAddr]*hoistLoop
 	// ranges is the range analysis of this activation (nil with
 	// Config.KeepChecks, the unoptimised reference).
 	ranges *rangeCtx
@@ -131,6 +135,8 @@ func (kb *kernelBuilder) newFrame(fn *ssa.Function, args []*val, params []level,
 	kb.argTZ = nil
 	fr.pairs = findPack2Pairs(fn, fr.align)
 	fr.groups = findVecGroups(fn, fr.align, fr.pairs)
+	fr.hoisted = map[*ssa.IndexAddr]*hoistLoop{}
+	fr.hoists = kb.planHoists(fr)
 	fr.blocks = make([]*ir.Block, len(fn.Blocks))
 	for i, b := range fn.Blocks {
 		fr.blocks[i] = kb.f.NewBlock(blockHint(fn, b))
@@ -334,6 +340,9 @@ func (kb *kernelBuilder) edge(fr *frame, from, to *ssa.BasicBlock) {
 		kb.b.Bra(l.next)
 		return
 	}
+	if pl := fr.hoists[to]; pl != nil && from == pl.entry {
+		kb.emitHoistEntry(fr, pl)
+	}
 	kb.phiMoves(fr, from, to)
 	fr.reach(to)
 	kb.b.Bra(fr.blocks[to.Index])
@@ -420,6 +429,10 @@ func (kb *kernelBuilder) lowerIf(fr *frame, in *ssa.If) {
 		} else {
 			kb.edge(fr, b, fb)
 		}
+		return
+	}
+	if pl := fr.hoists[b]; pl != nil {
+		kb.emitHoistIf(fr, pl)
 		return
 	}
 	cond := kb.predReg(kb.value(fr, in.Cond))

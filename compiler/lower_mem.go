@@ -630,6 +630,8 @@ func (kb *kernelBuilder) lowerIndexAddr(fr *frame, in *ssa.IndexAddr) *val {
 	i64 := kb.index64(idx, in.Index.Type())
 	if kb.pairIndex(fr, in, x, i64, n) {
 		// pack2.go checked it (or checks it with its pair's)
+	} else if fr.hoisted[in] != nil && kb.bounds {
+		kb.noteHoisted(pos)
 	} else if !fr.safe[in] {
 		kb.checkBounds(i64, n, pos)
 	} else if kb.bounds {

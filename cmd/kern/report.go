@@ -17,7 +17,7 @@ func assembleReport(w io.Writer, p *compiler.Package) error {
 		return fmt.Errorf("kern check -v: %w", err)
 	}
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  kernel\tregisters\tshared bytes\tstack bytes\tspill bytes\tchecks proven\tchecks kept\toccupancy\t\n")
+	fmt.Fprintf(tw, "  kernel\tregisters\tshared bytes\tstack bytes\tspill bytes\tchecks proven\tchecks hoisted\tchecks kept\toccupancy\t\n")
 	for _, k := range p.Kernels {
 		f := rep.Func(k.Entry)
 		if f == nil {
@@ -29,15 +29,19 @@ func assembleReport(w io.Writer, p *compiler.Package) error {
 			threads = 256
 		}
 		occ := occupancyText(p.Arch, f.Registers, f.SharedBytes, threads) + fmt.Sprintf(" at %d threads", threads)
-		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", k.Name, f.Registers, f.SharedBytes, f.StackFrame, f.SpillStores+f.SpillLoads, k.Checks.Proven, k.Checks.Kept, occ)
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", k.Name, f.Registers, f.SharedBytes, f.StackFrame, f.SpillStores+f.SpillLoads, k.Checks.Proven, k.Checks.Hoisted, k.Checks.Kept, occ)
 	}
 	return tw.Flush()
 }
 
 // keptChecks prints each bounds check the kernels keep, one line per site
-// as Go's -d=ssa/check_bce does, so an author sees what a hot loop pays.
+// as Go's -d=ssa/check_bce does, so an author sees what a hot loop pays,
+// and each one hoisted out of its loop (tested once before it).
 func keptChecks(w io.Writer, p *compiler.Package) {
 	for _, k := range p.Kernels {
+		for _, at := range k.Checks.HoistedAt {
+			fmt.Fprintf(w, "%s: %s: bounds check hoisted\n", at, k.Name)
+		}
 		for _, at := range k.Checks.KeptAt {
 			fmt.Fprintf(w, "%s: %s: bounds check kept\n", at, k.Name)
 		}

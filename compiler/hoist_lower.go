@@ -1,0 +1,139 @@
+package compiler
+
+// Lowering of a hoisted loop (hoist.go): the limit computed on the entry
+// edge, the header's test against it, and the exit edge's cold block that
+// reports the access the next iteration would fault on.
+
+import (
+	"go/token"
+
+	"golang.org/x/tools/go/ssa"
+
+	"github.com/gokern/kern/compiler/ir"
+)
+
+// emitHoistEntry computes limit on the loop's entry edge, before the phi
+// moves (it reads iv0 as the entry edge passes it).
+func (kb *kernelBuilder) emitHoistEntry(fr *frame, pl *hoistLoop) {
+	kb.hoistRegs(pl)
+	iv0 := kb.value(fr, pl.iv.Edges[pl.entryI]).ops[0]
+	kb.b.Mov(ir.S64, pl.limit, kb.emitInvariant(fr, pl, pl.bound))
+	for _, g := range pl.groups {
+		base := kb.emitBase(fr, pl, g)
+		n := kb.value(fr, g.x).ops[1]
+		// first = iv0+b+cmin, the smallest index of the group's first
+		// iteration; the group is safe while iv < len-b-cmax, if first
+		// is in range, else it faults in the first iteration.
+		last := kb.b.New(ir.S64)
+		kb.b.Arith(ir.OpSub, ir.S64, last, n, kb.add64(base, ir.Imm(ir.S64, uint64(g.cmax))))
+		if !g.nonNeg {
+			first := kb.add64(kb.add64(base, ir.Imm(ir.S64, uint64(g.cmin))), iv0)
+			ok := kb.b.New(ir.Pred)
+			kb.b.Setp(ir.LO, ir.U64, ok, ir.R(kb.reg(first, ir.S64)), n)
+			kb.b.Selp(ir.S64, last, ir.R(last), iv0, ok)
+		}
+		kb.b.Arith(ir.OpMin, ir.S64, pl.limit, ir.R(pl.limit), ir.R(last))
+	}
+}
+
+// hoistRegs allocates the register the entry edge sets and the header
+// reads.
+func (kb *kernelBuilder) hoistRegs(pl *hoistLoop) {
+	if pl.limit < 0 {
+		pl.limit = kb.b.New(ir.S64)
+	}
+}
+
+// emitBase computes a group's b, the sum of its invariant terms. The cold
+// block computes it again rather than keep it live through the loop.
+func (kb *kernelBuilder) emitBase(fr *frame, pl *hoistLoop, g *hoistGroup) ir.Operand {
+	base := ir.Imm(ir.S64, 0)
+	for _, t := range g.terms {
+		v := kb.emitInvariant(fr, pl, t.v)
+		if !t.neg {
+			base = kb.add64(base, v)
+			continue
+		}
+		r := kb.b.New(ir.S64)
+		kb.b.Arith(ir.OpSub, ir.S64, r, base, v)
+		base = ir.R(r)
+	}
+	return base
+}
+
+// add64 returns x+y, folding constants.
+func (kb *kernelBuilder) add64(x, y ir.Operand) ir.Operand {
+	switch {
+	case x.Kind == ir.KImm && y.Kind == ir.KImm:
+		return ir.Imm(ir.S64, x.Imm+y.Imm)
+	case y.Kind == ir.KImm && y.Imm == 0:
+		return x
+	case x.Kind == ir.KImm && x.Imm == 0:
+		return y
+	}
+	r := kb.b.New(ir.S64)
+	kb.b.Arith(ir.OpAdd, ir.S64, r, x, y)
+	return ir.R(r)
+}
+
+// emitInvariant computes an invariant term (hoistLoop.invariant) before
+// the loop: values defined outside it are already lowered; the +, - and *
+// the loop body computes from them are recomputed here.
+func (kb *kernelBuilder) emitInvariant(fr *frame, pl *hoistLoop, v ssa.Value) ir.Operand {
+	if pl.outside(v) {
+		return kb.value(fr, v).ops[0]
+	}
+	if c, ok := v.(*ssa.Call); ok {
+		return kb.value(fr, c.Call.Args[0]).ops[1] // len
+	}
+	b := v.(*ssa.BinOp)
+	x, y := kb.emitInvariant(fr, pl, b.X), kb.emitInvariant(fr, pl, b.Y)
+	op := map[token.Token]ir.Op{token.ADD: ir.OpAdd, token.SUB: ir.OpSub, token.MUL: ir.OpMul}[b.Op]
+	r := kb.b.New(ir.S64)
+	kb.b.Arith(op, ir.S64, r, x, y)
+	return ir.R(r)
+}
+
+// emitHoistIf lowers the header's branch: continue while iv < limit; on
+// leaving, iv < N means an access of this iteration is out of range, so
+// the cold block reports it.
+func (kb *kernelBuilder) emitHoistIf(fr *frame, pl *hoistLoop) {
+	h := pl.header
+	kb.hoistRegs(pl)
+	iv := kb.phiVal(fr, pl.iv).ops[0]
+	cond := kb.b.New(ir.Pred)
+	kb.b.Pos = pl.header.Instrs[len(pl.header.Instrs)-1].(*ssa.If).Cond.Pos()
+	kb.b.Setp(ir.LT, ir.S64, cond, iv, ir.R(pl.limit))
+	exit := kb.f.NewBlock("hoisted_exit")
+	cold := kb.f.NewBlock("hoisted_fault")
+	// The body has no phis and no other way in (planLoop).
+	fr.reach(h.Succs[0])
+	kb.b.BraIf(cond, false, fr.blocks[h.Succs[0].Index])
+	kb.b.Bra(exit)
+	saved, savedPos := kb.b.B, kb.b.Pos
+
+	kb.b.B = exit
+	early := kb.b.New(ir.Pred)
+	kb.b.Setp(ir.LT, ir.S64, early, iv, kb.value(fr, pl.bound).ops[0])
+	kb.b.BraIf(early, false, cold)
+	kb.edge(fr, h, h.Succs[1])
+
+	// The checks of the faulting iteration, in program order; one fails.
+	kb.b.B = cold
+	bases := map[*hoistGroup]ir.Operand{}
+	for _, a := range pl.access {
+		kb.b.Pos = a.ia.Pos()
+		base, ok := bases[a.g]
+		if !ok {
+			base = kb.emitBase(fr, pl, a.g)
+			bases[a.g] = base
+		}
+		idx := ir.R(kb.reg(kb.add64(kb.add64(base, ir.Imm(ir.S64, uint64(a.c))), iv), ir.S64))
+		n := kb.value(fr, a.g.x).ops[1]
+		p := kb.b.New(ir.Pred)
+		kb.b.Setp(ir.HS, ir.U64, p, idx, n)
+		kb.failWhen(p, "oob", kb.posString(a.ia.Pos()), idx, n)
+	}
+	kb.b.Exit() // not reached
+	kb.b.B, kb.b.Pos = saved, savedPos
+}
