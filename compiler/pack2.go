@@ -209,7 +209,10 @@ func (kb *kernelBuilder) pairIndex(fr *frame, in *ssa.IndexAddr, x *val, i, n ir
 	}
 	if in == p.lo {
 		p.active = x.cells == nil && x.space != ir.Local && max(x.align, 1) >= 2
-		p.combined = p.active && kb.bounds && !fr.safe[p.lo] && !fr.safe[p.hi]
+		// A hoisted access is checked before its loop (hoist.go), like a
+		// proven one: only a pair neither of whose checks is done
+		// elsewhere shares one check.
+		p.combined = p.active && kb.bounds && !fr.safe[p.lo] && !fr.safe[p.hi] && fr.hoisted[p.lo] == nil && fr.hoisted[p.hi] == nil
 		p.loIdx = i
 		if p.combined {
 			kb.noteCheck(in.Pos(), true)
