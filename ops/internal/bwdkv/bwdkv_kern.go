@@ -43,7 +43,7 @@ var KVF16D64Kernel = kernKVF16D64Launcher{kern.NewLauncher(kern.KernelSpec{
 		"panic at kv.go:56:8: ops.FlashAttentionBackward: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
 		"panic at kv.go:60:8: ops.FlashAttentionBackward: a key sequence is longer than MaxSeqK",
 	},
-	SourceHash: "949c42b292f45498", Source: []string{"common.go:const KVKeys", "common.go:const KVQueries", "common.go:const Pad", "common.go:const Warps", "common.go:f16m.mma", "common.go:f16m.pack", "common.go:f16m.store", "common.go:load", "common.go:offsets", "common.go:posInf", "common.go:type f16m", "common.go:type mmaCodec", "common.go:udiv", "kv.go:KVF16D64", "kv.go:kvGrad", "kv.go:prefetch"},
+	SourceHash: "29afe42fd4180c17", Source: []string{"common.go:const KVKeys", "common.go:const KVQueries", "common.go:const Pad", "common.go:const Warps", "common.go:f16m.mma", "common.go:f16m.pack", "common.go:f16m.store", "common.go:load", "common.go:offsets", "common.go:posInf", "common.go:type f16m", "common.go:type mmaCodec", "common.go:udiv", "kv.go:KVF16D64", "kv.go:kvGrad", "kv.go:prefetch"},
 	Native: func(t gpu.Thread, a []any) {
 		KVF16D64(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]float32), a[7].([]float32), a[8].([]int32), a[9].([]int32), a[10].(int), a[11].(int), a[12].(float32), a[13].(float32), a[14].(bool))
 	},
@@ -84,7 +84,7 @@ var KVF16D128Kernel = kernKVF16D128Launcher{kern.NewLauncher(kern.KernelSpec{
 		"panic at kv.go:56:8: ops.FlashAttentionBackward: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
 		"panic at kv.go:60:8: ops.FlashAttentionBackward: a key sequence is longer than MaxSeqK",
 	},
-	SourceHash: "1334198fd85233ac", Source: []string{"common.go:const KVKeys", "common.go:const KVQueries", "common.go:const Pad", "common.go:const Warps", "common.go:f16m.mma", "common.go:f16m.pack", "common.go:f16m.store", "common.go:load", "common.go:offsets", "common.go:posInf", "common.go:type f16m", "common.go:type mmaCodec", "common.go:udiv", "kv.go:KVF16D128", "kv.go:kvGrad", "kv.go:prefetch"},
+	SourceHash: "b648b87d6c105660", Source: []string{"common.go:const KVKeys", "common.go:const KVQueries", "common.go:const Pad", "common.go:const Warps", "common.go:f16m.mma", "common.go:f16m.pack", "common.go:f16m.store", "common.go:load", "common.go:offsets", "common.go:posInf", "common.go:type f16m", "common.go:type mmaCodec", "common.go:udiv", "kv.go:KVF16D128", "kv.go:kvGrad", "kv.go:prefetch"},
 	Native: func(t gpu.Thread, a []any) {
 		KVF16D128(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]float32), a[7].([]float32), a[8].([]int32), a[9].([]int32), a[10].(int), a[11].(int), a[12].(float32), a[13].(float32), a[14].(bool))
 	},
@@ -125,7 +125,7 @@ var KVBF16D64Kernel = kernKVBF16D64Launcher{kern.NewLauncher(kern.KernelSpec{
 		"panic at kv.go:56:8: ops.FlashAttentionBackward: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
 		"panic at kv.go:60:8: ops.FlashAttentionBackward: a key sequence is longer than MaxSeqK",
 	},
-	SourceHash: "0cca2a615d7a2b24", Source: []string{"common.go:bf16m.mma", "common.go:bf16m.pack", "common.go:bf16m.store", "common.go:const KVKeys", "common.go:const KVQueries", "common.go:const Pad", "common.go:const Warps", "common.go:load", "common.go:offsets", "common.go:posInf", "common.go:type bf16m", "common.go:type mmaCodec", "common.go:udiv", "kv.go:KVBF16D64", "kv.go:kvGrad", "kv.go:prefetch"},
+	SourceHash: "17016ab259ea5944", Source: []string{"common.go:bf16m.mma", "common.go:bf16m.pack", "common.go:bf16m.store", "common.go:const KVKeys", "common.go:const KVQueries", "common.go:const Pad", "common.go:const Warps", "common.go:load", "common.go:offsets", "common.go:posInf", "common.go:type bf16m", "common.go:type mmaCodec", "common.go:udiv", "kv.go:KVBF16D64", "kv.go:kvGrad", "kv.go:prefetch"},
 	Native: func(t gpu.Thread, a []any) {
 		KVBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]float32), a[7].([]float32), a[8].([]int32), a[9].([]int32), a[10].(int), a[11].(int), a[12].(float32), a[13].(float32), a[14].(bool))
 	},
@@ -166,7 +166,7 @@ var KVBF16D128Kernel = kernKVBF16D128Launcher{kern.NewLauncher(kern.KernelSpec{
 		"panic at kv.go:56:8: ops.FlashAttentionBackward: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
 		"panic at kv.go:60:8: ops.FlashAttentionBackward: a key sequence is longer than MaxSeqK",
 	},
-	SourceHash: "faf3bff8db062302", Source: []string{"common.go:bf16m.mma", "common.go:bf16m.pack", "common.go:bf16m.store", "common.go:const KVKeys", "common.go:const KVQueries", "common.go:const Pad", "common.go:const Warps", "common.go:load", "common.go:offsets", "common.go:posInf", "common.go:type bf16m", "common.go:type mmaCodec", "common.go:udiv", "kv.go:KVBF16D128", "kv.go:kvGrad", "kv.go:prefetch"},
+	SourceHash: "40fbab805cfa215b", Source: []string{"common.go:bf16m.mma", "common.go:bf16m.pack", "common.go:bf16m.store", "common.go:const KVKeys", "common.go:const KVQueries", "common.go:const Pad", "common.go:const Warps", "common.go:load", "common.go:offsets", "common.go:posInf", "common.go:type bf16m", "common.go:type mmaCodec", "common.go:udiv", "kv.go:KVBF16D128", "kv.go:kvGrad", "kv.go:prefetch"},
 	Native: func(t gpu.Thread, a []any) {
 		KVBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]float32), a[7].([]float32), a[8].([]int32), a[9].([]int32), a[10].(int), a[11].(int), a[12].(float32), a[13].(float32), a[14].(bool))
 	},

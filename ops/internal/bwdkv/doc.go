@@ -17,9 +17,9 @@
 //     computing the transposed tiles Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ directly, so
 //     that Pᵀ and dSᵀ leave the multiply already in the A-fragment layout
 //     of the next one.
-//   - Q (package bwdq, q.go): a block owns 64 queries of one head, a warp 16; it walks
-//     the key tiles of 32 rows, recomputes S = Q·Kᵀ and dP = dO·Vᵀ, and
-//     accumulates dQ += dS·K.
+//   - Q (package bwdq, q.go): a block owns 64 queries of one head, a
+//     warp 16; it walks the key tiles of 32 rows, recomputes S = Q·Kᵀ and
+//     dP = dO·Vᵀ, and accumulates dQ += dS·K.
 //
 // FlashAttention-2 instead adds each key block's dQ contribution into a
 // float32 buffer with atomics; the Q kernel costs two more matrix products

@@ -84,6 +84,7 @@ func kvGrad[T gpu.Elem, C mmaCodec[T]](c C, t gpu.Thread, dk, dv, q, k, v, do []
 	qBuf := 2 * KVKeys * ld // Q buffer i at qBuf + i·32·ld, dO buffer i at qBuf + (2+i)·32·ld
 	load(t, sm, 0, k, (ks+kb0)*kStride+kvh*hd, kStride, lk-kb0, KVKeys, hd, tid)
 	load(t, sm, KVKeys*ld, v, (ks+kb0)*kStride+kvh*hd, kStride, lk-kb0, KVKeys, hd, tid)
+	gpu.CpAsyncCommit(t) // K and V: a group of their own, so their fragments can be read first
 	h, qt := kvh*group, qt0
 	if iters > 0 {
 		prefetch(t, sm, lsS, dlS, q, do, lse, delta, 0, qBuf, h, qt*KVQueries, qs, lq, qStride, totalQ, hd, tid)
@@ -94,6 +95,20 @@ func kvGrad[T gpu.Elem, C mmaCodec[T]](c C, t gpu.Thread, dk, dv, q, k, v, do []
 	kA := w*16*ld + aOff
 	vA := KVKeys*ld + kA
 	jrow := kb0 + w*16 + g // this lane's first key row in the sequence
+
+	// At head dim 64 the warp's K and V A fragments stay in registers
+	// (32 of them; 161 in all on sm_80). At 128 they would take 64 more than the
+	// 244 the kernel already needs, so they are re-read each tile.
+	gpu.CpAsyncWait(t, 1) // K and V are in
+	t.Sync()
+	var kf, vf [4][4]uint32
+	if hd == 64 {
+		//kern:unroll
+		for kk := 0; kk < 4; kk++ {
+			kf[kk] = gpu.LdMatrixX4(t, &sm[kA+16*kk])
+			vf[kk] = gpu.LdMatrixX4(t, &sm[vA+16*kk])
+		}
+	}
 	var dka, dva [16][4]float32
 	for it := 0; it < iters; it++ {
 		hn, qtn := h, qt+1
@@ -115,8 +130,13 @@ func kvGrad[T gpu.Elem, C mmaCodec[T]](c C, t gpu.Thread, dk, dv, q, k, v, do []
 		//kern:unroll
 		for kk := 0; kk < 8; kk++ {
 			if kk < hd/16 {
-				ka := gpu.LdMatrixX4(t, &sm[kA+16*kk])
-				va := gpu.LdMatrixX4(t, &sm[vA+16*kk])
+				var ka, va [4]uint32
+				if hd == 64 {
+					ka, va = kf[kk], vf[kk]
+				} else {
+					ka = gpu.LdMatrixX4(t, &sm[kA+16*kk])
+					va = gpu.LdMatrixX4(t, &sm[vA+16*kk])
+				}
 				//kern:unroll
 				for np := 0; np < 2; np++ {
 					r := gpu.LdMatrixX4(t, &sm[qb+bOff+16*np*ld+16*kk])

@@ -41,7 +41,7 @@ var QF16D64Kernel = kernQF16D64Launcher{kern.NewLauncher(kern.KernelSpec{
 		"panic at q.go:50:8: ops.FlashAttentionBackward: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
 		"panic at q.go:54:8: ops.FlashAttentionBackward: a query sequence is longer than MaxSeqQ",
 	},
-	SourceHash: "59cb82472abe5dfc", Source: []string{"common.go:const Pad", "common.go:const QKeys", "common.go:const QQueries", "common.go:const Warps", "common.go:f16m.mma", "common.go:f16m.pack", "common.go:f16m.store", "common.go:load", "common.go:offsets", "common.go:posInf", "common.go:type f16m", "common.go:type mmaCodec", "common.go:udiv", "q.go:QF16D64", "q.go:qGrad"},
+	SourceHash: "0e4c69e506da475c", Source: []string{"common.go:const Pad", "common.go:const QKeys", "common.go:const QQueries", "common.go:const Warps", "common.go:f16m.mma", "common.go:f16m.pack", "common.go:f16m.store", "common.go:load", "common.go:offsets", "common.go:posInf", "common.go:type f16m", "common.go:type mmaCodec", "common.go:udiv", "q.go:QF16D64", "q.go:qGrad"},
 	Native: func(t gpu.Thread, a []any) {
 		QF16D64(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]float32), a[6].([]float32), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(float32), a[12].(float32), a[13].(bool))
 	},
@@ -80,7 +80,7 @@ var QF16D128Kernel = kernQF16D128Launcher{kern.NewLauncher(kern.KernelSpec{
 		"panic at q.go:50:8: ops.FlashAttentionBackward: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
 		"panic at q.go:54:8: ops.FlashAttentionBackward: a query sequence is longer than MaxSeqQ",
 	},
-	SourceHash: "cf2631ec2821689e", Source: []string{"common.go:const Pad", "common.go:const QKeys", "common.go:const QQueries", "common.go:const Warps", "common.go:f16m.mma", "common.go:f16m.pack", "common.go:f16m.store", "common.go:load", "common.go:offsets", "common.go:posInf", "common.go:type f16m", "common.go:type mmaCodec", "common.go:udiv", "q.go:QF16D128", "q.go:qGrad"},
+	SourceHash: "c1bfeac46dab23b6", Source: []string{"common.go:const Pad", "common.go:const QKeys", "common.go:const QQueries", "common.go:const Warps", "common.go:f16m.mma", "common.go:f16m.pack", "common.go:f16m.store", "common.go:load", "common.go:offsets", "common.go:posInf", "common.go:type f16m", "common.go:type mmaCodec", "common.go:udiv", "q.go:QF16D128", "q.go:qGrad"},
 	Native: func(t gpu.Thread, a []any) {
 		QF16D128(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]float32), a[6].([]float32), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(float32), a[12].(float32), a[13].(bool))
 	},
@@ -119,7 +119,7 @@ var QBF16D64Kernel = kernQBF16D64Launcher{kern.NewLauncher(kern.KernelSpec{
 		"panic at q.go:50:8: ops.FlashAttentionBackward: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
 		"panic at q.go:54:8: ops.FlashAttentionBackward: a query sequence is longer than MaxSeqQ",
 	},
-	SourceHash: "487501bdac10d63f", Source: []string{"common.go:bf16m.mma", "common.go:bf16m.pack", "common.go:bf16m.store", "common.go:const Pad", "common.go:const QKeys", "common.go:const QQueries", "common.go:const Warps", "common.go:load", "common.go:offsets", "common.go:posInf", "common.go:type bf16m", "common.go:type mmaCodec", "common.go:udiv", "q.go:QBF16D64", "q.go:qGrad"},
+	SourceHash: "2fc96371d740d5e6", Source: []string{"common.go:bf16m.mma", "common.go:bf16m.pack", "common.go:bf16m.store", "common.go:const Pad", "common.go:const QKeys", "common.go:const QQueries", "common.go:const Warps", "common.go:load", "common.go:offsets", "common.go:posInf", "common.go:type bf16m", "common.go:type mmaCodec", "common.go:udiv", "q.go:QBF16D64", "q.go:qGrad"},
 	Native: func(t gpu.Thread, a []any) {
 		QBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]float32), a[6].([]float32), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(float32), a[12].(float32), a[13].(bool))
 	},
@@ -158,7 +158,7 @@ var QBF16D128Kernel = kernQBF16D128Launcher{kern.NewLauncher(kern.KernelSpec{
 		"panic at q.go:50:8: ops.FlashAttentionBackward: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
 		"panic at q.go:54:8: ops.FlashAttentionBackward: a query sequence is longer than MaxSeqQ",
 	},
-	SourceHash: "69f51630e7873b8b", Source: []string{"common.go:bf16m.mma", "common.go:bf16m.pack", "common.go:bf16m.store", "common.go:const Pad", "common.go:const QKeys", "common.go:const QQueries", "common.go:const Warps", "common.go:load", "common.go:offsets", "common.go:posInf", "common.go:type bf16m", "common.go:type mmaCodec", "common.go:udiv", "q.go:QBF16D128", "q.go:qGrad"},
+	SourceHash: "0fbb3c27141f3f8f", Source: []string{"common.go:bf16m.mma", "common.go:bf16m.pack", "common.go:bf16m.store", "common.go:const Pad", "common.go:const QKeys", "common.go:const QQueries", "common.go:const Warps", "common.go:load", "common.go:offsets", "common.go:posInf", "common.go:type bf16m", "common.go:type mmaCodec", "common.go:udiv", "q.go:QBF16D128", "q.go:qGrad"},
 	Native: func(t gpu.Thread, a []any) {
 		QBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]float32), a[6].([]float32), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(float32), a[12].(float32), a[13].(bool))
 	},

@@ -99,6 +99,19 @@ func qGrad[T gpu.Elem, C mmaCodec[T]](c C, t gpu.Thread, dq, q, k, v, do []T, ls
 	aOff, bOff, tOff := offsets(lane, ld)
 	qA := w*16*ld + aOff
 	oA := QQueries*ld + qA
+	// Q's and dO's A fragments, loaded once into registers (hd/2 of
+	// them; 230 registers in all at head dim 128, no spill) once their
+	// group, the first committed, is complete.
+	gpu.CpAsyncWait(t, 1)
+	t.Sync()
+	var qf, of [8][4]uint32
+	//kern:unroll
+	for kk := 0; kk < 8; kk++ {
+		if kk < hd/16 {
+			qf[kk] = gpu.LdMatrixX4(t, &sm[qA+16*kk])
+			of[kk] = gpu.LdMatrixX4(t, &sm[oA+16*kk])
+		}
+	}
 	var dqa [16][4]float32
 	for j := 0; j < ntiles; j++ {
 		if j+1 < ntiles {
@@ -118,8 +131,7 @@ func qGrad[T gpu.Elem, C mmaCodec[T]](c C, t gpu.Thread, dq, q, k, v, do []T, ls
 		//kern:unroll
 		for kk := 0; kk < 8; kk++ {
 			if kk < hd/16 {
-				qa := gpu.LdMatrixX4(t, &sm[qA+16*kk])
-				oa := gpu.LdMatrixX4(t, &sm[oA+16*kk])
+				qa, oa := qf[kk], of[kk]
 				//kern:unroll
 				for np := 0; np < 2; np++ {
 					r := gpu.LdMatrixX4(t, &sm[kb+bOff+16*np*ld+16*kk])
