@@ -163,23 +163,24 @@ func w4tc[A gpu.Elem, O any, CA tcCodec, CO codec[O]](ca CA, co CO, t gpu.Thread
 		// ldmatrix-free reads: W words of rows g, g+8 and x row g (clamped
 		// to the rows of this pass, which only feeds unstored columns).
 		xg := min(g, xr-1)
-		var xOff [4]int32
+		var xOff [4]int32 // in words, like every read offset below
 		//kern:unroll
 		for p := range 4 {
-			xOff[p] = int32(tcWBytes + xg*256 + 64*q + 16*((p+q>>1+2*(xg&1))&3))
+			xOff[p] = int32(tcWBytes/4 + xg*64 + 16*q + 4*((p+q>>1+2*(xg&1))&3))
 		}
+		waOff, wbOff := int32(g*16+4*q), int32((g+8)*16+4*q)
 		var acc [4]float32
 		rs, ws := int32(0), int32(tcStages-1) // stages read and refilled
 		for st := int32(0); st < steps; st++ {
 			gpu.CpAsyncWait(t, tcStages-2)
-			t.SyncWarp() // chunks other lanes copied
-			base := myStages + rs*stage
-			wa := gpu.Load4(sw, int((base+int32(g*64+16*q))>>2))
-			wb := gpu.Load4(sw, int((base+int32((g+8)*64+16*q))>>2))
+			t.SyncWarp()                       // chunks other lanes copied
+			base := (myStages + rs*stage) >> 2 // in words
+			wa := gpu.Load4(sw, int(base+waOff))
+			wb := gpu.Load4(sw, int(base+wbOff))
 			var tmp [4]float32
 			//kern:unroll
 			for p := range 4 {
-				xs := gpu.Load4(sw, int((base+xOff[p])>>2))
+				xs := gpu.Load4(sw, int(base+xOff[p]))
 				//kern:unroll
 				for h := range 2 {
 					sel0, sel1 := uint32((2*h)*0x1111), uint32((2*h+1)*0x1111)
