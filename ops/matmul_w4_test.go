@@ -8,13 +8,14 @@ import (
 
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/ops/internal/w4"
 )
 
 // TestMatmulInt4 checks both versions against float64 over the weights
 // as QuantizeInt4 stores them: ragged m and n, k past one step or k tile
 // and not a multiple of the group, more rows of x than one pass, every
 // kernel (input and output type) of each version, and what MatmulInt4
-// picks by itself on either side of int4GEMVMaxM.
+// picks by itself on either side of int4GEMVMaxM and of w4.TCMaxGroups.
 func TestMatmulInt4(t *testing.T) {
 	type run struct {
 		v    int
@@ -25,7 +26,7 @@ func TestMatmulInt4(t *testing.T) {
 		{w4GEMV, "gemv", []mmCase{{1, 9, 32}, {1, 1, 128}, {3, 37, 544}, {6, 16, 1024}, {17, 20, 96}}},
 		{w4GEMVTC, "gemv-tc", []mmCase{{1, 9, 32}, {1, 1, 128}, {3, 37, 544}, {8, 33, 1056}, {16, 16, 256}, {11, 40, 640}}},
 		{w4GEMM, "gemm", []mmCase{{1, 1, 128}, {3, 37, 544}, {77, 129, 256}, {65, 130, 96}}},
-		{w4Auto, "auto", []mmCase{{1, 64, 4096}, {16, 24, 256}, {18, 24, 256}}},
+		{w4Auto, "auto", []mmCase{{1, 64, 4096}, {1, 16, 128 * (w4.TCMaxGroups + 1)}, {16, 24, 256}, {18, 24, 256}}},
 	}
 	eachDevice(t, func(t *testing.T, dev *kern.Device) {
 		for _, r := range runs {

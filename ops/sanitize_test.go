@@ -90,13 +90,23 @@ func TestSanitizers(t *testing.T) {
 			}
 		}
 	}
-	// MatmulInt4: ragged n, k past one step, two passes over x.
-	if err := MatmulInt4(dev, o(6*37), w(6*544), uploadT(t, dev, make([]uint8, 37*544/2)), uploadT(t, dev, make([]float32, 37*5)), 6, 37, 544); err != nil {
-		t.Errorf("MatmulInt4: %v", err)
+	// MatmulInt4, each version: ragged n, k past one step and not a whole
+	// group, several passes over x (GEMV v1: 4 rows, v2: 8 rows a pass).
+	for _, c := range []struct {
+		v       int
+		m, n, k int
+	}{{w4GEMV, 6, 37, 544}, {w4GEMVTC, 11, 37, 544}, {w4GEMM, 70, 130, 544}} {
+		if err := matmulInt4(c.v, dev, o(c.m*c.n), w(c.m*c.k), uploadT(t, dev, make([]uint8, c.n*c.k/2)), uploadT(t, dev, make([]float32, c.n*5)), c.m, c.n, c.k); err != nil {
+			t.Errorf("MatmulInt4 version %d: %v", c.v, err)
+		}
 	}
-	// MatmulInt8: partial tiles and a k that is not a multiple of 4.
+	// MatmulInt8: partial tiles and a k that is not a multiple of 4 (v1);
+	// partial tiles and a partial last k tile (v2).
 	if err := MatmulInt8(dev, o(17*9), uploadT(t, dev, make([]int8, 17*37)), uploadT(t, dev, make([]float32, 17)), uploadT(t, dev, make([]int8, 9*37)), uploadT(t, dev, make([]float32, 9)), 17, 9, 37); err != nil {
 		t.Errorf("MatmulInt8: %v", err)
+	}
+	if err := matmulInt8(i8V2, dev, o(130*129), uploadT(t, dev, make([]int8, 130*80)), uploadT(t, dev, make([]float32, 130)), uploadT(t, dev, make([]int8, 129*80)), uploadT(t, dev, make([]float32, 129)), 130, 129, 80); err != nil {
+		t.Errorf("MatmulInt8 v2: %v", err)
 	}
 	// Q6 needs cols % 4 == 0 and its own packed length.
 	if err := DequantQ6(dev, o(n), uploadT(t, dev, make([]uint8, n/4*3)), uploadT(t, dev, make([]float32, rows*5)), rows, cols); err != nil {

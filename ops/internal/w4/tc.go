@@ -12,7 +12,7 @@ package w4
 // Block: 4 warps on the same 16 rows of W, split over K: warp w takes the
 // groups (k128) w, w+4, w+8, …, and the four partial sums meet in shared
 // memory at the end. Each warp pipelines its own groups through 3
-// cp.async stages (a warp barrier, not a block one, after each wait):
+// cp.async stages (one warp barrier per group, not a block barrier):
 //
 //	stage: W [16 rows][64 bytes] (one group of packed nibbles)
 //	       x [xr rows][256 bytes] (one group of xr ≤ 8 rows of x)
@@ -163,23 +163,32 @@ func w4tc[A gpu.Elem, O any, CA tcCodec, CO codec[O]](ca CA, co CO, t gpu.Thread
 		// ldmatrix-free reads: W words of rows g, g+8 and x row g (clamped
 		// to the rows of this pass, which only feeds unstored columns).
 		xg := min(g, xr-1)
-		var xOff [4]int32
+		var xOff [4]int32 // in words, like every read offset below
 		//kern:unroll
 		for p := range 4 {
-			xOff[p] = int32(tcWBytes + xg*256 + 64*q + 16*((p+q>>1+2*(xg&1))&3))
+			xOff[p] = int32(tcWBytes/4 + xg*64 + 16*q + 4*((p+q>>1+2*(xg&1))&3))
 		}
+		waOff, wbOff := int32(g*16+4*q), int32((g+8)*16+4*q)
 		var acc [4]float32
 		rs, ws := int32(0), int32(tcStages-1) // stages read and refilled
 		for st := int32(0); st < steps; st++ {
 			gpu.CpAsyncWait(t, tcStages-2)
-			t.SyncWarp() // chunks other lanes copied
-			base := myStages + rs*stage
-			wa := gpu.Load4(sw, int((base+int32(g*64+16*q))>>2))
-			wb := gpu.Load4(sw, int((base+int32((g+8)*64+16*q))>>2))
+			// One warp barrier: the chunks other lanes copied have landed,
+			// and every lane is done reading the stage refilled next (the
+			// previous step's).
+			t.SyncWarp()
+			if nt := st + tcStages - 1; nt < steps {
+				w4tcIssue(t, sx, sb, x, packed, myStages+ws*stage, int32(wp)+nt*tcWarps, wSrc, wDst, wK, xSrc, xDst, xK, nx, k32)
+			} else {
+				gpu.CpAsyncCommit(t) // an empty group keeps the wait count
+			}
+			base := (myStages + rs*stage) >> 2 // in words
+			wa := gpu.Load4(sw, int(base+waOff))
+			wb := gpu.Load4(sw, int(base+wbOff))
 			var tmp [4]float32
 			//kern:unroll
 			for p := range 4 {
-				xs := gpu.Load4(sw, int((base+xOff[p])>>2))
+				xs := gpu.Load4(sw, int(base+xOff[p]))
 				//kern:unroll
 				for h := range 2 {
 					sel0, sel1 := uint32((2*h)*0x1111), uint32((2*h+1)*0x1111)
@@ -193,12 +202,6 @@ func w4tc[A gpu.Elem, O any, CA tcCodec, CO codec[O]](ca CA, co CO, t gpu.Thread
 			grp := wp + int(st)*tcWarps
 			s0, s1 := sf[sfBase+g*sld+grp], sf[sfBase+(g+8)*sld+grp]
 			acc = [4]float32{gpu.FMA(tmp[0], s0, acc[0]), gpu.FMA(tmp[1], s0, acc[1]), gpu.FMA(tmp[2], s1, acc[2]), gpu.FMA(tmp[3], s1, acc[3])}
-			t.SyncWarp() // every lane is done with the stage before it is refilled
-			if nt := st + tcStages - 1; nt < steps {
-				w4tcIssue(t, sx, sb, x, packed, myStages+ws*stage, int32(wp)+nt*tcWarps, wSrc, wDst, wK, xSrc, xDst, xK, nx, k32)
-			} else {
-				gpu.CpAsyncCommit(t) // an empty group keeps the wait count
-			}
 			rs, ws = rs+1, ws+1
 			if rs == tcStages {
 				rs = 0

@@ -30,7 +30,7 @@ var w4tcF16F32Kernel = kernW4tcF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 128, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "f633f6de88bde22f", Source: []string{"tc.go:const TCRows", "tc.go:const TCThreads", "tc.go:const tcStages", "tc.go:const tcWBytes", "tc.go:const tcWarps", "tc.go:const tcXRows", "tc.go:f16g.frag", "tc.go:f16g.mma", "tc.go:f16g.unit", "tc.go:tcStage", "tc.go:type tcCodec", "tc.go:w4tc", "tc.go:w4tcF16F32", "tc.go:w4tcIssue", "tc.go:w4tcIssueFull", "w4.go:const Group", "w4.go:const w4Rows", "w4.go:const w4Stage", "w4.go:const w4StageW", "w4.go:const w4Stages", "w4.go:const w4Step", "w4.go:const w4WRows", "w4.go:const w4WarpSh", "w4.go:const w4Warps", "w4.go:f32c.store", "w4.go:type codec", "w4.go:type f16g", "w4.go:type f32c"},
+	SourceHash: "902929e4abf25988", Source: []string{"tc.go:const TCRows", "tc.go:const TCThreads", "tc.go:const tcStages", "tc.go:const tcWBytes", "tc.go:const tcWarps", "tc.go:const tcXRows", "tc.go:f16g.frag", "tc.go:f16g.mma", "tc.go:f16g.unit", "tc.go:tcStage", "tc.go:type tcCodec", "tc.go:w4tc", "tc.go:w4tcF16F32", "tc.go:w4tcIssue", "tc.go:w4tcIssueFull", "w4.go:const Group", "w4.go:const w4Rows", "w4.go:const w4Stage", "w4.go:const w4StageW", "w4.go:const w4Stages", "w4.go:const w4Step", "w4.go:const w4WRows", "w4.go:const w4WarpSh", "w4.go:const w4Warps", "w4.go:f32c.store", "w4.go:type codec", "w4.go:type f16g", "w4.go:type f32c"},
 	Native: func(t gpu.Thread, a []any) {
 		w4tcF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]uint8), a[3].([]float32), a[4].(int), a[5].(int), a[6].(int))
 	},
@@ -58,7 +58,7 @@ var w4tcF16F16Kernel = kernW4tcF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 128, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "d4a7628a71f8c524", Source: []string{"tc.go:const TCRows", "tc.go:const TCThreads", "tc.go:const tcStages", "tc.go:const tcWBytes", "tc.go:const tcWarps", "tc.go:const tcXRows", "tc.go:f16g.frag", "tc.go:f16g.mma", "tc.go:f16g.unit", "tc.go:tcStage", "tc.go:type tcCodec", "tc.go:w4tc", "tc.go:w4tcF16F16", "tc.go:w4tcIssue", "tc.go:w4tcIssueFull", "w4.go:const Group", "w4.go:const w4Rows", "w4.go:const w4Stage", "w4.go:const w4StageW", "w4.go:const w4Stages", "w4.go:const w4Step", "w4.go:const w4WRows", "w4.go:const w4WarpSh", "w4.go:const w4Warps", "w4.go:f16c.store", "w4.go:type codec", "w4.go:type f16c", "w4.go:type f16g"},
+	SourceHash: "10e0b72a10b7dafc", Source: []string{"tc.go:const TCRows", "tc.go:const TCThreads", "tc.go:const tcStages", "tc.go:const tcWBytes", "tc.go:const tcWarps", "tc.go:const tcXRows", "tc.go:f16g.frag", "tc.go:f16g.mma", "tc.go:f16g.unit", "tc.go:tcStage", "tc.go:type tcCodec", "tc.go:w4tc", "tc.go:w4tcF16F16", "tc.go:w4tcIssue", "tc.go:w4tcIssueFull", "w4.go:const Group", "w4.go:const w4Rows", "w4.go:const w4Stage", "w4.go:const w4StageW", "w4.go:const w4Stages", "w4.go:const w4Step", "w4.go:const w4WRows", "w4.go:const w4WarpSh", "w4.go:const w4Warps", "w4.go:f16c.store", "w4.go:type codec", "w4.go:type f16c", "w4.go:type f16g"},
 	Native: func(t gpu.Thread, a []any) {
 		w4tcF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]uint8), a[3].([]float32), a[4].(int), a[5].(int), a[6].(int))
 	},
@@ -86,7 +86,7 @@ var w4tcBF16F32Kernel = kernW4tcBF16F32Launcher{kern.NewLauncher(kern.KernelSpec
 	},
 	Block:      gpu.Dim3{X: 128, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "79ea65ac961d2b8a", Source: []string{"tc.go:bf16g.frag", "tc.go:bf16g.mma", "tc.go:bf16g.unit", "tc.go:const TCRows", "tc.go:const TCThreads", "tc.go:const tcStages", "tc.go:const tcWBytes", "tc.go:const tcWarps", "tc.go:const tcXRows", "tc.go:tcStage", "tc.go:type tcCodec", "tc.go:w4tc", "tc.go:w4tcBF16F32", "tc.go:w4tcIssue", "tc.go:w4tcIssueFull", "w4.go:const Group", "w4.go:const w4Rows", "w4.go:const w4Stage", "w4.go:const w4StageW", "w4.go:const w4Stages", "w4.go:const w4Step", "w4.go:const w4WRows", "w4.go:const w4WarpSh", "w4.go:const w4Warps", "w4.go:f32c.store", "w4.go:type bf16g", "w4.go:type codec", "w4.go:type f32c"},
+	SourceHash: "f911313d32e2d30b", Source: []string{"tc.go:bf16g.frag", "tc.go:bf16g.mma", "tc.go:bf16g.unit", "tc.go:const TCRows", "tc.go:const TCThreads", "tc.go:const tcStages", "tc.go:const tcWBytes", "tc.go:const tcWarps", "tc.go:const tcXRows", "tc.go:tcStage", "tc.go:type tcCodec", "tc.go:w4tc", "tc.go:w4tcBF16F32", "tc.go:w4tcIssue", "tc.go:w4tcIssueFull", "w4.go:const Group", "w4.go:const w4Rows", "w4.go:const w4Stage", "w4.go:const w4StageW", "w4.go:const w4Stages", "w4.go:const w4Step", "w4.go:const w4WRows", "w4.go:const w4WarpSh", "w4.go:const w4Warps", "w4.go:f32c.store", "w4.go:type bf16g", "w4.go:type codec", "w4.go:type f32c"},
 	Native: func(t gpu.Thread, a []any) {
 		w4tcBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]uint8), a[3].([]float32), a[4].(int), a[5].(int), a[6].(int))
 	},
@@ -114,7 +114,7 @@ var w4tcBF16BF16Kernel = kernW4tcBF16BF16Launcher{kern.NewLauncher(kern.KernelSp
 	},
 	Block:      gpu.Dim3{X: 128, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "afe46b07b00b7793", Source: []string{"tc.go:bf16g.frag", "tc.go:bf16g.mma", "tc.go:bf16g.unit", "tc.go:const TCRows", "tc.go:const TCThreads", "tc.go:const tcStages", "tc.go:const tcWBytes", "tc.go:const tcWarps", "tc.go:const tcXRows", "tc.go:tcStage", "tc.go:type tcCodec", "tc.go:w4tc", "tc.go:w4tcBF16BF16", "tc.go:w4tcIssue", "tc.go:w4tcIssueFull", "w4.go:bf16c.store", "w4.go:const Group", "w4.go:const w4Rows", "w4.go:const w4Stage", "w4.go:const w4StageW", "w4.go:const w4Stages", "w4.go:const w4Step", "w4.go:const w4WRows", "w4.go:const w4WarpSh", "w4.go:const w4Warps", "w4.go:type bf16c", "w4.go:type bf16g", "w4.go:type codec"},
+	SourceHash: "916c2536abd7371f", Source: []string{"tc.go:bf16g.frag", "tc.go:bf16g.mma", "tc.go:bf16g.unit", "tc.go:const TCRows", "tc.go:const TCThreads", "tc.go:const tcStages", "tc.go:const tcWBytes", "tc.go:const tcWarps", "tc.go:const tcXRows", "tc.go:tcStage", "tc.go:type tcCodec", "tc.go:w4tc", "tc.go:w4tcBF16BF16", "tc.go:w4tcIssue", "tc.go:w4tcIssueFull", "w4.go:bf16c.store", "w4.go:const Group", "w4.go:const w4Rows", "w4.go:const w4Stage", "w4.go:const w4StageW", "w4.go:const w4Stages", "w4.go:const w4Step", "w4.go:const w4WRows", "w4.go:const w4WarpSh", "w4.go:const w4Warps", "w4.go:type bf16c", "w4.go:type bf16g", "w4.go:type codec"},
 	Native: func(t gpu.Thread, a []any) {
 		w4tcBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]uint8), a[3].([]float32), a[4].(int), a[5].(int), a[6].(int))
 	},

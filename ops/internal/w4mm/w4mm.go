@@ -123,8 +123,8 @@ func w4mm[A gpu.Elem, O any, CA inCodec, CO codec[O]](ca CA, co CO, t gpu.Thread
 	ktiles := int32((k + bk - 1) >> 6)
 	k32, kb := int32(k), int32(k>>1) // elements of a row of x, bytes of a row of packed
 
-	// This thread's copies, fixed for the K loop: x chunks (row tid/8 and
-	// tid/8 + 32, chunk tid%8), packed chunk (row tid/2, chunk tid%2).
+	// This thread's copies, fixed for the K loop: x chunks (rows tid/8 +
+	// 16i, chunk tid%8), packed chunks (rows tid/2 + 64i, chunk tid%2).
 	ar, ac := tid>>3, tid&7
 	aDst := int32(ar*bk + (ac^ar&7)*8)
 	var aSrc [aSlots]int32
@@ -149,10 +149,10 @@ func w4mm[A gpu.Elem, O any, CA inCodec, CO codec[O]](ca CA, co CO, t gpu.Thread
 		aOff[kk] = int32((wm0+lr)*bk + ((2*kk+l>>4)^lr&7)*8)
 	}
 	// Packed words of this lane's W rows (n8 tile j, row g), in words of
-	// the stage; and the byte permute selecting byte q and byte q of the
-	// word shifted by 4.
+	// the stage; and the byte permutes copying byte q of the first or the
+	// second word of a k16 step into all four bytes (see inCodec).
 	bOff := int32(stages*stageA/2 + (wn0+g)*8)
-	sel0, sel1 := uint32(q*0x1111), uint32((q+4)*0x1111) // byte q of the first or second word, everywhere
+	sel0, sel1 := uint32(q*0x1111), uint32((q+4)*0x1111)
 
 	aCol, bCol := int32(ac*8), int32(bc*32)
 	full := k32 >> 6                       // k tiles wholly inside K (bk = 64)

@@ -30,7 +30,7 @@ var w4mmF16F32Kernel = kernW4mmF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "f6eca22325934372", Source: []string{"w4mm.go:const BM", "w4mm.go:const BN", "w4mm.go:const Group", "w4mm.go:const Threads", "w4mm.go:const aSlots", "w4mm.go:const bSlots", "w4mm.go:const bk", "w4mm.go:const mi", "w4mm.go:const ni", "w4mm.go:const stageA", "w4mm.go:const stageB", "w4mm.go:const stages", "w4mm.go:const warpsN", "w4mm.go:const wm", "w4mm.go:const wn", "w4mm.go:f16in.dequant", "w4mm.go:f16in.mma", "w4mm.go:f16in.unit", "w4mm.go:f32c.store", "w4mm.go:type codec", "w4mm.go:type f16in", "w4mm.go:type f32c", "w4mm.go:type inCodec", "w4mm.go:w4mm", "w4mm.go:w4mmF16F32", "w4mm.go:w4mmIssue", "w4mm.go:w4mmIssueFull", "w4mm.go:w4mmStore"},
+	SourceHash: "dd53033e2a7935b7", Source: []string{"w4mm.go:const BM", "w4mm.go:const BN", "w4mm.go:const Group", "w4mm.go:const Threads", "w4mm.go:const aSlots", "w4mm.go:const bSlots", "w4mm.go:const bk", "w4mm.go:const mi", "w4mm.go:const ni", "w4mm.go:const stageA", "w4mm.go:const stageB", "w4mm.go:const stages", "w4mm.go:const warpsN", "w4mm.go:const wm", "w4mm.go:const wn", "w4mm.go:f16in.dequant", "w4mm.go:f16in.mma", "w4mm.go:f16in.unit", "w4mm.go:f32c.store", "w4mm.go:type codec", "w4mm.go:type f16in", "w4mm.go:type f32c", "w4mm.go:type inCodec", "w4mm.go:w4mm", "w4mm.go:w4mmF16F32", "w4mm.go:w4mmIssue", "w4mm.go:w4mmIssueFull", "w4mm.go:w4mmStore"},
 	Native: func(t gpu.Thread, a []any) {
 		w4mmF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]uint8), a[3].([]float32), a[4].(int), a[5].(int), a[6].(int))
 	},
@@ -58,7 +58,7 @@ var w4mmF16F16Kernel = kernW4mmF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "3aa0f3823c4b98f4", Source: []string{"w4mm.go:const BM", "w4mm.go:const BN", "w4mm.go:const Group", "w4mm.go:const Threads", "w4mm.go:const aSlots", "w4mm.go:const bSlots", "w4mm.go:const bk", "w4mm.go:const mi", "w4mm.go:const ni", "w4mm.go:const stageA", "w4mm.go:const stageB", "w4mm.go:const stages", "w4mm.go:const warpsN", "w4mm.go:const wm", "w4mm.go:const wn", "w4mm.go:f16c.store", "w4mm.go:f16in.dequant", "w4mm.go:f16in.mma", "w4mm.go:f16in.unit", "w4mm.go:type codec", "w4mm.go:type f16c", "w4mm.go:type f16in", "w4mm.go:type inCodec", "w4mm.go:w4mm", "w4mm.go:w4mmF16F16", "w4mm.go:w4mmIssue", "w4mm.go:w4mmIssueFull", "w4mm.go:w4mmStore"},
+	SourceHash: "2a2762e01cb9aeba", Source: []string{"w4mm.go:const BM", "w4mm.go:const BN", "w4mm.go:const Group", "w4mm.go:const Threads", "w4mm.go:const aSlots", "w4mm.go:const bSlots", "w4mm.go:const bk", "w4mm.go:const mi", "w4mm.go:const ni", "w4mm.go:const stageA", "w4mm.go:const stageB", "w4mm.go:const stages", "w4mm.go:const warpsN", "w4mm.go:const wm", "w4mm.go:const wn", "w4mm.go:f16c.store", "w4mm.go:f16in.dequant", "w4mm.go:f16in.mma", "w4mm.go:f16in.unit", "w4mm.go:type codec", "w4mm.go:type f16c", "w4mm.go:type f16in", "w4mm.go:type inCodec", "w4mm.go:w4mm", "w4mm.go:w4mmF16F16", "w4mm.go:w4mmIssue", "w4mm.go:w4mmIssueFull", "w4mm.go:w4mmStore"},
 	Native: func(t gpu.Thread, a []any) {
 		w4mmF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]uint8), a[3].([]float32), a[4].(int), a[5].(int), a[6].(int))
 	},
@@ -86,7 +86,7 @@ var w4mmBF16F32Kernel = kernW4mmBF16F32Launcher{kern.NewLauncher(kern.KernelSpec
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "7dd51bcf5ab5044d", Source: []string{"w4mm.go:bf16in.dequant", "w4mm.go:bf16in.mma", "w4mm.go:bf16in.unit", "w4mm.go:const BM", "w4mm.go:const BN", "w4mm.go:const Group", "w4mm.go:const Threads", "w4mm.go:const aSlots", "w4mm.go:const bSlots", "w4mm.go:const bk", "w4mm.go:const mi", "w4mm.go:const ni", "w4mm.go:const stageA", "w4mm.go:const stageB", "w4mm.go:const stages", "w4mm.go:const warpsN", "w4mm.go:const wm", "w4mm.go:const wn", "w4mm.go:f32c.store", "w4mm.go:type bf16in", "w4mm.go:type codec", "w4mm.go:type f32c", "w4mm.go:type inCodec", "w4mm.go:w4mm", "w4mm.go:w4mmBF16F32", "w4mm.go:w4mmIssue", "w4mm.go:w4mmIssueFull", "w4mm.go:w4mmStore"},
+	SourceHash: "cda27a18977a25a5", Source: []string{"w4mm.go:bf16in.dequant", "w4mm.go:bf16in.mma", "w4mm.go:bf16in.unit", "w4mm.go:const BM", "w4mm.go:const BN", "w4mm.go:const Group", "w4mm.go:const Threads", "w4mm.go:const aSlots", "w4mm.go:const bSlots", "w4mm.go:const bk", "w4mm.go:const mi", "w4mm.go:const ni", "w4mm.go:const stageA", "w4mm.go:const stageB", "w4mm.go:const stages", "w4mm.go:const warpsN", "w4mm.go:const wm", "w4mm.go:const wn", "w4mm.go:f32c.store", "w4mm.go:type bf16in", "w4mm.go:type codec", "w4mm.go:type f32c", "w4mm.go:type inCodec", "w4mm.go:w4mm", "w4mm.go:w4mmBF16F32", "w4mm.go:w4mmIssue", "w4mm.go:w4mmIssueFull", "w4mm.go:w4mmStore"},
 	Native: func(t gpu.Thread, a []any) {
 		w4mmBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]uint8), a[3].([]float32), a[4].(int), a[5].(int), a[6].(int))
 	},
@@ -114,7 +114,7 @@ var w4mmBF16BF16Kernel = kernW4mmBF16BF16Launcher{kern.NewLauncher(kern.KernelSp
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "cdceec47193c2c92", Source: []string{"w4mm.go:bf16c.store", "w4mm.go:bf16in.dequant", "w4mm.go:bf16in.mma", "w4mm.go:bf16in.unit", "w4mm.go:const BM", "w4mm.go:const BN", "w4mm.go:const Group", "w4mm.go:const Threads", "w4mm.go:const aSlots", "w4mm.go:const bSlots", "w4mm.go:const bk", "w4mm.go:const mi", "w4mm.go:const ni", "w4mm.go:const stageA", "w4mm.go:const stageB", "w4mm.go:const stages", "w4mm.go:const warpsN", "w4mm.go:const wm", "w4mm.go:const wn", "w4mm.go:type bf16c", "w4mm.go:type bf16in", "w4mm.go:type codec", "w4mm.go:type inCodec", "w4mm.go:w4mm", "w4mm.go:w4mmBF16BF16", "w4mm.go:w4mmIssue", "w4mm.go:w4mmIssueFull", "w4mm.go:w4mmStore"},
+	SourceHash: "cc9f0e5ef9674353", Source: []string{"w4mm.go:bf16c.store", "w4mm.go:bf16in.dequant", "w4mm.go:bf16in.mma", "w4mm.go:bf16in.unit", "w4mm.go:const BM", "w4mm.go:const BN", "w4mm.go:const Group", "w4mm.go:const Threads", "w4mm.go:const aSlots", "w4mm.go:const bSlots", "w4mm.go:const bk", "w4mm.go:const mi", "w4mm.go:const ni", "w4mm.go:const stageA", "w4mm.go:const stageB", "w4mm.go:const stages", "w4mm.go:const warpsN", "w4mm.go:const wm", "w4mm.go:const wn", "w4mm.go:type bf16c", "w4mm.go:type bf16in", "w4mm.go:type codec", "w4mm.go:type inCodec", "w4mm.go:w4mm", "w4mm.go:w4mmBF16BF16", "w4mm.go:w4mmIssue", "w4mm.go:w4mmIssueFull", "w4mm.go:w4mmStore"},
 	Native: func(t gpu.Thread, a []any) {
 		w4mmBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]uint8), a[3].([]float32), a[4].(int), a[5].(int), a[6].(int))
 	},
