@@ -63,9 +63,13 @@ func (c *common) openTP(ctx context.Context, dev *kern.Device, stderr io.Writer)
 	var cfg *qwen3.Config
 	var ranks *tp.Ranks
 	var rdir string
+	// grace is how long the ranks get to end by themselves: after rank
+	// 0's quit order they do at once; after a failed start there is
+	// nothing of theirs to wait for.
+	grace := time.Duration(0)
 	cleanup := func() {
 		if ranks != nil {
-			if err := ranks.Stop(10 * time.Second); err != nil {
+			if err := ranks.Stop(grace); err != nil && grace > 0 {
 				fmt.Fprintln(stderr, "qwen3:", err)
 			}
 		}
@@ -133,6 +137,7 @@ func (c *common) openTP(ctx context.Context, dev *kern.Device, stderr io.Writer)
 		dev.Close()
 		return nil, nil, err
 	}
+	grace = 10 * time.Second
 	return e, func() { e.Close(); cleanup(); dev.Close() }, nil
 }
 
