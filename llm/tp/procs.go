@@ -136,10 +136,11 @@ func (l *Leader) Broken() error {
 }
 
 // Break marks the clique broken by err (a rank process ended, say) and
-// closes the control connections, so the next step fails at once. (A
-// collective in flight with a rank that is gone fails on the Socket
-// communicator, whose peer's connection closes; NCCL's would wait, as
-// the binding has no ncclCommAbort yet.)
+// closes the control connections, so the next step fails at once, and a
+// Socket communicator's, so a rank waiting in a collective for rank 0
+// fails too and its process ends. (An NCCL collective in flight with a
+// rank that is gone would wait: the binding has no ncclCommAbort yet,
+// and destroying a communicator in use is not allowed.)
 func (l *Leader) Break(err error) {
 	l.mu.Lock()
 	if l.broken == nil {
@@ -147,6 +148,9 @@ func (l *Leader) Break(err error) {
 	}
 	l.mu.Unlock()
 	l.ctl.Close()
+	if s, ok := l.comm.(*Socket); ok {
+		s.Close()
+	}
 }
 
 // send gives every follower o, runs mine, then collects their answers.
