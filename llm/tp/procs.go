@@ -136,20 +136,28 @@ func (l *Leader) Broken() error {
 }
 
 // Break marks the clique broken by err (a rank process ended, say) and
-// closes the control connections, so the next step fails at once, and a
-// Socket communicator's, so a rank waiting in a collective for rank 0
-// fails too and its process ends. (An NCCL collective in flight with a
-// rank that is gone would wait: the binding has no ncclCommAbort yet,
-// and destroying a communicator in use is not allowed.)
+// closes the control connections, so the next step fails at once. It
+// also ends rank 0's collectives in flight: a Socket communicator is
+// closed (so a rank waiting in a collective for rank 0 fails too and its
+// process ends), an NCCL one aborted (ncclCommAbort; with a libnccl too
+// old to have it, a collective waiting for a dead rank waits on, and the
+// liveness probe's restart is what ends it).
 func (l *Leader) Break(err error) {
 	l.mu.Lock()
-	if l.broken == nil {
+	first := l.broken == nil
+	if first {
 		l.broken = fmt.Errorf("tp: the ranks' clique is broken: %w", err)
 	}
 	l.mu.Unlock()
+	if !first {
+		return
+	}
 	l.ctl.Close()
-	if s, ok := l.comm.(*Socket); ok {
-		s.Close()
+	switch c := l.comm.(type) {
+	case *Socket:
+		c.Close()
+	case *NCCL:
+		c.Abort()
 	}
 }
 
