@@ -49,6 +49,9 @@ func (c Clique) join(ctx context.Context, dev *kern.Device) (Comm, *Socket, erro
 	if err != nil {
 		return nil, nil, err
 	}
+	// The control star is made like a Socket clique (the same greeting
+	// and checks), but its connections carry gob orders, never
+	// collectives.
 	ctl, err := DialSocket(ctx, "unix", filepath.Join(c.Dir, "ctl.sock"), c.Rank, c.Size)
 	if err != nil {
 		comm.Close()
