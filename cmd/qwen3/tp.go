@@ -80,7 +80,7 @@ func (c *common) openTP(ctx context.Context, dev *kern.Device, stderr io.Writer)
 	if comm == "local" {
 		devs := []*kern.Device{dev}
 		for r := 1; r < c.tp; r++ {
-			d, err := rankDevice(dev, r)
+			d, err := rankDevice(dev, c.firstGPU()+r)
 			if err != nil {
 				closeDevs(devs)
 				return nil, nil, err
@@ -141,12 +141,26 @@ func (c *common) openTP(ctx context.Context, dev *kern.Device, stderr io.Writer)
 	return e, func() { e.Close(); cleanup(); dev.Close() }, nil
 }
 
-// rankDevice opens rank r's device: another of dev's kind (CUDA ordinal
-// r on a GPU).
-func rankDevice(dev *kern.Device, r int) (*kern.Device, error) {
+// firstGPU is rank 0's CUDA ordinal (-device or $KERN_DEVICE cuda:N,
+// else 0); rank r is on N+r.
+func (c *common) firstGPU() int {
+	spec := c.device
+	if spec == "" {
+		spec = os.Getenv("KERN_DEVICE")
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(spec, "cuda:"))
+	if err != nil || !strings.HasPrefix(spec, "cuda:") {
+		return 0
+	}
+	return n
+}
+
+// rankDevice opens another device of dev's kind (CUDA ordinal gpu on a
+// GPU).
+func rankDevice(dev *kern.Device, gpu int) (*kern.Device, error) {
 	switch dev.Kind() {
 	case "cuda":
-		return kern.OpenCUDA(r)
+		return kern.OpenCUDA(gpu)
 	case "native":
 		return kern.OpenNative(), nil
 	}
@@ -163,7 +177,7 @@ func closeDevs(devs []*kern.Device) {
 func (c *common) rankArgs(dev *kern.Device, cl tp.Clique, r int) []string {
 	device := dev.Kind()
 	if device == "cuda" {
-		device = "cuda:" + strconv.Itoa(r)
+		device = "cuda:" + strconv.Itoa(c.firstGPU()+r)
 	}
 	comm := "socket"
 	if cl.NCCL {
