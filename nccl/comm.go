@@ -2,6 +2,7 @@ package nccl
 
 import (
 	"fmt"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/gokern/kern/cuda"
@@ -71,6 +72,7 @@ type Comm struct {
 	lib          *library
 	c            uintptr // 0 once destroyed
 	rank, nranks int
+	aborted      atomic.Bool
 }
 
 // CommInitRank joins rank of nranks to the clique id names
@@ -159,6 +161,8 @@ func (c *Comm) Broadcast(send, recv cuda.DevicePtr, count int, t DataType, root 
 
 func (c *Comm) live(p *proc, count int) error {
 	switch {
+	case c.aborted.Load():
+		return &Error{Call: p.Name, Result: InvalidUsage, Detail: "the Comm was aborted"}
 	case c.c == 0:
 		return &Error{Call: p.Name, Result: InvalidUsage, Detail: "the Comm was destroyed"}
 	case count < 0:
@@ -179,6 +183,27 @@ func (c *Comm) Destroy() error {
 	c.c = 0
 	return nil
 }
+
+// Abort ends the communicator at once (ncclCommAbort, NCCL 2.4 and
+// later): collectives of it that are in flight, queued or blocked in
+// another goroutine's call, fail with RemoteError instead of waiting for
+// a rank that is gone. It is the one call that may overlap others on c;
+// none may start after it, and the Comm is then unusable (Destroy
+// reports it aborted). A library without ncclCommAbort is an error.
+func (c *Comm) Abort() error {
+	l := c.lib
+	if l.ncclCommAbort.Addr == 0 {
+		return &Error{Call: "ncclCommAbort", Result: InvalidUsage, Detail: "this libnccl does not export it (NCCL before 2.4)"}
+	}
+	if err := c.live(&l.ncclCommAbort, 0); err != nil {
+		return err
+	}
+	c.aborted.Store(true)
+	return l.call(&l.ncclCommAbort, c.c)
+}
+
+// Aborted reports whether Abort was called.
+func (c *Comm) Aborted() bool { return c.aborted.Load() }
 
 // GroupStart and GroupEnd bracket calls NCCL fuses into one launch
 // (ncclGroupStart/End): collectives on several communicators from one

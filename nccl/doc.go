@@ -12,7 +12,9 @@
 //
 // The binding is deliberately thin: pointers are cuda.DevicePtr, streams
 // cuda.Stream, and every call must be made with the rank's CUDA context
-// current (cuda.Context.Do), as NCCL reads the current device. Package
+// current (cuda.Context.Do), as NCCL reads the current device; Comm.Abort
+// (ncclCommAbort) is the exception, meant to run while another goroutine
+// waits in the communicator's work for a rank that is gone. Package
 // llm/tp wraps it behind a communicator interface over kern buffers.
 //
 // One call needs care: ncclCommInitRank takes the 128-byte ncclUniqueId

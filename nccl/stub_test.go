@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -315,5 +316,59 @@ func TestGroupsAndErrors(t *testing.T) {
 	}
 	if err := c.Destroy(); !errors.Is(err, InvalidUsage) {
 		t.Errorf("second Destroy: %v", err)
+	}
+}
+
+// Abort ends a collective another goroutine is blocked in (its peer
+// never comes) with RemoteError; later calls on the Comm, Destroy
+// included, say it was aborted.
+func TestAbortEndsABlockedCollective(t *testing.T) {
+	needStub(t)
+	id, err := GetUniqueID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	comms := make([]*Comm, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for r := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			comms[r], errs[r] = CommInitRank(2, id, r)
+		}()
+	}
+	wg.Wait()
+	if comms[0] == nil || comms[1] == nil {
+		t.Fatalf("CommInitRank: %v", errors.Join(errs...))
+	}
+	defer comms[1].Destroy()
+	xs := []float32{1, 2}
+	done := make(chan error, 1)
+	go func() { done <- comms[0].AllReduce(ptr(xs), ptr(xs), 2, Float32, Sum, 0) }() // rank 1 never joins
+	select {
+	case err := <-done:
+		t.Fatalf("an all-reduce without its peer returned: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	if err := comms[0].Abort(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, RemoteError) {
+			t.Errorf("the blocked all-reduce: %v, want ncclRemoteError", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the all-reduce still blocked 10 s after Abort")
+	}
+	for name, err := range map[string]error{
+		"AllReduce": comms[0].AllReduce(ptr(xs), ptr(xs), 2, Float32, Sum, 0),
+		"Destroy":   comms[0].Destroy(),
+		"Abort":     comms[0].Abort(),
+	} {
+		if !errors.Is(err, InvalidUsage) || !strings.Contains(err.Error(), "aborted") {
+			t.Errorf("%s after Abort: %v", name, err)
+		}
 	}
 }

@@ -12,11 +12,12 @@ type procs struct {
 	ncclCommCount, ncclCommUserRank, ncclGetErrorString                proc
 	ncclAllReduce, ncclAllGather, ncclBroadcast                        proc
 	ncclGroupStart, ncclGroupEnd                                       proc
+	ncclCommAbort                                                      proc
 }
 
 // symbolTable lists every entry point. Everything here has been in
 // nccl.h since NCCL 2.0 (ncclBroadcast since 2.2, ncclGetVersion 2.3),
-// so all are required except the two queries.
+// so all are required except the two queries and ncclCommAbort (2.4).
 func (l *library) symbolTable() []dynlib.Symbol {
 	req, opt := dynlib.Req, dynlib.Opt
 	return []dynlib.Symbol{
@@ -32,6 +33,7 @@ func (l *library) symbolTable() []dynlib.Symbol {
 		req(&l.ncclBroadcast, "ncclBroadcast"),
 		req(&l.ncclGroupStart, "ncclGroupStart"),
 		req(&l.ncclGroupEnd, "ncclGroupEnd"),
+		opt(&l.ncclCommAbort, "ncclCommAbort"),
 	}
 }
 

@@ -76,7 +76,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.noThink, "no-think", false, "chat template with thinking off (enable_thinking=false)")
 	fs.StringVar(&c.stop, "stop", "", "comma-separated stop strings")
 	fs.BoolVar(&c.quiet, "q", false, "no loading progress or statistics on stderr")
-	fs.IntVar(&c.tp, "tp", 1, "tensor parallelism: split the model over this many devices (Megatron layout, see llm/tp)")
+	fs.IntVar(&c.tp, "tp", 1, "tensor parallelism: split the model over this many devices (Megatron layout, see llm/tp); with -device cuda:N, rank r is on GPU N+r")
 	fs.StringVar(&c.tpComm, "tp-comm", "", "with -tp: local (one process, a goroutine per rank, any device), socket (a process per rank, collectives through rank 0 over Unix sockets, any device) or nccl (a process per GPU); default nccl on cuda, else local")
 	fs.BoolVar(&c.ops, "ops", false, "forward pass on package ops: bf16/f16 activations and KV cache, tensor cores, decode graphs (bf16/f16 weights)")
 }

@@ -63,9 +63,13 @@ func (c *common) openTP(ctx context.Context, dev *kern.Device, stderr io.Writer)
 	var cfg *qwen3.Config
 	var ranks *tp.Ranks
 	var rdir string
+	// grace is how long the ranks get to end by themselves: after rank
+	// 0's quit order they do at once; after a failed start there is
+	// nothing of theirs to wait for.
+	grace := time.Duration(0)
 	cleanup := func() {
 		if ranks != nil {
-			if err := ranks.Stop(10 * time.Second); err != nil {
+			if err := ranks.Stop(grace); err != nil && grace > 0 {
 				fmt.Fprintln(stderr, "qwen3:", err)
 			}
 		}
@@ -76,7 +80,7 @@ func (c *common) openTP(ctx context.Context, dev *kern.Device, stderr io.Writer)
 	if comm == "local" {
 		devs := []*kern.Device{dev}
 		for r := 1; r < c.tp; r++ {
-			d, err := rankDevice(dev, r)
+			d, err := rankDevice(dev, c.firstGPU()+r)
 			if err != nil {
 				closeDevs(devs)
 				return nil, nil, err
@@ -133,15 +137,30 @@ func (c *common) openTP(ctx context.Context, dev *kern.Device, stderr io.Writer)
 		dev.Close()
 		return nil, nil, err
 	}
+	grace = 10 * time.Second
 	return e, func() { e.Close(); cleanup(); dev.Close() }, nil
 }
 
-// rankDevice opens rank r's device: another of dev's kind (CUDA ordinal
-// r on a GPU).
-func rankDevice(dev *kern.Device, r int) (*kern.Device, error) {
+// firstGPU is rank 0's CUDA ordinal (-device or $KERN_DEVICE cuda:N,
+// else 0); rank r is on N+r.
+func (c *common) firstGPU() int {
+	spec := c.device
+	if spec == "" {
+		spec = os.Getenv("KERN_DEVICE")
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(spec, "cuda:"))
+	if err != nil || !strings.HasPrefix(spec, "cuda:") {
+		return 0
+	}
+	return n
+}
+
+// rankDevice opens another device of dev's kind (CUDA ordinal gpu on a
+// GPU).
+func rankDevice(dev *kern.Device, gpu int) (*kern.Device, error) {
 	switch dev.Kind() {
 	case "cuda":
-		return kern.OpenCUDA(r)
+		return kern.OpenCUDA(gpu)
 	case "native":
 		return kern.OpenNative(), nil
 	}
@@ -158,7 +177,7 @@ func closeDevs(devs []*kern.Device) {
 func (c *common) rankArgs(dev *kern.Device, cl tp.Clique, r int) []string {
 	device := dev.Kind()
 	if device == "cuda" {
-		device = "cuda:" + strconv.Itoa(r)
+		device = "cuda:" + strconv.Itoa(c.firstGPU()+r)
 	}
 	comm := "socket"
 	if cl.NCCL {

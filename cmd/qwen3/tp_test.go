@@ -259,3 +259,18 @@ func TestGenerateTensorParallel(t *testing.T) {
 		t.Errorf("-tp 2 on a .gguf: %v", err)
 	}
 }
+
+// With -device cuda:N (or $KERN_DEVICE), rank r's GPU is N+r.
+func TestRankGPUs(t *testing.T) {
+	t.Setenv("KERN_DEVICE", "")
+	for _, c := range []struct {
+		device, env string
+		want        int
+	}{{"", "", 0}, {"cuda", "", 0}, {"cuda:2", "", 2}, {"", "cuda:3", 3}, {"emu", "cuda:3", 0}} {
+		t.Setenv("KERN_DEVICE", c.env)
+		cm := common{device: c.device}
+		if got := cm.firstGPU(); got != c.want {
+			t.Errorf("-device %q, KERN_DEVICE %q: first GPU %d, want %d", c.device, c.env, got, c.want)
+		}
+	}
+}

@@ -218,6 +218,9 @@ type Request struct {
 	// by itself (prompt.go), not from the prefix cache.
 	PromptLogprobs    bool
 	PromptTopLogprobs int
+	// OnPromptLogprobs, if set with PromptLogprobs, receives them once
+	// the prompt is prefilled, before the first token.
+	OnPromptLogprobs func([]SampledLogprob)
 }
 
 // Result is what Generate produced.
@@ -290,7 +293,7 @@ func (e *Engine) Generate(ctx context.Context, req Request) (*Result, error) {
 	}
 	j := &job{ctx: ctx, prompt: req.Prompt, budget: budget, smp: smp, stops: req.Stop, logprobs: req.Logprobs, top: req.TopLogprobs,
 		promptLP: req.PromptLogprobs, promptTop: req.PromptTopLogprobs,
-		events: make(chan event, 2*budget+4), submitted: time.Now()}
+		events: make(chan event, 2*budget+5), submitted: time.Now()}
 	select {
 	case e.jobs <- j:
 	case <-e.quit:
@@ -308,6 +311,9 @@ func (e *Engine) Generate(ctx context.Context, req Request) (*Result, error) {
 		}
 		if ev.lp != nil && req.OnLogprob != nil {
 			req.OnLogprob(*ev.lp)
+		}
+		if ev.plp != nil && req.OnPromptLogprobs != nil {
+			req.OnPromptLogprobs(ev.plp)
 		}
 		if ev.text != "" && req.OnText != nil {
 			if cbErr = req.OnText(ev.text); cbErr != nil {

@@ -49,5 +49,6 @@ func (e *Engine) prefillAll(j *job) (bool, error) {
 		last = buf[(len(chunk)-1)*V:]
 	}
 	j.next, j.rest = nil, nil
+	j.events <- event{tok: -1, plp: append([]SampledLogprob{}, j.res.PromptLogprobs...)}
 	return e.advance(j, last), nil
 }

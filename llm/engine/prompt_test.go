@@ -65,9 +65,22 @@ func TestPromptLogprobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.Generate(context.Background(), Request{Prompt: prompt, MaxTokens: n, PromptLogprobs: true, PromptTopLogprobs: k})
+	var early []SampledLogprob // from OnPromptLogprobs, before any token
+	tokensBefore := -1
+	var tokens int
+	res, err := e.Generate(context.Background(), Request{Prompt: prompt, MaxTokens: n, PromptLogprobs: true, PromptTopLogprobs: k,
+		OnPromptLogprobs: func(lps []SampledLogprob) { early, tokensBefore = lps, tokens },
+		OnToken:          func(int32) { tokens++ }})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if tokensBefore != 0 || len(early) != len(res.PromptLogprobs) || len(early) == 0 {
+		t.Errorf("OnPromptLogprobs: %d entries after %d tokens; the result has %d", len(early), tokensBefore, len(res.PromptLogprobs))
+	}
+	for i := range early {
+		if early[i].TokenLogprob != res.PromptLogprobs[i].TokenLogprob {
+			t.Fatalf("OnPromptLogprobs entry %d: %+v, result %+v", i, early[i].TokenLogprob, res.PromptLogprobs[i].TokenLogprob)
+		}
 	}
 	if res.CachedTokens != 0 {
 		t.Errorf("a prompt-logprobs request took %d tokens from the prefix cache", res.CachedTokens)

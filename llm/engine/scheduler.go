@@ -9,10 +9,10 @@ package engine
 // once), and running ones decode one token, samples each row with
 // its request's own seeded sampler, and hands text to the request's
 // goroutine through a channel sized to hold everything it can produce
-// (two events per token and two at the end), so a slow client never
-// stalls the batch. A request whose context ends
-// (its client went away) leaves the batch at the next iteration and its
-// pages go back to the pool.
+// (two events per token, two at the end, one for prompt logprobs), so a
+// slow client never stalls the batch. A request whose context ends (its
+// client went away) leaves the batch at the next iteration and its pages
+// go back to the pool.
 
 import (
 	"context"
@@ -56,6 +56,7 @@ type job struct {
 type event struct {
 	tok  int32 // -1 for text only
 	lp   *SampledLogprob
+	plp  []SampledLogprob // the prompt logprobs (prompt.go), once
 	text string
 }
 

@@ -130,10 +130,6 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	}
 	req.echo, req.promptText = req.Echo, text
 	if req.Echo && req.wantLogprobs {
-		if req.Stream {
-			writeError(w, badParam("echo", "with logprobs, not with stream"))
-			return
-		}
 		req.promptLP, req.promptTop = true, max(req.promptTop, req.topLogprobs)
 	}
 	p, maxTokens, err := req.params(16) // OpenAI's default for completions
@@ -275,12 +271,39 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, e *engine.Engi
 			s.m.cancelled.Add(1)
 			return
 		}
-	} else if f.echo {
+	} else if f.echo && !f.wantLogprobs {
 		if send(chunk(f.promptText, "", nil)) != nil {
 			s.m.cancelled.Add(1)
 			return
 		}
 		offset = len(f.promptText)
+	}
+	// Prompt logprobs arrive once the prompt is prefilled, before the
+	// first token: one chunk carries them (with the echoed prompt, when
+	// echo with logprobs asked for them in the legacy lists).
+	var promptErr error
+	if f.promptLP {
+		req.OnPromptLogprobs = func(plp []engine.SampledLogprob) {
+			var vllm []map[string]promptLogprob
+			if f.vllmPrompt {
+				vllm = vllmPromptLogprobs(e, plp, *f.PromptLogprobs)
+			}
+			if chat {
+				promptErr = send(chatResponse{ID: id, Object: "chat.completion.chunk", Created: created, Model: model,
+					Choices: []chatChoice{{Delta: &chatMessage{}}}, PromptLogprobs: vllm})
+				return
+			}
+			ch := textChoice{PromptLogprobs: vllm}
+			if f.echo && f.wantLogprobs {
+				ch.Text = f.promptText
+				lp := echoLogprobsOf(e, prompt, plp, nil, f.topLogprobs)
+				ch.Logprobs = lp
+				for _, t := range lp.Tokens {
+					offset += len(t)
+				}
+			}
+			promptErr = send(textResponse{ID: id, Object: object, Created: created, Model: model, Choices: []textChoice{ch}})
+		}
 	}
 	var split *thinkSplitter
 	if chat && s.SplitReasoning {
@@ -319,6 +342,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, e *engine.Engi
 		return nil
 	}
 	req.OnText = func(t string) error {
+		if promptErr != nil {
+			return promptErr
+		}
 		if split != nil {
 			return emit(split.add(t))
 		}

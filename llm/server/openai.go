@@ -75,9 +75,6 @@ func (f *samplingFields) checkPromptLogprobs() *apiError {
 	if k := *f.PromptLogprobs; k < 0 || k > engine.MaxTopLogprobs {
 		return badParam("prompt_logprobs", "%d is outside [0, %d]", k, engine.MaxTopLogprobs)
 	}
-	if f.Stream {
-		return badParam("prompt_logprobs", "not with stream")
-	}
 	f.promptLP, f.vllmPrompt, f.promptTop = true, true, *f.PromptLogprobs
 	return nil
 }

@@ -12,8 +12,9 @@ package server
 //     before the completion, in the text and in the legacy parallel
 //     lists, the first token's logprob and alternatives null.
 //
-// Both come from engine.Request.PromptLogprobs (llm/engine/prompt.go);
-// they are not streamed (a request asking for them with stream is a 400).
+// Both come from engine.Request.PromptLogprobs (llm/engine/prompt.go).
+// Streamed, they arrive (OnPromptLogprobs) before the first token and go
+// out in one chunk of their own (handlers.go).
 
 import (
 	"strconv"

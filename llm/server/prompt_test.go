@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -94,12 +95,12 @@ func TestPromptLogprobsAPI(t *testing.T) {
 	if len(l.Tokens) != len(prompt)+3 || len(l.TokenLogprobs) != len(l.Tokens) || l.TokenLogprobs[0] != nil || l.TopLogprobs[0] != nil {
 		t.Fatalf("echo logprobs: %s", body)
 	}
-	var text strings.Builder
+	var etext strings.Builder
 	for i := range l.Tokens {
-		if l.TextOffset[i] != text.Len() {
-			t.Errorf("text_offset[%d] = %d, want %d", i, l.TextOffset[i], text.Len())
+		if l.TextOffset[i] != etext.Len() {
+			t.Errorf("text_offset[%d] = %d, want %d", i, l.TextOffset[i], etext.Len())
 		}
-		text.WriteString(l.Tokens[i])
+		etext.WriteString(l.Tokens[i])
 		if i == 0 {
 			continue
 		}
@@ -114,8 +115,8 @@ func TestPromptLogprobsAPI(t *testing.T) {
 			t.Errorf("token %d: best alternative %v, want %v", i, best, all[i].Top[0].Logprob)
 		}
 	}
-	if er.Choices[0].Text != text.String() || er.Choices[0].Text != e.Tok.Decode(prompt, false)+ref.Text {
-		t.Errorf("echo text %q; tokens spell %q", er.Choices[0].Text, text.String())
+	if er.Choices[0].Text != etext.String() || er.Choices[0].Text != e.Tok.Decode(prompt, false)+ref.Text {
+		t.Errorf("echo text %q; tokens spell %q", er.Choices[0].Text, etext.String())
 	}
 
 	// echo alone repeats the prompt string, streamed or not.
@@ -129,7 +130,81 @@ func TestPromptLogprobsAPI(t *testing.T) {
 		t.Errorf("streamed echo: %d %s", sresp.StatusCode, body)
 	}
 
-	for _, bad := range []string{`"prompt_logprobs":21`, `"prompt_logprobs":-1`, `"prompt_logprobs":1,"stream":true`, `"echo":true,"logprobs":1,"stream":true`} {
+	// Streamed: one chunk before the first token carries them, in the
+	// same shapes and values.
+	_, body = post(t, ts.URL+"/v1/completions", `{"prompt":`+string(ids)+`,"max_tokens":3,"temperature":0,"prompt_logprobs":2,"stream":true}`)
+	chunks, done = events(t, strings.NewReader(string(body)))
+	var streamed []map[string]promptLogprob
+	var text strings.Builder
+	for i, c := range chunks {
+		var one struct {
+			Choices []struct {
+				Text           string                     `json:"text"`
+				PromptLogprobs []map[string]promptLogprob `json:"prompt_logprobs"`
+			} `json:"choices"`
+		}
+		b, _ := json.Marshal(c)
+		json.Unmarshal(b, &one)
+		if len(one.Choices) == 1 {
+			text.WriteString(one.Choices[0].Text)
+			if one.Choices[0].PromptLogprobs != nil {
+				if streamed != nil || i != 0 {
+					t.Errorf("prompt_logprobs in chunk %d (again: %v)", i, streamed != nil)
+				}
+				streamed = one.Choices[0].PromptLogprobs
+			}
+		}
+	}
+	if !done || len(streamed) != len(prompt) || streamed[0] != nil || text.String() != ref.Text {
+		t.Fatalf("streamed: %d prompt logprobs, text %q: %s", len(streamed), text.String(), body)
+	}
+	checkVLLM(streamed)
+	_, body = post(t, ts.URL+"/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"max_tokens":2,"prompt_logprobs":0,"stream":true}`)
+	chunks, _ = events(t, strings.NewReader(string(body)))
+	found := 0
+	for _, c := range chunks {
+		if pl, ok := c["prompt_logprobs"].([]any); ok && len(pl) == len(cr.PromptLogprobs) && pl[0] == nil {
+			found++
+		}
+	}
+	if found != 1 {
+		t.Errorf("streamed chat: %d chunks with the prompt's %d logprobs: %s", found, len(cr.PromptLogprobs), body)
+	}
+
+	// echo with logprobs, streamed: the prompt's chunk first, with its
+	// lists; all the chunks' lists and text make the unstreamed answer's.
+	_, body = post(t, ts.URL+"/v1/completions", `{"prompt":`+string(ids)+`,"max_tokens":3,"temperature":0,"logprobs":2,"echo":true,"stream":true}`)
+	chunks, _ = events(t, strings.NewReader(string(body)))
+	var sl echoLogprobs
+	text.Reset()
+	for _, c := range chunks {
+		var one struct {
+			Choices []struct {
+				Text     string        `json:"text"`
+				Logprobs *echoLogprobs `json:"logprobs"`
+			} `json:"choices"`
+		}
+		b, _ := json.Marshal(c)
+		json.Unmarshal(b, &one)
+		if len(one.Choices) == 1 {
+			text.WriteString(one.Choices[0].Text)
+			if l := one.Choices[0].Logprobs; l != nil {
+				sl.Tokens = append(sl.Tokens, l.Tokens...)
+				sl.TokenLogprobs = append(sl.TokenLogprobs, l.TokenLogprobs...)
+				sl.TextOffset = append(sl.TextOffset, l.TextOffset...)
+			}
+		}
+	}
+	if text.String() != er.Choices[0].Text || fmt.Sprint(sl.Tokens) != fmt.Sprint(l.Tokens) || fmt.Sprint(sl.TextOffset) != fmt.Sprint(l.TextOffset) || sl.TokenLogprobs[0] != nil {
+		t.Errorf("streamed echo: text %q tokens %q offsets %v; unstreamed %q %q %v", text.String(), sl.Tokens, sl.TextOffset, er.Choices[0].Text, l.Tokens, l.TextOffset)
+	}
+	for i := 1; i < len(sl.TokenLogprobs) && i < len(l.TokenLogprobs); i++ {
+		if *sl.TokenLogprobs[i] != *l.TokenLogprobs[i] {
+			t.Errorf("streamed echo token %d: logprob %v, unstreamed %v", i, *sl.TokenLogprobs[i], *l.TokenLogprobs[i])
+		}
+	}
+
+	for _, bad := range []string{`"prompt_logprobs":21`, `"prompt_logprobs":-1`} {
 		if resp, _ := post(t, ts.URL+"/v1/completions", `{"prompt":"x",`+bad+`}`); resp.StatusCode != 400 {
 			t.Errorf("%s: %d, want 400", bad, resp.StatusCode)
 		}

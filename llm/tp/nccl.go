@@ -128,10 +128,22 @@ func (n *NCCL) Barrier() error {
 	return n.dev.Sync()
 }
 
+// Abort aborts the NCCL communicator (nccl.Comm.Abort): a collective
+// that another goroutine waits in, for a rank that is gone, fails instead
+// of waiting forever. The communicator is unusable afterwards; Close only
+// frees what is left. It runs outside the context's Do, which the waiting
+// goroutine may hold.
+func (n *NCCL) Abort() error {
+	if err := n.c.Abort(); err != nil {
+		return fmt.Errorf("tp: Abort on rank %d: %w", n.c.Rank(), err)
+	}
+	return nil
+}
+
 // Close implements Comm: it destroys the NCCL communicator.
 func (n *NCCL) Close() error {
 	_, ctx, err := kern.CUDAStream(n.dev)
-	if err == nil {
+	if err == nil && !n.c.Aborted() {
 		err = ctx.Do(n.c.Destroy)
 	}
 	n.barrier.Free()

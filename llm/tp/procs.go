@@ -49,6 +49,9 @@ func (c Clique) join(ctx context.Context, dev *kern.Device) (Comm, *Socket, erro
 	if err != nil {
 		return nil, nil, err
 	}
+	// The control star is made like a Socket clique (the same greeting
+	// and checks), but its connections carry gob orders, never
+	// collectives.
 	ctl, err := DialSocket(ctx, "unix", filepath.Join(c.Dir, "ctl.sock"), c.Rank, c.Size)
 	if err != nil {
 		comm.Close()
@@ -136,17 +139,29 @@ func (l *Leader) Broken() error {
 }
 
 // Break marks the clique broken by err (a rank process ended, say) and
-// closes the control connections, so the next step fails at once. (A
-// collective in flight with a rank that is gone fails on the Socket
-// communicator, whose peer's connection closes; NCCL's would wait, as
-// the binding has no ncclCommAbort yet.)
+// closes the control connections, so the next step fails at once. It
+// also ends rank 0's collectives in flight: a Socket communicator is
+// closed (so a rank waiting in a collective for rank 0 fails too and its
+// process ends), an NCCL one aborted (ncclCommAbort; with a libnccl too
+// old to have it, a collective waiting for a dead rank waits on, and the
+// liveness probe's restart is what ends it).
 func (l *Leader) Break(err error) {
 	l.mu.Lock()
-	if l.broken == nil {
+	first := l.broken == nil
+	if first {
 		l.broken = fmt.Errorf("tp: the ranks' clique is broken: %w", err)
 	}
 	l.mu.Unlock()
+	if !first {
+		return
+	}
 	l.ctl.Close()
+	switch c := l.comm.(type) {
+	case *Socket:
+		c.Close()
+	case *NCCL:
+		c.Abort()
+	}
 }
 
 // send gives every follower o, runs mine, then collects their answers.

@@ -18,6 +18,9 @@
  *     rank order, all meet again, then copy out, so in-place calls work;
  *   - ncclGroupStart/End nest and are counted; collectives inside a group
  *     run when called (the ranks' threads make progress on their own);
+ *   - ncclCommAbort wakes the clique's ranks blocked in a collective,
+ *     which then fail with ncclRemoteError, as do later ones (the comm
+ *     is not freed: another thread may still hold it);
  *   - stub_nccl_fail_next makes the next call of a name fail with a code.
  * -DSTUB_OMIT_ALLGATHER leaves out the required ncclAllGather.
  *
@@ -33,7 +36,7 @@
 #define EXPORT __attribute__((visibility("default")))
 
 typedef int ncclResult_t;
-enum { OK = 0, UNHANDLED_CUDA = 1, SYSTEM = 2, INTERNAL = 3, INVALID_ARGUMENT = 4, INVALID_USAGE = 5 };
+enum { OK = 0, UNHANDLED_CUDA = 1, SYSTEM = 2, INTERNAL = 3, INVALID_ARGUMENT = 4, INVALID_USAGE = 5, REMOTE = 6 };
 enum { T_INT32 = 2, T_FLOAT32 = 7, T_FLOAT64 = 8, T_BF16 = 9 };
 enum { OP_SUM = 0, OP_PROD = 1, OP_MAX = 2, OP_MIN = 3, OP_AVG = 4 };
 
@@ -44,7 +47,7 @@ enum { OP_SUM = 0, OP_PROD = 1, OP_MAX = 2, OP_MIN = 3, OP_AVG = 4 };
 typedef struct { char internal[128]; } ncclUniqueId;
 
 struct clique {
-	int nranks, joined, destroyed;
+	int nranks, joined, destroyed, aborted;
 	/* the barrier: arrivals in this generation, and the generation */
 	int waiting;
 	long gen;
@@ -78,18 +81,25 @@ static int failing(const char *name) {
 	return code;
 }
 
-/* barrier waits until every rank of c has arrived. */
-static void barrier(struct clique *c) {
+/* barrier waits until every rank of c has arrived; it returns nonzero
+ * if the clique is aborted instead. */
+static int barrier(struct clique *c) {
 	pthread_mutex_lock(&mu);
 	long gen = c->gen;
+	if (c->aborted) {
+		pthread_mutex_unlock(&mu);
+		return 1;
+	}
 	if (++c->waiting == c->nranks) {
 		c->waiting = 0;
 		c->gen++;
 		pthread_cond_broadcast(&cv);
 	} else {
-		while (c->gen == gen) pthread_cond_wait(&cv, &mu);
+		while (c->gen == gen && !c->aborted) pthread_cond_wait(&cv, &mu);
 	}
+	int aborted = c->gen == gen && c->aborted;
 	pthread_mutex_unlock(&mu);
+	return aborted;
 }
 
 static size_t type_size(int t) {
@@ -211,6 +221,18 @@ EXPORT ncclResult_t ncclCommDestroy(struct comm *cm) {
 	return OK;
 }
 
+EXPORT ncclResult_t ncclCommAbort(struct comm *cm) {
+	int f = failing("ncclCommAbort");
+	if (f) return f;
+	if (!cm) return INVALID_ARGUMENT;
+	pthread_mutex_lock(&mu);
+	cm->c->aborted = 1;
+	cm->c->destroyed++;
+	pthread_cond_broadcast(&cv);
+	pthread_mutex_unlock(&mu);
+	return OK;
+}
+
 EXPORT ncclResult_t ncclGroupStart(void) {
 	pthread_mutex_lock(&mu);
 	group_depth++;
@@ -238,9 +260,15 @@ static ncclResult_t collective(struct comm *cm, const void *send, void *recv, si
 	if (!scratch) return SYSTEM;
 	struct clique *c = cm->c;
 	c->send[cm->rank] = send;
-	barrier(c);
+	if (barrier(c)) {
+		free(scratch);
+		return REMOTE;
+	}
 	fn(cm, scratch, n, t, arg, root);
-	barrier(c);
+	if (barrier(c)) {
+		free(scratch);
+		return REMOTE;
+	}
 	if (n > 0) memcpy(recv, scratch, n * es);
 	free(scratch);
 	return OK;
