@@ -55,6 +55,7 @@ type common struct {
 	stop               string
 	quiet              bool
 	ops                bool
+	opsMatmul          bool
 }
 
 func (c *common) register(fs *flag.FlagSet) {
@@ -75,6 +76,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.stop, "stop", "", "comma-separated stop strings")
 	fs.BoolVar(&c.quiet, "q", false, "no loading progress or statistics on stderr")
 	fs.BoolVar(&c.ops, "ops", false, "forward pass on package ops: bf16/f16 activations and KV cache, tensor cores, decode graphs (bf16/f16 weights)")
+	fs.BoolVar(&c.opsMatmul, "ops-matmul", false, "float32 forward pass with its projections on ops.Matmul over split activations (float32 accuracy, tensor cores)")
 }
 
 // params fills unset sampling flags from generation_config.json.
@@ -125,7 +127,7 @@ func (c *common) open(stderr io.Writer) (*engine.Engine, *kern.Device, error) {
 		fmt.Fprintf(stderr, "device: %s\n", dev)
 		progress = loadProgress(stderr, c.model)
 	}
-	e, err := engine.Open(dev, c.model, engine.Options{TokenizerDir: c.tok, Context: c.ctxLen, KVPositions: c.kvTokens, NoPrefixCache: c.noPrefixCache, OnKVEvents: c.onKVEvents, Progress: progress, Ops: c.ops})
+	e, err := engine.Open(dev, c.model, engine.Options{TokenizerDir: c.tok, Context: c.ctxLen, KVPositions: c.kvTokens, NoPrefixCache: c.noPrefixCache, OnKVEvents: c.onKVEvents, Progress: progress, Ops: c.ops, OpsMatmul: c.opsMatmul})
 	if err != nil {
 		dev.Close()
 		return nil, nil, err

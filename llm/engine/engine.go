@@ -79,6 +79,11 @@ type Options struct {
 	// pick their kernels, and so the summation order, by the batch's
 	// shape).
 	Ops bool
+	// OpsMatmul keeps the float32 path but runs its projections on
+	// ops.Matmul over activations split into two 16-bit halves
+	// (qwen3.OpsMatmul): float32 accuracy (the 2e-3 bound holds) on the
+	// tensor cores, not batch-invariant. Ignored with Ops.
+	OpsMatmul bool
 }
 
 // Open loads a model directory onto dev and starts the scheduler.
@@ -129,6 +134,11 @@ func New(m *qwen3.Model, tok *tokenizer.Tokenizer, opt Options) (*Engine, error)
 		kvPos = 2 * ctxLen
 	}
 	kvPos = max(kvPos, ctxLen)
+	if opt.OpsMatmul && !opt.Ops {
+		if _, ok := m.Matmul.(*qwen3.OpsMatmul); !ok {
+			m.Matmul = &qwen3.OpsMatmul{Fallback: m.Matmul}
+		}
+	}
 	if opt.Ops && !m.UsingOps() {
 		if err := m.UseOps(); err != nil {
 			return nil, err

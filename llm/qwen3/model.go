@@ -182,6 +182,9 @@ func (m *Model) Free() {
 	if m.ops != nil {
 		m.ops.free()
 	}
+	if f, ok := m.Matmul.(interface{ Free() }); ok { // OpsMatmul's scratch
+		f.Free()
+	}
 	if m.stream != nil { // after the workspaces' graphs
 		m.stream.Close()
 		m.stream = nil
