@@ -193,6 +193,9 @@ func setWbuf[T ops.Half16](w *Weight, b *kern.Buffer[T]) {
 // allocPool allocates p's 16-bit caches.
 func (o *opsState) allocPool(m *Model, p *KVPool) error {
 	c := m.Config
+	if p.PageSize != 16 && p.PageSize != 32 {
+		return fmt.Errorf("qwen3: KV pool of %d-position pages: the ops path's attention takes pages of 16 or 32", p.PageSize)
+	}
 	p.hd = o.hd
 	n := p.Pages * p.PageSize * c.NumKeyValueHeads * o.hd
 	for l := 0; l < c.NumHiddenLayers; l++ {
