@@ -39,6 +39,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "random weight seed")
 	useOps := fs.Bool("ops", false, "the forward pass on package ops (bf16 activations and KV cache, tensor cores)")
 	graphs := fs.Bool("graphs", true, "with -ops: replay decode steps from a captured graph")
+	opsMatmul := fs.Bool("ops-matmul", false, "float32 path with its projections on ops.Matmul over split activations (qwen3.OpsMatmul)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -74,6 +75,9 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer m.Free()
+	if *opsMatmul && !*useOps {
+		m.Matmul = &qwen3.OpsMatmul{Fallback: m.Matmul}
+	}
 	if *useOps {
 		if err := m.UseOps(); err != nil {
 			return err
@@ -112,6 +116,9 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return int32(best), nil
 	}
 	path := "float32 (engine kernels)"
+	if _, ok := m.Matmul.(*qwen3.OpsMatmul); ok {
+		path = "float32, projections on ops.Matmul (split activations)"
+	}
 	if m.UsingOps() {
 		path = "ops (bf16/f16 activations and KV cache)"
 	}

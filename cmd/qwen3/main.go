@@ -57,6 +57,7 @@ type common struct {
 	tp                 int
 	tpComm             string
 	ops                bool
+	opsMatmul          bool
 }
 
 func (c *common) register(fs *flag.FlagSet) {
@@ -79,6 +80,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.tp, "tp", 1, "tensor parallelism: split the model over this many devices (Megatron layout, see llm/tp); with -device cuda:N, rank r is on GPU N+r")
 	fs.StringVar(&c.tpComm, "tp-comm", "", "with -tp: local (one process, a goroutine per rank, any device), socket (a process per rank, collectives through rank 0 over Unix sockets, any device) or nccl (a process per GPU); default nccl on cuda, else local")
 	fs.BoolVar(&c.ops, "ops", false, "forward pass on package ops: bf16/f16 activations and KV cache, tensor cores, decode graphs (bf16/f16 weights)")
+	fs.BoolVar(&c.opsMatmul, "ops-matmul", false, "float32 forward pass with its projections on ops.Matmul over split activations (float32 accuracy, tensor cores)")
 }
 
 // params fills unset sampling flags from generation_config.json.
@@ -142,7 +144,7 @@ func (c *common) open(ctx context.Context, stderr io.Writer) (e *engine.Engine, 
 }
 
 func (c *common) options(progress func(done, total int64)) engine.Options {
-	return engine.Options{TokenizerDir: c.tok, Context: c.ctxLen, KVPositions: c.kvTokens, NoPrefixCache: c.noPrefixCache, OnKVEvents: c.onKVEvents, Progress: progress, Ops: c.ops}
+	return engine.Options{TokenizerDir: c.tok, Context: c.ctxLen, KVPositions: c.kvTokens, NoPrefixCache: c.noPrefixCache, OnKVEvents: c.onKVEvents, Progress: progress, Ops: c.ops, OpsMatmul: c.opsMatmul}
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {

@@ -83,6 +83,11 @@ type Options struct {
 	// pick their kernels, and so the summation order, by the batch's
 	// shape).
 	Ops bool
+	// OpsMatmul keeps the float32 path but runs its projections on
+	// ops.Matmul over activations split into two 16-bit halves
+	// (qwen3.OpsMatmul): float32 accuracy (the 2e-3 bound holds) on the
+	// tensor cores, not batch-invariant. Ignored with Ops.
+	OpsMatmul bool
 }
 
 // Open loads a model directory onto dev and starts the scheduler.
@@ -143,12 +148,17 @@ func NewRunner(m Runner, cfg *qwen3.Config, gen *qwen3.GenerationConfig, tok *to
 		kvPos = 2 * ctxLen
 	}
 	kvPos = max(kvPos, ctxLen)
-	if opt.Ops {
+	if opt.Ops || opt.OpsMatmul {
 		s, ok := m.(Single)
 		if !ok {
-			return nil, fmt.Errorf("engine: the ops forward pass (Options.Ops) runs on one device only; %T splits the model", m)
+			return nil, fmt.Errorf("engine: the ops forward pass (Options.Ops, Options.OpsMatmul) runs on one device only; %T splits the model", m)
 		}
-		if !s.M.UsingOps() {
+		if opt.OpsMatmul && !opt.Ops {
+			if _, ok := s.M.Matmul.(*qwen3.OpsMatmul); !ok {
+				s.M.Matmul = &qwen3.OpsMatmul{Fallback: s.M.Matmul}
+			}
+		}
+		if opt.Ops && !s.M.UsingOps() {
 			if err := s.M.UseOps(); err != nil {
 				return nil, err
 			}

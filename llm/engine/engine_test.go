@@ -10,6 +10,7 @@ import (
 
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/internal/fixture"
+	"github.com/gokern/kern/llm/qwen3"
 	"github.com/gokern/kern/llm/safetensors"
 	"github.com/gokern/kern/llm/sample"
 	"github.com/gokern/kern/llm/tokenizer"
@@ -217,12 +218,20 @@ func TestChunkedPrefill(t *testing.T) {
 }
 
 // TestGreedyOnOps: with Options.Ops (the forward pass on package ops,
-// decode graphs on) Generate still gives transformers' greedy tokens on
+// decode graphs on), and with Options.OpsMatmul (the float32 path's
+// projections on ops.Matmul), Generate still gives transformers' greedy tokens on
 // the tiny model (its smallest top-1 margin, 0.17, is well above the
 // bf16 path's logit error; llm/qwen3's ops tests bound it stage by stage).
 func TestGreedyOnOps(t *testing.T) {
+	for _, opt := range []Options{{Ops: true}, {OpsMatmul: true}} {
+		t.Run(fmt.Sprintf("ops=%v,opsmatmul=%v", opt.Ops, opt.OpsMatmul), func(t *testing.T) { greedyOnOps(t, opt) })
+	}
+}
+
+func greedyOnOps(t *testing.T, opt Options) {
 	dir := fixture.Model(t, "tiny-qwen3-untied")
-	e, err := Open(kern.OpenEmulator(), dir, Options{TokenizerDir: fixture.Tokenizer(t), Ops: true})
+	opt.TokenizerDir = fixture.Tokenizer(t)
+	e, err := Open(kern.OpenEmulator(), dir, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +257,10 @@ func TestGreedyOnOps(t *testing.T) {
 		}
 	}
 	m := e.Model.(Single).M
-	if !m.UsingOps() || m.GraphReplays() == 0 {
+	if opt.Ops && (!m.UsingOps() || m.GraphReplays() == 0) {
 		t.Errorf("ops %v, graph replays %d: want the ops path with replayed decode steps", m.UsingOps(), m.GraphReplays())
+	}
+	if _, ok := m.Matmul.(*qwen3.OpsMatmul); opt.OpsMatmul && !ok {
+		t.Errorf("Matmul is %T, want *qwen3.OpsMatmul", m.Matmul)
 	}
 }

@@ -1,7 +1,8 @@
 package qwen3
 
-// The matrix multiply the forward pass calls, behind an interface so that
-// a faster kernel (a tensor-core ops.Matmul, cuBLAS) can be swapped in.
+// The matrix multiply the float32 forward pass calls, behind an interface
+// so that a faster kernel can be swapped in: OpsMatmul (opsmatmul.go) runs
+// it on ops.Matmul's tensor cores at float32 accuracy.
 
 import (
 	"fmt"

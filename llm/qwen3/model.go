@@ -21,7 +21,9 @@ type layer struct {
 type Model struct {
 	Config *Config
 	Gen    *GenerationConfig
-	// Matmul is the matrix multiply every projection goes through.
+	// Matmul is the matrix multiply every projection of the float32 path
+	// goes through: WarpMatmul, or OpsMatmul (ops.Matmul, float32-accurate).
+	// The ops path (UseOps) calls ops.Matmul itself.
 	Matmul Matmul
 	// Trace, if set, is called after each stage of Forward with the
 	// stage's output [rows, cols]: "embed" (layer -1), per layer
@@ -181,6 +183,9 @@ func (m *Model) Free() {
 	}
 	if m.ops != nil {
 		m.ops.free()
+	}
+	if f, ok := m.Matmul.(interface{ Free() }); ok { // OpsMatmul's scratch
+		f.Free()
 	}
 	if m.stream != nil { // after the workspaces' graphs
 		m.stream.Close()

@@ -38,77 +38,85 @@ const logitsRel = 2e-3
 const stageRel = 1e-4
 
 // TestForwardMatchesReference runs prefill and the greedy decode steps of
-// every tiny model on every test device, checks every stage of every
+// every tiny model on every test device, with the engine's matmul and
+// with OpsMatmul (ops.Matmul over split activations), checks every stage of every
 // layer against the float64 reference (a failure names the layer), the
 // logits against transformers' within logitsRel, and the greedy tokens.
 func TestForwardMatchesReference(t *testing.T) {
 	for _, v := range testVariants(t) {
 		hf := loadHFReference(t, v.dir)
 		for _, d := range testDevices {
-			t.Run(v.name+"/"+d.name, func(t *testing.T) {
-				m, err := Load(d.dev, v.dir, LoadOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer m.Free()
-				ref := loadRef(t, v.dir)
-				V := m.Config.VocabSize
-				cache, err := m.NewCache(32)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer cache.Free()
-
-				var failed []string
-				m.Trace = func(stage string, layer int, x *kern.Buffer[float32], rows, cols int) error {
-					got, err := x.Download()
-					if err != nil {
-						return err
-					}
-					want := ref.stages[fmt.Sprintf("%d/%s", layer, stage)]
-					if msg, _ := compareRows(got, want, cols, stageRel); msg != "" {
-						failed = append(failed, fmt.Sprintf("layer %d %s: %s", layer, stage, msg))
-					}
-					return nil
-				}
-				// The reference runs first so its stages are there when
-				// the engine's trace compares.
-				step := func(name string, ids []int32, hfLogits []float32) int32 {
-					t.Helper()
-					ref.forward(ids)
-					failed = nil
-					out, err := m.Forward(cache, ids, true)
-					if err != nil {
-						t.Fatalf("%s: %v", name, err)
-					}
-					for _, f := range failed {
-						t.Errorf("%s: %s", name, f)
-					}
-					got, err := out.Download()
+			for _, mm := range []string{"warp", "ops"} {
+				t.Run(v.name+"/"+d.name+"/"+mm, func(t *testing.T) {
+					m, err := Load(d.dev, v.dir, LoadOptions{})
 					if err != nil {
 						t.Fatal(err)
 					}
-					want := f64(hfLogits)
-					msg, share := compareRows(got, want, V, logitsRel)
-					if msg != "" {
-						t.Errorf("%s: logits vs transformers: %s", name, msg)
-					} else if testing.Verbose() {
-						t.Logf("%s: logits within %.2g%% of the 2e-3 tolerance", name, 100*share)
+					defer m.Free()
+					if mm == "ops" { // the projections on ops.Matmul (opsmatmul.go)
+						o := &OpsMatmul{}
+						defer o.Free()
+						m.Matmul = o
 					}
-					return argmax(got[len(got)-V:])
-				}
-				tok := step("prefill", hf.prompt, hf.prefill)
-				S := len(hf.decode) / V
-				for s := 0; s < S; s++ {
-					if tok != hf.generated[s] {
-						t.Fatalf("greedy token %d = %d, want %d", s, tok, hf.generated[s])
+					ref := loadRef(t, v.dir)
+					V := m.Config.VocabSize
+					cache, err := m.NewCache(32)
+					if err != nil {
+						t.Fatal(err)
 					}
-					tok = step(fmt.Sprintf("decode %d", s), []int32{tok}, hf.decode[s*V:(s+1)*V])
-				}
-				if tok != hf.generated[S] {
-					t.Errorf("greedy token %d = %d, want %d", S, tok, hf.generated[S])
-				}
-			})
+					defer cache.Free()
+
+					var failed []string
+					m.Trace = func(stage string, layer int, x *kern.Buffer[float32], rows, cols int) error {
+						got, err := x.Download()
+						if err != nil {
+							return err
+						}
+						want := ref.stages[fmt.Sprintf("%d/%s", layer, stage)]
+						if msg, _ := compareRows(got, want, cols, stageRel); msg != "" {
+							failed = append(failed, fmt.Sprintf("layer %d %s: %s", layer, stage, msg))
+						}
+						return nil
+					}
+					// The reference runs first so its stages are there when
+					// the engine's trace compares.
+					step := func(name string, ids []int32, hfLogits []float32) int32 {
+						t.Helper()
+						ref.forward(ids)
+						failed = nil
+						out, err := m.Forward(cache, ids, true)
+						if err != nil {
+							t.Fatalf("%s: %v", name, err)
+						}
+						for _, f := range failed {
+							t.Errorf("%s: %s", name, f)
+						}
+						got, err := out.Download()
+						if err != nil {
+							t.Fatal(err)
+						}
+						want := f64(hfLogits)
+						msg, share := compareRows(got, want, V, logitsRel)
+						if msg != "" {
+							t.Errorf("%s: logits vs transformers: %s", name, msg)
+						} else if testing.Verbose() {
+							t.Logf("%s: logits within %.2g%% of the 2e-3 tolerance", name, 100*share)
+						}
+						return argmax(got[len(got)-V:])
+					}
+					tok := step("prefill", hf.prompt, hf.prefill)
+					S := len(hf.decode) / V
+					for s := 0; s < S; s++ {
+						if tok != hf.generated[s] {
+							t.Fatalf("greedy token %d = %d, want %d", s, tok, hf.generated[s])
+						}
+						tok = step(fmt.Sprintf("decode %d", s), []int32{tok}, hf.decode[s*V:(s+1)*V])
+					}
+					if tok != hf.generated[S] {
+						t.Errorf("greedy token %d = %d, want %d", S, tok, hf.generated[S])
+					}
+				})
+			}
 		}
 	}
 }

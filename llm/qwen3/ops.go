@@ -13,10 +13,12 @@ package qwen3
 // activations rounded to bf16 at exactly these points lands at 7 to 16
 // times that bound on the three tiny models (f16 at 1.6 to 2 times), as
 // HF's own bf16-compute run does (max |Δlogit| 0.038). So the float32
-// path (forward.go, the engine's kernels) stays the default and is what
-// the 2e-3 tests hold; the ops path is tested stage by stage against the
-// float64 reference with the same roundings applied (ops_test.go) and
-// for identical greedy tokens.
+// path (forward.go) stays the default and is what the 2e-3 tests hold,
+// with the engine's matmul or with OpsMatmul (opsmatmul.go: ops.Matmul
+// over activations split into two 16-bit halves, float32-accurate); the
+// ops path is tested stage by stage against the float64 reference with
+// the same roundings applied (ops_test.go) and for identical greedy
+// tokens.
 //
 // Layout on this path: weights as loaded (bf16 or f16; gate and up
 // interleaved into one [2I, H] weight for the fused SwiGLU epilogue),
@@ -191,6 +193,9 @@ func setWbuf[T ops.Half16](w *Weight, b *kern.Buffer[T]) {
 // allocPool allocates p's 16-bit caches.
 func (o *opsState) allocPool(m *Model, p *KVPool) error {
 	c := m.Config
+	if p.PageSize != 16 && p.PageSize != 32 {
+		return fmt.Errorf("qwen3: KV pool of %d-position pages: the ops path's attention takes pages of 16 or 32", p.PageSize)
+	}
 	p.hd = o.hd
 	n := p.Pages * p.PageSize * c.NumKeyValueHeads * o.hd
 	for l := 0; l < c.NumHiddenLayers; l++ {

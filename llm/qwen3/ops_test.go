@@ -2,6 +2,7 @@ package qwen3
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/gokern/kern"
@@ -253,4 +254,42 @@ func TestOpsChunkedAndMixed(t *testing.T) {
 	mixed := run([]*Seq{a, b}, []int32{tok}, other)
 	check("decode row beside a prefill", mixed[:V], aDecode)
 	check("prefill beside a decode row", mixed[V:], bPrefill)
+}
+
+// TestUseOpsRefuses: what the ops path cannot run is an error naming why,
+// not a failure at the first step.
+func TestUseOpsRefuses(t *testing.T) {
+	dev := testDevices[0].dev
+	big := Presets["tiny"]
+	big.HeadDim = 256
+	m, err := NewRandom(dev, big, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Free()
+	if err := m.UseOps(); err == nil || !strings.Contains(err.Error(), "head_dim 256") {
+		t.Errorf("UseOps at head_dim 256: %v", err)
+	}
+	if err := m.EnableGraphs(); err == nil {
+		t.Error("EnableGraphs without the ops path: no error")
+	}
+	m2, err := NewRandom(dev, Presets["tiny"], 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m2.Free()
+	f32pool, err := m2.NewKVPool(2, DefaultPageSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f32pool.Free()
+	if err := m2.UseOps(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m2.NewKVPool(4, 8); err == nil || !strings.Contains(err.Error(), "16 or 32") {
+		t.Errorf("a pool of 8-position pages on the ops path: %v", err)
+	}
+	if _, err := m2.ForwardBatch([]*Seq{f32pool.NewSeq()}, [][]int32{{1, 2}}); err == nil || !strings.Contains(err.Error(), "before UseOps") {
+		t.Errorf("a float32 pool on the ops path: %v", err)
+	}
 }

@@ -134,3 +134,52 @@ func gatherKVLaunch[T ops.Half16](q kern.Queue, out, cache *kern.Buffer[T], slot
 	}
 	return fmt.Errorf("qwen3: gatherKV of %T", out)
 }
+
+// hcodec converts a 16-bit type to float32 and back.
+type hcodec[T any] interface {
+	load(T) float32
+	store(float32) T
+}
+
+// splitHiLo writes x [n] float32 as out [2n]: out[i] = hi = round(x[i]),
+// out[n+i] = round(x[i] - hi) (OpsMatmul).
+//
+//kern:kernel block=256
+func splitHiLoBF16(t gpu.Thread, out []gpu.BFloat16, x []float32, n int) {
+	splitHiLo(bf16w{}, t, out, x, n)
+}
+
+//kern:kernel block=256
+func splitHiLoF16(t gpu.Thread, out []gpu.Half, x []float32, n int) {
+	splitHiLo(f16w{}, t, out, x, n)
+}
+
+func splitHiLo[T any, C hcodec[T]](c C, t gpu.Thread, out []T, x []float32, n int) {
+	i := t.GlobalX()
+	if i < n {
+		v := x[i]
+		out[i] = c.store(v)
+		out[n+i] = c.store(v - c.load(c.store(v)))
+	}
+}
+
+// addHalves: out[i] = y[i] + y[n+i], the two halves of OpsMatmul's
+// product.
+//
+//kern:kernel block=256
+func addHalves(t gpu.Thread, out, y []float32, n int) {
+	i := t.GlobalX()
+	if i < n {
+		out[i] = y[i] + y[n+i]
+	}
+}
+
+func splitHiLoLaunch[T ops.Half16](q kern.Queue, out *kern.Buffer[T], x *kern.Buffer[float32], n int) error {
+	switch o := any(out).(type) {
+	case *kern.Buffer[gpu.BFloat16]:
+		return splitHiLoBF16Kernel.Launch(q, kern.Cover(n), o, x, n)
+	case *kern.Buffer[gpu.Half]:
+		return splitHiLoF16Kernel.Launch(q, kern.Cover(n), o, x, n)
+	}
+	return fmt.Errorf("qwen3: splitHiLo of %T", out)
+}

@@ -627,3 +627,84 @@ type kernGatherKVF16Launcher struct{ kern.Launcher }
 func (l kernGatherKVF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], cache *kern.Buffer[gpu.Half], slots *kern.Buffer[int32], cols int, n int) error {
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(cache), kern.BufferArg(slots), kern.ScalarArg(cols), kern.ScalarArg(n))
 }
+
+// splitHiLoBF16Kernel launches the kernel splitHiLoBF16 (opskernels.go:148).
+var splitHiLoBF16Kernel = kernSplitHiLoBF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "splitHiLoBF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "splitHiLoBF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"opskernels.go:160:9",
+		"opskernels.go:161:6",
+		"opskernels.go:162:6",
+	},
+	SourceHash: "71a3dd68a2074898", Source: []string{"kernels.go:bf16w.load", "kernels.go:type bf16w", "opskernels.go:bf16w.store", "opskernels.go:splitHiLo", "opskernels.go:splitHiLoBF16", "opskernels.go:type hcodec"},
+	Native: func(t gpu.Thread, a []any) { splitHiLoBF16(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].(int)) },
+})}
+
+type kernSplitHiLoBF16Launcher struct{ kern.Launcher }
+
+// Launch runs splitHiLoBF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernSplitHiLoBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[float32], n int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(n))
+}
+
+// splitHiLoF16Kernel launches the kernel splitHiLoF16 (opskernels.go:153).
+var splitHiLoF16Kernel = kernSplitHiLoF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "splitHiLoF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "splitHiLoF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"opskernels.go:160:9",
+		"opskernels.go:161:6",
+		"opskernels.go:162:6",
+	},
+	SourceHash: "dca6b14c23effd5e", Source: []string{"kernels.go:f16w.load", "kernels.go:type f16w", "opskernels.go:f16w.store", "opskernels.go:splitHiLo", "opskernels.go:splitHiLoF16", "opskernels.go:type hcodec"},
+	Native: func(t gpu.Thread, a []any) { splitHiLoF16(t, a[0].([]gpu.Half), a[1].([]float32), a[2].(int)) },
+})}
+
+type kernSplitHiLoF16Launcher struct{ kern.Launcher }
+
+// Launch runs splitHiLoF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernSplitHiLoF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[float32], n int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(n))
+}
+
+// addHalvesKernel launches the kernel addHalves (opskernels.go:170).
+var addHalvesKernel = kernAddHalvesLauncher{kern.NewLauncher(kern.KernelSpec{
+	Name: "addHalves", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "addHalves", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "y", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"opskernels.go:173:13",
+		"opskernels.go:173:20",
+		"opskernels.go:173:6",
+	},
+	SourceHash: "6b0612e601adca29", Source: []string{"opskernels.go:addHalves"},
+	Native: func(t gpu.Thread, a []any) { addHalves(t, a[0].([]float32), a[1].([]float32), a[2].(int)) },
+})}
+
+type kernAddHalvesLauncher struct{ kern.Launcher }
+
+// Launch runs addHalves on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernAddHalvesLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], y *kern.Buffer[float32], n int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(y), kern.ScalarArg(n))
+}
