@@ -29,7 +29,8 @@ type block struct {
 	// mbarGen counts mbarrier updates; idle counts consecutive scheduler
 	// rounds in which every warp only spun on an incomplete mbarrier phase.
 	mbarGen uint64
-	tma     []tmaCopy // TMA loads issued in the current warp turn (exec_tma.go)
+	tma     []tmaCopy  // TMA loads issued in the current warp turn (exec_tma.go)
+	stores  []tmaStore // TMA stores issued in the current warp turn (exec_tmastore.go)
 	idle    int
 	race    *raceShadow // nil unless racecheck is on
 }
@@ -83,6 +84,7 @@ func (b *block) run(lin int) error {
 	b.steps = 0
 	b.epoch = 1
 	b.tma = b.tma[:0]
+	b.stores = b.stores[:0]
 	if b.race != nil {
 		b.race.reset()
 	}
@@ -105,6 +107,11 @@ func (b *block) run(lin int) error {
 			if len(b.tma) > 0 {
 				if err := b.landTMA(w); err != nil {
 					return err
+				}
+			}
+			if len(b.stores) > 0 {
+				if err := b.flushTMAStores(w); err != nil {
+					return w.fault(w.cur, err)
 				}
 			}
 			if n > 0 && !w.spin {

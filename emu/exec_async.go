@@ -44,6 +44,8 @@ func decCp(d *decoder, s *astStmt, m *mods, in *inst) {
 		return
 	}
 	switch {
+	case m.word("bulk"):
+		decBulk(d, s, m, in)
 	case m.word("commit_group"):
 		d.want(s, 0)
 		in.fn = func(w *warp, in *inst, m uint32) error {
@@ -71,8 +73,6 @@ func decCp(d *decoder, s *astStmt, m *mods, in *inst) {
 		d.want(s, 0)
 		in.ctl = ctlAsync
 		in.fn = func(w *warp, in *inst, m uint32) error { return w.waitAsync(m, 0, true) }
-	case m.word("bulk"):
-		decBulk(d, s, m, in)
 	default:
 		decCpAsync(d, s, m, in)
 	}

@@ -36,6 +36,14 @@ type tmaCopy struct {
 
 func decBulk(d *decoder, s *astStmt, m *mods, in *inst) {
 	m.words, m.types = nil, nil
+	switch { // stores and bulk groups: exec_tmastore.go
+	case containsWord(s.op, "commit_group") || containsWord(s.op, "wait_group"):
+		decBulkGroup(d, s, in)
+		return
+	case containsWord(s.op, "bulk_group"):
+		decTMAStore(d, s, in)
+		return
+	}
 	if !containsWord(s.op, "tensor") || !containsWord(s.op, "2d") || !containsWord(s.op, "global") ||
 		!containsWord(s.op, "mbarrier::complete_tx::bytes") || (!containsWord(s.op, "shared::cluster") && !containsWord(s.op, "shared::cta")) {
 		d.errorf("%s: emu supports cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes", s.op)
