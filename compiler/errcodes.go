@@ -95,7 +95,9 @@ const (
 	UnsupportedTarget Code = "UnsupportedTarget"
 
 	// BadUnroll: //kern:unroll above a loop whose trip count is not a
-	// small constant.
+	// small constant, or //kern:unroll N (partial unrolling,
+	// unroll_partial.go) with N outside 2..16 or above a loop that is not
+	// `for i := a; i < n; i += c` with n unchanged in the loop.
 	BadUnroll Code = "BadUnroll"
 
 	// KernelTooLarge: a kernel that grows past maxKernelRegs registers

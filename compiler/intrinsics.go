@@ -204,7 +204,7 @@ func (kb *kernelBuilder) sharedArray(c *icall) *val {
 	}
 	addr := kb.b.New(ir.U64)
 	kb.b.Mov(ir.U64, addr, ir.Sym(v.Name))
-	return &val{ops: []ir.Operand{ir.R(addr), ir.Imm(ir.S64, uint64(n)), ir.Imm(ir.S64, uint64(n))}, space: ir.Shared, origin: -1}
+	return &val{ops: []ir.Operand{ir.R(addr), ir.Imm(ir.S64, uint64(n)), ir.Imm(ir.S64, uint64(n))}, space: ir.Shared, origin: -1, align: log2Size(int64(v.Align))}
 }
 
 func (kb *kernelBuilder) dynShared(c *icall) *val {
@@ -221,5 +221,5 @@ func (kb *kernelBuilder) dynShared(c *icall) *val {
 	n64 := kb.b.New(ir.S64)
 	kb.b.Cvt(ir.S64, ir.U32, "", n64, ir.R(n))
 	kb.version = max(kb.version, 41)
-	return &val{ops: []ir.Operand{ir.R(addr), ir.R(n64), ir.R(n64)}, space: ir.Shared, origin: -1}
+	return &val{ops: []ir.Operand{ir.R(addr), ir.R(n64), ir.R(n64)}, space: ir.Shared, origin: -1, align: log2Size(int64(kb.dyn.Align))}
 }

@@ -236,7 +236,11 @@ func (c *pkgCtx) collectUnrollIn(f *ast.File, checkTrip bool) {
 	for _, cg := range f.Comments {
 		for _, cm := range cg.List {
 			fields := strings.Fields(cm.Text)
-			if len(fields) == 0 || fields[0] != "//kern:unroll" || len(fields) > 2 {
+			if len(fields) == 0 || fields[0] != "//kern:unroll" {
+				continue
+			}
+			if len(fields) > 2 {
+				c.d.errorf(cm.Pos(), BadUnroll, "//kern:unroll takes at most one argument, the factor N of //kern:unroll N")
 				continue
 			}
 			by := 0

@@ -20,6 +20,9 @@ func init() {
 		mustContain(t, p, "Pair", `^ld\.global\.nc\.v2\.f64 `)
 		mustNotContain(t, p, "Pair", `^st\.global\.v2`) // its stores' checks stay
 		mustNotContain(t, p, "Scalar", `\.v[24]\.`)
+		mustContain(t, p, "Shared", `^ld\.shared\.v2\.f32 `)
+		mustContain(t, p, "Shared", `^ld\.shared\.v4\.f32 `)
+		mustNotContain(t, p, "Shared", `^and\.b64 %rd\d+, %rd\d+, 15;`)
 	}
 }
 

@@ -46,3 +46,17 @@ func Scalar(t gpu.Thread, x, y []float32, k int) {
 		y[j+1] = b
 	}
 }
+
+// Shared: gpu.Shared arrays are 16-byte aligned, so Load4 at 4·lane needs
+// no alignment check and x[2l], x[2l+1] of one merge (ld.shared.v2).
+//
+//kern:kernel block=32
+func Shared(t gpu.Thread, out []float32) {
+	s := gpu.Shared[float32](t, 128)
+	l := t.Lane()
+	s[l] = float32(l)
+	t.Sync()
+	v := gpu.Load4(s, 4*l)
+	a, b := s[2*l], s[2*l+1]
+	out[l] = v[0] + v[3] + a*b
+}

@@ -16,6 +16,11 @@ func UnrollByBad(t gpu.Thread, n int, out []int) {
 	for i := 0; i < n; i++ {
 		s += i
 	}
+	// ERROR@+1 BadUnroll "takes at most one argument"
+	//kern:unroll 2 4
+	for i := 0; i < n; i++ {
+		s += i
+	}
 	//kern:unroll 4
 	for i := range n { // ERROR BadUnroll "needs a three-clause loop"
 		s += i
