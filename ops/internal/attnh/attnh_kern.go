@@ -16,7 +16,7 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/ops/internal/attnh", Arch: "sm_90a", PTX: kernPTX}
 
-// FlashF16D64Kernel launches the kernel FlashF16D64 (flash.go:92).
+// FlashF16D64Kernel launches the kernel FlashF16D64 (flash.go:93).
 var FlashF16D64Kernel = kernFlashF16D64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "FlashF16D64", Pkg: "github.com/gokern/kern/ops/internal/attnh", Entry: "FlashF16D64", Module: kernModule,
 	Params: []kern.Param{
@@ -42,8 +42,8 @@ var FlashF16D64Kernel = kernFlashF16D64Launcher{kern.NewLauncher(kern.KernelSpec
 	SharedBytes: 72,
 	Bounds:      false,
 	Sites: []string{
-		"panic at flash.go:119:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
-		"panic at flash.go:123:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
+		"panic at flash.go:120:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
+		"panic at flash.go:124:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 	},
 	SourceHash: "a9b9a7df13a5deef", Source: []string{"flash.go:FlashF16D64", "flash.go:const Box", "flash.go:const Chunk", "flash.go:const Consumers", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:const producer", "flash.go:f16c.pack", "flash.go:f16c.store", "flash.go:flash", "flash.go:mask", "flash.go:negInf", "flash.go:softmax", "flash.go:type codec", "flash.go:type f16c"},
 	Native: func(t gpu.Thread, a []any) {
@@ -59,7 +59,7 @@ func (l kernFlashF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(lse), kern.BufferArg(q_), kern.BufferArg(k), kern.BufferArg(v), kern.BufferArg(qmap), kern.BufferArg(kmap), kern.BufferArg(vmap), kern.BufferArg(cuQ), kern.BufferArg(cuK), kern.ScalarArg(totalQ), kern.ScalarArg(totalK), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(scaleLog2), kern.ScalarArg(causal), kern.ScalarArg(wantLSE))
 }
 
-// FlashF16D128Kernel launches the kernel FlashF16D128 (flash.go:97).
+// FlashF16D128Kernel launches the kernel FlashF16D128 (flash.go:98).
 var FlashF16D128Kernel = kernFlashF16D128Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "FlashF16D128", Pkg: "github.com/gokern/kern/ops/internal/attnh", Entry: "FlashF16D128", Module: kernModule,
 	Params: []kern.Param{
@@ -85,8 +85,8 @@ var FlashF16D128Kernel = kernFlashF16D128Launcher{kern.NewLauncher(kern.KernelSp
 	SharedBytes: 72,
 	Bounds:      false,
 	Sites: []string{
-		"panic at flash.go:119:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
-		"panic at flash.go:123:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
+		"panic at flash.go:120:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
+		"panic at flash.go:124:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 	},
 	SourceHash: "e3e0ad68e7a22044", Source: []string{"flash.go:FlashF16D128", "flash.go:const Box", "flash.go:const Chunk", "flash.go:const Consumers", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:const producer", "flash.go:f16c.pack", "flash.go:f16c.store", "flash.go:flash", "flash.go:mask", "flash.go:negInf", "flash.go:softmax", "flash.go:type codec", "flash.go:type f16c"},
 	Native: func(t gpu.Thread, a []any) {
@@ -102,7 +102,7 @@ func (l kernFlashF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(lse), kern.BufferArg(q_), kern.BufferArg(k), kern.BufferArg(v), kern.BufferArg(qmap), kern.BufferArg(kmap), kern.BufferArg(vmap), kern.BufferArg(cuQ), kern.BufferArg(cuK), kern.ScalarArg(totalQ), kern.ScalarArg(totalK), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(scaleLog2), kern.ScalarArg(causal), kern.ScalarArg(wantLSE))
 }
 
-// FlashBF16D64Kernel launches the kernel FlashBF16D64 (flash.go:102).
+// FlashBF16D64Kernel launches the kernel FlashBF16D64 (flash.go:103).
 var FlashBF16D64Kernel = kernFlashBF16D64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "FlashBF16D64", Pkg: "github.com/gokern/kern/ops/internal/attnh", Entry: "FlashBF16D64", Module: kernModule,
 	Params: []kern.Param{
@@ -128,8 +128,8 @@ var FlashBF16D64Kernel = kernFlashBF16D64Launcher{kern.NewLauncher(kern.KernelSp
 	SharedBytes: 72,
 	Bounds:      false,
 	Sites: []string{
-		"panic at flash.go:119:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
-		"panic at flash.go:123:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
+		"panic at flash.go:120:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
+		"panic at flash.go:124:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 	},
 	SourceHash: "3a54ff6433e646fa", Source: []string{"flash.go:FlashBF16D64", "flash.go:bf16c.pack", "flash.go:bf16c.store", "flash.go:const Box", "flash.go:const Chunk", "flash.go:const Consumers", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:const producer", "flash.go:flash", "flash.go:mask", "flash.go:negInf", "flash.go:softmax", "flash.go:type bf16c", "flash.go:type codec"},
 	Native: func(t gpu.Thread, a []any) {
@@ -145,7 +145,7 @@ func (l kernFlashBF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(lse), kern.BufferArg(q_), kern.BufferArg(k), kern.BufferArg(v), kern.BufferArg(qmap), kern.BufferArg(kmap), kern.BufferArg(vmap), kern.BufferArg(cuQ), kern.BufferArg(cuK), kern.ScalarArg(totalQ), kern.ScalarArg(totalK), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(scaleLog2), kern.ScalarArg(causal), kern.ScalarArg(wantLSE))
 }
 
-// FlashBF16D128Kernel launches the kernel FlashBF16D128 (flash.go:107).
+// FlashBF16D128Kernel launches the kernel FlashBF16D128 (flash.go:108).
 var FlashBF16D128Kernel = kernFlashBF16D128Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "FlashBF16D128", Pkg: "github.com/gokern/kern/ops/internal/attnh", Entry: "FlashBF16D128", Module: kernModule,
 	Params: []kern.Param{
@@ -171,8 +171,8 @@ var FlashBF16D128Kernel = kernFlashBF16D128Launcher{kern.NewLauncher(kern.Kernel
 	SharedBytes: 72,
 	Bounds:      false,
 	Sites: []string{
-		"panic at flash.go:119:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
-		"panic at flash.go:123:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
+		"panic at flash.go:120:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
+		"panic at flash.go:124:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 	},
 	SourceHash: "9e2dca216ddb0ef2", Source: []string{"flash.go:FlashBF16D128", "flash.go:bf16c.pack", "flash.go:bf16c.store", "flash.go:const Box", "flash.go:const Chunk", "flash.go:const Consumers", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:const producer", "flash.go:flash", "flash.go:mask", "flash.go:negInf", "flash.go:softmax", "flash.go:type bf16c", "flash.go:type codec"},
 	Native: func(t gpu.Thread, a []any) {

@@ -5,8 +5,9 @@ package attnh
 // kernels). Its 288 threads are two consumer warpgroups (warps 0-3 and
 // 4-7, 64 queries each, 16 rows per warp as wgmma's D layout gives them)
 // that share every K/V tile, and a producer warp (warp 8, one lane
-// issuing TMA copies). FlashAttention-3's structure without its
-// ping-pong scheduling and intra-warpgroup overlap (later work).
+// issuing TMA copies). FlashAttention-3's structure with its
+// intra-warpgroup overlap of Q·Kᵀ and softmax, without its ping-pong
+// scheduling of the two warpgroups (later work).
 //
 // Shared memory (dynamic, 1024-byte aligned on sm_90a): the Q tile (128
 // rows), then Stages K tiles and Stages V tiles (64 rows each), every
@@ -32,10 +33,10 @@ package attnh
 // the consumers wait for parity (j/Stages)&1 of full, the producer,
 // before refilling a stage for tile j ≥ Stages, for parity
 // (j/Stages-1)&1 of empty. The consumers pipeline (see the loop): S_j =
-// Q·K_jᵀ runs while tile j-1's softmax and P·V are done, and K_{j-1} and
-// V_{j-2} are released when iteration j starts, so two stages of each
-// give the producer one iteration to refill. emu's racecheck checks all
-// of this hand-over (emu/race_mbarrier.go).
+// Q·K_jᵀ runs while tile j-1's softmax and P·V are done, and K_j and
+// V_{j-1} are released when step j ends, so two stages of each give the
+// producer one step to refill. emu's racecheck checks all of this
+// hand-over (emu/race_mbarrier.go).
 //
 // Ragged tiles: TMA fills rows past the tensor's end with zeros, but
 // rows past a sequence's end inside the batch are the next sequence's
