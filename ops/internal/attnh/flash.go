@@ -5,8 +5,9 @@ package attnh
 // kernels). Its 288 threads are two consumer warpgroups (warps 0-3 and
 // 4-7, 64 queries each, 16 rows per warp as wgmma's D layout gives them)
 // that share every K/V tile, and a producer warp (warp 8, one lane
-// issuing TMA copies). FlashAttention-3's structure without its
-// ping-pong scheduling and intra-warpgroup overlap (later work).
+// issuing TMA copies). FlashAttention-3's structure with its
+// intra-warpgroup overlap of Q·Kᵀ and softmax, without its ping-pong
+// scheduling of the two warpgroups (later work).
 //
 // Shared memory (dynamic, 1024-byte aligned on sm_90a): the Q tile (128
 // rows), then Stages K tiles and Stages V tiles (64 rows each), every
@@ -25,13 +26,17 @@ package attnh
 // KiB on (lbo), so one m64n{headDim}k16 covers all dims.
 //
 // mbarriers (PTX ISA §9.7.13.15): bars[0] Q landed (1 arrival + the Q
-// bytes); bars[1+s] stage s full (1 arrival by the producer with
-// expect_tx + the K and V bytes); bars[1+Stages+s] stage s empty (256
-// arrivals, every consumer thread once its wgmmas that read the stage
-// have retired). Tile j uses stage j%Stages in phase j/Stages: the
-// consumers wait for parity (j/Stages)&1 of full, the producer, before
-// refilling a stage for tile j ≥ Stages, for parity (j/Stages-1)&1 of
-// empty. emu's racecheck checks this hand-over (emu/race_mbarrier.go).
+// bytes); per stage s of the K ring and of the V ring, full (1 arrival by
+// the producer with expect_tx + the tile's bytes) and empty (256
+// arrivals, every consumer thread once its wgmmas that read the tile have
+// retired). Tile j uses stage j%Stages of each ring in phase j/Stages:
+// the consumers wait for parity (j/Stages)&1 of full, the producer,
+// before refilling a stage for tile j ≥ Stages, for parity
+// (j/Stages-1)&1 of empty. The consumers pipeline (see the loop): S_j =
+// Q·K_jᵀ runs while tile j-1's softmax and P·V are done, and K_j and
+// V_{j-1} are released when step j ends, so two stages of each give the
+// producer one step to refill. emu's racecheck checks all of this
+// hand-over (emu/race_mbarrier.go).
 //
 // Ragged tiles: TMA fills rows past the tensor's end with zeros, but
 // rows past a sequence's end inside the batch are the next sequence's
@@ -51,7 +56,7 @@ const (
 	Consumers = 2                  // consumer warpgroups, 64 queries each
 	FlashM    = 64 * Consumers     // queries per block
 	FlashN    = 64                 // keys per tile
-	Stages    = 2                  // K/V stages in the ring
+	Stages    = 2                  // stages of the K ring and of the V ring
 	Threads   = 128*Consumers + 32 // the consumer warpgroups and a producer warp
 	Chunk     = 64                 // values of a TMA box row: 128 bytes, the swizzle's width
 	Box       = 64                 // rows of a TMA box
@@ -135,14 +140,18 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 
 	qTile, kvTile := FlashM*hd, FlashN*hd // values of the Q tile and of one K or V tile
 	sm := gpu.DynShared[T](t)
-	bars := gpu.Shared[uint64](t, 1+2*Stages)
+	// bars: Q landed, then per stage K full, V full, K empty, V empty.
+	bars := gpu.Shared[uint64](t, 1+4*Stages)
+	const fullK, fullV, emptyK, emptyV = 1, 1 + Stages, 1 + 2*Stages, 1 + 3*Stages
 	tid := t.ThreadIdx().X
 	if tid == 0 {
 		gpu.MbarrierInit(t, &bars[0], 1)
 		//kern:unroll
 		for s := 0; s < Stages; s++ {
-			gpu.MbarrierInit(t, &bars[1+s], 1)
-			gpu.MbarrierInit(t, &bars[1+Stages+s], 128*Consumers)
+			gpu.MbarrierInit(t, &bars[fullK+s], 1)
+			gpu.MbarrierInit(t, &bars[fullV+s], 1)
+			gpu.MbarrierInit(t, &bars[emptyK+s], 128*Consumers)
+			gpu.MbarrierInit(t, &bars[emptyV+s], 128*Consumers)
 		}
 	}
 	t.Sync() // the barriers are initialised before anyone uses them
@@ -160,19 +169,32 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 					}
 				}
 			}
+			// K_j, then V_j: the consumers release K_{j-1} one tile
+			// before V_{j-1} (see below), so K runs ahead.
 			for j := 0; j < ntiles; j++ {
 				s := j % Stages
 				if j >= Stages {
-					for !gpu.MbarrierTryWait(t, &bars[1+Stages+s], (j/Stages-1)&1) {
+					for !gpu.MbarrierTryWait(t, &bars[emptyK+s], (j/Stages-1)&1) {
 					}
 				}
-				gpu.MbarrierArriveExpectTx(t, &bars[1+s], 2*kvTile*2)
-				kb, vb := qTile+kvTile*s, qTile+kvTile*(Stages+s)
+				gpu.MbarrierArriveExpectTx(t, &bars[fullK+s], kvTile*2)
+				kb := qTile + kvTile*s
 				//kern:unroll
 				for cc := 0; cc < 2; cc++ {
 					if cc < hd/Chunk {
-						gpu.TMALoad2D(t, &sm[kb+cc*FlashN*Chunk], &kmap[0], kvh*hd+Chunk*cc, ks+j*FlashN, &bars[1+s])
-						gpu.TMALoad2D(t, &sm[vb+cc*FlashN*Chunk], &vmap[0], kvh*hd+Chunk*cc, ks+j*FlashN, &bars[1+s])
+						gpu.TMALoad2D(t, &sm[kb+cc*FlashN*Chunk], &kmap[0], kvh*hd+Chunk*cc, ks+j*FlashN, &bars[fullK+s])
+					}
+				}
+				if j >= Stages {
+					for !gpu.MbarrierTryWait(t, &bars[emptyV+s], (j/Stages-1)&1) {
+					}
+				}
+				gpu.MbarrierArriveExpectTx(t, &bars[fullV+s], kvTile*2)
+				vb := qTile + kvTile*(Stages+s)
+				//kern:unroll
+				for cc := 0; cc < 2; cc++ {
+					if cc < hd/Chunk {
+						gpu.TMALoad2D(t, &sm[vb+cc*FlashN*Chunk], &vmap[0], kvh*hd+Chunk*cc, ks+j*FlashN, &bars[fullV+s])
 					}
 				}
 			}
@@ -197,19 +219,22 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 		for !gpu.MbarrierTryWait(t, &bars[0], 0) {
 		}
 	}
-	for j := 0; j < ntiles; j++ {
-		s := j % Stages
-		for !gpu.MbarrierTryWait(t, &bars[1+s], (j/Stages)&1) {
+	// Software pipeline: step j issues S_j = Q·K_jᵀ, then does tile j-1's
+	// softmax and P·V while S_j runs on the tensor cores, and waits for
+	// both at its end, where it releases K_j and V_{j-1}; the producer
+	// then has one step to refill each stage before it is needed. sn holds
+	// the S being computed, sc the one being used. No wgmma is in flight
+	// across a branch ptxas cannot prove uniform (the loop's own test, a
+	// spin loop, the mask) and none is under one: ptxas would serialise
+	// the wgmmas (C7518/C7519). So the last step (j = ntiles) issues an S
+	// nobody uses, from a K stage already read (its data is stale but
+	// nobody writes it any more), instead of skipping the wgmma.
+	var sn [32]float32
+	if ntiles > 0 {
+		// S_0 (the same k-steps as in the loop, stage 0).
+		for !gpu.MbarrierTryWait(t, &bars[fullK], 0) {
 		}
-		kd := gpu.WGMMADesc(t, &sm[qTile+kvTile*s], 0, 1024, gpu.Swizzle128B)
-		// V as an MN-major B: 8-key groups 1024 bytes apart (sbo), the
-		// 64-dim chunks 8 KiB apart (lbo, used when hd is 128).
-		vd := gpu.WGMMADesc(t, &sm[qTile+kvTile*(Stages+s)], FlashN*Chunk*2, 1024, gpu.Swizzle128B)
-
-		// S = Q·Kᵀ (64×64, f32): hd/16 k-steps; a descriptor step of 2 is
-		// 32 bytes (16 dims) inside the swizzled row; the next 64-dim chunk
-		// is FlashM·128 bytes on for Q, FlashN·128 for K (steps of 16 bytes).
-		var sacc [32]float32
+		kd := gpu.WGMMADesc(t, &sm[qTile], 0, 1024, gpu.Swizzle128B)
 		gpu.WGMMAFence(t)
 		//kern:unroll
 		for kk := 0; kk < 8; kk++ {
@@ -217,91 +242,77 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 				qstep := uint64(FlashM*8*(kk/4) + 2*(kk%4))
 				kstep := uint64(FlashN*8*(kk/4) + 2*(kk%4))
 				if bf {
-					gpu.WGMMABF16(t, &sacc, qd+qstep, kd+kstep, kk > 0)
+					gpu.WGMMABF16(t, &sn, qd+qstep, kd+kstep, kk > 0)
 				} else {
-					gpu.WGMMAF16(t, &sacc, qd+qstep, kd+kstep, kk > 0)
+					gpu.WGMMAF16(t, &sn, qd+qstep, kd+kstep, kk > 0)
 				}
 			}
 		}
 		gpu.WGMMACommitGroup(t)
 		gpu.WGMMAWaitGroup(t, 0)
-
-		// Mask keys past the sequence or past the diagonal, only in the
-		// tiles that reach either. Element e is key k0 + 2·tig + 8·(e/4) +
-		// e%2 of row r = (e/2)%2.
-		k0 := j * FlashN
-		if k0+FlashN > lk || causal && k0+FlashN-1 > first+lk-lq {
-			var lim [2]int32
-			//kern:unroll
-			for r := 0; r < 2; r++ {
-				lr := lk
-				if causal {
-					lr = min(lk, row0+8*r+lk-lq+1)
-				}
-				lim[r] = int32(lr - k0 - 2*tig)
-			}
-			//kern:unroll
-			for e := 0; e < 32; e++ {
-				if int32(8*(e/4)+e%2) >= lim[(e/2)%2] {
-					sacc[e] = negInf()
-				}
+		gpu.MbarrierArrive(t, &bars[emptyK]) // this thread is done with K_0
+	}
+	for j := 1; j <= ntiles; j++ {
+		jt, s := j-1, j%Stages // the tile whose S is in sn; S_j's stage
+		sv := jt % Stages
+		sc := mask(sn, jt*FlashN, lk, lq, first, row0, tig, causal)
+		if j < ntiles {
+			for !gpu.MbarrierTryWait(t, &bars[fullK+s], (j/Stages)&1) {
 			}
 		}
-
-		// Online softmax, rows g (r=0) and g+8 (r=1), as attnk: m is the
-		// raw maximum, the scale folds into one FFMA per exponent.
-		var p [4][4]uint32
+		for !gpu.MbarrierTryWait(t, &bars[fullV+sv], (jt/Stages)&1) {
+		}
+		kd := gpu.WGMMADesc(t, &sm[qTile+kvTile*s], 0, 1024, gpu.Swizzle128B)
+		// S = Q·Kᵀ (64×64, f32): hd/16 k-steps; a descriptor step of 2
+		// is 32 bytes (16 dims) inside the swizzled row; the next 64-dim
+		// chunk is FlashM·128 bytes on for Q, FlashN·128 for K (steps of
+		// 16 bytes).
+		gpu.WGMMAFence(t)
 		//kern:unroll
-		for r := 0; r < 2; r++ {
-			mx := m[r]
-			//kern:unroll
-			for nt := 0; nt < 8; nt++ {
-				mx = gpu.Max(mx, gpu.Max(sacc[4*nt+2*r], sacc[4*nt+2*r+1]))
-			}
-			mx = gpu.Max(mx, gpu.ShflXor(t, mx, 1))
-			mx = gpu.Max(mx, gpu.ShflXor(t, mx, 2))
-			msub := mx * scaleLog2
-			if mx == negInf() {
-				msub = 0 // nothing unmasked yet: keep 2^(-Inf - 0) = 0, not NaN
-			}
-			alpha := gpu.Exp2(gpu.FMA(m[r], scaleLog2, -msub))
-			m[r] = mx
-			sum := float32(0)
-			//kern:unroll
-			for nt := 0; nt < 8; nt++ {
-				p0 := gpu.Exp2(gpu.FMA(sacc[4*nt+2*r], scaleLog2, -msub))
-				p1 := gpu.Exp2(gpu.FMA(sacc[4*nt+2*r+1], scaleLog2, -msub))
-				sum += p0 + p1
-				// The D fragment of S columns 16kk.. is the m16n8k16 A
-				// fragment of P's k-step kk: a[r] from n-tile 2kk, a[2+r]
-				// from n-tile 2kk+1.
-				p[nt/2][r+2*(nt%2)] = c.pack(p0, p1)
-			}
-			l[r] = l[r]*alpha + sum
-			//kern:unroll
-			for dt := 0; dt < 16; dt++ {
-				if dt < hd/8 {
-					o[4*dt+2*r] *= alpha
-					o[4*dt+2*r+1] *= alpha
+		for kk := 0; kk < 8; kk++ {
+			if kk < hd/16 {
+				qstep := uint64(FlashM*8*(kk/4) + 2*(kk%4))
+				kstep := uint64(FlashN*8*(kk/4) + 2*(kk%4))
+				if bf {
+					gpu.WGMMABF16(t, &sn, qd+qstep, kd+kstep, kk > 0)
+				} else {
+					gpu.WGMMAF16(t, &sn, qd+qstep, kd+kstep, kk > 0)
 				}
 			}
 		}
+		gpu.WGMMACommitGroup(t)
 
-		// O += P·V: 4 k-steps of 16 keys, V MN-major (16 keys = 2048
-		// bytes = a descriptor step of 128).
+		// Tile j-1: softmax, rescale O, then O += P·V.
+		p, alpha, mn, ln := softmax(c, t, sc, m, l, scaleLog2)
+		m, l = mn, ln
+		//kern:unroll
+		for dt := 0; dt < 16; dt++ {
+			if dt < hd/8 {
+				o[4*dt] *= alpha[0]
+				o[4*dt+1] *= alpha[0]
+				o[4*dt+2] *= alpha[1]
+				o[4*dt+3] *= alpha[1]
+			}
+		}
+		// V as an MN-major B: 8-key groups 1024 bytes apart (sbo), the
+		// 64-dim chunks 8 KiB apart (lbo, used when hd is 128); 4 k-steps
+		// of 16 keys = 2048 bytes = a descriptor step of 128.
+		vd := gpu.WGMMADesc(t, &sm[qTile+kvTile*(Stages+sv)], FlashN*Chunk*2, 1024, gpu.Swizzle128B)
 		gpu.WGMMAFence(t)
 		//kern:unroll
 		for kk := 0; kk < 4; kk++ {
-			step := uint64(128 * kk)
 			if bf {
-				gpu.WGMMABF16RegAMajor(t, &o, p[kk], vd+step, true, gpu.MNMajor)
+				gpu.WGMMABF16RegAMajor(t, &o, p[kk], vd+uint64(128*kk), true, gpu.MNMajor)
 			} else {
-				gpu.WGMMAF16RegAMajor(t, &o, p[kk], vd+step, true, gpu.MNMajor)
+				gpu.WGMMAF16RegAMajor(t, &o, p[kk], vd+uint64(128*kk), true, gpu.MNMajor)
 			}
 		}
 		gpu.WGMMACommitGroup(t)
-		gpu.WGMMAWaitGroup(t, 0)
-		gpu.MbarrierArrive(t, &bars[1+Stages+s]) // this thread is done with stage s
+		gpu.WGMMAWaitGroup(t, 0) // S_j and P·V_{j-1} are complete
+		if j < ntiles {
+			gpu.MbarrierArrive(t, &bars[emptyK+s]) // this thread is done with K_j
+		}
+		gpu.MbarrierArrive(t, &bars[emptyV+sv]) // and with V_{j-1}
 	}
 
 	// Finish: the quad's partial sums, O/ℓ, the store and the LSE.
@@ -333,6 +344,67 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 			}
 		}
 	}
+}
+
+// mask sets the scores of keys past the sequence or past the diagonal
+// to -Inf, only in the tiles that reach either: element e of sc is key
+// k0 + 2·tig + 8·(e/4) + e%2 of row r = (e/2)%2 (rows g and g+8 of the
+// warp; row0 is row g's query).
+func mask(sc [32]float32, k0, lk, lq, first, row0, tig int, causal bool) [32]float32 {
+	if k0+FlashN > lk || causal && k0+FlashN-1 > first+lk-lq {
+		var lim [2]int32
+		//kern:unroll
+		for r := 0; r < 2; r++ {
+			lr := lk
+			if causal {
+				lr = min(lk, row0+8*r+lk-lq+1)
+			}
+			lim[r] = int32(lr - k0 - 2*tig)
+		}
+		//kern:unroll
+		for e := 0; e < 32; e++ {
+			if int32(8*(e/4)+e%2) >= lim[(e/2)%2] {
+				sc[e] = negInf()
+			}
+		}
+	}
+	return sc
+}
+
+// softmax is the online softmax of one masked tile for the lane's rows
+// g (r=0) and g+8 (r=1), as attnk: it takes the new row maximum (m is
+// the raw maximum: the scale folds into one FFMA per exponent) and
+// returns P packed as the m16n8k16 A fragments of the four k-steps of
+// P·V (the D fragment of S columns 16kk.. is the A fragment of k-step
+// kk: a[r] from n-tile 2kk, a[2+r] from n-tile 2kk+1), the factors alpha
+// that rescale O, and the new m and ℓ. It has no branch: it runs while a
+// wgmma is in flight.
+func softmax[T gpu.Elem, C codec[T]](c C, t gpu.Thread, sc [32]float32, m, l [2]float32, scaleLog2 float32) (p [4][4]uint32, alpha, mo, lo [2]float32) {
+	//kern:unroll
+	for r := 0; r < 2; r++ {
+		mx := m[r]
+		//kern:unroll
+		for nt := 0; nt < 8; nt++ {
+			mx = gpu.Max(mx, gpu.Max(sc[4*nt+2*r], sc[4*nt+2*r+1]))
+		}
+		mx = gpu.Max(mx, gpu.ShflXor(t, mx, 1))
+		mx = gpu.Max(mx, gpu.ShflXor(t, mx, 2))
+		// Nothing unmasked yet (mx = -Inf): a finite msub keeps
+		// 2^(-Inf - msub) = 0, not NaN. A max, not a branch.
+		msub := gpu.Max(mx*scaleLog2, -0x1p127)
+		alpha[r] = gpu.Exp2(gpu.FMA(m[r], scaleLog2, -msub))
+		mo[r] = mx
+		sum := float32(0)
+		//kern:unroll
+		for nt := 0; nt < 8; nt++ {
+			p0 := gpu.Exp2(gpu.FMA(sc[4*nt+2*r], scaleLog2, -msub))
+			p1 := gpu.Exp2(gpu.FMA(sc[4*nt+2*r+1], scaleLog2, -msub))
+			sum += p0 + p1
+			p[nt/2][r+2*(nt%2)] = c.pack(p0, p1)
+		}
+		lo[r] = l[r]*alpha[r] + sum
+	}
+	return p, alpha, mo, lo
 }
 
 func negInf() float32 { return math.Float32frombits(0xff800000) }

@@ -8,7 +8,8 @@ import (
 )
 
 // TestPTXAssembles assembles the kernels for sm_90a (the only target
-// wgmma allows) and requires each to compile without spills or stack.
+// wgmma allows) and requires each to compile without spills or stack,
+// and without ptxas serialising the wgmmas.
 func TestPTXAssembles(t *testing.T) {
 	want := strings.Count(kernModule.PTX, ".visible .entry ")
 	rep := ptxas.Check(t, "attnh", []byte(kernModule.PTX), "sm_90a")["sm_90a"]
@@ -17,6 +18,15 @@ func TestPTXAssembles(t *testing.T) {
 	}
 	if n := len(rep.Entries()); n != want {
 		t.Errorf("ptxas reported %d entries, the module has %d", n, want)
+	}
+	// ptxas serialises wgmmas it finds in flight across, or issued
+	// under, a branch it cannot prove uniform, and says so in an info
+	// line (C7518, C7519, ...: "wgmma.mma_async instructions are
+	// serialized"); the pipeline in flash.go is shaped to avoid that.
+	for _, line := range strings.Split(rep.Log, "\n") {
+		if strings.Contains(line, "serialized") {
+			t.Errorf("ptxas: %s", line)
+		}
 	}
 	for _, f := range rep.Entries() {
 		if f.Spills() || f.StackFrame != 0 {
