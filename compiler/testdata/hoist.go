@@ -6,13 +6,15 @@ package hoist
 
 import "github.com/gokern/kern/gpu"
 
-// Strided: w[j] is hoisted (b = 0: the address stays j's).
+// Strided: w[j] and s[j-off] are hoisted (s's length is a constant; b =
+// 0 keeps w[j]'s address j's, b = -off walks a pointer).
 //
 //kern:kernel block=128
-func Strided(t gpu.Thread, w, out []float32, n int) {
+func Strided(t gpu.Thread, w, out []float32, n, off int) {
+	s := gpu.Shared[float32](t, 256)
 	acc := float32(0)
 	for j := t.ThreadIdx().X; j < n; j += t.BlockDim().X {
-		acc += w[j]
+		acc += w[j] + s[j-off]
 	}
 	out[t.GlobalX()] = acc
 }
