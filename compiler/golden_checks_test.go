@@ -269,6 +269,24 @@ func init() {
 			t.Errorf("Copy4: %d check sites, want 4", n)
 		}
 	}
+	goldenChecks["hoist"] = func(t *testing.T, p *Package) {
+		for k, want := range map[string][2]int{"Strided": {2, 1}, "Tiles": {3, 1}, "StoreFirst": {1, 1}, "Conditional": {0, 2}} {
+			// {hoisted, kept}: out[t.GlobalX()] and x[j+off] keep theirs.
+			c := kernelOf(t, p, k).Checks
+			if c.Hoisted != want[0] || c.Kept != want[1] {
+				t.Errorf("%s: %d checks hoisted, %d kept (%v), want %d and %d", k, c.Hoisted, c.Kept, c.KeptAt, want[0], want[1])
+			}
+		}
+		for _, k := range []string{"Strided", "Tiles", "StoreFirst"} {
+			mustContain(t, p, k, `^min\.s64 `)
+			mustContain(t, p, k, `^\$L\d+_hoisted_fault:`)
+		}
+		// Tiles's two pointers step by 8 floats on the back edge.
+		mustContain(t, p, "Tiles", `^add\.s64 %rd\d+, %rd\d+, 32;`)
+		if sites := kernelOf(t, p, "StoreFirst").Sites; len(sites) != 2 || sites[0] != "hoist.go:42:6" || sites[1] != "hoist.go:43:6" {
+			t.Errorf("StoreFirst: sites %q, want the hoisted out[j] (in the cold block the header lowers) and the kept out[j+off]", sites)
+		}
+	}
 	goldenChecks["bounds"] = func(t *testing.T, p *Package) {
 		for _, k := range []string{"Guarded", "EarlyReturn", "RangeLoop", "NoBounds"} {
 			if sites := kernelOf(t, p, k).Sites; len(sites) != 0 {

@@ -32,7 +32,6 @@ package compiler
 // every index the loop computes and iv itself stay below 2⁵⁰.
 
 import (
-	"fmt"
 	"go/token"
 	"go/types"
 	"slices"
@@ -51,6 +50,7 @@ type hoistLoop struct {
 	iv     *ssa.Phi
 	entryI int // index of entry in header.Preds
 	bound  ssa.Value
+	step   ssa.Value // s
 	inLoop map[*ssa.BasicBlock]bool
 	groups []*hoistGroup
 	access []hoistAccess // in program order
@@ -65,6 +65,10 @@ type hoistGroup struct {
 	// nonNeg: the range analysis shows every index of the group ≥ 0 and
 	// below 2⁵⁰, so only the upper end needs testing.
 	nonNeg bool
+	// size is the element size; ptr, once allocated, holds &x[iv+b]
+	// (hoist_sr.go).
+	size int64
+	ptr  ir.Reg
 }
 
 type hoistAccess struct {
@@ -161,8 +165,9 @@ func (kb *kernelBuilder) planLoop(fr *frame, h *ssa.BasicBlock) *hoistLoop {
 	if !pl.inLoop[body] || pl.inLoop[exit] || len(body.Preds) != 1 || !pl.invariant(cmp.Y, 0) || !pl.outside(cmp.Y) && cmp.Y.(ssa.Instruction).Block() != h {
 		return nil
 	}
-	// The step: iv' = iv + s with 0 ≤ s ≤ hoistLimit, and a first value
-	// within ±hoistLimit.
+	// The step: iv' = iv + s with 0 ≤ s ≤ hoistLimit (s need not be
+	// invariant: t.BlockDim().X is computed in the loop), and a first
+	// value within ±hoistLimit.
 	step, ok := iv.Edges[latch].(*ssa.BinOp)
 	if !ok || step.Op != token.ADD {
 		return nil
@@ -173,9 +178,7 @@ func (kb *kernelBuilder) planLoop(fr *frame, h *ssa.BasicBlock) *hoistLoop {
 	} else if step.X != iv {
 		return nil
 	}
-	if !pl.outside(s) {
-		return nil
-	}
+	pl.step = s
 	if r := fr.ranges.rangeAt(s, h); !r.ok || r.lo < 0 || r.hi > hoistLimit {
 		return nil
 	}
@@ -288,6 +291,16 @@ func pureCall(c *ssa.Call) bool {
 	return ok && pureCalls[name]
 }
 
+// access returns the plan's record of ia.
+func (pl *hoistLoop) accessOf(ia *ssa.IndexAddr) hoistAccess {
+	for _, a := range pl.access {
+		if a.ia == ia {
+			return a
+		}
+	}
+	return hoistAccess{}
+}
+
 // addAccess adds ia when its slice is invariant and its index is iv plus
 // invariant terms plus a constant.
 func (pl *hoistLoop) addAccess(ia *ssa.IndexAddr) bool {
@@ -321,14 +334,16 @@ func (pl *hoistLoop) addAccess(ia *ssa.IndexAddr) bool {
 			return true
 		}
 	}
-	g := &hoistGroup{x: ia.X, terms: terms, cmin: c, cmax: c}
+	g := &hoistGroup{x: ia.X, terms: terms, cmin: c, cmax: c, ptr: -1,
+		size: sizes.Sizeof(ia.X.Type().Underlying().(*types.Slice).Elem())}
 	pl.groups = append(pl.groups, g)
 	pl.access = append(pl.access, hoistAccess{ia, g, c})
 	return true
 }
 
 // termKey spells an invariant term: values from outside the loop by
-// identity, the arithmetic the loop computes on them by structure.
+// name, the arithmetic the loop computes on them by structure. The keys
+// also order a group's terms, so the output is deterministic.
 func (pl *hoistLoop) termKey(v ssa.Value) string {
 	if k, ok := constInt(v); ok {
 		return strconv.FormatInt(k, 10)
@@ -339,7 +354,7 @@ func (pl *hoistLoop) termKey(v ssa.Value) string {
 	if c, ok := v.(*ssa.Call); ok && !pl.outside(v) {
 		return "len(" + pl.termKey(c.Call.Args[0]) + ")"
 	}
-	return fmt.Sprintf("%p", v)
+	return v.Name() // unique in the function: tN, or a parameter's name
 }
 
 // linear writes v as coef·iv + Σ terms + c.

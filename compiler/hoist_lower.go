@@ -5,6 +5,7 @@ package compiler
 // reports the access the next iteration would fault on.
 
 import (
+	"fmt"
 	"go/token"
 
 	"golang.org/x/tools/go/ssa"
@@ -33,6 +34,7 @@ func (kb *kernelBuilder) emitHoistEntry(fr *frame, pl *hoistLoop) {
 			kb.b.Selp(ir.S64, last, ir.R(last), iv0, ok)
 		}
 		kb.b.Arith(ir.OpMin, ir.S64, pl.limit, ir.R(pl.limit), ir.R(last))
+		kb.emitHoistPointer(fr, g, base, iv0)
 	}
 }
 
@@ -123,16 +125,28 @@ func (kb *kernelBuilder) emitHoistIf(fr *frame, pl *hoistLoop) {
 	bases := map[*hoistGroup]ir.Operand{}
 	for _, a := range pl.access {
 		kb.b.Pos = a.ia.Pos()
-		base, ok := bases[a.g]
+		at, ok := bases[a.g] // b+iv
 		if !ok {
-			base = kb.emitBase(fr, pl, a.g)
-			bases[a.g] = base
+			at = kb.add64(kb.emitBase(fr, pl, a.g), iv)
+			bases[a.g] = at
 		}
-		idx := ir.R(kb.reg(kb.add64(kb.add64(base, ir.Imm(ir.S64, uint64(a.c))), iv), ir.S64))
-		n := kb.value(fr, a.g.x).ops[1]
+		// The index and length go straight to the failure registers,
+		// so each site's block only names the site.
+		kb.failHandler()
+		idx, n := kb.failRegs[1], kb.failRegs[2]
+		kb.b.Mov(ir.S64, idx, kb.add64(at, ir.Imm(ir.S64, uint64(a.c))))
+		kb.b.Mov(ir.S64, n, kb.value(fr, a.g.x).ops[1])
 		p := kb.b.New(ir.Pred)
-		kb.b.Setp(ir.HS, ir.U64, p, idx, n)
-		kb.failWhen(p, "oob", kb.posString(a.ia.Pos()), idx, n)
+		kb.b.Setp(ir.HS, ir.U64, p, ir.R(idx), ir.R(n))
+		blk := kb.f.NewBlock(fmt.Sprintf("oob%d", len(kb.k.Sites)))
+		site := len(kb.k.Sites)
+		kb.k.Sites = append(kb.k.Sites, kb.posString(a.ia.Pos()))
+		kb.b.BraIf(p, false, blk)
+		cur := kb.b.B
+		kb.b.B = blk
+		kb.b.Mov(ir.U64, kb.failRegs[0], ir.Imm(ir.U64, kb.siteCode(site)))
+		kb.b.Bra(kb.failHandler())
+		kb.b.B = cur
 	}
 	kb.b.Exit() // not reached
 	kb.b.B, kb.b.Pos = saved, savedPos

@@ -340,8 +340,12 @@ func (kb *kernelBuilder) edge(fr *frame, from, to *ssa.BasicBlock) {
 		kb.b.Bra(l.next)
 		return
 	}
-	if pl := fr.hoists[to]; pl != nil && from == pl.entry {
-		kb.emitHoistEntry(fr, pl)
+	if pl := fr.hoists[to]; pl != nil {
+		if from == pl.entry {
+			kb.emitHoistEntry(fr, pl)
+		} else {
+			kb.emitHoistStep(fr, pl)
+		}
 	}
 	kb.phiMoves(fr, from, to)
 	fr.reach(to)

@@ -638,6 +638,11 @@ func (kb *kernelBuilder) lowerIndexAddr(fr *frame, in *ssa.IndexAddr) *val {
 		kb.noteCheck(pos, false)
 	}
 	size := sizes.Sizeof(elem)
+	if pl := fr.hoisted[in]; pl != nil && kb.bounds {
+		if a := pl.accessOf(in); a.g != nil && a.g.ptr >= 0 {
+			return &val{ops: []ir.Operand{kb.hoistedAddr(a)}, space: x.space, origin: x.origin, mask: x.mask}
+		}
+	}
 	return &val{ops: []ir.Operand{kb.addOffset(x.ops[0], i64, size)}, space: x.space, origin: x.origin, mask: x.mask}
 }
 
