@@ -81,8 +81,8 @@ func firstLine(err error) string {
 // kernel under test and counts outputs far from float64 (a loose bound:
 // the real kernel's errors are 100 times smaller).
 func runPlanted(t *testing.T, opts emu.Options) (wrong int, err error) {
-	forceHopperAttention = true
-	defer func() { forceHopperAttention = false }()
+	forceHopper = true
+	defer func() { forceHopper = false }()
 	dev := kern.OpenEmulator(opts)
 	defer dev.Close()
 	c := attnCase{lq: []int{150}, lk: []int{400}, heads: 2, kvHeads: 1, hd: 64, causal: true}

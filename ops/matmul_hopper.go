@@ -26,25 +26,14 @@ var mmhK = [2][2]*kern.Kernel{
 	{mmh.GemmBF16F32Kernel.Kernel(), mmh.GemmBF16BF16Kernel.Kernel()},
 }
 
-// hopperPick returns v3 in place of version v where the device is
-// compute capability 9.0 and the shape is one v3 runs: v2's shapes with
+// hopperPick returns v3 in place of version v where the Hopper kernels
+// apply (hopperKernels) and the shape is one v3 runs: v2's shapes with
 // W[N,K]. The decode shapes keep GEMV and odd k keeps v1.
-func hopperPick(v int, major, minor int, layout BLayout) int {
-	if v == mmV2 && major == 9 && minor == 0 && layout == WeightNK {
+func hopperPick(v int, hopper bool, layout BLayout) int {
+	if v == mmV2 && hopper && layout == WeightNK {
 		return mmHopper
 	}
 	return v
-}
-
-// queueDevice is the device of a queue.
-func queueDevice(q kern.Queue) *kern.Device {
-	switch v := q.(type) {
-	case *kern.Device:
-		return v
-	case *kern.Stream:
-		return v.Device()
-	}
-	return nil
 }
 
 // hopperStages is v3's pipeline depth on dev: as many stages of
@@ -105,10 +94,7 @@ func MatmulVersion(dev *kern.Device, m, n, k int, layout BLayout) string {
 	case m <= gemv.MaxM && layout == WeightNK:
 		v = mmGEMV
 	}
-	if dev != nil {
-		major, minor := dev.ComputeCapability()
-		v = hopperPick(v, major, minor, layout)
-	}
+	v = hopperPick(v, hopperKernels(dev), layout)
 	switch v {
 	case mmV1:
 		return "v1"

@@ -12,27 +12,43 @@ import (
 	"github.com/gokern/kern/gpu"
 )
 
-// TestHopperPick: v3 replaces v2 exactly on compute capability 9.0 (an
-// sm_90a module loads nowhere else) with b as W[N,K].
+// TestHopperPick: v3 replaces v2 exactly where the Hopper kernels apply
+// (hopperKernels: compute capability 9.0, or the emulator with
+// forceHopper) with b as W[N,K].
 func TestHopperPick(t *testing.T) {
 	for _, c := range []struct {
-		v, major, minor int
-		layout          BLayout
-		want            int
+		v      int
+		hopper bool
+		layout BLayout
+		want   int
 	}{
-		{mmV2, 9, 0, WeightNK, mmHopper},
-		{mmV2, 9, 0, RowMajorKN, mmV2},
-		{mmV2, 8, 0, WeightNK, mmV2},
-		{mmV2, 10, 0, WeightNK, mmV2},
-		{mmV2, 0, 0, WeightNK, mmV2}, // emulator, native mode
-		{mmV1, 9, 0, WeightNK, mmV1},
-		{mmGEMV, 9, 0, WeightNK, mmGEMV},
+		{mmV2, true, WeightNK, mmHopper},
+		{mmV2, true, RowMajorKN, mmV2},
+		{mmV2, false, WeightNK, mmV2},
+		{mmV1, true, WeightNK, mmV1},
+		{mmGEMV, true, WeightNK, mmGEMV},
 	} {
-		if got := hopperPick(c.v, c.major, c.minor, c.layout); got != c.want {
-			t.Errorf("hopperPick(%d, %d.%d, %v) = %d, want %d", c.v, c.major, c.minor, c.layout, got, c.want)
+		if got := hopperPick(c.v, c.hopper, c.layout); got != c.want {
+			t.Errorf("hopperPick(%d, %t, %v) = %d, want %d", c.v, c.hopper, c.layout, got, c.want)
 		}
 	}
 	emu := testDevices[0].dev
+	for _, d := range testDevices {
+		if d.dev.Kind() != "cuda" && hopperKernels(d.dev) {
+			t.Errorf("hopperKernels(%s) without forceHopper", d.dev)
+		}
+	}
+	forceHopper = true
+	if !hopperKernels(emu) {
+		t.Error("hopperKernels(emulator) with forceHopper = false")
+	}
+	if got := MatmulVersion(emu, 200, 136, 72, WeightNK); got != "v3 sm_90a" {
+		t.Errorf("MatmulVersion on the emulator with forceHopper = %q, want v3 sm_90a", got)
+	}
+	forceHopper = false
+	if hopperKernels(nil) {
+		t.Error("hopperKernels(nil)")
+	}
 	if got := hopperStages(emu); got != 2 {
 		t.Errorf("hopperStages on the emulator (%d bytes of shared memory) = %d, want 2", emu.Limits().MaxSharedPerBlock, got)
 	}
@@ -137,6 +153,26 @@ func matmulHopperStubChild(t *testing.T, noTMA bool) {
 	}
 	if err := Matmul(dev, c, a, w, m, n, k, MatmulOpts[gpu.BFloat16]{}); err != nil {
 		t.Fatal(err)
+	}
+	if err := dev.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	// FlashAttention picks attnh there too (the same hopperKernels) and
+	// makes its q, k and v maps through Device.TensorMap, or falls back to
+	// the sm_80 kernels on a driver without tensor maps.
+	if got := FlashAttentionKernels(dev); got[:6] != "sm_90a" {
+		t.Errorf("FlashAttentionKernels = %q, want sm_90a", got)
+	}
+	const seq, heads, hd = 70, 2, 64
+	q, _ := kern.Alloc[gpu.BFloat16](dev, seq*heads*hd)
+	kv, _ := kern.Alloc[gpu.BFloat16](dev, seq*hd)
+	out, _ := kern.Alloc[gpu.BFloat16](dev, seq*heads*hd)
+	cu, err := kern.Upload(dev, SeqOffsets(seq))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := FlashAttention(dev, out, q, kv, kv, nil, cu, cu, Attention{Heads: heads, KVHeads: 1, HeadDim: hd, Causal: true, MaxSeqQ: seq}); err != nil {
+		t.Fatalf("FlashAttention: %v", err)
 	}
 	if err := dev.Sync(); err != nil {
 		t.Fatal(err)
