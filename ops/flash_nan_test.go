@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gokern/kern"
+	"github.com/gokern/kern/emu"
 	"github.com/gokern/kern/gpu"
 )
 
@@ -17,7 +18,9 @@ import (
 // are masked (P = 0), but 0·NaN is NaN, so those V rows must not reach
 // P·V at all. Both the sm_80 kernels (they zero-fill those rows) and the
 // sm_90a ones (forced on the emulator) are checked, for key lengths that
-// end a tile early (40), late (63) and past one tile (100).
+// end a tile early (40), late (63) and past one tile (100), under
+// memcheck, racecheck and synccheck (the sm_90a producer's zeroing of
+// the ragged tile is ordered by its own mbarrier and fence).
 func TestFlashAttentionNeighbourNaN(t *testing.T) {
 	for _, hopper := range []bool{false, true} {
 		for _, hd := range []int{64, 128} {
@@ -27,7 +30,7 @@ func TestFlashAttentionNeighbourNaN(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					forceHopper = hopper
 					defer func() { forceHopper = false }()
-					dev := kern.OpenEmulator()
+					dev := kern.OpenEmulator(emu.Options{Memcheck: true, Racecheck: true, Synccheck: true})
 					defer dev.Close()
 					neighbourNaN[gpu.Half](t, dev, c0)
 					neighbourNaN[gpu.BFloat16](t, dev, c0)
