@@ -2,6 +2,7 @@ package ops
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,24 +13,22 @@ import (
 	"github.com/gokern/kern/gpu"
 )
 
-// TestHopperPick: v3 replaces v2 exactly where the Hopper kernels apply
-// (hopperKernels: compute capability 9.0, or the emulator with
-// forceHopper) with b as W[N,K].
+// TestHopperPick: v3 replaces v2, in either layout, exactly where the
+// Hopper kernels apply (hopperKernels: compute capability 9.0, or the
+// emulator with forceHopper).
 func TestHopperPick(t *testing.T) {
 	for _, c := range []struct {
 		v      int
 		hopper bool
-		layout BLayout
 		want   int
 	}{
-		{mmV2, true, WeightNK, mmHopper},
-		{mmV2, true, RowMajorKN, mmV2},
-		{mmV2, false, WeightNK, mmV2},
-		{mmV1, true, WeightNK, mmV1},
-		{mmGEMV, true, WeightNK, mmGEMV},
+		{mmV2, true, mmHopper},
+		{mmV2, false, mmV2},
+		{mmV1, true, mmV1},
+		{mmGEMV, true, mmGEMV},
 	} {
-		if got := hopperPick(c.v, c.hopper, c.layout); got != c.want {
-			t.Errorf("hopperPick(%d, %t, %v) = %d, want %d", c.v, c.hopper, c.layout, got, c.want)
+		if got := hopperPick(c.v, c.hopper); got != c.want {
+			t.Errorf("hopperPick(%d, %t) = %d, want %d", c.v, c.hopper, got, c.want)
 		}
 	}
 	emu := testDevices[0].dev
@@ -177,8 +176,32 @@ func matmulHopperStubChild(t *testing.T, noTMA bool) {
 	if err := dev.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	// RowMajorKN stays on the sm_80 kernel there.
-	if got := MatmulVersion(dev, m, n, k, RowMajorKN); got[:2] != "v2" {
-		t.Errorf("RowMajorKN: %q, want v2", got)
+	// B[K,N] runs v3 too (GemmKN: b's map is n columns × k rows).
+	if got := MatmulVersion(dev, m, n, k, RowMajorKN); got != "v3 sm_90a" {
+		t.Errorf("RowMajorKN: %q, want v3 sm_90a", got)
+	}
+	if err := Matmul(dev, c, a, w, m, n, k, MatmulOpts[gpu.BFloat16]{Layout: RowMajorKN}); err != nil {
+		t.Fatal(err)
+	}
+	if err := dev.Sync(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMatmulHopperKN runs v3 with b as B[K,N] (mmh's GemmKN: B an
+// MN-major wgmma operand in two 64-column boxes per stage) on shapes
+// the list does not reach in that layout: three column tiles, the last
+// only 8 columns wide (its second box wholly past N), three row tiles
+// and k tiles going round the emulator's two stages, with the
+// epilogues, against float64.
+func TestMatmulHopperKN(t *testing.T) {
+	dev := testDevices[0].dev
+	ver := mmVersion{"v3-sm90a", mmHopper, tcConfig{}}
+	for _, sh := range []mmCase{{300, 264, 200}, {64, 128, 64}} {
+		for _, o := range []mmOpts{{layout: RowMajorKN}, {layout: RowMajorKN, act: ActSwiGLU, bias: true, res: true}} {
+			name := fmt.Sprintf("%dx%dx%d/act%d", sh.m, sh.n, sh.k, o.act)
+			t.Run(name+"/bf16-bf16", func(t *testing.T) { testMatmul[gpu.BFloat16, gpu.BFloat16](t, dev, ver, sh, o) })
+			t.Run(name+"/f16-f32", func(t *testing.T) { testMatmul[gpu.Half, float32](t, dev, ver, sh, o) })
+		}
 	}
 }
