@@ -42,8 +42,8 @@ package ops
 //	   matmulConfigs, chosen by shape.
 //	gemv (internal/gemv): M ≤ 16 with WeightNK, a weight-streaming kernel.
 //	v3 hopper (internal/mmh, matmul_hopper.go): TMA, wgmma, an mbarrier
-//	   pipeline and warp specialisation, sm_90a; v2's shapes with WeightNK
-//	   on compute capability 9.0.
+//	   pipeline and warp specialisation, sm_90a; v2's shapes, either layout
+//	   (B[K,N] as an MN-major wgmma operand), on compute capability 9.0.
 
 import (
 	"errors"
