@@ -38,6 +38,7 @@ func TestFlashAttentionHopperPlantedBugs(t *testing.T) {
 		{"missing wgmma.wait_group", "\t\tgpu.WGMMAWaitGroup(t, 0) // S_j and P·V_{j-1} are complete\n", "", false},
 		{"skipped wait on full K", "for !gpu.MbarrierTryWait(t, &bars[fullK+s], (j/Stages)&1) {", "for false && !gpu.MbarrierTryWait(t, &bars[fullK+s], (j/Stages)&1) {", true},
 		{"skipped wait on full V", "for !gpu.MbarrierTryWait(t, &bars[fullV+sv], (jt/Stages)&1) {", "for false && !gpu.MbarrierTryWait(t, &bars[fullV+sv], (jt/Stages)&1) {", true},
+		{"skipped wait on the ragged V tile", "for !gpu.MbarrierTryWait(t, &bars[ragged], 0) {", "for false && !gpu.MbarrierTryWait(t, &bars[ragged], 0) {", true},
 		{"wrong phase on full K", "for !gpu.MbarrierTryWait(t, &bars[fullK+s], (j/Stages)&1) {", "for !gpu.MbarrierTryWait(t, &bars[fullK+s], (j/Stages+1)&1) {", false},
 	}
 	for _, b := range bugs {
