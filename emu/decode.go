@@ -43,7 +43,7 @@ func init() {
 		"atom": decAtom, "red": decAtom,
 		// exec_warp.go: warp collectives (PTX ISA §9.7.9.6, §9.7.13.8-10)
 		"shfl": decShfl, "vote": decVote, "activemask": decActivemask,
-		"redux": decRedux, "match": decMatch,
+		"redux": decRedux, "match": decMatch, "elect": decElect,
 		// exec_mma.go: tensor cores (PTX ISA §9.7.14)
 		"mma": decMma, "ldmatrix": decLdmatrix,
 		// exec_async.go: asynchronous copies (PTX ISA §9.7.9.25)

@@ -11,12 +11,15 @@ import (
 )
 
 // Address layout. Global allocations look like real device pointers; the
-// shared and local windows are where generic addresses of those spaces
-// live (cvta.shared / cvta.local add the window base, PTX ISA §9.7.9.18).
+// shared, local and param windows are where generic addresses of those
+// spaces live (cvta.shared / cvta.local / cvta.param add the window base,
+// PTX ISA §9.7.9.18; a kernel parameter's generic address is read-only,
+// §5.1.6.1, and is how a __grid_constant__ tensor map reaches TMA).
 const (
 	globalBase   = 0x7f00_0000_0000
 	sharedWindow = 0x7e00_0000_0000
 	localWindow  = 0x7e80_0000_0000
+	paramWindow  = 0x7d80_0000_0000
 	windowSize   = 1 << 32
 
 	allocAlign = 256 // cudaMalloc alignment

@@ -31,6 +31,8 @@ func resolve(sp space, addr uint64) (space, uint64) {
 			return spShared, addr - sharedWindow
 		case addr-localWindow < windowSize:
 			return spLocal, addr - localWindow
+		case addr-paramWindow < windowSize:
+			return spParam, addr - paramWindow
 		}
 		return spGlobal, addr
 	case spConst:
@@ -196,8 +198,8 @@ func (w *warp) ldGlobalFast(in *inst, m uint32) bool {
 	size := uint64(in.t.size())
 	src, dst := &in.ops[1], in.ops[0].r
 	first := w.addrOf(src, bits.TrailingZeros32(m))
-	if first-sharedWindow < windowSize || first-localWindow < windowSize {
-		return false // a generic address of shared or local memory
+	if first-sharedWindow < windowSize || first-localWindow < windowSize || first-paramWindow < windowSize {
+		return false // a generic address of shared, local or param memory
 	}
 	c := w.lookup(first, int(size))
 	if c == nil {
@@ -351,15 +353,18 @@ func execSt(w *warp, in *inst, m uint32) error {
 }
 
 // decCvta decodes cvta.space.size d, a (to generic) and cvta.to.space
-// (from generic). Global and const addresses are the same in both.
+// (from generic). Global and const addresses are the same in both. A
+// kernel parameter has a generic address too (.param, PTX ISA 7.7+: how
+// a __grid_constant__ parameter such as a tensor map is passed by
+// address), in a read-only window.
 func decCvta(d *decoder, s *astStmt, m *mods, in *inst) {
 	to := m.word("to")
 	t := d.oneType(s, m)
 	if !d.want(s, 2) {
 		return
 	}
-	if !m.hasSp || m.space == spParam {
-		d.errorf("%s: want .global, .shared, .local or .const", s.op)
+	if !m.hasSp {
+		d.errorf("%s: want .global, .shared, .local, .const or .param", s.op)
 		return
 	}
 	in.ops[0] = d.dst(s.args[0])
@@ -370,6 +375,8 @@ func decCvta(d *decoder, s *astStmt, m *mods, in *inst) {
 		base = sharedWindow
 	case spLocal:
 		base = localWindow
+	case spParam:
+		base = paramWindow
 	}
 	mask := t.mask()
 	if to {

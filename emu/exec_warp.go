@@ -1,8 +1,9 @@
 package emu
 
-// Warp collectives: shfl.sync, vote.sync, match.sync, redux.sync and
-// activemask (PTX ISA §9.7.9.6 shfl.sync, §9.7.13.10 vote, §9.7.13.11
-// match, §9.7.13.12 redux, §9.7.13.13 activemask). The scheduler runs a
+// Warp collectives: shfl.sync, vote.sync, match.sync, redux.sync,
+// activemask and elect.sync (PTX ISA §9.7.9.6 shfl.sync, §9.7.13.10 vote,
+// §9.7.13.11 match, §9.7.13.12 redux, §9.7.13.13 activemask, §9.7.13.14
+// elect.sync). The scheduler runs a
 // .sync collective only when every non-exited lane of its membermask is
 // at it (control.go), so a handler sees all participants at once.
 
@@ -210,6 +211,32 @@ func decMatch(d *decoder, s *astStmt, m *mods, in *inst) {
 			w.regs[int(in.ops[0].r)+l] = r
 			if p := in.ops[0].r2; p >= 0 {
 				w.regs[int(p)+l] = b2u(all)
+			}
+		}
+		return nil
+	}
+}
+
+// decElect decodes elect.sync d|p, membermask (PTX ISA §9.7.13.14,
+// sm_90): of the lanes of membermask executing it, one is the leader;
+// every executing lane gets its lane id in d and p says whether it is
+// that lane. The ISA leaves the choice to the hardware; emu elects the
+// lowest lane, as GPUs do. d may be the sink _, p may be absent.
+func decElect(d *decoder, s *astStmt, m *mods, in *inst) {
+	if !d.want(s, 2) {
+		return
+	}
+	in.ops[0] = d.dstPair(s.args[0])
+	in.ops[1] = d.src(s.args[1], tB32)
+	in.ctl, in.aux2 = ctlWarp, 2
+	in.fn = func(w *warp, in *inst, m uint32) error {
+		members := m & uint32(w.get(&in.ops[1], bits.TrailingZeros32(m)))
+		leader := bits.TrailingZeros32(members) // 32: none (no lane is told it leads)
+		for mm := m; mm != 0; mm &= mm - 1 {
+			l := bits.TrailingZeros32(mm)
+			w.regs[int(in.ops[0].r)+l] = uint64(leader) & 31
+			if p := in.ops[0].r2; p >= 0 {
+				w.regs[int(p)+l] = b2u(l == leader)
 			}
 		}
 		return nil

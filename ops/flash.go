@@ -76,6 +76,7 @@ package ops
 // instead at head dims 64 and 128 (flash_hopper.go).
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -179,8 +180,12 @@ func FlashAttention[T Half16](queue kern.Queue, out, q, k, v *kern.Buffer[T], ls
 			return fmt.Errorf("ops.FlashAttention: %w", err)
 		}
 	}
-	if hd < 2 && useHopperAttention(cuSeqQ.Device()) {
-		return flashHopper(queue, s, out, q, k, v, lse, lseArg, cuSeqQ, cuSeqK, a, hd, batch)
+	if hd < 2 && hopperKernels(cuSeqQ.Device()) {
+		err := flashHopper(queue, s, out, q, k, v, lse, lseArg, cuSeqQ, cuSeqK, a, hd, batch)
+		if !errors.Is(err, kern.ErrNoTensorMaps) {
+			return err
+		}
+		// A driver without tensor maps: the sm_80 kernels need none.
 	}
 	smem := 5 * flashM * (a.HeadDim + flashPad) * 2
 	if hd == 2 {

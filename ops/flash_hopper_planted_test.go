@@ -38,6 +38,7 @@ func TestFlashAttentionHopperPlantedBugs(t *testing.T) {
 		{"missing wgmma.wait_group", "\t\tgpu.WGMMAWaitGroup(t, 0) // S_j and P·V_{j-1} are complete\n", "", false},
 		{"skipped wait on full K", "for !gpu.MbarrierTryWait(t, &bars[fullK+s], (j/Stages)&1) {", "for false && !gpu.MbarrierTryWait(t, &bars[fullK+s], (j/Stages)&1) {", true},
 		{"skipped wait on full V", "for !gpu.MbarrierTryWait(t, &bars[fullV+sv], (jt/Stages)&1) {", "for false && !gpu.MbarrierTryWait(t, &bars[fullV+sv], (jt/Stages)&1) {", true},
+		{"skipped wait on the ragged V tile", "for !gpu.MbarrierTryWait(t, &bars[ragged], 0) {", "for false && !gpu.MbarrierTryWait(t, &bars[ragged], 0) {", true},
 		{"wrong phase on full K", "for !gpu.MbarrierTryWait(t, &bars[fullK+s], (j/Stages)&1) {", "for !gpu.MbarrierTryWait(t, &bars[fullK+s], (j/Stages+1)&1) {", false},
 	}
 	for _, b := range bugs {
@@ -81,8 +82,8 @@ func firstLine(err error) string {
 // kernel under test and counts outputs far from float64 (a loose bound:
 // the real kernel's errors are 100 times smaller).
 func runPlanted(t *testing.T, opts emu.Options) (wrong int, err error) {
-	forceHopperAttention = true
-	defer func() { forceHopperAttention = false }()
+	forceHopper = true
+	defer func() { forceHopper = false }()
 	dev := kern.OpenEmulator(opts)
 	defer dev.Close()
 	c := attnCase{lq: []int{150}, lk: []int{400}, heads: 2, kvHeads: 1, hd: 64, causal: true}

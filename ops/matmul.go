@@ -42,8 +42,8 @@ package ops
 //	   matmulConfigs, chosen by shape.
 //	gemv (internal/gemv): M ≤ 16 with WeightNK, a weight-streaming kernel.
 //	v3 hopper (internal/mmh, matmul_hopper.go): TMA, wgmma, an mbarrier
-//	   pipeline and warp specialisation, sm_90a; v2's shapes with WeightNK
-//	   on compute capability 9.0.
+//	   pipeline and warp specialisation, sm_90a; v2's shapes, either layout
+//	   (B[K,N] as an MN-major wgmma operand), on compute capability 9.0.
 
 import (
 	"errors"
@@ -155,10 +155,7 @@ func Matmul[In Half16, O Float](q kern.Queue, c *kern.Buffer[O], a, b *kern.Buff
 	if err != nil || m == 0 || n == 0 {
 		return err
 	}
-	if dev := queueDevice(q); dev != nil {
-		major, minor := dev.ComputeCapability()
-		v = hopperPick(v, major, minor, o.Layout) // matmul_hopper.go
-	}
+	v = hopperPick(v, hopperKernels(queueDevice(q))) // matmul_hopper.go
 	err = matmulRun(s, v, pickConfig(m, n), q, c, a, b, m, n, k, o)
 	if v == mmHopper && errors.Is(err, kern.ErrNoTensorMaps) {
 		// A driver without tensor maps: the sm_80 kernel needs none.

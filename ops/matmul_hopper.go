@@ -2,11 +2,11 @@ package ops
 
 // Matmul's Hopper version (v3, ops/internal/mmh): TMA + wgmma + an
 // mbarrier pipeline, warp-specialised and persistent, for compute
-// capability 9.0. It takes the shapes v2 takes with b as W[N,K]
-// (WeightNK): B[K,N] needs MN-major wgmma operands, which mmh does not
-// have yet, so RowMajorKN stays on v2. Its operands reach the kernel as
-// tensor maps (kern's Device.TensorMap, cached per buffer and shape),
-// whose 16-byte row stride is the k%8 == 0 that v2 needs too.
+// capability 9.0. It takes the shapes v2 takes, b as W[N,K] (WeightNK)
+// or B[K,N] (RowMajorKN: mmh's GemmKN kernels, B an MN-major wgmma
+// operand). Its operands reach the kernel as tensor maps (kern's
+// Device.TensorMap, cached per buffer and shape), whose 16-byte row
+// stride is the k%8 == 0 (and, for B[K,N], n%8 == 0) that v2 needs too.
 
 import (
 	"fmt"
@@ -20,31 +20,25 @@ import (
 // mmHopper is v3, the sm_90a kernel (see matmulCheck's versions).
 const mmHopper = 4
 
-// mmhK are v3's kernels, indexed [input: f16, bf16][output: f32, the input type].
-var mmhK = [2][2]*kern.Kernel{
+// mmhK are v3's kernels, indexed [b: W[N,K], B[K,N]][input: f16,
+// bf16][output: f32, the input type].
+var mmhK = [2][2][2]*kern.Kernel{{
 	{mmh.GemmF16F32Kernel.Kernel(), mmh.GemmF16F16Kernel.Kernel()},
 	{mmh.GemmBF16F32Kernel.Kernel(), mmh.GemmBF16BF16Kernel.Kernel()},
-}
+}, {
+	{mmh.GemmKNF16F32Kernel.Kernel(), mmh.GemmKNF16F16Kernel.Kernel()},
+	{mmh.GemmKNBF16F32Kernel.Kernel(), mmh.GemmKNBF16BF16Kernel.Kernel()},
+}}
 
-// hopperPick returns v3 in place of version v where the device is
-// compute capability 9.0 and the shape is one v3 runs: v2's shapes with
-// W[N,K]. The decode shapes keep GEMV and odd k keeps v1.
-func hopperPick(v int, major, minor int, layout BLayout) int {
-	if v == mmV2 && major == 9 && minor == 0 && layout == WeightNK {
+// hopperPick returns v3 in place of version v where the Hopper kernels
+// apply (hopperKernels) and the shape is one v3 runs: v2's shapes, in
+// either layout. The decode shapes keep GEMV and odd k (or, for B[K,N],
+// odd n) keeps v1.
+func hopperPick(v int, hopper bool) int {
+	if v == mmV2 && hopper {
 		return mmHopper
 	}
 	return v
-}
-
-// queueDevice is the device of a queue.
-func queueDevice(q kern.Queue) *kern.Device {
-	switch v := q.(type) {
-	case *kern.Device:
-		return v
-	case *kern.Stream:
-		return v.Device()
-	}
-	return nil
 }
 
 // hopperStages is v3's pipeline depth on dev: as many stages of
@@ -78,7 +72,11 @@ func matmulHopperRun[In Half16, O Float](s *shape, q kern.Queue, c *kern.Buffer[
 	if err != nil {
 		return fmt.Errorf("%s: a: %w", s.op, err)
 	}
-	wmap, err := dev.TensorMap(b, kern.TensorMapSpec{Dims: [2]int{k, n}, Box: box, Swizzle: gpu.Swizzle128B})
+	bspec, kn := kern.TensorMapSpec{Dims: [2]int{k, n}, Box: box, Swizzle: gpu.Swizzle128B}, 0
+	if o.Layout == RowMajorKN {
+		bspec, kn = kern.TensorMapSpec{Dims: [2]int{n, k}, Box: [2]int{mmh.KNBoxN, mmh.BoxK}, Swizzle: gpu.Swizzle128B}, 1
+	}
+	wmap, err := dev.TensorMap(b, bspec)
 	if err != nil {
 		return fmt.Errorf("%s: b: %w", s.op, err)
 	}
@@ -89,7 +87,7 @@ func matmulHopperRun[In Half16, O Float](s *shape, q kern.Queue, c *kern.Buffer[
 	ii, oi := inIndex[In](), min(dtypeIndex[O](), 1)
 	tiles := ceilDiv(n, mmh.BN) * ceilDiv(m, mmh.BM)
 	grid := kern.Blocks(gpu.Dim3{X: hopperBlocks(dev, tiles), Y: 1, Z: 1}, gpu.Dim3{X: mmh.Threads, Y: 1, Z: 1}).WithShared(mmh.SharedBytes(stages))
-	return s.launch(mmhK[ii][oi], q, grid, bufArg(c), amap, wmap, bias, res, intArg(m), intArg(n), intArg(k), intArg(int(o.Act)), intArg(stages))
+	return s.launch(mmhK[kn][ii][oi], q, grid, bufArg(c), amap, wmap, bias, res, intArg(m), intArg(n), intArg(k), intArg(int(o.Act)), intArg(stages))
 }
 
 // MatmulVersion names the kernel Matmul runs for an m×n×k product with
@@ -105,10 +103,7 @@ func MatmulVersion(dev *kern.Device, m, n, k int, layout BLayout) string {
 	case m <= gemv.MaxM && layout == WeightNK:
 		v = mmGEMV
 	}
-	if dev != nil {
-		major, minor := dev.ComputeCapability()
-		v = hopperPick(v, major, minor, layout)
-	}
+	v = hopperPick(v, hopperKernels(dev))
 	switch v {
 	case mmV1:
 		return "v1"

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,27 +13,41 @@ import (
 	"github.com/gokern/kern/gpu"
 )
 
-// TestHopperPick: v3 replaces v2 exactly on compute capability 9.0 (an
-// sm_90a module loads nowhere else) with b as W[N,K].
+// TestHopperPick: v3 replaces v2, in either layout, exactly where the
+// Hopper kernels apply (hopperKernels: compute capability 9.0, or the
+// emulator with forceHopper).
 func TestHopperPick(t *testing.T) {
 	for _, c := range []struct {
-		v, major, minor int
-		layout          BLayout
-		want            int
+		v      int
+		hopper bool
+		want   int
 	}{
-		{mmV2, 9, 0, WeightNK, mmHopper},
-		{mmV2, 9, 0, RowMajorKN, mmV2},
-		{mmV2, 8, 0, WeightNK, mmV2},
-		{mmV2, 10, 0, WeightNK, mmV2},
-		{mmV2, 0, 0, WeightNK, mmV2}, // emulator, native mode
-		{mmV1, 9, 0, WeightNK, mmV1},
-		{mmGEMV, 9, 0, WeightNK, mmGEMV},
+		{mmV2, true, mmHopper},
+		{mmV2, false, mmV2},
+		{mmV1, true, mmV1},
+		{mmGEMV, true, mmGEMV},
 	} {
-		if got := hopperPick(c.v, c.major, c.minor, c.layout); got != c.want {
-			t.Errorf("hopperPick(%d, %d.%d, %v) = %d, want %d", c.v, c.major, c.minor, c.layout, got, c.want)
+		if got := hopperPick(c.v, c.hopper); got != c.want {
+			t.Errorf("hopperPick(%d, %t) = %d, want %d", c.v, c.hopper, got, c.want)
 		}
 	}
 	emu := testDevices[0].dev
+	for _, d := range testDevices {
+		if d.dev.Kind() != "cuda" && hopperKernels(d.dev) {
+			t.Errorf("hopperKernels(%s) without forceHopper", d.dev)
+		}
+	}
+	forceHopper = true
+	if !hopperKernels(emu) {
+		t.Error("hopperKernels(emulator) with forceHopper = false")
+	}
+	if got := MatmulVersion(emu, 200, 136, 72, WeightNK); got != "v3 sm_90a" {
+		t.Errorf("MatmulVersion on the emulator with forceHopper = %q, want v3 sm_90a", got)
+	}
+	forceHopper = false
+	if hopperKernels(nil) {
+		t.Error("hopperKernels(nil)")
+	}
 	if got := hopperStages(emu); got != 2 {
 		t.Errorf("hopperStages on the emulator (%d bytes of shared memory) = %d, want 2", emu.Limits().MaxSharedPerBlock, got)
 	}
@@ -141,8 +156,52 @@ func matmulHopperStubChild(t *testing.T, noTMA bool) {
 	if err := dev.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	// RowMajorKN stays on the sm_80 kernel there.
-	if got := MatmulVersion(dev, m, n, k, RowMajorKN); got[:2] != "v2" {
-		t.Errorf("RowMajorKN: %q, want v2", got)
+	// FlashAttention picks attnh there too (the same hopperKernels) and
+	// makes its q, k and v maps through Device.TensorMap, or falls back to
+	// the sm_80 kernels on a driver without tensor maps.
+	if got := FlashAttentionKernels(dev); got[:6] != "sm_90a" {
+		t.Errorf("FlashAttentionKernels = %q, want sm_90a", got)
+	}
+	const seq, heads, hd = 70, 2, 64
+	q, _ := kern.Alloc[gpu.BFloat16](dev, seq*heads*hd)
+	kv, _ := kern.Alloc[gpu.BFloat16](dev, seq*hd)
+	out, _ := kern.Alloc[gpu.BFloat16](dev, seq*heads*hd)
+	cu, err := kern.Upload(dev, SeqOffsets(seq))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := FlashAttention(dev, out, q, kv, kv, nil, cu, cu, Attention{Heads: heads, KVHeads: 1, HeadDim: hd, Causal: true, MaxSeqQ: seq}); err != nil {
+		t.Fatalf("FlashAttention: %v", err)
+	}
+	if err := dev.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	// B[K,N] runs v3 too (GemmKN: b's map is n columns × k rows).
+	if got := MatmulVersion(dev, m, n, k, RowMajorKN); got != "v3 sm_90a" {
+		t.Errorf("RowMajorKN: %q, want v3 sm_90a", got)
+	}
+	if err := Matmul(dev, c, a, w, m, n, k, MatmulOpts[gpu.BFloat16]{Layout: RowMajorKN}); err != nil {
+		t.Fatal(err)
+	}
+	if err := dev.Sync(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMatmulHopperKN runs v3 with b as B[K,N] (mmh's GemmKN: B an
+// MN-major wgmma operand in two 64-column boxes per stage) on shapes
+// the list does not reach in that layout: three column tiles, the last
+// only 8 columns wide (its second box wholly past N), three row tiles
+// and k tiles going round the emulator's two stages, with the
+// epilogues, against float64.
+func TestMatmulHopperKN(t *testing.T) {
+	dev := testDevices[0].dev
+	ver := mmVersion{"v3-sm90a", mmHopper, tcConfig{}}
+	for _, sh := range []mmCase{{300, 264, 200}, {64, 128, 64}} {
+		for _, o := range []mmOpts{{layout: RowMajorKN}, {layout: RowMajorKN, act: ActSwiGLU, bias: true, res: true}} {
+			name := fmt.Sprintf("%dx%dx%d/act%d", sh.m, sh.n, sh.k, o.act)
+			t.Run(name+"/bf16-bf16", func(t *testing.T) { testMatmul[gpu.BFloat16, gpu.BFloat16](t, dev, ver, sh, o) })
+			t.Run(name+"/f16-f32", func(t *testing.T) { testMatmul[gpu.Half, float32](t, dev, ver, sh, o) })
+		}
 	}
 }

@@ -98,8 +98,8 @@ func (v mmVersion) applies(sh mmCase, lay BLayout) bool {
 		return sh.k%8 == 0 && (lay == WeightNK || sh.n%8 == 0) && (sh.m > 16 || sh.k <= 256)
 	case mmGEMV:
 		return sh.k%8 == 0 && lay == WeightNK && sh.m <= 16
-	case mmHopper: // every shape with a 16-byte row stride, the decode ones too
-		return sh.k%8 == 0 && lay == WeightNK
+	case mmHopper: // every shape with 16-byte row strides, the decode ones too
+		return sh.k%8 == 0 && (lay == WeightNK || sh.n%8 == 0)
 	}
 	return true
 }

@@ -6,6 +6,7 @@
 #   nvcc_sm80.ptx, nvcc_sm90.ptx           nvcc from the PyPI wheels
 #   nvcc_sm80_G.ptx                        nvcc -G: a device debug build
 #   triton_*.ptx                           Triton (triton_kernels.py)
+#   triton_matmul_tma_sm90a.ptx            Triton's TMA + wgmma matmul: triton_tma.sh
 # Nothing is installed in the repository: the wheels go to venvs under
 # ${KERN_CORPUS_TMP:-/tmp/kern-corpus}. Needs clang-16 (apt-get install
 # clang-16) and python3 with venv; no GPU.

@@ -40,10 +40,14 @@ package attnh
 //
 // Ragged tiles: TMA fills rows past the tensor's end with zeros, but
 // rows past a sequence's end inside the batch are the next sequence's
-// queries, keys and values. Their scores are masked (P = 0), so they add
-// 0·V: nothing, as long as V holds finite values (a NaN or Inf in the
-// next sequence's V rows of a shared tile would leak into this one's
-// output); query rows past the end are computed and not stored.
+// queries, keys and values. Their scores are masked (a select, so a NaN
+// score becomes -Inf and P = 0), but 0·V is NaN where V is NaN or Inf:
+// so the one V tile per block that runs past the sequence (its last) is
+// copied on the producer's own mbarrier, the producer warp zeroes those
+// rows, fences them for the async proxy (fence.proxy.async, PTX ISA
+// §9.7.13.4) and only then arrives on the stage's full barrier, as the
+// sm_80 kernels zero-fill. Query rows past the end are computed and not
+// stored.
 
 import (
 	"math"
@@ -140,12 +144,14 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 
 	qTile, kvTile := FlashM*hd, FlashN*hd // values of the Q tile and of one K or V tile
 	sm := gpu.DynShared[T](t)
-	// bars: Q landed, then per stage K full, V full, K empty, V empty.
-	bars := gpu.Shared[uint64](t, 1+4*Stages)
-	const fullK, fullV, emptyK, emptyV = 1, 1 + Stages, 1 + 2*Stages, 1 + 3*Stages
+	// bars: Q landed, then per stage K full, V full, K empty, V empty,
+	// then the ragged V tile's landing (the producer's own).
+	bars := gpu.Shared[uint64](t, 2+4*Stages)
+	const fullK, fullV, emptyK, emptyV, ragged = 1, 1 + Stages, 1 + 2*Stages, 1 + 3*Stages, 1 + 4*Stages
 	tid := t.ThreadIdx().X
 	if tid == 0 {
 		gpu.MbarrierInit(t, &bars[0], 1)
+		gpu.MbarrierInit(t, &bars[ragged], 1)
 		//kern:unroll
 		for s := 0; s < Stages; s++ {
 			gpu.MbarrierInit(t, &bars[fullK+s], 1)
@@ -157,7 +163,12 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 	t.Sync() // the barriers are initialised before anyone uses them
 
 	if t.Warp() == producer {
-		// Producer: lane 0 issues every copy; the other lanes are done.
+		// Producer: lane 0 issues every copy; the whole warp zeroes the
+		// ragged V tile (ragged below).
+		rj := ntiles // the V tile that runs past the sequence, if any
+		if ntiles*FlashN > lk {
+			rj = ntiles - 1
+		}
 		if t.Lane() == 0 && ntiles > 0 {
 			gpu.MbarrierArriveExpectTx(t, &bars[0], qTile*2)
 			//kern:unroll
@@ -189,14 +200,45 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 					for !gpu.MbarrierTryWait(t, &bars[emptyV+s], (j/Stages-1)&1) {
 					}
 				}
-				gpu.MbarrierArriveExpectTx(t, &bars[fullV+s], kvTile*2)
+				// The ragged tile lands on the producer's own barrier.
+				vbar := &bars[fullV+s]
+				if j == rj {
+					vbar = &bars[ragged]
+				}
+				gpu.MbarrierArriveExpectTx(t, vbar, kvTile*2)
 				vb := qTile + kvTile*(Stages+s)
 				//kern:unroll
 				for cc := 0; cc < 2; cc++ {
 					if cc < hd/Chunk {
-						gpu.TMALoad2D(t, &sm[vb+cc*FlashN*Chunk], &vmap[0], kvh*hd+Chunk*cc, ks+j*FlashN, &bars[fullV+s])
+						gpu.TMALoad2D(t, &sm[vb+cc*FlashN*Chunk], &vmap[0], kvh*hd+Chunk*cc, ks+j*FlashN, vbar)
 					}
 				}
+			}
+		}
+		if rj < ntiles {
+			// Ragged V tile: once it has landed, the warp zeroes its rows
+			// past the sequence (the next sequence's values: masked, but
+			// a NaN or Inf there would survive 0·V), fences them for the
+			// async proxy that wgmma reads through, and lane 0 completes
+			// the stage's full barrier for the consumers. A row's 128
+			// bytes in each chunk stay that row's under the swizzle, so
+			// whole rows are zeroed without unswizzling.
+			for !gpu.MbarrierTryWait(t, &bars[ragged], 0) {
+			}
+			vb := qTile + kvTile*(Stages+rj%Stages)
+			var zero T
+			for i := (lk-rj*FlashN)*Chunk + t.Lane(); i < FlashN*Chunk; i += 32 {
+				//kern:unroll
+				for cc := 0; cc < 2; cc++ {
+					if cc < hd/Chunk {
+						sm[vb+cc*FlashN*Chunk+i] = zero
+					}
+				}
+			}
+			gpu.FenceProxyAsync(t)
+			t.SyncWarp()
+			if t.Lane() == 0 {
+				gpu.MbarrierArrive(t, &bars[fullV+rj%Stages])
 			}
 		}
 		return

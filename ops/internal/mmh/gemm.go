@@ -1,9 +1,9 @@
 package mmh
 
 // The Hopper GEMM: C = A·Wᵀ with A [M, K] and W [N, K] row-major (a linear
-// layer; ops.Matmul sends B[K,N] to the sm_80 kernels, since it needs
-// MN-major wgmma operands), f16 or bf16 in, f32 accumulation, the epilogue
-// of ops.Matmul fused into the store.
+// layer), or C = A·B with B [K, N] row-major (the GemmKN kernels, gemm_kn.go:
+// B is an MN-major wgmma operand), f16 or bf16 in, f32 accumulation, the
+// epilogue of ops.Matmul fused into the store.
 //
 // Persistent: the grid is at most one block per SM, and block b computes
 // output tiles b, b + gridDim, … (tile t is row t / tilesN, column
@@ -59,6 +59,9 @@ const (
 	EpiBytes = consumerWarps * epiWarpFloats * 4
 	// Box is the TMA box of both operands: BK elements (128 bytes) by 128 rows.
 	BoxK, BoxRows = BK, BM
+	// KNBoxN is the columns of one TMA box of B [K, N] (gemm_kn.go): 128
+	// bytes, the swizzle's width; its rows are BoxK.
+	KNBoxN        = 64
 	producerRegs  = 40
 	consumerRegs  = 232
 	consumerWarps = 8
@@ -76,27 +79,28 @@ func SharedBytes(stages int) int { return stages*StageBytes + EpiBytes }
 
 //kern:kernel block=384 minblocks=1 nobounds
 func GemmF16F32(t gpu.Thread, c []float32, amap, wmap []uint64, bias, res []float32, m, n, k, act, stages int) {
-	gemm(false, f32c{}, t, gpu.DynShared[gpu.Half](t), gpu.DynShared[float32](t), c, amap, wmap, bias, res, m, n, k, act, stages)
+	gemm(false, false, f32c{}, t, gpu.DynShared[gpu.Half](t), gpu.DynShared[float32](t), c, amap, wmap, bias, res, m, n, k, act, stages)
 }
 
 //kern:kernel block=384 minblocks=1 nobounds
 func GemmF16F16(t gpu.Thread, c []gpu.Half, amap, wmap []uint64, bias, res []gpu.Half, m, n, k, act, stages int) {
-	gemm(false, f16c{}, t, gpu.DynShared[gpu.Half](t), gpu.DynShared[float32](t), c, amap, wmap, bias, res, m, n, k, act, stages)
+	gemm(false, false, f16c{}, t, gpu.DynShared[gpu.Half](t), gpu.DynShared[float32](t), c, amap, wmap, bias, res, m, n, k, act, stages)
 }
 
 //kern:kernel block=384 minblocks=1 nobounds
 func GemmBF16F32(t gpu.Thread, c []float32, amap, wmap []uint64, bias, res []float32, m, n, k, act, stages int) {
-	gemm(true, f32c{}, t, gpu.DynShared[gpu.BFloat16](t), gpu.DynShared[float32](t), c, amap, wmap, bias, res, m, n, k, act, stages)
+	gemm(true, false, f32c{}, t, gpu.DynShared[gpu.BFloat16](t), gpu.DynShared[float32](t), c, amap, wmap, bias, res, m, n, k, act, stages)
 }
 
 //kern:kernel block=384 minblocks=1 nobounds
 func GemmBF16BF16(t gpu.Thread, c []gpu.BFloat16, amap, wmap []uint64, bias, res []gpu.BFloat16, m, n, k, act, stages int) {
-	gemm(true, bf16c{}, t, gpu.DynShared[gpu.BFloat16](t), gpu.DynShared[float32](t), c, amap, wmap, bias, res, m, n, k, act, stages)
+	gemm(true, false, bf16c{}, t, gpu.DynShared[gpu.BFloat16](t), gpu.DynShared[float32](t), c, amap, wmap, bias, res, m, n, k, act, stages)
 }
 
 // gemm is the body of every kernel; see the file header. bf16 selects the
-// wgmma input type (a constant in each kernel).
-func gemm[A gpu.Elem, O any, CO codec[O]](bf16 bool, co CO, t gpu.Thread, sm []A, sf []float32, c []O, amap, wmap []uint64, bias, res []O, m, n, k, act, stages int) {
+// wgmma input type and kn the layout of the second operand, W [N, K]
+// (false) or B [K, N] (true, gemm_kn.go): constants in each kernel.
+func gemm[A gpu.Elem, O any, CO codec[O]](bf16, kn bool, co CO, t gpu.Thread, sm []A, sf []float32, c []O, amap, wmap []uint64, bias, res []O, m, n, k, act, stages int) {
 	full := gpu.Shared[uint64](t, MaxStages)
 	empty := gpu.Shared[uint64](t, MaxStages)
 	tid := t.ThreadIdx().X
@@ -120,7 +124,7 @@ func gemm[A gpu.Elem, O any, CO codec[O]](bf16 bool, co CO, t gpu.Thread, sm []A
 	if wg == 0 {
 		gpu.SetMaxNRegDec(t, producerRegs)
 		if tid == 0 && len(amap) >= gpu.TensorMapWords && len(wmap) >= gpu.TensorMapWords {
-			produce(t, sm, amap, wmap, full, empty, first, step, tiles, tilesN, ktiles, nst)
+			produce(kn, t, sm, amap, wmap, full, empty, first, step, tiles, tilesN, ktiles, nst)
 		}
 		return
 	}
@@ -132,6 +136,13 @@ func gemm[A gpu.Elem, O any, CO codec[O]](bf16 bool, co CO, t gpu.Thread, sm []A
 	// sm_90 matmul (descriptor high word 0x40000040 in both).
 	da := gpu.WGMMADesc(t, &sm[(wg-1)*64*BK], 0, 1024, gpu.Swizzle128B)
 	db := gpu.WGMMADesc(t, &sm[stages*boxA], 0, 1024, gpu.Swizzle128B)
+	bstep := uint32(2) // a k16 slice: 32 bytes on inside the swizzled rows
+	if kn {
+		// B [K, N]: MN-major, LBO the second 64-column box, SBO the next
+		// eight k rows; a k16 slice is 16 rows of 128 bytes (gemm_kn.go).
+		db = gpu.WGMMADesc(t, &sm[stages*boxA], KNBoxN*BK*2, 1024, gpu.Swizzle128B)
+		bstep = 16 * 128 / 16
+	}
 	// The stage and k16 offsets are added to the low words only: the
 	// start address field (bits 0-13, shared address >> 4) of a stage
 	// below 256 KiB never carries into the rest, and 32-bit adds keep the
@@ -149,7 +160,17 @@ func gemm[A gpu.Elem, O any, CO codec[O]](bf16 bool, co CO, t gpu.Thread, sm []A
 			// Descriptor addresses are in 16-byte units: a stage is boxA·2/16.
 			so := uint32(s) * (boxA * 2 / 16)
 			gpu.WGMMAFence(t)
-			if bf16 {
+			if kn && bf16 {
+				//kern:unroll
+				for ks := range BK / 16 {
+					gpu.WGMMABF16Major(t, &acc, daHi|uint64(daLo+so+uint32(2*ks)), dbHi|uint64(dbLo+so+bstep*uint32(ks)), true, gpu.KMajor, gpu.MNMajor)
+				}
+			} else if kn {
+				//kern:unroll
+				for ks := range BK / 16 {
+					gpu.WGMMAF16Major(t, &acc, daHi|uint64(daLo+so+uint32(2*ks)), dbHi|uint64(dbLo+so+bstep*uint32(ks)), true, gpu.KMajor, gpu.MNMajor)
+				}
+			} else if bf16 {
 				//kern:unroll
 				for ks := range BK / 16 {
 					gpu.WGMMABF16(t, &acc, daHi|uint64(daLo+so+uint32(2*ks)), dbHi|uint64(dbLo+so+uint32(2*ks)), true)
@@ -189,8 +210,9 @@ func gemm[A gpu.Elem, O any, CO codec[O]](bf16 bool, co CO, t gpu.Thread, sm []A
 
 // produce is the producer thread's loop over the block's tiles and their
 // k tiles: wait until the consumers released the stage's previous use,
-// announce the bytes of both boxes on "full", and issue the two copies.
-func produce[A gpu.Elem](t gpu.Thread, sm []A, amap, wmap []uint64, full, empty []uint64, first, step, tiles, tilesN, ktiles, stages int32) {
+// announce the bytes of both operands on "full", and issue the copies
+// (two, or three with B [K, N]: its 128 columns are two 64-column boxes).
+func produce[A gpu.Elem](kn bool, t gpu.Thread, sm []A, amap, wmap []uint64, full, empty []uint64, first, step, tiles, tilesN, ktiles, stages int32) {
 	s, phase, used := int32(0), 0, int32(0)
 	for tile := first; tile < tiles; tile += step {
 		m0, n0 := int(tile/tilesN)*BM, int(tile%tilesN)*BN
@@ -203,7 +225,12 @@ func produce[A gpu.Elem](t gpu.Thread, sm []A, amap, wmap []uint64, full, empty 
 			}
 			gpu.MbarrierArriveExpectTx(t, &full[s], StageBytes)
 			gpu.TMALoad2D(t, &sm[s*boxA], &amap[0], int(kt)*BK, m0, &full[s])
-			gpu.TMALoad2D(t, &sm[stages*boxA+s*boxB], &wmap[0], int(kt)*BK, n0, &full[s])
+			if kn {
+				gpu.TMALoad2D(t, &sm[stages*boxA+s*boxB], &wmap[0], n0, int(kt)*BK, &full[s])
+				gpu.TMALoad2D(t, &sm[stages*boxA+s*boxB+KNBoxN*BK], &wmap[0], n0+KNBoxN, int(kt)*BK, &full[s])
+			} else {
+				gpu.TMALoad2D(t, &sm[stages*boxA+s*boxB], &wmap[0], int(kt)*BK, n0, &full[s])
+			}
 			used++
 			s++
 			if s == stages {

@@ -16,7 +16,7 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/ops/internal/mmh", Arch: "sm_90a", PTX: kernPTX}
 
-// GemmF16F32Kernel launches the kernel GemmF16F32 (gemm.go:78).
+// GemmF16F32Kernel launches the kernel GemmF16F32 (gemm.go:81).
 var GemmF16F32Kernel = kernGemmF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "GemmF16F32", Pkg: "github.com/gokern/kern/ops/internal/mmh", Entry: "GemmF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -34,7 +34,7 @@ var GemmF16F32Kernel = kernGemmF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:       gpu.Dim3{X: 384, Y: 1, Z: 1},
 	SharedBytes: 64,
 	Bounds:      false,
-	SourceHash:  "930bd388dc395af1", Source: []string{"epilogue.go:activate", "epilogue.go:const EpiGELU", "epilogue.go:const EpiSiLU", "epilogue.go:const EpiSwiGLU", "epilogue.go:const epiLd", "epilogue.go:const epiWarpFloats", "epilogue.go:const sqrtHalf", "epilogue.go:epiOne", "epilogue.go:epiStage", "epilogue.go:epiStore", "epilogue.go:epiSwz", "epilogue.go:epilogue", "epilogue.go:f32c.load", "epilogue.go:f32c.store", "epilogue.go:siluF", "epilogue.go:type codec", "epilogue.go:type f32c", "gemm.go:GemmF16F32", "gemm.go:const BK", "gemm.go:const BM", "gemm.go:const BN", "gemm.go:const MaxStages", "gemm.go:const StageBytes", "gemm.go:const boxA", "gemm.go:const boxB", "gemm.go:const consumerRegs", "gemm.go:const consumerWarps", "gemm.go:const producerRegs", "gemm.go:gemm", "gemm.go:produce"},
+	SourceHash:  "e35e18848a0b3978", Source: []string{"epilogue.go:activate", "epilogue.go:const EpiGELU", "epilogue.go:const EpiSiLU", "epilogue.go:const EpiSwiGLU", "epilogue.go:const epiLd", "epilogue.go:const epiWarpFloats", "epilogue.go:const sqrtHalf", "epilogue.go:epiOne", "epilogue.go:epiStage", "epilogue.go:epiStore", "epilogue.go:epiSwz", "epilogue.go:epilogue", "epilogue.go:f32c.load", "epilogue.go:f32c.store", "epilogue.go:siluF", "epilogue.go:type codec", "epilogue.go:type f32c", "gemm.go:GemmF16F32", "gemm.go:const BK", "gemm.go:const BM", "gemm.go:const BN", "gemm.go:const KNBoxN", "gemm.go:const MaxStages", "gemm.go:const StageBytes", "gemm.go:const boxA", "gemm.go:const boxB", "gemm.go:const consumerRegs", "gemm.go:const consumerWarps", "gemm.go:const producerRegs", "gemm.go:gemm", "gemm.go:produce"},
 	Native: func(t gpu.Thread, a []any) {
 		GemmF16F32(t, a[0].([]float32), a[1].([]uint64), a[2].([]uint64), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int))
 	},
@@ -48,7 +48,7 @@ func (l kernGemmF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern.Buf
 	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(amap), kern.BufferArg(wmap), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(stages))
 }
 
-// GemmF16F16Kernel launches the kernel GemmF16F16 (gemm.go:83).
+// GemmF16F16Kernel launches the kernel GemmF16F16 (gemm.go:86).
 var GemmF16F16Kernel = kernGemmF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "GemmF16F16", Pkg: "github.com/gokern/kern/ops/internal/mmh", Entry: "GemmF16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -66,7 +66,7 @@ var GemmF16F16Kernel = kernGemmF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:       gpu.Dim3{X: 384, Y: 1, Z: 1},
 	SharedBytes: 64,
 	Bounds:      false,
-	SourceHash:  "f162df8c63737a0a", Source: []string{"epilogue.go:activate", "epilogue.go:const EpiGELU", "epilogue.go:const EpiSiLU", "epilogue.go:const EpiSwiGLU", "epilogue.go:const epiLd", "epilogue.go:const epiWarpFloats", "epilogue.go:const sqrtHalf", "epilogue.go:epiOne", "epilogue.go:epiStage", "epilogue.go:epiStore", "epilogue.go:epiSwz", "epilogue.go:epilogue", "epilogue.go:f16c.load", "epilogue.go:f16c.store", "epilogue.go:siluF", "epilogue.go:type codec", "epilogue.go:type f16c", "gemm.go:GemmF16F16", "gemm.go:const BK", "gemm.go:const BM", "gemm.go:const BN", "gemm.go:const MaxStages", "gemm.go:const StageBytes", "gemm.go:const boxA", "gemm.go:const boxB", "gemm.go:const consumerRegs", "gemm.go:const consumerWarps", "gemm.go:const producerRegs", "gemm.go:gemm", "gemm.go:produce"},
+	SourceHash:  "29d173a39858b2b8", Source: []string{"epilogue.go:activate", "epilogue.go:const EpiGELU", "epilogue.go:const EpiSiLU", "epilogue.go:const EpiSwiGLU", "epilogue.go:const epiLd", "epilogue.go:const epiWarpFloats", "epilogue.go:const sqrtHalf", "epilogue.go:epiOne", "epilogue.go:epiStage", "epilogue.go:epiStore", "epilogue.go:epiSwz", "epilogue.go:epilogue", "epilogue.go:f16c.load", "epilogue.go:f16c.store", "epilogue.go:siluF", "epilogue.go:type codec", "epilogue.go:type f16c", "gemm.go:GemmF16F16", "gemm.go:const BK", "gemm.go:const BM", "gemm.go:const BN", "gemm.go:const KNBoxN", "gemm.go:const MaxStages", "gemm.go:const StageBytes", "gemm.go:const boxA", "gemm.go:const boxB", "gemm.go:const consumerRegs", "gemm.go:const consumerWarps", "gemm.go:const producerRegs", "gemm.go:gemm", "gemm.go:produce"},
 	Native: func(t gpu.Thread, a []any) {
 		GemmF16F16(t, a[0].([]gpu.Half), a[1].([]uint64), a[2].([]uint64), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int))
 	},
@@ -80,7 +80,7 @@ func (l kernGemmF16F16Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern.Buf
 	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(amap), kern.BufferArg(wmap), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(stages))
 }
 
-// GemmBF16F32Kernel launches the kernel GemmBF16F32 (gemm.go:88).
+// GemmBF16F32Kernel launches the kernel GemmBF16F32 (gemm.go:91).
 var GemmBF16F32Kernel = kernGemmBF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "GemmBF16F32", Pkg: "github.com/gokern/kern/ops/internal/mmh", Entry: "GemmBF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -98,7 +98,7 @@ var GemmBF16F32Kernel = kernGemmBF16F32Launcher{kern.NewLauncher(kern.KernelSpec
 	Block:       gpu.Dim3{X: 384, Y: 1, Z: 1},
 	SharedBytes: 64,
 	Bounds:      false,
-	SourceHash:  "6b2e46942f49ccdc", Source: []string{"epilogue.go:activate", "epilogue.go:const EpiGELU", "epilogue.go:const EpiSiLU", "epilogue.go:const EpiSwiGLU", "epilogue.go:const epiLd", "epilogue.go:const epiWarpFloats", "epilogue.go:const sqrtHalf", "epilogue.go:epiOne", "epilogue.go:epiStage", "epilogue.go:epiStore", "epilogue.go:epiSwz", "epilogue.go:epilogue", "epilogue.go:f32c.load", "epilogue.go:f32c.store", "epilogue.go:siluF", "epilogue.go:type codec", "epilogue.go:type f32c", "gemm.go:GemmBF16F32", "gemm.go:const BK", "gemm.go:const BM", "gemm.go:const BN", "gemm.go:const MaxStages", "gemm.go:const StageBytes", "gemm.go:const boxA", "gemm.go:const boxB", "gemm.go:const consumerRegs", "gemm.go:const consumerWarps", "gemm.go:const producerRegs", "gemm.go:gemm", "gemm.go:produce"},
+	SourceHash:  "4cf1a8682f674131", Source: []string{"epilogue.go:activate", "epilogue.go:const EpiGELU", "epilogue.go:const EpiSiLU", "epilogue.go:const EpiSwiGLU", "epilogue.go:const epiLd", "epilogue.go:const epiWarpFloats", "epilogue.go:const sqrtHalf", "epilogue.go:epiOne", "epilogue.go:epiStage", "epilogue.go:epiStore", "epilogue.go:epiSwz", "epilogue.go:epilogue", "epilogue.go:f32c.load", "epilogue.go:f32c.store", "epilogue.go:siluF", "epilogue.go:type codec", "epilogue.go:type f32c", "gemm.go:GemmBF16F32", "gemm.go:const BK", "gemm.go:const BM", "gemm.go:const BN", "gemm.go:const KNBoxN", "gemm.go:const MaxStages", "gemm.go:const StageBytes", "gemm.go:const boxA", "gemm.go:const boxB", "gemm.go:const consumerRegs", "gemm.go:const consumerWarps", "gemm.go:const producerRegs", "gemm.go:gemm", "gemm.go:produce"},
 	Native: func(t gpu.Thread, a []any) {
 		GemmBF16F32(t, a[0].([]float32), a[1].([]uint64), a[2].([]uint64), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int))
 	},
@@ -112,7 +112,7 @@ func (l kernGemmBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern.Bu
 	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(amap), kern.BufferArg(wmap), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(stages))
 }
 
-// GemmBF16BF16Kernel launches the kernel GemmBF16BF16 (gemm.go:93).
+// GemmBF16BF16Kernel launches the kernel GemmBF16BF16 (gemm.go:96).
 var GemmBF16BF16Kernel = kernGemmBF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "GemmBF16BF16", Pkg: "github.com/gokern/kern/ops/internal/mmh", Entry: "GemmBF16BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -130,7 +130,7 @@ var GemmBF16BF16Kernel = kernGemmBF16BF16Launcher{kern.NewLauncher(kern.KernelSp
 	Block:       gpu.Dim3{X: 384, Y: 1, Z: 1},
 	SharedBytes: 64,
 	Bounds:      false,
-	SourceHash:  "a8e0e0f73a0e7cc7", Source: []string{"epilogue.go:activate", "epilogue.go:bf16c.load", "epilogue.go:bf16c.store", "epilogue.go:const EpiGELU", "epilogue.go:const EpiSiLU", "epilogue.go:const EpiSwiGLU", "epilogue.go:const epiLd", "epilogue.go:const epiWarpFloats", "epilogue.go:const sqrtHalf", "epilogue.go:epiOne", "epilogue.go:epiStage", "epilogue.go:epiStore", "epilogue.go:epiSwz", "epilogue.go:epilogue", "epilogue.go:siluF", "epilogue.go:type bf16c", "epilogue.go:type codec", "gemm.go:GemmBF16BF16", "gemm.go:const BK", "gemm.go:const BM", "gemm.go:const BN", "gemm.go:const MaxStages", "gemm.go:const StageBytes", "gemm.go:const boxA", "gemm.go:const boxB", "gemm.go:const consumerRegs", "gemm.go:const consumerWarps", "gemm.go:const producerRegs", "gemm.go:gemm", "gemm.go:produce"},
+	SourceHash:  "5ab26b7aa912f7c8", Source: []string{"epilogue.go:activate", "epilogue.go:bf16c.load", "epilogue.go:bf16c.store", "epilogue.go:const EpiGELU", "epilogue.go:const EpiSiLU", "epilogue.go:const EpiSwiGLU", "epilogue.go:const epiLd", "epilogue.go:const epiWarpFloats", "epilogue.go:const sqrtHalf", "epilogue.go:epiOne", "epilogue.go:epiStage", "epilogue.go:epiStore", "epilogue.go:epiSwz", "epilogue.go:epilogue", "epilogue.go:siluF", "epilogue.go:type bf16c", "epilogue.go:type codec", "gemm.go:GemmBF16BF16", "gemm.go:const BK", "gemm.go:const BM", "gemm.go:const BN", "gemm.go:const KNBoxN", "gemm.go:const MaxStages", "gemm.go:const StageBytes", "gemm.go:const boxA", "gemm.go:const boxB", "gemm.go:const consumerRegs", "gemm.go:const consumerWarps", "gemm.go:const producerRegs", "gemm.go:gemm", "gemm.go:produce"},
 	Native: func(t gpu.Thread, a []any) {
 		GemmBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]uint64), a[2].([]uint64), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int))
 	},
@@ -142,4 +142,132 @@ type kernGemmBF16BF16Launcher struct{ kern.Launcher }
 // error before anything runs.
 func (l kernGemmBF16BF16Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern.Buffer[gpu.BFloat16], amap *kern.Buffer[uint64], wmap *kern.Buffer[uint64], bias *kern.Buffer[gpu.BFloat16], res *kern.Buffer[gpu.BFloat16], m int, n int, k int, act int, stages int) error {
 	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(amap), kern.BufferArg(wmap), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(stages))
+}
+
+// GemmKNF16F32Kernel launches the kernel GemmKNF16F32 (gemm_kn.go:20).
+var GemmKNF16F32Kernel = kernGemmKNF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "GemmKNF16F32", Pkg: "github.com/gokern/kern/ops/internal/mmh", Entry: "GemmKNF16F32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "c", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "amap", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
+		{Name: "bmap", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
+		{Name: "bias", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "res", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "act", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "stages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:       gpu.Dim3{X: 384, Y: 1, Z: 1},
+	SharedBytes: 64,
+	Bounds:      false,
+	SourceHash:  "35e1382d4e44e393", Source: []string{"epilogue.go:activate", "epilogue.go:const EpiGELU", "epilogue.go:const EpiSiLU", "epilogue.go:const EpiSwiGLU", "epilogue.go:const epiLd", "epilogue.go:const epiWarpFloats", "epilogue.go:const sqrtHalf", "epilogue.go:epiOne", "epilogue.go:epiStage", "epilogue.go:epiStore", "epilogue.go:epiSwz", "epilogue.go:epilogue", "epilogue.go:f32c.load", "epilogue.go:f32c.store", "epilogue.go:siluF", "epilogue.go:type codec", "epilogue.go:type f32c", "gemm.go:const BK", "gemm.go:const BM", "gemm.go:const BN", "gemm.go:const KNBoxN", "gemm.go:const MaxStages", "gemm.go:const StageBytes", "gemm.go:const boxA", "gemm.go:const boxB", "gemm.go:const consumerRegs", "gemm.go:const consumerWarps", "gemm.go:const producerRegs", "gemm.go:gemm", "gemm.go:produce", "gemm_kn.go:GemmKNF16F32"},
+	Native: func(t gpu.Thread, a []any) {
+		GemmKNF16F32(t, a[0].([]float32), a[1].([]uint64), a[2].([]uint64), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int))
+	},
+})}
+
+type kernGemmKNF16F32Launcher struct{ kern.Launcher }
+
+// Launch runs GemmKNF16F32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernGemmKNF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern.Buffer[float32], amap *kern.Buffer[uint64], bmap *kern.Buffer[uint64], bias *kern.Buffer[float32], res *kern.Buffer[float32], m int, n int, k int, act int, stages int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(amap), kern.BufferArg(bmap), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(stages))
+}
+
+// GemmKNF16F16Kernel launches the kernel GemmKNF16F16 (gemm_kn.go:25).
+var GemmKNF16F16Kernel = kernGemmKNF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "GemmKNF16F16", Pkg: "github.com/gokern/kern/ops/internal/mmh", Entry: "GemmKNF16F16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "c", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "amap", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
+		{Name: "bmap", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
+		{Name: "bias", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "res", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "act", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "stages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:       gpu.Dim3{X: 384, Y: 1, Z: 1},
+	SharedBytes: 64,
+	Bounds:      false,
+	SourceHash:  "46968495a7ea98c5", Source: []string{"epilogue.go:activate", "epilogue.go:const EpiGELU", "epilogue.go:const EpiSiLU", "epilogue.go:const EpiSwiGLU", "epilogue.go:const epiLd", "epilogue.go:const epiWarpFloats", "epilogue.go:const sqrtHalf", "epilogue.go:epiOne", "epilogue.go:epiStage", "epilogue.go:epiStore", "epilogue.go:epiSwz", "epilogue.go:epilogue", "epilogue.go:f16c.load", "epilogue.go:f16c.store", "epilogue.go:siluF", "epilogue.go:type codec", "epilogue.go:type f16c", "gemm.go:const BK", "gemm.go:const BM", "gemm.go:const BN", "gemm.go:const KNBoxN", "gemm.go:const MaxStages", "gemm.go:const StageBytes", "gemm.go:const boxA", "gemm.go:const boxB", "gemm.go:const consumerRegs", "gemm.go:const consumerWarps", "gemm.go:const producerRegs", "gemm.go:gemm", "gemm.go:produce", "gemm_kn.go:GemmKNF16F16"},
+	Native: func(t gpu.Thread, a []any) {
+		GemmKNF16F16(t, a[0].([]gpu.Half), a[1].([]uint64), a[2].([]uint64), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int))
+	},
+})}
+
+type kernGemmKNF16F16Launcher struct{ kern.Launcher }
+
+// Launch runs GemmKNF16F16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernGemmKNF16F16Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern.Buffer[gpu.Half], amap *kern.Buffer[uint64], bmap *kern.Buffer[uint64], bias *kern.Buffer[gpu.Half], res *kern.Buffer[gpu.Half], m int, n int, k int, act int, stages int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(amap), kern.BufferArg(bmap), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(stages))
+}
+
+// GemmKNBF16F32Kernel launches the kernel GemmKNBF16F32 (gemm_kn.go:30).
+var GemmKNBF16F32Kernel = kernGemmKNBF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "GemmKNBF16F32", Pkg: "github.com/gokern/kern/ops/internal/mmh", Entry: "GemmKNBF16F32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "c", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "amap", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
+		{Name: "bmap", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
+		{Name: "bias", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "res", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "act", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "stages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:       gpu.Dim3{X: 384, Y: 1, Z: 1},
+	SharedBytes: 64,
+	Bounds:      false,
+	SourceHash:  "e4c822a556a54865", Source: []string{"epilogue.go:activate", "epilogue.go:const EpiGELU", "epilogue.go:const EpiSiLU", "epilogue.go:const EpiSwiGLU", "epilogue.go:const epiLd", "epilogue.go:const epiWarpFloats", "epilogue.go:const sqrtHalf", "epilogue.go:epiOne", "epilogue.go:epiStage", "epilogue.go:epiStore", "epilogue.go:epiSwz", "epilogue.go:epilogue", "epilogue.go:f32c.load", "epilogue.go:f32c.store", "epilogue.go:siluF", "epilogue.go:type codec", "epilogue.go:type f32c", "gemm.go:const BK", "gemm.go:const BM", "gemm.go:const BN", "gemm.go:const KNBoxN", "gemm.go:const MaxStages", "gemm.go:const StageBytes", "gemm.go:const boxA", "gemm.go:const boxB", "gemm.go:const consumerRegs", "gemm.go:const consumerWarps", "gemm.go:const producerRegs", "gemm.go:gemm", "gemm.go:produce", "gemm_kn.go:GemmKNBF16F32"},
+	Native: func(t gpu.Thread, a []any) {
+		GemmKNBF16F32(t, a[0].([]float32), a[1].([]uint64), a[2].([]uint64), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int))
+	},
+})}
+
+type kernGemmKNBF16F32Launcher struct{ kern.Launcher }
+
+// Launch runs GemmKNBF16F32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernGemmKNBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern.Buffer[float32], amap *kern.Buffer[uint64], bmap *kern.Buffer[uint64], bias *kern.Buffer[float32], res *kern.Buffer[float32], m int, n int, k int, act int, stages int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(amap), kern.BufferArg(bmap), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(stages))
+}
+
+// GemmKNBF16BF16Kernel launches the kernel GemmKNBF16BF16 (gemm_kn.go:35).
+var GemmKNBF16BF16Kernel = kernGemmKNBF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "GemmKNBF16BF16", Pkg: "github.com/gokern/kern/ops/internal/mmh", Entry: "GemmKNBF16BF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "c", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "amap", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
+		{Name: "bmap", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
+		{Name: "bias", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "res", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "act", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "stages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:       gpu.Dim3{X: 384, Y: 1, Z: 1},
+	SharedBytes: 64,
+	Bounds:      false,
+	SourceHash:  "d27150d21c017abc", Source: []string{"epilogue.go:activate", "epilogue.go:bf16c.load", "epilogue.go:bf16c.store", "epilogue.go:const EpiGELU", "epilogue.go:const EpiSiLU", "epilogue.go:const EpiSwiGLU", "epilogue.go:const epiLd", "epilogue.go:const epiWarpFloats", "epilogue.go:const sqrtHalf", "epilogue.go:epiOne", "epilogue.go:epiStage", "epilogue.go:epiStore", "epilogue.go:epiSwz", "epilogue.go:epilogue", "epilogue.go:siluF", "epilogue.go:type bf16c", "epilogue.go:type codec", "gemm.go:const BK", "gemm.go:const BM", "gemm.go:const BN", "gemm.go:const KNBoxN", "gemm.go:const MaxStages", "gemm.go:const StageBytes", "gemm.go:const boxA", "gemm.go:const boxB", "gemm.go:const consumerRegs", "gemm.go:const consumerWarps", "gemm.go:const producerRegs", "gemm.go:gemm", "gemm.go:produce", "gemm_kn.go:GemmKNBF16BF16"},
+	Native: func(t gpu.Thread, a []any) {
+		GemmKNBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]uint64), a[2].([]uint64), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int))
+	},
+})}
+
+type kernGemmKNBF16BF16Launcher struct{ kern.Launcher }
+
+// Launch runs GemmKNBF16BF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernGemmKNBF16BF16Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern.Buffer[gpu.BFloat16], amap *kern.Buffer[uint64], bmap *kern.Buffer[uint64], bias *kern.Buffer[gpu.BFloat16], res *kern.Buffer[gpu.BFloat16], m int, n int, k int, act int, stages int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(amap), kern.BufferArg(bmap), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(stages))
 }

@@ -17,8 +17,8 @@ import (
 func TestPTXAssembles(t *testing.T) {
 	ptx := kernModule.PTX
 	entries := strings.Count(ptx, ".visible .entry ")
-	if entries != 4 {
-		t.Fatalf("%d entries, want 4", entries)
+	if entries != 8 { // 4 type pairs × W[N,K] and B[K,N]
+		t.Fatalf("%d entries, want 8", entries)
 	}
 	for _, want := range []string{"setmaxnreg.dec.sync.aligned.u32 40;", "setmaxnreg.inc.sync.aligned.u32 232;"} {
 		if n := strings.Count(ptx, want); n != entries {
