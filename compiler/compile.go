@@ -111,10 +111,11 @@ func compileTyped(cfg Config, fset *token.FileSet, pkg *types.Package, files []*
 	}
 	if len(kernels) > 0 {
 		decls := make([]*ast.FuncDecl, len(kernels))
+		blocks := make([][3]int, len(kernels))
 		for i, k := range kernels {
-			decls[i] = k.decl
+			decls[i], blocks[i] = k.decl, k.dir.block
 		}
-		c.checkPartitions(decls)
+		c.checkPartitions(decls, blocks)
 	}
 	if len(kernels) == 0 {
 		if len(c.d.list) > 0 {

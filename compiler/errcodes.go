@@ -119,4 +119,12 @@ const (
 	// also written or partitioned as an output, or a tile.In is written.
 	// Give the kernel separate input and output slices.
 	WriteToInput Code = "WriteToInput"
+
+	// TileBlockShape: a kernel with a 2-D or 3-D block= uses a tile
+	// operation (tile.Load, tile.Store, a reduction), which maps the
+	// tile onto ThreadIdx().X alone. Give the kernel a 1-D block
+	// (compiler/tileblock.go).
+	//
+	//	//kern:kernel block=16x16 // want: block=256
+	TileBlockShape Code = "TileBlockShape"
 )

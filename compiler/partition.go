@@ -58,7 +58,7 @@ type partitionChecker struct {
 
 // checkPartitions reports the partition and input violations of the
 // kernels (see the file comment).
-func (c *pkgCtx) checkPartitions(kernels []*ast.FuncDecl) {
+func (c *pkgCtx) checkPartitions(kernels []*ast.FuncDecl, blocks [][3]int) {
 	pc := &partitionChecker{c: c, decls: map[*types.Func]*ast.FuncDecl{},
 		memo: map[*ast.FuncDecl][]paramUse{}, busy: map[*ast.FuncDecl]bool{}}
 	usesTile := false
@@ -82,6 +82,7 @@ func (c *pkgCtx) checkPartitions(kernels []*ast.FuncDecl) {
 	for _, f := range c.files {
 		pc.inputWrites(f)
 	}
+	pc.checkTileBlocks(kernels, blocks)
 	for _, k := range kernels {
 		params := pc.params(k)
 		for i, u := range pc.summary(k) {

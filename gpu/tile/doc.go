@@ -18,8 +18,9 @@
 // each element is a constant index into a local array. K is a power of two
 // from 1 to 32 (the Regs constraint): a different K is a type error.
 //
-// Row tiles need a 1-D block (block=256, not block=16x16): the mapping
-// uses ThreadIdx().X and BlockDim().X only.
+// Tiles need a 1-D block (block=256, not block=16x16): the mapping uses
+// ThreadIdx().X and BlockDim().X only, and the compiler rejects a tile
+// operation in a kernel with a 2-D or 3-D block= (TileBlockShape).
 //
 // Tiles compute in float32. Storage may be float32, float16, bfloat16 or
 // int8: a view's codec (F32, F16, BF16, I8) converts on Load and rounds
