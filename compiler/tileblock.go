@@ -18,7 +18,8 @@ import (
 
 // tileThreadFree are the gpu/tile functions that do not map elements onto
 // the block's threads.
-var tileThreadFree = map[string]bool{"RowOf": true, "Rows": true, "Input": true, "NegInf": true, "Full": true}
+var tileThreadFree = map[string]bool{"RowOf": true, "Rows": true, "Input": true, "Row": true, "Matrix": true,
+	"NegInf": true, "Full": true, "FullMat": true, "TileOf": true}
 
 // checkTileBlocks reports kernels with a 2-D or 3-D block= that use a
 // thread-mapped tile operation (see the file comment).
