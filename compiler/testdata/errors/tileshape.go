@@ -19,5 +19,5 @@ func NotPowerOfTwo(t gpu.Thread, y, x []float32, cols int) {
 //kern:kernel block=64
 func MatNotPowerOfTwo(t gpu.Thread, y, x []float32, rows, cols int) {
 	m := tile.LoadMat[[3][2]float32, [2]float32](t, tile.Input[tile.F32](x).Matrix(rows, cols), 0, 0, 0) // ERROR TypeError ".3..2.float32 does not satisfy tile.Regs2"
-	tile.StoreMat(t, tile.Tiles[tile.F32, [2][2]float32, [2]float32](t, y, rows, cols), m)              // ERROR TypeError "type tile.Mat.* of m does not match"
+	tile.StoreMat(t, tile.Tiles[tile.F32, [2][2]float32, [2]float32](t, y, rows, cols), m)               // ERROR TypeError "type tile.Mat.* of m does not match"
 }
