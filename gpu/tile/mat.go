@@ -15,17 +15,17 @@ import "github.com/gokern/kern/gpu"
 //     plus a shuffle butterfly, no shared memory and no barrier;
 //   - a reduction down a column crosses the warps, through shared memory.
 //
-// Both extents are powers of two (I in 1…8: Regs2; J in 1…32: Regs; W is
+// Both extents are powers of two (I in 1…32: Regs2; J in 1…32: Regs; W is
 // the caller's); the shape is fixed by the kernel's type argument and its
 // block=.
 
 // Regs2 is the per-thread register array of a 2-D tile, [I]K with K =
-// [J]float32 (Regs) and I a power of two up to 8. (A 2-D tile names its
+// [J]float32 (Regs) and I a power of two up to 32. (A 2-D tile names its
 // register row type K beside R, Mat[[2][4]float32, [4]float32]: Go
 // indexes a type parameter only when every type in its set has the same
 // element type, so the row type is a parameter of its own.)
 type Regs2[K Regs] interface {
-	[1]K | [2]K | [4]K | [8]K
+	[1]K | [2]K | [4]K | [8]K | [16]K | [32]K
 }
 
 // Mat is a 2-D tile spread over the block's warps (see the layout above).

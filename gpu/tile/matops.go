@@ -17,12 +17,13 @@ type binop interface {
 }
 
 type (
-	addOp struct{}
-	subOp struct{}
-	mulOp struct{}
-	divOp struct{}
-	maxOp struct{}
-	expOp struct{} // e^a, b ignored
+	addOp  struct{}
+	subOp  struct{}
+	mulOp  struct{}
+	divOp  struct{}
+	maxOp  struct{}
+	expOp  struct{} // e^a, b ignored
+	siluOp struct{} // a·sigmoid(a), b ignored
 )
 
 func (addOp) f(a, b float32) float32 { return a + b }
@@ -31,6 +32,9 @@ func (mulOp) f(a, b float32) float32 { return a * b }
 func (divOp) f(a, b float32) float32 { return a / b }
 func (maxOp) f(a, b float32) float32 { return gpu.Max(a, b) }
 func (expOp) f(a, _ float32) float32 { return gpu.Exp(a) }
+
+// a/(1+e^-a), as ops' SiLU computes it.
+func (siluOp) f(a, _ float32) float32 { return a / (1 + gpu.Exp(-a)) }
 
 // mapMat returns op applied to each pair of elements of m and s.
 func mapMat[O binop, R Regs2[K], K Regs](m, s Mat[R, K]) Mat[R, K] {
@@ -74,6 +78,9 @@ func (m Mat[R, K]) DivS(c float32) Mat[R, K] { return m.Div(FullMat[R, K](c)) }
 
 // Exp returns e^m element-wise (gpu.Exp's error bound).
 func (m Mat[R, K]) Exp() Mat[R, K] { return mapMat[expOp](m, m) }
+
+// SiLU returns m·sigmoid(m) element-wise (m/(1+e^-m)).
+func (m Mat[R, K]) SiLU() Mat[R, K] { return mapMat[siluOp](m, m) }
 
 // RowSums returns the tile with every element the sum of its row. A row
 // is one warp's: registers, then a shuffle butterfly (every lane of the
