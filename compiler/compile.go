@@ -17,11 +17,14 @@ import (
 
 // pkgCtx is the state shared by every kernel of one package.
 type pkgCtx struct {
-	cfg     Config
-	tgt     target
-	fset    *token.FileSet
-	pkg     *types.Package
-	info    *types.Info
+	cfg  Config
+	tgt  target
+	fset *token.FileSet
+	pkg  *types.Package
+	info *types.Info
+	// libInfo holds the type information of the library packages whose
+	// bodies are compiled (gpu/tile, devmath), for syntax in them.
+	libInfo []*types.Info
 	files   []*ast.File
 	d       *diags
 	prog    *ssa.Program
@@ -153,6 +156,7 @@ func compileTyped(cfg Config, fset *token.FileSet, pkg *types.Package, files []*
 			}
 		}
 		created[lib.types] = true
+		c.libInfo = append(c.libInfo, lib.info)
 		sp := c.prog.CreatePackage(lib.types, lib.files, lib.info, true)
 		built = append(built, sp)
 		if lib.types.Path() == DevMathPath {

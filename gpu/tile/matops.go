@@ -42,7 +42,7 @@ func mapMat[O binop, R Regs2[K], K Regs](m, s Mat[R, K]) Mat[R, K] {
 	//kern:unroll
 	for i := range len(m.v) {
 		//kern:unroll
-		for j := range len(m.v[i]) {
+		for j := range len(m.v[0]) {
 			m.v[i][j] = op.f(m.v[i][j], s.v[i][j])
 		}
 	}
