@@ -25,6 +25,8 @@ type pkgCtx struct {
 	// libInfo holds the type information of the library packages whose
 	// bodies are compiled (gpu/tile, devmath), for syntax in them.
 	libInfo []*types.Info
+	// layouts is each tile kernel's tile layouts (tilelayout.go).
+	layouts map[*ast.FuncDecl][]string
 	files   []*ast.File
 	d       *diags
 	prog    *ssa.Program

@@ -88,6 +88,7 @@ func (c *pkgCtx) checkPartitions(kernels []*ast.FuncDecl, blocks [][3]int) {
 		pc.inputWrites(f)
 	}
 	pc.checkTileBlocks(kernels, blocks)
+	c.layouts = pc.tileLayouts(kernels, blocks)
 	for _, k := range kernels {
 		params := pc.params(k)
 		for i, u := range pc.summary(k) {
