@@ -50,17 +50,16 @@ func swz(r, ch int) int { return ch ^ (r >> 1 & 3) }
 
 // Stage copies rows ti·R … ti·R+R-1 and columns kt·BK … kt·BK+BK-1 of v
 // into s (shared memory of R·BK elements), swizzled; elements outside v
-// are 0 (the ragged edges). Every thread calls it: it starts and ends
-// with a block barrier, so the previous Dot on s is done before the copy
-// and the copy is visible to every warp after it. When v's rows are a
+// are 0 (the ragged edges). Every thread calls it. When v's rows are a
 // multiple of 8 elements the copy is 16-byte cp.async chunks (v must
-// then start 16-byte aligned, as a kernel's slice parameter does); else
-// element by element.
+// then start 16-byte aligned, as a kernel's slice parameter does), else
+// element by element. The copy is complete only in the Dot that takes
+// the Operand: Dot waits for it and synchronizes the block before it
+// reads, and again after, so the next Stage into s may start at once.
 func Stage[T gpu.Elem, C MMA[T]](t gpu.Thread, s []T, v InMat[T, C], ti, kt int) Operand[T, C] {
 	rows := len(s) / BK
 	r0, k0 := ti*rows, kt*BK
 	tid, nt := t.ThreadIdx().X, t.BlockDim().X
-	t.Sync()
 	if v.ld%8 == 0 && len(v.s) > 0 {
 		for e := tid; e < rows*BK/8; e += nt {
 			r, ch := e>>2, e&3
@@ -71,7 +70,6 @@ func Stage[T gpu.Elem, C MMA[T]](t gpu.Thread, s []T, v InMat[T, C], ti, kt int)
 			gpu.CpAsyncZFill(t, &s[r*BK+swz(r, ch)*8], &v.s[src], 16, size)
 		}
 		gpu.CpAsyncCommit(t)
-		gpu.CpAsyncWait(t, 0)
 	} else {
 		for e := tid; e < rows*BK; e += nt {
 			r, c := e/BK, e%BK
@@ -82,7 +80,6 @@ func Stage[T gpu.Elem, C MMA[T]](t gpu.Thread, s []T, v InMat[T, C], ti, kt int)
 			s[r*BK+swz(r, c>>3)*8+c&7] = x
 		}
 	}
-	t.Sync()
 	return Operand[T, C]{s}
 }
 
@@ -91,10 +88,14 @@ func Stage[T gpu.Elem, C MMA[T]](t gpu.Thread, s []T, v InMat[T, C], ti, kt int)
 type Acc struct{ v [2][8][4]float32 }
 
 // Dot returns acc + A·Bᵀ over one BK: a holds the block's 32·W rows of A,
-// b 64 rows of W (= columns of B). Every warp calls it (mma.sync is
-// warp-wide), under uniform control flow.
+// b 64 rows of W (= columns of B). Every thread calls it, under uniform
+// control flow: it waits for the Stages' copies and synchronizes the
+// block (two barriers per call: before reading a and b, and after, so
+// that the Stages of the next step may overwrite them).
 func Dot[T gpu.Elem, C MMA[T]](t gpu.Thread, acc Acc, a, b Operand[T, C]) Acc {
 	var c C
+	gpu.CpAsyncWait(t, 0)
+	t.Sync()
 	l := t.Lane()
 	w0 := t.Warp() * 32
 	// Lane l addresses row l%8 of 8×8 matrix l/8 of each ldmatrix.x4. A:
@@ -112,7 +113,8 @@ func Dot[T gpu.Elem, C MMA[T]](t gpu.Thread, acc Acc, a, b Operand[T, C]) Acc {
 		}
 		//kern:unroll
 		for i := range 2 {
-			// Rows w0+16i+lr share lr's bits 1..2, hence its swizzle.
+			// Rows w0+16i+lr share lr's bits 1..2 (w0 is a multiple of
+			// 32), hence its swizzle.
 			fa := gpu.LdMatrixX4(t, &a.s[(w0+i*16+lr)*BK+swz(lr, 2*kk+lc)*8])
 			//kern:unroll
 			for j := range 8 {
@@ -120,6 +122,7 @@ func Dot[T gpu.Elem, C MMA[T]](t gpu.Thread, acc Acc, a, b Operand[T, C]) Acc {
 			}
 		}
 	}
+	t.Sync()
 	return acc
 }
 
