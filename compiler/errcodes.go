@@ -107,7 +107,7 @@ const (
 	KernelTooLarge Code = "KernelTooLarge"
 
 	// WriteOutsidePartition: a tile kernel partitions an output slice with
-	// tile.Rows and also reaches the slice another way (a direct store, a
+	// tile.Rows or tile.Tiles and also reaches the slice another way (a direct store, a
 	// re-slice, passing it on), which could write another block's rows.
 	// Write only through the tile.Part (compiler/partition.go).
 	//
