@@ -107,9 +107,10 @@ const (
 	KernelTooLarge Code = "KernelTooLarge"
 
 	// WriteOutsidePartition: a tile kernel partitions an output slice with
-	// tile.Rows or tile.Tiles and also reaches the slice another way (a direct store, a
-	// re-slice, passing it on), which could write another block's rows.
-	// Write only through the tile.Part (compiler/partition.go).
+	// tile.Rows or tile.Tiles and also reaches the slice another way (a
+	// direct store, a re-slice, passing it on), which could write another
+	// block's rows or tiles. Write only through the partition, a tile.Part
+	// or tile.PartMat (compiler/partition.go).
 	//
 	//	out := tile.Rows[tile.F32](t, y, cols)
 	//	y[0] = 1 // want: tile.Store(t, out, r)
