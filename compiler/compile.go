@@ -17,11 +17,16 @@ import (
 
 // pkgCtx is the state shared by every kernel of one package.
 type pkgCtx struct {
-	cfg     Config
-	tgt     target
-	fset    *token.FileSet
-	pkg     *types.Package
-	info    *types.Info
+	cfg  Config
+	tgt  target
+	fset *token.FileSet
+	pkg  *types.Package
+	info *types.Info
+	// libInfo holds the type information of the library packages whose
+	// bodies are compiled (gpu/tile, devmath), for syntax in them.
+	libInfo []*types.Info
+	// layouts is each tile kernel's tile layouts (tilelayout.go).
+	layouts map[*ast.FuncDecl][]string
 	files   []*ast.File
 	d       *diags
 	prog    *ssa.Program
@@ -111,10 +116,11 @@ func compileTyped(cfg Config, fset *token.FileSet, pkg *types.Package, files []*
 	}
 	if len(kernels) > 0 {
 		decls := make([]*ast.FuncDecl, len(kernels))
+		blocks := make([][3]int, len(kernels))
 		for i, k := range kernels {
-			decls[i] = k.decl
+			decls[i], blocks[i] = k.decl, k.dir.block
 		}
-		c.checkPartitions(decls)
+		c.checkPartitions(decls, blocks)
 	}
 	if len(kernels) == 0 {
 		if len(c.d.list) > 0 {
@@ -152,6 +158,7 @@ func compileTyped(cfg Config, fset *token.FileSet, pkg *types.Package, files []*
 			}
 		}
 		created[lib.types] = true
+		c.libInfo = append(c.libInfo, lib.info)
 		sp := c.prog.CreatePackage(lib.types, lib.files, lib.info, true)
 		built = append(built, sp)
 		if lib.types.Path() == DevMathPath {

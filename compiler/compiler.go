@@ -77,6 +77,10 @@ type Kernel struct {
 	SourceHash string
 	// Checks counts the bounds-check sites by outcome (bounds.go).
 	Checks CheckReport
+	// TileLayouts describes, one line per kind of gpu/tile operation the
+	// kernel uses, how its tiles map onto threads, shared memory and
+	// tensor cores (tilelayout.go), for kern check -v.
+	TileLayouts []string
 }
 
 // CheckReport says what became of a kernel's index bounds checks: Proven

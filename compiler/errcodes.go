@@ -107,9 +107,10 @@ const (
 	KernelTooLarge Code = "KernelTooLarge"
 
 	// WriteOutsidePartition: a tile kernel partitions an output slice with
-	// tile.Rows and also reaches the slice another way (a direct store, a
-	// re-slice, passing it on), which could write another block's rows.
-	// Write only through the tile.Part (compiler/partition.go).
+	// tile.Rows or tile.Tiles and also reaches the slice another way (a
+	// direct store, a re-slice, passing it on), which could write another
+	// block's rows or tiles. Write only through the partition, a tile.Part
+	// or tile.PartMat (compiler/partition.go).
 	//
 	//	out := tile.Rows[tile.F32](t, y, cols)
 	//	y[0] = 1 // want: tile.Store(t, out, r)
@@ -119,4 +120,12 @@ const (
 	// also written or partitioned as an output, or a tile.In is written.
 	// Give the kernel separate input and output slices.
 	WriteToInput Code = "WriteToInput"
+
+	// TileBlockShape: a kernel with a 2-D or 3-D block= uses a tile
+	// operation (tile.Load, tile.Store, a reduction), which maps the
+	// tile onto ThreadIdx().X alone. Give the kernel a 1-D block
+	// (compiler/tileblock.go).
+	//
+	//	//kern:kernel block=16x16 // want: block=256
+	TileBlockShape Code = "TileBlockShape"
 )

@@ -79,7 +79,8 @@ func (c *pkgCtx) compileKernel(fn *ssa.Function, decl *ast.FuncDecl, dir directi
 		c.d.errorf(pos, BadKernelSignature, "kernel %s: first parameter must be gpu.Thread, as in func %s(t gpu.Thread, ...)", fn.Name(), fn.Name())
 		return nil
 	}
-	k := &Kernel{Name: fn.Name(), Entry: ptxIdent(fn.Name()), Pos: c.fset.Position(pos), Block: dir.block, Bounds: !dir.nobounds}
+	k := &Kernel{Name: fn.Name(), Entry: ptxIdent(fn.Name()), Pos: c.fset.Position(pos), Block: dir.block, Bounds: !dir.nobounds,
+		TileLayouts: c.layouts[decl]}
 	kb := &kernelBuilder{pkgCtx: c, k: k, bounds: !dir.nobounds,
 		shared: map[*ssa.Call]*ir.Var{}, index: len(c.mod.Funcs), checks: map[token.Pos]bool{}, hoistedAt: map[token.Pos]bool{}}
 	kb.f = &ir.Func{Name: k.Entry, MaxNTid: dir.block, MinNCTAPerSM: dir.minBlocks, FastMath: dir.fastmath}

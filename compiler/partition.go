@@ -32,9 +32,11 @@ import (
 // paramUse is how a function uses one of its slice parameters; each
 // field is the first position of that use, or token.NoPos.
 type paramUse struct {
-	part  token.Pos // passed to tile.Rows
+	part  token.Pos // passed to tile.Rows or tile.Tiles
 	input token.Pos // passed to tile.Input
 	write token.Pos // written, or escapes where it could be written
+
+	partFn string // "Rows" or "Tiles", the partition at part
 }
 
 func (u *paramUse) merge(v paramUse) {
@@ -42,6 +44,9 @@ func (u *paramUse) merge(v paramUse) {
 		if !a.IsValid() {
 			*a = b
 		}
+	}
+	if !u.part.IsValid() {
+		u.partFn = v.partFn
 	}
 	first(&u.part, v.part)
 	first(&u.input, v.input)
@@ -58,7 +63,7 @@ type partitionChecker struct {
 
 // checkPartitions reports the partition and input violations of the
 // kernels (see the file comment).
-func (c *pkgCtx) checkPartitions(kernels []*ast.FuncDecl) {
+func (c *pkgCtx) checkPartitions(kernels []*ast.FuncDecl, blocks [][3]int) {
 	pc := &partitionChecker{c: c, decls: map[*types.Func]*ast.FuncDecl{},
 		memo: map[*ast.FuncDecl][]paramUse{}, busy: map[*ast.FuncDecl]bool{}}
 	usesTile := false
@@ -82,6 +87,8 @@ func (c *pkgCtx) checkPartitions(kernels []*ast.FuncDecl) {
 	for _, f := range c.files {
 		pc.inputWrites(f)
 	}
+	pc.checkTileBlocks(kernels, blocks)
+	c.layouts = pc.tileLayouts(kernels, blocks)
 	for _, k := range kernels {
 		params := pc.params(k)
 		for i, u := range pc.summary(k) {
@@ -92,7 +99,7 @@ func (c *pkgCtx) checkPartitions(kernels []*ast.FuncDecl) {
 			case u.input.IsValid() && u.write.IsValid():
 				c.d.errorf(u.write, WriteToInput, "%s is viewed as a read-only input (tile.Input at %s) but may be written here: read it only through its tile.In view", name, c.shortPos(u.input))
 			case u.part.IsValid() && u.write.IsValid():
-				c.d.errorf(u.write, WriteOutsidePartition, "%s is partitioned among blocks (tile.Rows at %s) but may be written outside the block's partition here: write only through the tile.Part that tile.Rows returns", name, c.shortPos(u.part))
+				c.d.errorf(u.write, WriteOutsidePartition, "%s is partitioned among blocks (tile.%s at %s) but may be written outside the block's partition here: write only through the partition that tile.%[2]s returns", name, u.partFn, c.shortPos(u.part))
 			}
 		}
 	}
@@ -234,7 +241,7 @@ func (pc *partitionChecker) call(call *ast.CallExpr, param func(ast.Expr) (int, 
 			}
 		}
 	case *types.Func:
-		if obj.Pkg() != nil && obj.Pkg().Path() == TilePath && (obj.Name() == "Rows" || obj.Name() == "Input") {
+		if obj.Pkg() != nil && obj.Pkg().Path() == TilePath && (obj.Name() == "Rows" || obj.Name() == "Tiles" || obj.Name() == "Input") {
 			for _, a := range call.Args {
 				// A re-slice s[i:j] passed on is partitioned (or viewed)
 				// too, and escapes: its identifier stays unhandled.
@@ -244,8 +251,8 @@ func (pc *partitionChecker) call(call *ast.CallExpr, param func(ast.Expr) (int, 
 				}
 				if k, pid, ok := param(a); ok {
 					handled[pid] = !resliced
-					if obj.Name() == "Rows" && !uses[k].part.IsValid() {
-						uses[k].part = pid.Pos()
+					if obj.Name() != "Input" && !uses[k].part.IsValid() {
+						uses[k].part, uses[k].partFn = pid.Pos(), obj.Name()
 					} else if obj.Name() == "Input" && !uses[k].input.IsValid() {
 						uses[k].input = pid.Pos()
 					}

@@ -109,12 +109,24 @@ func innerRangeInts(l *unrollLoop) int {
 	return n
 }
 
+// typeOf is the underlying type of e, an expression of the kernel
+// package or of a library package compiled with it (a nested loop in
+// gpu/tile is counted with gpu/tile's types), or nil.
+func (c *pkgCtx) typeOf(e ast.Expr) types.Type {
+	for _, info := range append([]*types.Info{c.info}, c.libInfo...) {
+		if t := info.TypeOf(e); t != nil {
+			return t.Underlying()
+		}
+	}
+	return nil
+}
+
 // nestedRangeInts counts the range-over-int statements inside s's body.
 func (c *pkgCtx) nestedRangeInts(s *ast.RangeStmt) int {
 	n := 0
 	ast.Inspect(s.Body, func(x ast.Node) bool {
-		if r, ok := x.(*ast.RangeStmt); ok && r.X != nil && c.info.TypeOf(r.X) != nil {
-			if t, ok := c.info.TypeOf(r.X).Underlying().(*types.Basic); ok && t.Info()&types.IsInteger != 0 {
+		if r, ok := x.(*ast.RangeStmt); ok && r.X != nil {
+			if t, ok := c.typeOf(r.X).(*types.Basic); ok && t.Info()&types.IsInteger != 0 {
 				n++
 			}
 		}

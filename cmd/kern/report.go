@@ -31,7 +31,15 @@ func assembleReport(w io.Writer, p *compiler.Package) error {
 		occ := occupancyText(p.Arch, f.Registers, f.SharedBytes, threads) + fmt.Sprintf(" at %d threads", threads)
 		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", k.Name, f.Registers, f.SharedBytes, f.StackFrame, f.SpillStores+f.SpillLoads, k.Checks.Proven, k.Checks.Hoisted, k.Checks.Kept, occ)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, k := range p.Kernels {
+		for _, l := range k.TileLayouts {
+			fmt.Fprintf(w, "  %s: %s\n", k.Name, l)
+		}
+	}
+	return nil
 }
 
 // keptChecks prints each bounds check the kernels keep, one line per site

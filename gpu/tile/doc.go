@@ -18,21 +18,35 @@
 // each element is a constant index into a local array. K is a power of two
 // from 1 to 32 (the Regs constraint): a different K is a type error.
 //
-// Row tiles need a 1-D block (block=256, not block=16x16): the mapping
-// uses ThreadIdx().X and BlockDim().X only.
+// Tiles need a 1-D block (block=256, not block=16x16): the mapping uses
+// ThreadIdx().X and BlockDim().X only, and the compiler rejects a tile
+// operation in a kernel with a 2-D or 3-D block= (TileBlockShape).
 //
 // Tiles compute in float32. Storage may be float32, float16, bfloat16 or
 // int8: a view's codec (F32, F16, BF16, I8) converts on Load and rounds
 // to nearest even on Store (saturating for I8), as the hand-written ops
 // do.
 //
+// # 2-D tiles and Dot
+//
+// A Mat[R, K] (R = [I]K, K = [J]float32) is a 2-D tile of I·W × 32·J
+// elements over the block's W warps: warp w holds I rows, lane l the
+// columns l, l+32, … of each (mat.go). It has masked loads and stores
+// (LoadMat, StoreMat with a Tiles partition), row and column broadcasts,
+// element-wise ops and reductions along either axis that keep the
+// tile's shape. Dot multiplies f16 or bf16 operands staged in swizzled
+// shared memory (Stage) on the tensor cores, ldmatrix + mma.sync, into
+// an Acc of float32, which Acc.Mat turns into a Mat for an epilogue
+// (dot.go). kern check -v prints the layouts a kernel's tiles get.
+//
 // # Views and partitions
 //
 // A kernel reads its inputs through In views (read-only: In has no method
 // or function that writes) and writes its outputs through a Part, the
 // calling block's own partition: Rows gives block b row b of the output
-// and nothing else, so no two blocks can write the same element and a
-// data race between blocks cannot be written. The compiler enforces the
+// and nothing else, Tiles gives block (x, y) tile (y, x) of a matrix, so
+// no two blocks can write the same element and a data race between
+// blocks cannot be written. The compiler enforces the
 // rest (compiler/partition.go): in a kernel that partitions a slice
 // parameter, the slice may not be written directly or passed to a helper
 // (PartitionEscape), and a slice viewed as an input may not be written or

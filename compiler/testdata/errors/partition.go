@@ -67,3 +67,19 @@ func Reads(t gpu.Thread, y, x []float32, cols int) {
 	r := tile.Load[[1]float32](t, tile.Input[tile.F32](x), x[0]+float32(len(y)))
 	tile.Store(t, tile.Rows[tile.F32](t, y, cols), r.AddS(y[0]))
 }
+
+// 2-D tiles: a tile.Tiles partition is guarded like a tile.Rows one.
+//
+//kern:kernel block=64
+func MatDirectStore(t gpu.Thread, y, x []float32, rows, cols int) {
+	ti, tj := tile.TileOf(t)
+	m := tile.LoadMat[[2][2]float32, [2]float32](t, tile.Input[tile.F32](x).Matrix(rows, cols), ti, tj, 0)
+	tile.StoreMat(t, tile.Tiles[tile.F32, [2][2]float32, [2]float32](t, y, rows, cols), m)
+	y[1] = 0 // ERROR WriteOutsidePartition "y is partitioned among blocks .tile.Tiles at partition.go:[0-9]+:[0-9]+. but may be written outside the block's partition here: write only through the partition that tile.Tiles returns"
+}
+
+//kern:kernel block=64
+func MatInputAsOutput(t gpu.Thread, x []float32, rows, cols int) {
+	m := tile.LoadMat[[1][1]float32, [1]float32](t, tile.Input[tile.F32](x).Matrix(rows, cols), 0, 0, 0)
+	tile.StoreMat(t, tile.Tiles[tile.F32, [1][1]float32, [1]float32](t, x, rows, cols), m) // ERROR WriteToInput "x is viewed as a read-only input .* and partitioned as an output here"
+}

@@ -127,3 +127,95 @@ type kernInt8Launcher struct{ kern.Launcher }
 func (l kernInt8Launcher) Launch(q kern.Queue, grid kern.Grid, q_ *kern.Buffer[int8], back *kern.Buffer[float32], x *kern.Buffer[float32], p *kern.Buffer[int8], cols int, scale float32) error {
 	return l.Kernel().Launch(q, grid, kern.BufferArg(q_), kern.BufferArg(back), kern.BufferArg(x), kern.BufferArg(p), kern.ScalarArg(cols), kern.ScalarArg(scale))
 }
+
+// Mat2Kernel launches the kernel Mat2 (mat.go:28).
+var Mat2Kernel = kernMat2Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "Mat2", Pkg: "github.com/gokern/kern/gpu/tile/internal/tiletest", Entry: "Mat2", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "cs", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "a", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "scale", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "bias", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: true},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: true},
+	},
+	Block:       gpu.Dim3{X: 64, Y: 1, Z: 1},
+	SharedBytes: 8192,
+	Bounds:      true,
+	Sites: []string{
+		"mat.go:90:27",
+		"mat.go:90:27",
+		"mat.go:90:27",
+		"mat.go:90:27",
+		"mat.go:131:16",
+		"mat.go:131:16",
+		"mat.go:110:16",
+		"mat.go:110:16",
+		"mat.go:185:8",
+		"mat.go:185:8",
+		"mat.go:185:8",
+		"mat.go:185:8",
+		"mat.go:90:27",
+		"mat.go:90:27",
+		"mat.go:90:27",
+		"mat.go:90:27",
+		"mat.go:185:8",
+		"mat.go:185:8",
+		"mat.go:185:8",
+		"mat.go:185:8",
+	},
+	SourceHash: "1ed576d3ff4c3212", Source: []string{"mat.go:Mat2", "mat.go:const MI", "mat.go:const MJ", "mat.go:type regs", "mat.go:type regsRow"},
+	Native: func(t gpu.Thread, a []any) {
+		Mat2(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int))
+	},
+})}
+
+type kernMat2Launcher struct{ kern.Launcher }
+
+// Launch runs Mat2 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernMat2Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], cs *kern.Buffer[float32], a *kern.Buffer[float32], scale *kern.Buffer[float32], bias *kern.Buffer[float32], rows int, cols int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(cs), kern.BufferArg(a), kern.BufferArg(scale), kern.BufferArg(bias), kern.ScalarArg(rows), kern.ScalarArg(cols))
+}
+
+// MatOpsKernel launches the kernel MatOps (mat.go:45).
+var MatOpsKernel = kernMatOpsLauncher{kern.NewLauncher(kern.KernelSpec{
+	Name: "MatOps", Pkg: "github.com/gokern/kern/gpu/tile/internal/tiletest", Entry: "MatOps", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "a", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "b", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: true},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8, Writes: true},
+		{Name: "c", Kind: kern.ScalarParam, Elem: "float32", Size: 4, Writes: true},
+	},
+	Block:  gpu.Dim3{X: 64, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"mat.go:90:27",
+		"mat.go:90:27",
+		"mat.go:90:27",
+		"mat.go:90:27",
+		"mat.go:90:27",
+		"mat.go:90:27",
+		"mat.go:90:27",
+		"mat.go:90:27",
+		"mat.go:185:8",
+		"mat.go:185:8",
+		"mat.go:185:8",
+		"mat.go:185:8",
+	},
+	SourceHash: "8cdec9e088a3c739", Source: []string{"mat.go:MatOps", "mat.go:const MI", "mat.go:const MJ", "mat.go:type regs", "mat.go:type regsRow"},
+	Native: func(t gpu.Thread, a []any) {
+		MatOps(t, a[0].([]gpu.BFloat16), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].(int), a[4].(int), a[5].(float32))
+	},
+})}
+
+type kernMatOpsLauncher struct{ kern.Launcher }
+
+// Launch runs MatOps on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernMatOpsLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], a *kern.Buffer[gpu.Half], b *kern.Buffer[gpu.Half], rows int, cols int, c float32) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(c))
+}
