@@ -106,3 +106,37 @@ func checkStubJSON(t *testing.T, path string) {
 		t.Errorf("%d matmul decode rows, %d attention decode rows, %d kern Matmul rows; want 24, 4, 4", decode, attn, kernSquare)
 	}
 }
+
+// gemm is matmul's old name: it runs the matmul benchmark, once.
+func TestBenchGemmIsAnAlias(t *testing.T) {
+	var stderr strings.Builder
+	_, names, err := parseBenchFlags([]string{"gemm", "ops", "matmul"}, &stderr)
+	if err != nil || strings.Join(names, ",") != "matmul,ops" {
+		t.Errorf("names %v, %v; want matmul,ops", names, err)
+	}
+	cfg, names, err := parseBenchFlags(nil, &stderr)
+	if err != nil || strings.Join(names, ",") != "memcpy,matmul,ops,attention" || cfg.decodeDims != [5]int{} || len(cfg.decodeM) != 2 {
+		t.Errorf("defaults %v %+v, %v", names, cfg, err)
+	}
+	cfg, _, err = parseBenchFlags([]string{"-decode-dims", "4096,32,8,128,12288", "-decode-ctx", "8K"}, &stderr)
+	if err != nil || cfg.decodeDims != [5]int{4096, 32, 8, 128, 12288} || len(cfg.decodeCtx) != 1 || cfg.decodeCtx[0] != 8192 {
+		t.Errorf("-decode-dims, -decode-ctx: %+v, %v", cfg, err)
+	}
+}
+
+// The decode shapes are Qwen3-4B's projections, and the weight bytes
+// are the formats' storage.
+func TestDecodeShapes(t *testing.T) {
+	got := fmt.Sprint(decodeProjs(qwen3_4BDims))
+	if want := "[{qkv 6144 2560} {o 2560 4096} {gate/up 19456 2560} {down 2560 9728}]"; got != want {
+		t.Errorf("Qwen3-4B projections %s, want %s", got, want)
+	}
+	for _, c := range []struct {
+		format string
+		want   float64
+	}{{"bf16", 2560 * 9728 * 2}, {"W4A16", 2560*9728/2 + 2560*76*4}, {"W8A8", 2560*9728 + 2560*4}} {
+		if got := weightBytes(c.format, 2560, 9728); got != c.want {
+			t.Errorf("%s: %v bytes, want %v", c.format, got, c.want)
+		}
+	}
+}
