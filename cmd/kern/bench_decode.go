@@ -97,7 +97,11 @@ func benchDecode(env *benchEnv) error {
 		return err
 	}
 	defer s.Close()
-	flush, err := newL2Flush(env)
+	l2 := 0
+	if env.isCUDA() {
+		l2 = env.info.L2CacheSize
+	}
+	flush, err := newL2Flush(env.dev, l2)
 	if err != nil {
 		return err
 	}
@@ -241,22 +245,22 @@ func upload[T gpu.Elem](al *allocs, xs []T) *kern.Buffer[T] {
 }
 
 // l2Flush evicts the L2 before a timed run: ops.Add over three buffers
-// of twice the L2's size each. It is a no-op off CUDA and where the
-// driver reports no L2.
+// of twice the L2's size each. It is a no-op for an L2 of 0 bytes (off
+// CUDA, or where the driver reports none).
 type l2Flush struct {
 	n       int
 	a, b, c *kern.Buffer[float32]
 }
 
-func newL2Flush(env *benchEnv) (*l2Flush, error) {
+func newL2Flush(dev *kern.Device, l2Bytes int) (*l2Flush, error) {
 	f := &l2Flush{}
-	if !env.isCUDA() || env.info.L2CacheSize <= 0 {
+	if l2Bytes <= 0 {
 		return f, nil
 	}
-	f.n = 2 * env.info.L2CacheSize / 4
+	f.n = 2 * l2Bytes / 4
 	var err error
 	for _, p := range []**kern.Buffer[float32]{&f.a, &f.b, &f.c} {
-		if *p, err = kern.Alloc[float32](env.dev, f.n); err != nil {
+		if *p, err = kern.Alloc[float32](dev, f.n); err != nil {
 			f.free()
 			return nil, fmt.Errorf("L2 flush buffers: %w", err)
 		}

@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/emu"
 )
 
 // stubDecodeDims is a layer small enough for the stub driver, whose
@@ -139,4 +143,31 @@ func TestDecodeShapes(t *testing.T) {
 			t.Errorf("%s: %v bytes, want %v", c.format, got, c.want)
 		}
 	}
+}
+
+// The L2 flush runs its ops.Add over twice the L2 on any device; with no
+// L2 it does nothing.
+func TestL2Flush(t *testing.T) {
+	dev := kern.OpenEmulator(emu.Options{})
+	defer dev.Close()
+	f, err := newL2Flush(dev, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.free()
+	if err := f.a.CopyFrom(slices.Repeat([]float32{1}, f.n)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.run(dev); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.c.Download()
+	if err != nil || f.n != 2048 || len(got) != 2048 || got[0] != 1 || got[2047] != 1 {
+		t.Fatalf("flush of %d floats: %v, %v…", f.n, err, got[:min(4, len(got))])
+	}
+	none, err := newL2Flush(dev, 0)
+	if err != nil || none.run(dev) != nil || none.a != nil {
+		t.Errorf("no L2: %+v, %v", none, err)
+	}
+	none.free()
 }

@@ -44,6 +44,11 @@ func TestBenchOnTheEmulator(t *testing.T) {
 		}
 	}
 	checkDecodeRows(t, out, tinyDecodeDim, []int{1, 16})
+	for _, size := range []string{"2×256×4/2h", "1×512×4/2h"} {
+		if r, _ := tableRow(out, "attention", "decode split-K f16", size); r.unit != "GB/s" || !(r.value > 0) {
+			t.Errorf("attention decode split-K %s: %+v, want a GB/s figure", size, r)
+		}
+	}
 	for _, line := range strings.Split(out, "\n") {
 		if f := strings.Fields(line); len(f) > 3 && (f[0] == "memcpy" || f[0] == "matmul" && !strings.HasPrefix(f[1], "decode")) {
 			t.Errorf("a memcpy or square matmul row on the emulator: %q", line)
