@@ -42,9 +42,10 @@ import (
 
 const benchUsage = `usage: kern bench [flags] [memcpy] [matmul] [ops] [attention]
 
-Runs the named benchmarks (all four by default; gemm is matmul's old name) on the device kern.Open
-picks ($KERN_DEVICE, else the first GPU) or the one -device names, and
-prints a table. See docs/performance.md for what each figure means.
+Runs the named benchmarks (all four by default; gemm is matmul's old
+name) on the device kern.Open picks ($KERN_DEVICE, else the first GPU)
+or the one -device names, and prints a table. See docs/performance.md
+for what each figure means.
 
 flags:
 `
