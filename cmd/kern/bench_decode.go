@@ -118,7 +118,7 @@ func benchDecode(env *benchEnv) error {
 	}
 	env.notef("matmul: decode rows are %s's layer (-decode-dims %d,%d,%d,%d,%d); GB/s counts the weight's bytes as stored", decodeModel(dims), dims[0], dims[1], dims[2], dims[3], dims[4])
 	if !env.isCUDA() {
-		env.notef("matmul: on %s the decode shapes are small and GB/s is the %[1]s's, not a GPU's", env.dev.Kind())
+		env.notef("matmul: on %s the decode shapes are small and GB/s measures that device, not a GPU", env.dev.Kind())
 	}
 	return nil
 }
