@@ -61,7 +61,10 @@ func matmulInt8[T Float](v int, q kern.Queue, c *kern.Buffer[T], a *kern.Buffer[
 		return s.err
 	}
 	args := []kern.Arg{bufArg(c), bufArg(a), bufArg(aScales), bufArg(w), bufArg(wScales), intArg(m), intArg(n), intArg(k)}
-	if v == i8V2 || v == i8Auto && k%i8.TCKAlign == 0 && m > int8V1MaxM {
+	if v == i8Auto {
+		v = int8Pick(m, k)
+	}
+	if v == i8V2 {
 		grid := kern.Blocks(gpu.Dim3{X: ceilDiv(n, i8.TCBN), Y: ceilDiv(m, i8.TCBM), Z: 1}, gpu.Dim3{X: i8.TCThreads, Y: 1, Z: 1})
 		return s.launch(i8.TCKernels[dtypeIndex[T]()], q, grid.WithShared(i8.TCShared), args...)
 	}

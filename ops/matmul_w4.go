@@ -74,11 +74,14 @@ func matmulInt4[In Half16, O Float](v int, q kern.Queue, c *kern.Buffer[O], x *k
 		return s.err
 	}
 	args := []kern.Arg{bufArg(c), bufArg(x), bufArg(packed), bufArg(scales), intArg(m), intArg(n), intArg(k)}
-	if v == w4GEMM || v == w4Auto && m > int4GEMVMaxM {
+	if v == w4Auto {
+		v = int4Pick(m, k)
+	}
+	if v == w4GEMM {
 		grid := kern.Blocks(gpu.Dim3{X: ceilDiv(n, w4mm.BN), Y: ceilDiv(m, w4mm.BM), Z: 1}, gpu.Dim3{X: w4mm.Threads, Y: 1, Z: 1})
 		return s.launch(w4mm.Kernels[inIndex[In]()][min(oi, 1)], q, grid.WithShared(w4mm.Shared), args...)
 	}
-	if v == w4GEMVTC || v == w4Auto && groups <= w4.TCMaxGroups {
+	if v == w4GEMVTC {
 		if groups > w4.TCMaxGroups {
 			s.fail("k = %d: GEMV v2 takes at most %d groups of %d", k, w4.TCMaxGroups, w4.Group)
 			return s.err

@@ -5,8 +5,11 @@ package main
 // Four benchmarks, each in its own file:
 //
 //	memcpy    (bench_memcpy.go)     host↔device and device↔device copy bandwidth (CUDA only)
-//	gemm      (bench_gemm.go)       cuBLAS Sgemm and GemmEx throughput, and ops.Matmul beside
-//	                                the f16 and bf16 cases (CUDA with cuBLAS only)
+//	matmul    (bench_gemm.go)       cuBLAS Sgemm and GemmEx TFLOP/s, and ops.Matmul beside
+//	                                the f16 and bf16 cases with its % of cuBLAS (CUDA only);
+//	          (bench_decode.go)     decode GEMVs (M = 1, 16) on a model's projections in
+//	                                bf16, W4A16 and W8A8: GB/s of weights (every device)
+//	                                "gemm", its old name, is an alias
 //	ops       (bench_ops.go)        package ops' memory-bound kernels: bandwidth on a GPU,
 //	                                instructions per element on the emulator
 //	attention (bench_attention.go)  FlashAttention prefill TFLOP/s, PagedAttention decode GB/s
@@ -37,11 +40,12 @@ import (
 	"github.com/gokern/kern/emu"
 )
 
-const benchUsage = `usage: kern bench [flags] [memcpy] [gemm] [ops] [attention]
+const benchUsage = `usage: kern bench [flags] [memcpy] [matmul] [ops] [attention]
 
-Runs the named benchmarks (all four by default) on the device kern.Open
-picks ($KERN_DEVICE, else the first GPU) or the one -device names, and
-prints a table. See docs/performance.md for what each figure means.
+Runs the named benchmarks (all four by default; gemm is matmul's old
+name) on the device kern.Open picks ($KERN_DEVICE, else the first GPU)
+or the one -device names, and prints a table. See docs/performance.md
+for what each figure means.
 
 flags:
 `
@@ -55,8 +59,13 @@ type benchConfig struct {
 	memcpySizes []int // bytes
 	gemmSizes   []int // M = N = K
 	gemmTypes   []string
-	opsN        int // elements per op; 0: 1<<24 on a GPU, 1<<12 elsewhere
-	opsCols     int // row length of the row ops; 0: 4096 on a GPU, 256 elsewhere
+	decodeDims  [5]int // hidden, heads, KV heads, head dim, intermediate; zero: by device
+	decodeM     []int  // rows of x of the decode rows
+	decodeCtx   []int  // attention decode context lengths; nil: by device
+	attnSeq     int    // attention prefill tokens per sequence; 0: by device
+	decodeSeqs  int    // attention decode sequences per row; 0: by device and context
+	opsN        int    // elements per op; 0: 1<<24 on a GPU, 1<<12 elsewhere
+	opsCols     int    // row length of the row ops; 0: 4096 on a GPU, 256 elsewhere
 	opsDtype    string
 }
 
@@ -69,6 +78,7 @@ type benchRow struct {
 	value float64 // the figure, in unit
 	unit  string  // "GB/s", "GFLOP/s", "thread-instr/elem", ...
 	peak  float64 // percent of the device's peak, or NaN when there is none
+	ref   float64 // percent of cuBLAS on the same case, or 0 when there is none
 	note  string
 }
 
@@ -100,7 +110,10 @@ func pct(v, peak float64) float64 {
 	return 100 * v / peak
 }
 
-var benchNames = []string{"memcpy", "gemm", "ops", "attention"}
+var benchNames = []string{"memcpy", "matmul", "ops", "attention"}
+
+// benchAliases are older names of benchmarks.
+var benchAliases = map[string]string{"gemm": "matmul"}
 
 func bench(args []string, stdout, stderr io.Writer) error {
 	cfg, names, err := parseBenchFlags(args, stderr)
@@ -131,8 +144,8 @@ func bench(args []string, stdout, stderr io.Writer) error {
 		switch name {
 		case "memcpy":
 			err = benchMemcpy(env)
-		case "gemm":
-			err = benchGemm(env)
+		case "matmul":
+			err = benchMatmul(env)
 		case "ops":
 			err = benchOps(env)
 		case "attention":
@@ -171,8 +184,13 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, []string, er
 	fs.IntVar(&cfg.warmup, "warmup", 3, "untimed runs before the timed ones")
 	fs.StringVar(&cfg.json, "json", "", "also write the rows to this file as JSON (tools/benchplot draws it)")
 	memcpySizes := fs.String("memcpy-sizes", "1MiB,16MiB,256MiB", "memcpy: bytes per copy, comma-separated (KiB, MiB, GiB suffixes)")
-	gemmSizes := fs.String("gemm-sizes", "1024,2048,4096,8192", "gemm: square sizes M=N=K, comma-separated")
-	gemmTypes := fs.String("gemm-types", "f32,tf32,f16,bf16", "gemm: Sgemm f32, GemmEx tf32 (f32 data, TF32 tensor cores), f16, bf16 (16-bit data, f32 accumulation)")
+	gemmSizes := fs.String("gemm-sizes", "1024,2048,4096,8192", "matmul: square sizes M=N=K, comma-separated")
+	gemmTypes := fs.String("gemm-types", "f32,tf32,f16,bf16", "matmul: Sgemm f32, GemmEx tf32 (f32 data, TF32 tensor cores), f16, bf16 (16-bit data, f32 accumulation)")
+	decodeDims := fs.String("decode-dims", "", "matmul decode rows: hidden,heads,kvHeads,headDim,intermediate (default Qwen3-4B's 2560,32,8,128,9728 on a GPU, 256,4,2,32,384 elsewhere)")
+	decodeM := fs.String("decode-m", "1,16", "matmul decode rows: rows of x, comma-separated (at most 16 is the GEMV)")
+	decodeCtx := fs.String("decode-ctx", "", "attention decode rows: context lengths, comma-separated (default 1024,4096,16384,32768 on a GPU, 256,512 elsewhere)")
+	fs.IntVar(&cfg.decodeSeqs, "decode-seqs", 0, "attention decode rows: sequences per row (default: 256Ki tokens in all on a GPU, 512 elsewhere, over the context length)")
+	fs.IntVar(&cfg.attnSeq, "attn-seq", 0, "attention prefill: tokens per sequence (default 4096 on a GPU, 128 elsewhere)")
 	fs.IntVar(&cfg.opsN, "n", 0, "ops: elements per op (default 16Mi on a GPU, 4Ki on emu and native)")
 	fs.IntVar(&cfg.opsCols, "cols", 0, "ops: row length of the row ops (default 4096 on a GPU, 256 elsewhere)")
 	fs.StringVar(&cfg.opsDtype, "dtype", "f32", "ops: element type, f32, f16 or bf16 (attention: f16 unless bf16)")
@@ -190,6 +208,21 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, []string, er
 	if cfg.gemmSizes, err = parseSizes(*gemmSizes); err != nil {
 		return cfg, nil, fmt.Errorf("kern bench -gemm-sizes: %w", err)
 	}
+	if *decodeDims != "" {
+		d, err := parseSizes(*decodeDims)
+		if err != nil || len(d) != 5 || d[1]%d[2] != 0 {
+			return cfg, nil, fmt.Errorf("kern bench -decode-dims %q: want hidden,heads,kvHeads,headDim,intermediate, five positive sizes with heads a multiple of kvHeads", *decodeDims)
+		}
+		copy(cfg.decodeDims[:], d)
+	}
+	if cfg.decodeM, err = parseSizes(*decodeM); err != nil {
+		return cfg, nil, fmt.Errorf("kern bench -decode-m: %w", err)
+	}
+	if *decodeCtx != "" {
+		if cfg.decodeCtx, err = parseSizes(*decodeCtx); err != nil {
+			return cfg, nil, fmt.Errorf("kern bench -decode-ctx: %w", err)
+		}
+	}
 	for _, t := range strings.Split(*gemmTypes, ",") {
 		t = strings.TrimSpace(t)
 		if !slices.Contains([]string{"f32", "tf32", "f16", "bf16"}, t) {
@@ -200,17 +233,23 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, []string, er
 	if !slices.Contains([]string{"f32", "f16", "bf16"}, cfg.opsDtype) {
 		return cfg, nil, fmt.Errorf("kern bench -dtype: %q is not f32, f16 or bf16", cfg.opsDtype)
 	}
-	if cfg.runs < 1 || cfg.warmup < 0 || cfg.opsN < 0 || cfg.opsCols < 0 {
-		return cfg, nil, fmt.Errorf("kern bench: -runs must be ≥ 1, -warmup, -n and -cols ≥ 0")
+	if cfg.runs < 1 || cfg.warmup < 0 || cfg.opsN < 0 || cfg.opsCols < 0 || cfg.attnSeq < 0 || cfg.decodeSeqs < 0 {
+		return cfg, nil, fmt.Errorf("kern bench: -runs must be ≥ 1, -warmup, -n, -cols, -attn-seq and -decode-seqs ≥ 0")
 	}
-	names := fs.Args()
-	if len(names) == 0 {
-		names = benchNames
-	}
-	for _, n := range names {
+	var names []string
+	for _, n := range fs.Args() {
+		if a, ok := benchAliases[n]; ok {
+			n = a
+		}
 		if !slices.Contains(benchNames, n) {
 			return cfg, nil, fmt.Errorf("kern bench: unknown benchmark %q (want %s)", n, strings.Join(benchNames, ", "))
 		}
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		names = benchNames
 	}
 	return cfg, names, nil
 }
@@ -320,13 +359,16 @@ func timeRuns(cfg benchConfig, run func() (time.Duration, error)) (float64, erro
 
 func writeBenchTable(w io.Writer, rows []benchRow) {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "benchmark\tcase\tsize\tmedian time\trate\tunit\t%% of peak\t\n")
+	fmt.Fprintf(tw, "benchmark\tcase\tsize\tmedian time\trate\tunit\t%% of peak\t%% of cuBLAS\t\n")
 	for _, r := range rows {
-		peak := "-"
+		peak, ref := "-", "-"
 		if !math.IsNaN(r.peak) {
 			peak = fmt.Sprintf("%.1f%%", r.peak)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.bench, r.name, r.size, fmtSeconds(r.time), fmtRate(r.value), r.unit, peak)
+		if r.ref > 0 && !math.IsInf(r.ref, 0) {
+			ref = fmt.Sprintf("%.1f%%", r.ref)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.bench, r.name, r.size, fmtSeconds(r.time), fmtRate(r.value), r.unit, peak, ref)
 	}
 	tw.Flush()
 	for _, r := range rows {

@@ -15,15 +15,17 @@ package main
 //	         are recomputed for dQ).
 //	prefill d256  ops.FlashAttention, causal, at head dim 256 (same
 //	         tokens and heads).
-//	decode   ops.PagedAttention with split-K off and on: GB/s counting the
-//	         KV cache it must read, 2·seqs·context·kvHeads·headDim·2
-//	         bytes, and that as a % of the DRAM peak.
+//	decode   ops.PagedAttention with split-K off and on, at each
+//	         -decode-ctx context length (bench_paged.go): GB/s counting
+//	         the KV cache it must read, 2·seqs·context·kvHeads·headDim·2
+//	         bytes, and that as a % of the DRAM peak (issue 10's goal is
+//	         80%).
 //
 // On a GPU the shapes are a model's (head dim 128; prefill 4 sequences of
-// 4096 tokens × 16 heads; decode 64 sequences of 4096 tokens, 32 query
-// and 8 KV heads, 16-token pages); on the emulator and in native mode
-// they shrink to a few hundred tokens, and the figures only say that the
-// op runs there.
+// -attn-seq 4096 tokens × 16 heads; decode Qwen3-4B's 32 query and 8 KV
+// heads, 16-token pages, at 1024 to 32768 tokens of context); on the
+// emulator and in native mode they shrink to a few hundred tokens, and
+// the figures only say that the op runs there.
 
 import (
 	"fmt"
@@ -45,14 +47,28 @@ func benchAttention(env *benchEnv) error {
 // attnShape is the size the attention benchmarks run at.
 type attnShape struct {
 	batch, seq, heads, kvHeads, hd int // prefill
-	seqs, ctx, dHeads, dKV, page   int // decode
+	dHeads, dKV, page, partition   int // decode
+	ctxs                           []int
+	tokens                         int // decode: sequences × context, at least one sequence
 }
 
 func newAttnShape(env *benchEnv) attnShape {
+	sh := attnShape{batch: 1, seq: 128, heads: 2, kvHeads: 1, hd: 64, dHeads: 4, dKV: 2, page: 16, partition: 128,
+		ctxs: []int{256, 512}, tokens: 512}
 	if env.isCUDA() {
-		return attnShape{batch: 4, seq: 4096, heads: 16, kvHeads: 16, hd: 128, seqs: 64, ctx: 4096, dHeads: 32, dKV: 8, page: 16}
+		// Decode: 256Ki tokens of KV cache in all (1 GiB in 16 bits at
+		// Qwen3-4B's 8 KV heads of 128), 20× an H100's L2, so the cache
+		// really comes from DRAM.
+		sh = attnShape{batch: 4, seq: 4096, heads: 16, kvHeads: 16, hd: 128, dHeads: 32, dKV: 8, page: 16, partition: 512,
+			ctxs: []int{1024, 4096, 16384, 32768}, tokens: 256 << 10}
 	}
-	return attnShape{batch: 1, seq: 128, heads: 2, kvHeads: 1, hd: 64, seqs: 2, ctx: 256, dHeads: 4, dKV: 2, page: 16}
+	if env.cfg.attnSeq > 0 {
+		sh.seq = env.cfg.attnSeq
+	}
+	if env.cfg.decodeCtx != nil {
+		sh.ctxs = env.cfg.decodeCtx
+	}
+	return sh
 }
 
 func benchAttentionOf[T ops.Half16](env *benchEnv, dtype string) error {
@@ -115,30 +131,9 @@ func benchAttentionOf[T ops.Half16](env *benchEnv, dtype string) error {
 		frees = append(frees, delta.Free)
 	}
 
-	// Decode buffers: every sequence's pages, in order, in one pool.
-	pagesPer := sh.ctx / sh.page
-	kc, vc := alloc(sh.seqs*sh.ctx*sh.dKV*sh.hd), alloc(sh.seqs*sh.ctx*sh.dKV*sh.hd)
-	dq, do := alloc(sh.seqs*sh.dHeads*sh.hd), alloc(sh.seqs*sh.dHeads*sh.hd)
-	table := make([]int32, sh.seqs*pagesPer)
-	for i := range table {
-		table[i] = int32(i)
-	}
-	seqLens := make([]int32, sh.seqs)
-	for i := range seqLens {
-		seqLens[i] = int32(sh.ctx)
-	}
-	bt, sl := upload32(table), upload32(seqLens)
 	if err != nil {
 		return err
 	}
-	paged := ops.Paged{Heads: sh.dHeads, KVHeads: sh.dKV, HeadDim: sh.hd, PageSize: sh.page, MaxPages: pagesPer}
-	split := paged
-	split.Partition = 512
-	scratch, err := ops.NewSplitScratch(dev, sh.seqs, sh.dHeads, sh.hd, split.Splits(sh.ctx))
-	if err != nil {
-		return err
-	}
-	defer scratch.Free()
 
 	causal := ops.Attention{Heads: sh.heads, KVHeads: sh.kvHeads, HeadDim: sh.hd, MaxSeqQ: sh.seq, MaxSeqK: sh.seq, Causal: true}
 	if err := ops.FlashAttention(dev, o, q, k, v, lse, cu, cu, causal); err != nil { // the LSE the backward reads
@@ -152,7 +147,6 @@ func benchAttentionOf[T ops.Half16](env *benchEnv, dtype string) error {
 	}
 	defer s.Close()
 	flops := 4 * float64(sh.batch) * float64(sh.heads) * float64(sh.seq) * float64(sh.seq) * float64(sh.hd)
-	kvBytes := 2 * float64(sh.seqs) * float64(sh.ctx) * float64(sh.dKV) * float64(sh.hd) * 2
 	cases := []struct {
 		name, size string
 		work       float64 // flops, or bytes when memBound
@@ -171,29 +165,10 @@ func benchAttentionOf[T ops.Half16](env *benchEnv, dtype string) error {
 		{"prefill d256 causal " + dtype, fmt.Sprintf("%d×%d×%dh×%d", sh.batch, sh.seq, sh.heads, 256), flops / float64(sh.hd) * 256 / 2, false, func(qu kern.Queue) error {
 			return ops.FlashAttention(qu, o256, q256, kv256, kv256, nil, cu, cu, ops.Attention{Heads: sh.heads, KVHeads: sh.kvHeads, HeadDim: 256, MaxSeqQ: sh.seq, Causal: true})
 		}},
-		{"decode " + dtype, fmt.Sprintf("%d×%d×%d/%dh", sh.seqs, sh.ctx, sh.dHeads, sh.dKV), kvBytes, true, func(qu kern.Queue) error {
-			return ops.PagedAttention(qu, do, dq, kc, vc, bt, sl, sh.ctx, paged, nil)
-		}},
-		{"decode split-K " + dtype, fmt.Sprintf("%d×%d×%d/%dh", sh.seqs, sh.ctx, sh.dHeads, sh.dKV), kvBytes, true, func(qu kern.Queue) error {
-			return ops.PagedAttention(qu, do, dq, kc, vc, bt, sl, sh.ctx, split, scratch)
-		}},
 	}
 	for _, c := range cases {
 		sec, err := timeRuns(env.cfg, func() (time.Duration, error) {
-			start, err := s.Record()
-			if err != nil {
-				return 0, err
-			}
-			defer start.Close()
-			if err := c.run(s); err != nil {
-				return 0, err
-			}
-			stop, err := s.Record()
-			if err != nil {
-				return 0, err
-			}
-			defer stop.Close()
-			return kern.Elapsed(start, stop)
+			return timeOnStream(s, func() error { return c.run(s) })
 		})
 		if err != nil {
 			env.failed = append(env.failed, fmt.Errorf("kern bench attention: %s: %w", c.name, err))
@@ -209,6 +184,9 @@ func benchAttentionOf[T ops.Half16](env *benchEnv, dtype string) error {
 			row.value, row.unit = c.work/sec/1e12, "TFLOP/s"
 		}
 		env.add(row)
+	}
+	for _, ctx := range sh.ctxs {
+		benchPagedDecode[T](env, s, sh, dtype, ctx)
 	}
 	env.notef("attention: prefill runs the %s kernels", ops.FlashAttentionKernels(dev))
 	if !env.isCUDA() {

@@ -2,8 +2,10 @@
 
 package main
 
-// kern bench gemm: cuBLAS matrix-multiply throughput, the yardstick for
-// kern's own GEMM kernels.
+// kern bench matmul (also "gemm", its old name): cuBLAS matrix-multiply
+// throughput, the yardstick for kern's own GEMM kernels, and kern's
+// ops.Matmul beside it. The decode rows of the same benchmark are in
+// bench_decode.go.
 //
 // C = A·B for square N×N matrices (column-major, no transposes, alpha 1,
 // beta 0), one case per element type:
@@ -16,16 +18,18 @@ package main
 // and beside the f16 and bf16 cases kern's own ops.Matmul (row-major
 // C = A·Wᵀ, the linear-layer layout, same FLOPs and element types, output
 // in the input type), timed between two kern events on a kern Stream. Its
-// note gives it as a % of the cuBLAS case of the same size and type.
+// "% of cuBLAS" column is its TFLOP/s over the cuBLAS case of the same
+// size and type, and its note names the kernel ops picked
+// (ops.MatmulVersion). Without cuBLAS the kern rows still run, with no
+// ratio.
 //
-// GFLOP/s is 2·N³ / median time / 10⁹. The inputs are filled with 2⁻⁷,
+// TFLOP/s is 2·N³ / median time / 10¹². The inputs are filled with 2⁻⁷,
 // exact in every type, so no case runs into denormals or overflow. No % of
 // peak is given: the driver does not report tensor-core throughput.
 
 import (
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/gokern/kern"
@@ -35,13 +39,24 @@ import (
 	"github.com/gokern/kern/ops"
 )
 
-func benchGemm(env *benchEnv) error {
+func benchMatmul(env *benchEnv) error {
 	if !env.isCUDA() {
-		env.notef("gemm: needs a CUDA GPU and cuBLAS; skipped on %s (ops.Matmul's tests check it on the emulator)", env.dev.Kind())
-		return nil
+		env.notef("matmul: the square rows need a CUDA GPU and cuBLAS; skipped on %s (ops.Matmul's tests check it on the emulator)", env.dev.Kind())
+		return benchDecode(env)
 	}
+	if err := benchCublas(env); err != nil {
+		return err
+	}
+	if err := benchKernMatmul(env); err != nil {
+		return err
+	}
+	return benchDecode(env)
+}
+
+// benchCublas adds a row per -gemm-sizes and -gemm-types case.
+func benchCublas(env *benchEnv) error {
 	if err := cublas.Load(); err != nil {
-		env.notef("gemm: skipped: %v", err)
+		env.notef("matmul: no cuBLAS rows: %v", err)
 		return nil
 	}
 	ctx, err := cuda.PrimaryCtxRetain(env.cudaDev)
@@ -81,9 +96,9 @@ func benchGemm(env *benchEnv) error {
 		return err
 	}
 	if v, err := h.Version(); err == nil {
-		env.notef("gemm: cuBLAS %d.%d.%d from %s", v/10000, v/100%100, v%100, h.Library())
+		env.notef("matmul: cuBLAS %d.%d.%d from %s", v/10000, v/100%100, v%100, h.Library())
 	}
-	return benchKernMatmul(env)
+	return nil
 }
 
 // benchKernMatmul adds a row of ops.Matmul for every f16 and bf16 case.
@@ -114,7 +129,7 @@ func benchKernMatmul(env *benchEnv) error {
 func kernMatmulCase[T ops.Half16](env *benchEnv, s *kern.Stream, n int, typ string, fill T) error {
 	size := fmt.Sprintf("%d³", n)
 	if free, _, err := cuda.MemGetInfo(); err == nil && uint64(3*n*n*2) > free {
-		env.notef("gemm: kern Matmul %s %s skipped: needs %s", typ, size, fmtBytes(3*n*n*2))
+		env.notef("matmul: kern Matmul %s %s skipped: needs %s", typ, size, fmtBytes(3*n*n*2))
 		return nil
 	}
 	xs := make([]T, n*n)
@@ -132,33 +147,20 @@ func kernMatmulCase[T ops.Half16](env *benchEnv, s *kern.Stream, n int, typ stri
 	}
 	a, w, c := bufs[0], bufs[1], bufs[2]
 	sec, err := timeRuns(env.cfg, func() (time.Duration, error) {
-		start, err := s.Record()
-		if err != nil {
-			return 0, err
-		}
-		defer start.Close()
-		if err := ops.Matmul(s, c, a, w, n, n, n, ops.MatmulOpts[T]{}); err != nil {
-			return 0, err
-		}
-		stop, err := s.Record()
-		if err != nil {
-			return 0, err
-		}
-		defer stop.Close()
-		return kern.Elapsed(start, stop)
+		return timeOnStream(s, func() error { return ops.Matmul(s, c, a, w, n, n, n, ops.MatmulOpts[T]{}) })
 	})
 	if err != nil {
 		return err
 	}
-	gflops := 2 * math.Pow(float64(n), 3) / sec / 1e9
-	row := benchRow{bench: "gemm", name: "kern Matmul " + typ, size: size, time: sec, value: gflops, unit: "GFLOP/s", peak: math.NaN()}
+	tflops := 2 * math.Pow(float64(n), 3) / sec / 1e12
+	// Which kernel ran: on compute capability 9.0 the sm_90a GEMM.
+	row := benchRow{bench: "matmul", name: "kern Matmul " + typ, size: size, time: sec, value: tflops, unit: "TFLOP/s",
+		peak: math.NaN(), note: ops.MatmulVersion(env.dev, n, n, n, ops.WeightNK)}
 	for _, r := range env.rows {
-		if r.bench == "gemm" && r.name == gemmTypes[typ].name && r.size == size && r.value > 0 {
-			row.note = fmt.Sprintf("%.0f%% of cuBLAS", 100*gflops/r.value)
+		if r.bench == "matmul" && r.name == gemmTypes[typ].name && r.size == size && r.value > 0 {
+			row.ref = 100 * tflops / r.value
 		}
 	}
-	// Which kernel ran: on compute capability 9.0 the sm_90a GEMM.
-	row.note = strings.TrimPrefix(row.note+", "+ops.MatmulVersion(env.dev, n, n, n, ops.WeightNK), ", ")
 	env.add(row)
 	return nil
 }
@@ -184,7 +186,7 @@ func gemmCase(env *benchEnv, h *cublas.Handle, t *eventTimer, n int, typ string)
 	bytes := uint64(n) * uint64(n) * uint64(gt.elem.Size())
 	size := fmt.Sprintf("%d³", n)
 	if free, _, err := cuda.MemGetInfo(); err == nil && 3*bytes > free {
-		env.notef("gemm: %s %s skipped: needs %s, %s free", gt.name, size, fmtBytes(int(3*bytes)), fmtBytes(int(free)))
+		env.notef("matmul: %s %s skipped: needs %s, %s free", gt.name, size, fmtBytes(int(3*bytes)), fmtBytes(int(free)))
 		return nil
 	}
 	var bufs [3]cuda.DevicePtr
@@ -211,7 +213,7 @@ func gemmCase(env *benchEnv, h *cublas.Handle, t *eventTimer, n int, typ string)
 	if err != nil {
 		return err
 	}
-	env.add(benchRow{bench: "gemm", name: gt.name, size: size, time: sec,
-		value: 2 * math.Pow(float64(n), 3) / sec / 1e9, unit: "GFLOP/s", peak: math.NaN()})
+	env.add(benchRow{bench: "matmul", name: gt.name, size: size, time: sec,
+		value: 2 * math.Pow(float64(n), 3) / sec / 1e12, unit: "TFLOP/s", peak: math.NaN()})
 	return nil
 }

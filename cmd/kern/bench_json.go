@@ -25,6 +25,7 @@ type benchRowJSON struct {
 	Value *float64 `json:"value"` // null when the run was too short to time
 	Unit  string   `json:"unit"`
 	Peak  *float64 `json:"peak_pct,omitempty"`
+	Ref   *float64 `json:"cublas_pct,omitempty"` // matmul: % of cuBLAS on the same case
 	Note  string   `json:"note,omitempty"`
 }
 
@@ -40,6 +41,9 @@ func writeBenchJSON(path, device string, rows []benchRow, notes []string) error 
 	for i, r := range rows {
 		rep.Rows[i] = benchRowJSON{Bench: r.bench, Name: r.name, Size: r.size, Time: r.time,
 			Value: finite(r.value), Unit: r.unit, Peak: finite(r.peak), Note: r.note}
+		if r.ref > 0 {
+			rep.Rows[i].Ref = finite(r.ref)
+		}
 	}
 	b, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {

@@ -9,8 +9,8 @@ package main
 
 import "errors"
 
-var errKerngen = errors.New("kern bench: this kern was built with -tags kerngen (the generator of kern's own ops packages), which leaves out the gemm, ops and attention benchmarks; run go run ./cmd/kern bench")
+var errKerngen = errors.New("kern bench: this kern was built with -tags kerngen (the generator of kern's own ops packages), which leaves out the matmul, ops and attention benchmarks; run go run ./cmd/kern bench")
 
-func benchGemm(*benchEnv) error      { return errKerngen }
+func benchMatmul(*benchEnv) error    { return errKerngen }
 func benchOps(*benchEnv) error       { return errKerngen }
 func benchAttention(*benchEnv) error { return errKerngen }

@@ -6,7 +6,7 @@
 //	kern check [-arch sm_80] [packages]   compile kernels and report errors, writing nothing
 //	kern doctor                           report the driver, GPUs, ptxas and the device kern.Open picks
 //	kern prof [-o file] ./pkg [args]      run a program on the emulator, print its profile
-//	kern bench [-device d] [-plot f.svg]  time memcpy, cuBLAS gemm and ops on a device
+//	kern bench [-device d] [-json f]      time memcpy, matmul (vs cuBLAS, decode GEMVs), ops and attention
 //	kern emu run file.ptx [flags]         run any PTX on the emulator (emu.go)
 //
 // Packages are go list patterns; the default is the current directory.

@@ -27,9 +27,13 @@ type row struct {
 	Size  string   `json:"size"`
 	Value *float64 `json:"value"`
 	Unit  string   `json:"unit"`
+	Peak  *float64 `json:"peak_pct"`   // % of the DRAM peak, where there is one
+	Ref   *float64 `json:"cublas_pct"` // matmul: % of cuBLAS on the same case
 }
 
-var benchNames = []string{"memcpy", "gemm", "ops"}
+// benchNames orders the panels; a benchmark not named here comes after
+// them. gemm is matmul's old name, in JSON written before the rename.
+var benchNames = []string{"memcpy", "matmul", "gemm", "ops", "attention"}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,9 +21,45 @@ func TestPlotsTheJSONAsSVGAndPNG(t *testing.T) {
 		if err != nil || len(b) < 1000 {
 			t.Fatalf("%s: %v (%d bytes)", ext, err, len(b))
 		}
-		if ext == ".svg" && (!strings.Contains(string(b), "<svg") || !strings.Contains(string(b), "thread-instr/elem") || !strings.Contains(string(b), "GB/s")) {
-			t.Errorf("the SVG is not the chart:\n%.300s", b)
+		if ext != ".svg" {
+			continue
 		}
+		for _, w := range []string{"<svg", "thread-instr/elem", "GB/s", "TFLOP/s", "kern bench matmul", "kern bench attention", "% of DRAM peak", "% of cuBLAS", "decode W4A16 down"} {
+			if !strings.Contains(string(b), w) {
+				t.Errorf("the SVG lacks %q:\n%.300s", w, b)
+			}
+		}
+	}
+}
+
+// Panels split a benchmark by unit, follow benchNames (the old gemm
+// name included), and gather the percentages across benchmarks.
+func TestPanels(t *testing.T) {
+	b, err := os.ReadFile("testdata/bench.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range panelsOf(rep.Rows) {
+		got = append(got, fmt.Sprintf("%s|%s|%d", p.title, p.unit, len(p.rows)))
+	}
+	want := []string{
+		"kern bench memcpy|GB/s|2",
+		"kern bench matmul|TFLOP/s|2",
+		"kern bench matmul|GB/s|2",
+		"kern bench gemm|GFLOP/s|1",
+		"kern bench ops|thread-instr/elem|2",
+		"kern bench attention|TFLOP/s|1",
+		"kern bench attention|GB/s|1",
+		"% of the DRAM peak|% of DRAM peak|4",
+		"kern / cuBLAS|% of cuBLAS|1",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("panels:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

@@ -1,7 +1,9 @@
 package main
 
-// The chart: one bar panel per benchmark (memcpy, gemm, ops), stacked,
-// drawn with gonum/plot and written as SVG or PNG by the file's extension.
+// The chart: one bar panel per benchmark and unit (memcpy, matmul, ops,
+// attention), then one of the rows' % of DRAM peak and one of kern's %
+// of cuBLAS, stacked, drawn with gonum/plot and written as SVG or PNG by
+// the file's extension.
 
 import (
 	"fmt"
@@ -9,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -21,27 +24,21 @@ import (
 
 func writeBenchPlot(path, device string, rows []row) error {
 	var plots []*plot.Plot
-	for _, name := range benchNames {
-		var group []row
-		for _, r := range rows {
-			if r.Bench == name {
-				group = append(group, r)
-			}
-		}
-		if len(group) == 0 {
-			continue
-		}
-		p, err := benchPanel(name, device, group)
+	widest := 0
+	for _, pn := range panelsOf(rows) {
+		p, err := benchPanel(pn, device)
 		if err != nil {
 			return err
 		}
 		plots = append(plots, p)
+		widest = max(widest, len(pn.rows))
 	}
 	if len(plots) == 0 {
 		return fmt.Errorf("no benchmark produced a figure to plot")
 	}
-	const width = 9 * vg.Inch
-	height := vg.Length(len(plots)) * 4 * vg.Inch
+	// Wide enough for the bars of the panel with the most.
+	width := max(9*vg.Inch, vg.Length(widest)*vg.Inch/3)
+	height := vg.Length(len(plots)) * 5 * vg.Inch
 	var canvas vg.CanvasWriterTo
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".svg":
@@ -73,17 +70,78 @@ func writeBenchPlot(path, device string, rows []row) error {
 	return f.Close()
 }
 
-// benchPanel draws one benchmark's rows as bars labelled "case size".
-func benchPanel(name, device string, rows []row) (*plot.Plot, error) {
+// panel is one bar chart: rows of one benchmark in one unit, or the rows
+// that have a percentage (of the DRAM peak, of cuBLAS) across benchmarks.
+type panel struct {
+	title, unit, color string
+	rows               []row
+	value              func(row) *float64
+}
+
+// panelsOf groups the rows: a panel per benchmark and unit (a benchmark
+// mixes units: matmul has TFLOP/s and the decode rows' GB/s), in
+// benchNames' order, then one of every % of DRAM peak and one of every %
+// of cuBLAS, the figures the GPU goals are stated in.
+func panelsOf(rows []row) []panel {
+	var order []string
+	for _, r := range rows {
+		if !slices.Contains(order, r.Bench) {
+			order = append(order, r.Bench)
+		}
+	}
+	rank := func(b string) int {
+		if i := slices.Index(benchNames, b); i >= 0 {
+			return i
+		}
+		return len(benchNames) + slices.Index(order, b)
+	}
+	slices.SortStableFunc(order, func(a, b string) int { return rank(a) - rank(b) })
+	var out []panel
+	for _, b := range order {
+		var units []string
+		for _, r := range rows {
+			if r.Bench == b && !slices.Contains(units, r.Unit) {
+				units = append(units, r.Unit)
+			}
+		}
+		for _, u := range units {
+			pn := panel{title: "kern bench " + b, unit: u, color: b, value: func(r row) *float64 { return r.Value }}
+			for _, r := range rows {
+				if r.Bench == b && r.Unit == u {
+					pn.rows = append(pn.rows, r)
+				}
+			}
+			out = append(out, pn)
+		}
+	}
+	for _, pc := range []panel{
+		{title: "% of the DRAM peak", unit: "% of DRAM peak", color: "peak", value: func(r row) *float64 { return r.Peak }},
+		{title: "kern / cuBLAS", unit: "% of cuBLAS", color: "ref", value: func(r row) *float64 { return r.Ref }},
+	} {
+		for _, r := range rows {
+			if pc.value(r) != nil {
+				r.Name = r.Bench + " " + r.Name
+				pc.rows = append(pc.rows, r)
+			}
+		}
+		if len(pc.rows) > 0 {
+			out = append(out, pc)
+		}
+	}
+	return out
+}
+
+// benchPanel draws one panel's rows as bars labelled "case size".
+func benchPanel(pn panel, device string) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("kern bench %s on %s", name, device)
-	p.Y.Label.Text = rows[0].Unit
-	vals := make(plotter.Values, len(rows))
-	labels := make([]string, len(rows))
-	for i, r := range rows {
+	p.Title.Text = fmt.Sprintf("%s on %s", pn.title, device)
+	p.Y.Label.Text = pn.unit
+	vals := make(plotter.Values, len(pn.rows))
+	labels := make([]string, len(pn.rows))
+	for i, r := range pn.rows {
 		v := 0.0 // null: a run too short for the timer to see
-		if r.Value != nil && !math.IsNaN(*r.Value) && !math.IsInf(*r.Value, 0) {
-			v = *r.Value
+		if x := pn.value(r); x != nil && !math.IsNaN(*x) && !math.IsInf(*x, 0) {
+			v = *x
 		}
 		vals[i] = v
 		labels[i] = r.Name + "\n" + r.Size
@@ -93,13 +151,24 @@ func benchPanel(name, device string, rows []row) (*plot.Plot, error) {
 		return nil, err
 	}
 	bars.LineStyle.Width = 0
-	bars.Color = barColor(name)
+	bars.Color = barColor(pn.color)
 	p.Add(bars, plotter.NewGrid())
-	p.NominalX(labels...)
 	p.X.Tick.Label.Font.Size = vg.Points(8)
+	if len(labels) > 8 {
+		// Many bars: one-line labels, turned to read upwards.
+		for i, l := range labels {
+			labels[i] = strings.ReplaceAll(l, "\n", "  ")
+		}
+		p.X.Tick.Label.Rotation = math.Pi / 2
+		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
+	}
+	p.NominalX(labels...)
 	p.Y.Min = 0
 	for _, v := range vals {
 		p.Y.Max = max(p.Y.Max, 1.1*v)
+	}
+	if pn.color == "peak" || pn.color == "ref" {
+		p.Y.Max = max(p.Y.Max, 110) // the 100% line in view
 	}
 	return p, nil
 }
@@ -109,8 +178,12 @@ func barColor(name string) color.Color {
 	switch name {
 	case "memcpy":
 		return color.RGBA{R: 0x4c, G: 0x72, B: 0xb0, A: 0xff}
-	case "gemm":
+	case "matmul", "gemm":
 		return color.RGBA{R: 0xdd, G: 0x84, B: 0x52, A: 0xff}
+	case "attention":
+		return color.RGBA{R: 0x81, G: 0x72, B: 0xb3, A: 0xff}
+	case "peak", "ref":
+		return color.RGBA{R: 0x93, G: 0x78, B: 0x60, A: 0xff}
 	}
 	return color.RGBA{R: 0x55, G: 0xa8, B: 0x68, A: 0xff}
 }

@@ -1,0 +1,284 @@
+//go:build !kerngen
+
+package main
+
+// kern bench matmul, decode rows: the weight-streaming matmuls of batch-1
+// (and batch-16) decoding, on a model's projection shapes.
+//
+// At M = 1…16 a linear layer reads its whole weight to produce a few rows,
+// so it is bound by memory: the figure is GB/s of weight bytes moved (the
+// weight once, as stored: N·K·2 for bf16, N·K/2 + N·⌈K/128⌉·4 for W4A16's
+// nibbles and group scales, N·K + N·4 for W8A8's bytes and channel
+// scales) over the median time, and on a GPU that as a % of the DRAM
+// peak. Activations and outputs (M·K and M·N elements) are left out: on
+// Qwen3-4B's shapes they are under 0.3% of the weight's bytes at M = 1
+// and up to 3.8% (W4A16 o) at M = 16.
+//
+// The projections of one layer, from -decode-dims (hidden, query heads,
+// KV heads, head dim, intermediate; Qwen3-4B's 2560,32,8,128,9728 on a
+// GPU):
+//
+//	qkv     N = (heads + 2·kvHeads)·headDim, K = hidden  (fused Q, K, V)
+//	o       N = hidden, K = heads·headDim
+//	gate/up N = 2·intermediate, K = hidden               (fused, SwiGLU's input)
+//	down    N = hidden, K = intermediate
+//
+// and the formats:
+//
+//	bf16   ops.Matmul, bf16 x·Wᵀ → bf16
+//	W4A16  ops.MatmulInt4, bf16 x, group-128 int4 W → bf16
+//	W8A8   ops.MatmulInt8, int8 x (row scales), int8 W (channel scales) → bf16
+//
+// Each row's note names the kernel ops picked (ops.MatmulVersion,
+// MatmulInt4Version, MatmulInt8Version). A decoder's weights are far
+// larger than any L2, so every layer reads its weight cold; a single
+// projection (31 MB for Qwen3-4B's bf16 qkv) fits an H100's 50 MB L2, so
+// on a GPU each timed run is preceded, outside its events, by an ops.Add
+// over buffers of twice the L2 that evicts the weight.
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/ops"
+)
+
+// decodeProj is one projection of a layer: c[M,N] = x[M,K]·W[N,K]ᵀ.
+type decodeProj struct {
+	name string
+	n, k int
+}
+
+// decodeProjs derives a layer's projections from -decode-dims.
+func decodeProjs(d [5]int) []decodeProj {
+	hidden, heads, kvHeads, headDim, inter := d[0], d[1], d[2], d[3], d[4]
+	return []decodeProj{
+		{"qkv", (heads + 2*kvHeads) * headDim, hidden},
+		{"o", hidden, heads * headDim},
+		{"gate/up", 2 * inter, hidden},
+		{"down", hidden, inter},
+	}
+}
+
+// Qwen3-4B's dims, the GPU default, and a layer small enough for the
+// emulator (K a multiple of 128, so every format runs its real path).
+var (
+	qwen3_4BDims  = [5]int{2560, 32, 8, 128, 9728}
+	tinyDecodeDim = [5]int{256, 4, 2, 32, 384}
+)
+
+// decodeFormats are the weight formats of the decode rows.
+var decodeFormats = []string{"bf16", "W4A16", "W8A8"}
+
+// weightBytes is what a format stores for an N×K weight.
+func weightBytes(format string, n, k int) float64 {
+	switch format {
+	case "W4A16":
+		return float64(n*k/2 + n*((k+127)/128)*4)
+	case "W8A8":
+		return float64(n*k + n*4)
+	}
+	return float64(n * k * 2)
+}
+
+func benchDecode(env *benchEnv) error {
+	dims := env.cfg.decodeDims
+	if dims == [5]int{} {
+		dims = tinyDecodeDim
+		if env.isCUDA() {
+			dims = qwen3_4BDims
+		}
+	}
+	s, err := env.dev.NewStream()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	l2 := 0
+	if env.isCUDA() {
+		l2 = env.info.L2CacheSize
+	}
+	flush, err := newL2Flush(env.dev, l2)
+	if err != nil {
+		return err
+	}
+	defer flush.free()
+	for _, p := range decodeProjs(dims) {
+		for _, format := range decodeFormats {
+			for _, m := range env.cfg.decodeM {
+				if err := decodeCase(env, s, flush, p, format, m); err != nil {
+					// Go on with the other cases; reported at the end.
+					env.failed = append(env.failed, fmt.Errorf("kern bench matmul: decode %s %s m=%d: %w", format, p.name, m, err))
+				}
+			}
+		}
+	}
+	env.notef("matmul: decode rows are %s's layer (-decode-dims %d,%d,%d,%d,%d); GB/s counts the weight's bytes as stored", decodeModel(dims), dims[0], dims[1], dims[2], dims[3], dims[4])
+	if !env.isCUDA() {
+		env.notef("matmul: on %s the decode shapes are small and GB/s measures that device, not a GPU", env.dev.Kind())
+	}
+	return nil
+}
+
+func decodeModel(d [5]int) string {
+	switch d {
+	case qwen3_4BDims:
+		return "Qwen3-4B"
+	case tinyDecodeDim:
+		return "a tiny model"
+	}
+	return "the given model"
+}
+
+// decodeCase sets up and times one format at one projection and M.
+func decodeCase(env *benchEnv, s *kern.Stream, flush *l2Flush, p decodeProj, format string, m int) error {
+	al := &allocs{dev: env.dev}
+	defer al.free()
+	dev := env.dev
+	n, k := p.n, p.k
+	var run func() error
+	var version string
+	switch format {
+	case "bf16":
+		x, w, c := bf16Buf(al, m*k), bf16Buf(al, n*k), bf16Buf(al, m*n)
+		version = ops.MatmulVersion(dev, m, n, k, ops.WeightNK)
+		run = func() error { return ops.Matmul(s, c, x, w, m, n, k, ops.MatmulOpts[gpu.BFloat16]{}) }
+	case "W4A16":
+		x, c := bf16Buf(al, m*k), bf16Buf(al, m*n)
+		packed := filled(al, n*k/2, uint8(0x9a)) // nibbles 10 and 9: 2 and 1 after the -8
+		scales := filled(al, n*((k+127)/128), float32(0x1p-7))
+		version = ops.MatmulInt4Version(m, n, k)
+		run = func() error { return ops.MatmulInt4(s, c, x, packed, scales, m, n, k) }
+	case "W8A8":
+		a, w := filled(al, m*k, int8(1)), filled(al, n*k, int8(-1))
+		as, ws := filled(al, m, float32(0x1p-7)), filled(al, n, float32(0x1p-7))
+		c := bf16Buf(al, m*n)
+		version = ops.MatmulInt8Version(m, n, k)
+		run = func() error { return ops.MatmulInt8(s, c, a, as, w, ws, m, n, k) }
+	}
+	if al.err != nil {
+		return al.err
+	}
+	sec, err := timeRuns(env.cfg, func() (time.Duration, error) {
+		if err := flush.run(s); err != nil {
+			return 0, err
+		}
+		return timeOnStream(s, run)
+	})
+	if err != nil {
+		return err
+	}
+	bytes := weightBytes(format, n, k)
+	row := benchRow{bench: "matmul", name: "decode " + format + " " + p.name, size: fmt.Sprintf("%d×%d×%d", m, n, k),
+		time: sec, value: bytes / sec / 1e9, unit: "GB/s", peak: math.NaN(), note: version}
+	if env.isCUDA() {
+		row.peak = env.pctOfPeak(bytes / sec)
+	}
+	env.add(row)
+	return nil
+}
+
+// allocs collects a case's buffers: the first error stops further
+// uploads, and free releases what was made.
+type allocs struct {
+	dev   *kern.Device
+	err   error
+	frees []func() error
+}
+
+func (a *allocs) free() {
+	for _, f := range a.frees {
+		f()
+	}
+}
+
+// timeOnStream runs work between two events recorded on s.
+func timeOnStream(s *kern.Stream, work func() error) (time.Duration, error) {
+	start, err := s.Record()
+	if err != nil {
+		return 0, err
+	}
+	defer start.Close()
+	if err := work(); err != nil {
+		return 0, err
+	}
+	stop, err := s.Record()
+	if err != nil {
+		return 0, err
+	}
+	defer stop.Close()
+	return kern.Elapsed(start, stop)
+}
+
+// bf16Buf uploads n bfloat16s in [-0.25, 0.25].
+func bf16Buf(al *allocs, n int) *kern.Buffer[gpu.BFloat16] {
+	xs := make([]gpu.BFloat16, n)
+	for i := range xs {
+		xs[i] = gpu.ToBFloat16(float32(i%17-8) / 32)
+	}
+	return upload(al, xs)
+}
+
+// filled uploads n copies of v.
+func filled[T gpu.Elem](al *allocs, n int, v T) *kern.Buffer[T] {
+	xs := make([]T, n)
+	for i := range xs {
+		xs[i] = v
+	}
+	return upload(al, xs)
+}
+
+func upload[T gpu.Elem](al *allocs, xs []T) *kern.Buffer[T] {
+	if al.err != nil {
+		return nil
+	}
+	b, err := kern.Upload(al.dev, xs)
+	if err != nil {
+		al.err = err
+		return nil
+	}
+	al.frees = append(al.frees, b.Free)
+	return b
+}
+
+// l2Flush evicts the L2 before a timed run: ops.Add over three buffers
+// of twice the L2's size each. It is a no-op for an L2 of 0 bytes (off
+// CUDA, or where the driver reports none).
+type l2Flush struct {
+	n       int
+	a, b, c *kern.Buffer[float32]
+}
+
+func newL2Flush(dev *kern.Device, l2Bytes int) (*l2Flush, error) {
+	f := &l2Flush{}
+	if l2Bytes <= 0 {
+		return f, nil
+	}
+	f.n = 2 * l2Bytes / 4
+	var err error
+	for _, p := range []**kern.Buffer[float32]{&f.a, &f.b, &f.c} {
+		if *p, err = kern.Alloc[float32](dev, f.n); err != nil {
+			f.free()
+			return nil, fmt.Errorf("L2 flush buffers: %w", err)
+		}
+	}
+	return f, nil
+}
+
+func (f *l2Flush) run(q kern.Queue) error {
+	if f.n == 0 {
+		return nil
+	}
+	return ops.Add(q, f.c, f.a, f.b, f.n)
+}
+
+func (f *l2Flush) free() {
+	for _, b := range []*kern.Buffer[float32]{f.a, f.b, f.c} {
+		if b != nil {
+			b.Free()
+		}
+	}
+}

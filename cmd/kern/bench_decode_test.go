@@ -1,0 +1,173 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/emu"
+)
+
+// stubDecodeDims is a layer small enough for the stub driver, whose
+// device memory is host memory.
+const stubDecodeDims = "256,4,2,64,512"
+
+// checkDecodeRows checks that the table has every decode row of the
+// layer dims at each m, in GB/s with a finite positive rate.
+func checkDecodeRows(t *testing.T, out string, dims [5]int, ms []int) {
+	t.Helper()
+	for _, p := range decodeProjs(dims) {
+		for _, f := range decodeFormats {
+			for _, m := range ms {
+				name, size := "decode "+f+" "+p.name, fmt.Sprintf("%d×%d×%d", m, p.n, p.k)
+				r, ok := tableRow(out, "matmul", name, size)
+				if !ok {
+					t.Errorf("no matmul row %s %s", name, size)
+					continue
+				}
+				if r.unit != "GB/s" || !(r.value > 0) || math.IsInf(r.value, 0) {
+					t.Errorf("matmul %s %s: rate %v %s, want finite GB/s", name, size, r.value, r.unit)
+				}
+			}
+		}
+	}
+}
+
+// parsedRow is a table line read back: the rate and unit after the case
+// and size columns.
+type parsedRow struct {
+	value float64
+	unit  string
+}
+
+// tableRow finds the line of bench, name and size and reads its rate and
+// unit (the time column is two fields: "1.5 ms").
+func tableRow(out, bench, name, size string) (parsedRow, bool) {
+	prefix := bench + " " + name + " " + size + " "
+	for _, line := range strings.Split(out, "\n") {
+		l := strings.Join(strings.Fields(line), " ")
+		if rest, ok := strings.CutPrefix(l, prefix); ok {
+			f := strings.Fields(rest)
+			if len(f) < 4 {
+				return parsedRow{}, false
+			}
+			v, err := strconv.ParseFloat(f[2], 64)
+			if err != nil {
+				v = math.NaN()
+			}
+			return parsedRow{value: v, unit: f[3]}, true
+		}
+	}
+	return parsedRow{}, false
+}
+
+// checkStubJSON checks the -json rows of the stub run: on a CUDA device
+// every decode row (matmul and attention) has GB/s and a % of the DRAM
+// peak, every matmul decode row names its kernel, and kern's square rows
+// have TFLOP/s and their % of cuBLAS.
+func checkStubJSON(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep benchReport
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var decode, attn, kernSquare int
+	for _, r := range rep.Rows {
+		pos := func(p *float64) bool { return p != nil && *p > 0 }
+		switch {
+		case r.Bench == "matmul" && strings.HasPrefix(r.Name, "decode "):
+			decode++
+			if r.Unit != "GB/s" || !pos(r.Value) || !pos(r.Peak) || r.Note == "" {
+				t.Errorf("decode row %+v: want GB/s, a %% of peak and the kernel", r)
+			}
+		case r.Bench == "matmul" && strings.HasPrefix(r.Name, "kern Matmul"):
+			kernSquare++
+			if r.Unit != "TFLOP/s" || !pos(r.Value) || !pos(r.Ref) || r.Note == "" {
+				t.Errorf("kern Matmul row %+v: want TFLOP/s, a %% of cuBLAS and the kernel", r)
+			}
+		case r.Bench == "matmul":
+			if r.Unit != "TFLOP/s" || !pos(r.Value) || r.Ref != nil {
+				t.Errorf("cuBLAS row %+v", r)
+			}
+		case r.Bench == "attention" && strings.HasPrefix(r.Name, "decode"):
+			attn++
+			if r.Unit != "GB/s" || !pos(r.Value) || !pos(r.Peak) {
+				t.Errorf("attention decode row %+v: want GB/s and a %% of peak", r)
+			}
+		}
+	}
+	if decode != 4*len(decodeFormats)*2 || attn != 4 || kernSquare != 4 {
+		t.Errorf("%d matmul decode rows, %d attention decode rows, %d kern Matmul rows; want 24, 4, 4", decode, attn, kernSquare)
+	}
+}
+
+// gemm is matmul's old name: it runs the matmul benchmark, once.
+func TestBenchGemmIsAnAlias(t *testing.T) {
+	var stderr strings.Builder
+	_, names, err := parseBenchFlags([]string{"gemm", "ops", "matmul"}, &stderr)
+	if err != nil || strings.Join(names, ",") != "matmul,ops" {
+		t.Errorf("names %v, %v; want matmul,ops", names, err)
+	}
+	cfg, names, err := parseBenchFlags(nil, &stderr)
+	if err != nil || strings.Join(names, ",") != "memcpy,matmul,ops,attention" || cfg.decodeDims != [5]int{} || len(cfg.decodeM) != 2 {
+		t.Errorf("defaults %v %+v, %v", names, cfg, err)
+	}
+	cfg, _, err = parseBenchFlags([]string{"-decode-dims", "4096,32,8,128,12288", "-decode-ctx", "8K"}, &stderr)
+	if err != nil || cfg.decodeDims != [5]int{4096, 32, 8, 128, 12288} || len(cfg.decodeCtx) != 1 || cfg.decodeCtx[0] != 8192 {
+		t.Errorf("-decode-dims, -decode-ctx: %+v, %v", cfg, err)
+	}
+}
+
+// The decode shapes are Qwen3-4B's projections, and the weight bytes
+// are the formats' storage.
+func TestDecodeShapes(t *testing.T) {
+	got := fmt.Sprint(decodeProjs(qwen3_4BDims))
+	if want := "[{qkv 6144 2560} {o 2560 4096} {gate/up 19456 2560} {down 2560 9728}]"; got != want {
+		t.Errorf("Qwen3-4B projections %s, want %s", got, want)
+	}
+	for _, c := range []struct {
+		format string
+		want   float64
+	}{{"bf16", 2560 * 9728 * 2}, {"W4A16", 2560*9728/2 + 2560*76*4}, {"W8A8", 2560*9728 + 2560*4}} {
+		if got := weightBytes(c.format, 2560, 9728); got != c.want {
+			t.Errorf("%s: %v bytes, want %v", c.format, got, c.want)
+		}
+	}
+}
+
+// The L2 flush runs its ops.Add over twice the L2 on any device; with no
+// L2 it does nothing.
+func TestL2Flush(t *testing.T) {
+	dev := kern.OpenEmulator(emu.Options{})
+	defer dev.Close()
+	f, err := newL2Flush(dev, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.free()
+	if err := f.a.CopyFrom(slices.Repeat([]float32{1}, f.n)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.run(dev); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.c.Download()
+	if err != nil || f.n != 2048 || len(got) != 2048 || got[0] != 1 || got[2047] != 1 {
+		t.Fatalf("flush of %d floats: %v, %v…", f.n, err, got[:min(4, len(got))])
+	}
+	none, err := newL2Flush(dev, 0)
+	if err != nil || none.run(dev) != nil || none.a != nil {
+		t.Errorf("no L2: %+v, %v", none, err)
+	}
+	none.free()
+}
