@@ -64,24 +64,11 @@ func decBulk(d *decoder, s *astStmt, m *mods, in *inst) {
 	in.fn = func(w *warp, in *inst, mask uint32) error {
 		for mm := mask; mm != 0; mm &= mm - 1 {
 			l := bits.TrailingZeros32(mm)
-			raw, err := w.access(spGeneric, w.addrOf(&in.ops[1], l), 8*gpu.TensorMapWords, 64, l, AccessLoad)
+			tm, err := w.tensorMap(&in.ops[1], l)
 			if err != nil {
 				return err
 			}
-			words := make([]uint64, gpu.TensorMapWords)
-			for i := range words {
-				words[i] = binary.LittleEndian.Uint64(raw[8*i:])
-			}
-			tm, err := gpu.DecodeTensorMap(words)
-			if err != nil {
-				return faultf(l, ErrTrap, "cp.async.bulk.tensor: %v", err)
-			}
-			vec := func(i int) int64 {
-				if in.ops[2].vimm != nil && in.ops[2].vec[i] < 0 {
-					return int64(int32(in.ops[2].vimm[i]))
-				}
-				return int64(int32(w.regs[int(in.ops[2].vec[i])+l]))
-			}
+			vec := func(i int) int64 { return w.tensorCoord(&in.ops[2], i, l) }
 			x, y := vec(0), vec(1)
 			dst := w.addrOf(&in.ops[0], l)
 			sw := tm.Swizzle.Bytes()
@@ -150,4 +137,31 @@ func (b *block) landTMA(w *warp) error {
 	}
 	b.tma = b.tma[:0]
 	return nil
+}
+
+// tensorMap reads and decodes the tensor map lane l addresses through op
+// (16 words of kern's layout, gpu.EncodeTensorMap).
+func (w *warp) tensorMap(op *opnd, l int) (gpu.TensorMap2D, error) {
+	raw, err := w.access(spGeneric, w.addrOf(op, l), 8*gpu.TensorMapWords, 64, l, AccessLoad)
+	if err != nil {
+		return gpu.TensorMap2D{}, err
+	}
+	words := make([]uint64, gpu.TensorMapWords)
+	for i := range words {
+		words[i] = binary.LittleEndian.Uint64(raw[8*i:])
+	}
+	tm, err := gpu.DecodeTensorMap(words)
+	if err != nil {
+		return gpu.TensorMap2D{}, faultf(l, ErrTrap, "cp.async.bulk.tensor: %v", err)
+	}
+	return tm, nil
+}
+
+// tensorCoord is lane l's i-th coordinate of a tensor copy's {x, y}
+// operand: a signed 32-bit register or immediate.
+func (w *warp) tensorCoord(op *opnd, i, l int) int64 {
+	if op.vimm != nil && op.vec[i] < 0 {
+		return int64(int32(op.vimm[i]))
+	}
+	return int64(int32(w.regs[int(op.vec[i])+l]))
 }

@@ -14,7 +14,6 @@ package emu
 // as it may on a GPU. Group counts are not tracked beyond that.
 
 import (
-	"encoding/binary"
 	"math/bits"
 
 	"github.com/gokern/kern/gpu"
@@ -70,24 +69,11 @@ func decTMAStore(d *decoder, s *astStmt, in *inst) {
 	in.fn = func(w *warp, in *inst, mask uint32) error {
 		for mm := mask; mm != 0; mm &= mm - 1 {
 			l := bits.TrailingZeros32(mm)
-			raw, err := w.access(spGeneric, w.addrOf(&in.ops[0], l), 8*gpu.TensorMapWords, 64, l, AccessLoad)
+			tm, err := w.tensorMap(&in.ops[0], l)
 			if err != nil {
 				return err
 			}
-			words := make([]uint64, gpu.TensorMapWords)
-			for i := range words {
-				words[i] = binary.LittleEndian.Uint64(raw[8*i:])
-			}
-			tm, err := gpu.DecodeTensorMap(words)
-			if err != nil {
-				return faultf(l, ErrTrap, "cp.async.bulk.tensor: %v", err)
-			}
-			vec := func(i int) int64 {
-				if in.ops[1].vimm != nil && in.ops[1].vec[i] < 0 {
-					return int64(int32(in.ops[1].vimm[i]))
-				}
-				return int64(int32(w.regs[int(in.ops[1].vec[i])+l]))
-			}
+			vec := func(i int) int64 { return w.tensorCoord(&in.ops[1], i, l) }
 			src := w.addrOf(&in.ops[2], l)
 			sw := tm.Swizzle.Bytes()
 			if src%128 != 0 || tm.Swizzle != gpu.SwizzleNone && src%uint64(8*sw) != 0 {
