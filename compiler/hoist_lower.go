@@ -41,17 +41,18 @@ func (kb *kernelBuilder) emitHoistEntry(fr *frame, pl *hoistLoop) {
 }
 
 // anchorStep makes the limit depend on a step computed before the loop:
-// limit = min(limit, max(N, s)), which changes nothing (limit ≤ N). Without
-// a use before the loop, ptxas sinks the step's computation (a grid-stride
+// limit = min(limit, N|s), which changes nothing: limit ≤ N ≤ N|s, as
+// s ≥ 0 (planLoop) and setting bits raises any int. Without a use before
+// the loop, ptxas sinks the step's computation (a grid-stride
 // loop's GridDim·BlockDim) past the loop's first test; since that test's
 // exit leads to the cold block rather than straight to exit, what follows
 // it may be divergent, so the step leaves the uniform registers for vector
 // registers live through the whole loop, and past calls such as the
 // division slow path that then clobber more (SiluGate on sm_80: 22
 // registers instead of 16, ptxas 12.4 and 13.5). Used here, in the entry
-// edge's uniform arithmetic on the bound, it stays uniform. max, not N+s:
-// N may be any int. Only a step that is arithmetic needs it: a step read
-// straight from a parameter or t.BlockDim() is a constant-bank operand
+// edge's uniform arithmetic on the bound, it stays uniform. N|s, not N+s
+// (which may wrap) nor max(N, s) (2 more SASS). Only an arithmetic step
+// needs it: a step read straight from a parameter or t.BlockDim() is a constant-bank operand
 // that occupies no register (RMSNorm: the anchor only added 10 SASS).
 func (kb *kernelBuilder) anchorStep(fr *frame, pl *hoistLoop, bound ir.Operand) {
 	if _, isArith := pl.step.(*ssa.BinOp); !isArith || !pl.outside(pl.step) {
@@ -62,7 +63,7 @@ func (kb *kernelBuilder) anchorStep(fr *frame, pl *hoistLoop, bound ir.Operand) 
 		return
 	}
 	t := kb.b.New(ir.S64)
-	kb.b.Arith(ir.OpMax, ir.S64, t, bound, s)
+	kb.b.Arith(ir.OpOr, ir.B64, t, bound, s)
 	kb.b.Arith(ir.OpMin, ir.S64, pl.limit, ir.R(pl.limit), ir.R(t))
 }
 
