@@ -199,11 +199,12 @@ func (g *bceGen) loop() {
 // hoistLoop writes a counted loop whose first statements index a slice at
 // k plus an invariant, the shape hoist.go takes the checks out of: from
 // constants, thread ids, n and the loop's own bound, some positive, some
-// negative, with steps 1, a constant and the block width.
+// negative, with steps 1, a constant, the block width and twice it
+// computed before the loop.
 func (g *bceGen) hoistLoop(k string) {
 	lo := g.pick([]string{"0", g.small(), "tx", "ty", "n - 3"})
 	bound := g.pick([]string{"n", "len(in)", g.small(), "n + 2", "len(" + g.pick(g.arrays) + ")"})
-	step := g.pick([]string{"1", strconv.Itoa(1 + g.r.IntN(9)), "t.BlockDim().X"})
+	step := g.pick([]string{"1", strconv.Itoa(1 + g.r.IntN(9)), "t.BlockDim().X", "bw"})
 	g.line("for %s := %s; %s < %s; %s += %s {", k, lo, k, bound, k, step)
 	g.block(func() {
 		g.ints = append(g.ints, k)
@@ -240,7 +241,10 @@ func bceKernel(seed uint64, bx, by, S int, hoist bool) string {
 	g.line("t.Sync()")
 	g.line("tx, ty := t.ThreadIdx().X, t.ThreadIdx().Y")
 	g.line("acc := int32(0)")
-	g.line("_, _ = tx, ty")
+	// bw is a step computed before the loops, as a grid stride is:
+	// hoist_lower.go's anchorStep puts it into the limit.
+	g.line("bw := 2 * t.BlockDim().X")
+	g.line("_, _, _ = tx, ty, bw")
 	g.ints = []string{"tx", "ty"}
 	g.arrays = []string{"s", "in"}
 	g.stmts(3 + g.r.IntN(5))
@@ -329,7 +333,7 @@ func testBCE(t *testing.T, hoist bool) {
 	if n, err := strconv.Atoi(os.Getenv("KERN_RANDOM")); err == nil {
 		kernels = n
 	}
-	skipped, hoisted := 0, 0
+	skipped, hoisted, byBW := 0, 0, 0
 	for k := range kernels {
 		r := rand.New(rand.NewPCG(uint64(k), map[bool]uint64{false: 77, true: 78}[hoist]))
 		bx, by := 1+r.IntN(48), 1+r.IntN(3)
@@ -347,6 +351,9 @@ func testBCE(t *testing.T, hoist bool) {
 			t.Fatalf("kernel %d: %v\n%s", k, err, src)
 		}
 		hoisted += opt.Kernels[0].Checks.Hoisted
+		if strings.Contains(src, "+= bw {") && opt.Kernels[0].Checks.Hoisted > 0 {
+			byBW++ // likely a hoisted loop whose step anchorStep puts into the limit
+		}
 		ref, err := CompileSource(Config{KeepChecks: true}, "k.go", []byte(src))
 		if err != nil {
 			t.Fatalf("kernel %d (KeepChecks): %v", k, err)
@@ -389,7 +396,10 @@ func testBCE(t *testing.T, hoist bool) {
 	if hoist && hoisted < kernels/2 {
 		t.Errorf("no check of %d random kernels was hoisted: the generator needs fixing", kernels)
 	}
-	t.Logf("%d checks hoisted", hoisted)
+	if hoist && byBW == 0 {
+		t.Errorf("no kernel hoists checks with a step computed before the loop: the generator needs fixing")
+	}
+	t.Logf("%d checks hoisted; %d kernels hoist with a loop stepping by bw", hoisted, byBW)
 	if skipped > kernels/4 {
 		t.Errorf("%d of %d random kernels did not type-check: the generator needs fixing", skipped, kernels)
 	}

@@ -15,7 +15,11 @@ import (
 // architecture-specific target (sm_90a: wgmma, setmaxnreg), which no
 // other target can compile, for that target only.
 func TestEveryKernelInTheRepoAssembles(t *testing.T) {
-	ptxas.Require(t)
+	path := ptxas.Require(t)
+	if path == "" {
+		return
+	}
+	regs := map[regKey]int{}
 	check := func(arch string, pkgs []*compiler.Package) {
 		for _, p := range pkgs {
 			reps := ptxas.Check(t, p.Name+"_"+arch, []byte(p.PTX), arch)
@@ -23,6 +27,7 @@ func TestEveryKernelInTheRepoAssembles(t *testing.T) {
 				if f.Spills() {
 					t.Errorf("%s %s.%s spills (%d bytes stored)", arch, p.Path, f.Name, f.SpillStores)
 				}
+				regs[regKey{strings.TrimPrefix(p.Path, "github.com/gokern/kern/"), f.Name, arch}] = f.Registers
 			}
 		}
 	}
@@ -49,4 +54,5 @@ func TestEveryKernelInTheRepoAssembles(t *testing.T) {
 		t.Fatalf("sm_90: %d packages compiled, want %d", len(pkgs), len(portable))
 	}
 	check("sm_90", pkgs)
+	checkRegBudget(t, path, regs)
 }
