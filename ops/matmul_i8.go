@@ -14,8 +14,11 @@ package ops
 //   - v1: a warp per 16×8 tile, fragments from global memory; any shape.
 //   - v2: 128×128 tiles, a three-stage cp.async pipeline, ldmatrix from
 //     XOR-swizzled shared memory; K a multiple of 16.
+//   - gemv: the decode GEMV (internal/i8gemv), four rows of W per warp
+//     streamed with 128-bit cp.async; M ≤ 16, K a multiple of 16.
 //
-// MatmulInt8 takes v2 when K allows it and M > int8V1MaxM, v1 otherwise.
+// MatmulInt8 takes v2 when K is a multiple of 16 and M > int8V1MaxM, the
+// GEMV when K is a multiple of 16 and M ≤ int8V1MaxM, v1 otherwise.
 
 import (
 	"fmt"
@@ -23,6 +26,7 @@ import (
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
 	"github.com/gokern/kern/ops/internal/i8"
+	"github.com/gokern/kern/ops/internal/i8gemv"
 )
 
 // int8V1MaxM is the largest M v1 takes when v2 could: a 128-row tile
@@ -34,6 +38,7 @@ const (
 	i8Auto = iota
 	i8V1
 	i8V2
+	i8GEMV
 )
 
 // MatmulInt8 computes c = diag(aScales)·(a·wᵀ)·diag(wScales) in int32,
@@ -60,6 +65,10 @@ func matmulInt8[T Float](v int, q kern.Queue, c *kern.Buffer[T], a *kern.Buffer[
 		s.fail("k = %d: v2 needs a multiple of %d", k, i8.TCKAlign)
 		return s.err
 	}
+	if v == i8GEMV && (k%i8gemv.KAlign != 0 || m > i8gemv.MaxM) {
+		s.fail("m = %d, k = %d: the GEMV needs m ≤ %d and k a multiple of %d", m, k, i8gemv.MaxM, i8gemv.KAlign)
+		return s.err
+	}
 	args := []kern.Arg{bufArg(c), bufArg(a), bufArg(aScales), bufArg(w), bufArg(wScales), intArg(m), intArg(n), intArg(k)}
 	if v == i8Auto {
 		v = int8Pick(m, k)
@@ -67,6 +76,10 @@ func matmulInt8[T Float](v int, q kern.Queue, c *kern.Buffer[T], a *kern.Buffer[
 	if v == i8V2 {
 		grid := kern.Blocks(gpu.Dim3{X: ceilDiv(n, i8.TCBN), Y: ceilDiv(m, i8.TCBM), Z: 1}, gpu.Dim3{X: i8.TCThreads, Y: 1, Z: 1})
 		return s.launch(i8.TCKernels[dtypeIndex[T]()], q, grid.WithShared(i8.TCShared), args...)
+	}
+	if v == i8GEMV {
+		grid := blocks1(ceilDiv(n, i8gemv.RowsPerBlock), i8gemv.Warps*32)
+		return s.launch(i8gemv.Kernels[dtypeIndex[T]()], q, grid.WithShared(i8gemv.Shared), args...)
 	}
 	tiles := ceilDiv(m, 16) * ceilDiv(n, 8)
 	return s.launch(i8.Kernels[dtypeIndex[T]()], q, blocks1(ceilDiv(tiles, i8.Warps), i8.Warps*32), args...)

@@ -11,8 +11,10 @@ import (
 
 // TestMatmulInt8 checks the W8A8 GEMM against float64 on random int8
 // values at ragged shapes (k not a multiple of 4 or 32, partial tiles),
-// every output type, each version (v2 where K is a multiple of 16: partial
-// k tiles, m and n past one tile) and the automatic choice.
+// every output type, each version (v2 and the GEMV where K is a multiple
+// of 16: partial k tiles, m and n past one tile; the GEMV at M = 1, 7 and
+// 16, N not a multiple of its 8 rows per block, K not a multiple of its
+// 128-byte step) and the automatic choice.
 func TestMatmulInt8(t *testing.T) {
 	runs := []struct {
 		v      int
@@ -21,7 +23,8 @@ func TestMatmulInt8(t *testing.T) {
 	}{
 		{i8V1, "v1", []mmCase{{1, 1, 8}, {17, 9, 37}, {40, 33, 130}}},
 		{i8V2, "v2", []mmCase{{1, 1, 16}, {77, 129, 208}, {130, 140, 64}}},
-		{i8Auto, "auto", []mmCase{{16, 9, 32}, {17, 9, 32}}},
+		{i8GEMV, "gemv", []mmCase{{1, 1, 16}, {7, 129, 208}, {16, 300, 1040}}},
+		{i8Auto, "auto", []mmCase{{16, 9, 32}, {17, 9, 32}, {3, 9, 37}}},
 	}
 	eachDevice(t, func(t *testing.T, dev *kern.Device) {
 		for _, r := range runs {

@@ -6,6 +6,7 @@ package ops
 
 import (
 	"github.com/gokern/kern/ops/internal/i8"
+	"github.com/gokern/kern/ops/internal/i8gemv"
 	"github.com/gokern/kern/ops/internal/w4"
 )
 
@@ -22,8 +23,11 @@ func int4Pick(m, k int) int {
 
 // int8Pick is the version MatmulInt8 runs for m rows of a and depth k.
 func int8Pick(m, k int) int {
-	if k%i8.TCKAlign == 0 && m > int8V1MaxM {
+	switch {
+	case k%i8.TCKAlign == 0 && m > int8V1MaxM:
 		return i8V2
+	case k%i8gemv.KAlign == 0 && m <= i8gemv.MaxM:
+		return i8GEMV
 	}
 	return i8V1
 }
@@ -42,10 +46,14 @@ func MatmulInt4Version(m, n, k int) string {
 }
 
 // MatmulInt8Version names the kernel MatmulInt8 runs for an m×n×k
-// product: "v1" (a warp per 16×8 tile) or "v2 128x128" (internal/i8).
+// product: "v1" (a warp per 16×8 tile), "v2 128x128" (internal/i8) or
+// "gemv" (internal/i8gemv).
 func MatmulInt8Version(m, n, k int) string {
-	if int8Pick(m, k) == i8V2 {
+	switch int8Pick(m, k) {
+	case i8V2:
 		return "v2 128x128"
+	case i8GEMV:
+		return "gemv"
 	}
 	return "v1"
 }

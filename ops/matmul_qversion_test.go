@@ -13,7 +13,9 @@ func TestMatmulQuantVersions(t *testing.T) {
 		{MatmulInt4Version(16, 2560, 9728), "gemv v2 mma"},
 		{MatmulInt4Version(16, 2560, deep), "gemv v1"},
 		{MatmulInt4Version(17, 2560, 2560), "gemm 64x128"},
-		{MatmulInt8Version(1, 6144, 2560), "v1"},
+		{MatmulInt8Version(1, 6144, 2560), "gemv"},
+		{MatmulInt8Version(16, 6144, 2560), "gemv"},
+		{MatmulInt8Version(16, 6144, 2568), "v1"},
 		{MatmulInt8Version(17, 6144, 2560), "v2 128x128"},
 		{MatmulInt8Version(128, 6144, 2568), "v1"},
 	} {
