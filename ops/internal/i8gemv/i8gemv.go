@@ -83,7 +83,7 @@ func i8gemv[O any, CO codec[O]](co CO, t gpu.Thread, sb []int8, sw []uint32,
 		wsh := int32(t.Warp() * gWarpSh) // this warp's stages, in bytes
 		wr, wc := l>>3, l&7              // this lane's row (of 4) and chunk (of 8)
 		row := row0 + wr
-		steps := int32((k + gStep - 1) / gStep)
+		steps := int32((k + gStep - 1) >> 7) // a shift: Go's signed / is a 64-bit division call in SASS
 		// Offsets computed once (32-bit: ops keeps every operand under
 		// 2³¹ elements): a row past N is clamped to the last, whose sums
 		// are computed and never stored.
@@ -114,7 +114,7 @@ func i8gemv[O any, CO codec[O]](co CO, t gpu.Thread, sb []int8, sw []uint32,
 					for j := range 4 {
 						//kern:unroll
 						for b := range 4 {
-							wb[4*j+b] = int32(wv[j]<<(24-8*b)) >> 24
+							wb[4*j+b] = sext(wv[j], b)
 						}
 					}
 					//kern:unroll
@@ -126,7 +126,7 @@ func i8gemv[O any, CO codec[O]](co CO, t gpu.Thread, sb []int8, sw []uint32,
 							for j := range 4 {
 								//kern:unroll
 								for b := range 4 {
-									s += wb[4*j+b] * (int32(xv[j]<<(24-8*b)) >> 24)
+									s += wb[4*j+b] * sext(xv[j], b)
 								}
 							}
 							acc[i] = s
@@ -154,6 +154,17 @@ func i8gemv[O any, CO codec[O]](co CO, t gpu.Thread, sb []int8, sw []uint32,
 			}
 		}
 	}
+}
+
+// sext is byte b (0..3) of v sign-extended: one PRMT that copies the
+// byte and replicates its sign bit into the three bytes above (PTX ISA
+// §9.7.8.7), or for the top byte one arithmetic shift.
+func sext(v uint32, b int) int32 {
+	if b == 3 {
+		return int32(v) >> 24
+	}
+	s := uint32(8 | b)
+	return int32(gpu.Prmt(v, 0, uint32(b)|s<<4|s<<8|s<<12))
 }
 
 // gIssue copies step st (< steps) into its stage: the lane's 16-byte
