@@ -1,8 +1,8 @@
 package compiler
 
 // Packed 16-bit float arithmetic (gpu.FMA2, Add2, Sub2, Mul2 on Half2 and
-// BFloat162; PTX ISA §9.7.4.1-§9.7.4.4) and the byte permute gpu.Prmt
-// (§9.7.8.7). Packed operands live in .b32 registers, which the f16x2 and
+// BFloat162; PTX ISA §9.7.4.1-§9.7.4.4), the byte permute gpu.Prmt
+// (§9.7.8.7) and the int8 dot product gpu.Dp4a (§9.7.1.23). Packed operands live in .b32 registers, which the f16x2 and
 // bf16x2 forms require, so constants are moved into registers first. sm_80
 // has only fma among the bf16x2 forms (add, sub and mul need sm_90): those
 // become an fma with 1, -1 or -0, which rounds the same exact value once.
@@ -38,6 +38,11 @@ var packedIntrinsics = map[string]intrinsicFunc{
 	"Prmt": func(kb *kernelBuilder, c *icall) *val {
 		r := kb.b.New(ir.U32)
 		kb.b.Prmt(r, ir.R(kb.reg(c.arg(0), ir.U32)), ir.R(kb.reg(c.arg(1), ir.U32)), c.arg(2))
+		return scalar(r)
+	},
+	"Dp4a": func(kb *kernelBuilder, c *icall) *val {
+		r := kb.b.New(ir.S32)
+		kb.b.Dp4a(r, ir.R(kb.reg(c.arg(0), ir.U32)), ir.R(kb.reg(c.arg(1), ir.U32)), ir.R(kb.reg(c.arg(2), ir.S32)))
 		return scalar(r)
 	},
 }

@@ -26,7 +26,7 @@ func init() {
 		"and": decLogic, "or": decLogic, "xor": decLogic, "not": decLogic, "cnot": decLogic,
 		"shl": decShift, "shr": decShift, "shf": decShf,
 		"popc": decBits, "clz": decBits, "brev": decBits, "bfind": decBits,
-		"bfe": decBfe, "bfi": decBfi, "prmt": decPrmt,
+		"bfe": decBfe, "bfi": decBfi, "prmt": decPrmt, "dp4a": decDp4a,
 		// exec_float.go: float-only arithmetic (PTX ISA §9.7.3)
 		"fma": decArith, "rcp": decUnaryF, "sqrt": decUnaryF, "rsqrt": decUnaryF,
 		"ex2": decUnaryF, "lg2": decUnaryF, "sin": decUnaryF, "cos": decUnaryF,

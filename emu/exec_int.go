@@ -451,6 +451,45 @@ func decPrmt(d *decoder, s *astStmt, m *mods, in *inst) {
 	in.fn = triop(func(a, b, c uint64) uint64 { return uint64(prmt(uint32(a), uint32(b), uint32(c), mode)) })
 }
 
+// decDp4a decodes dp4a.atype.btype d, a, b, c (PTX ISA §9.7.1.23): c plus
+// the dot product of the four bytes of a and of b, each signed (.s32) or
+// unsigned (.u32); d is .s32 when either type is, wrapping modulo 2³².
+func decDp4a(d *decoder, s *astStmt, m *mods, in *inst) {
+	if len(m.types) != 2 || !d.want(s, 4) {
+		d.errorf("%s: want dp4a.atype.btype d, a, b, c", s.op)
+		return
+	}
+	sa, sb := m.types[0] == tS32, m.types[1] == tS32
+	for _, t := range m.types {
+		if t != tS32 && t != tU32 {
+			d.errorf("%s: dp4a types are .u32 or .s32", s.op)
+			return
+		}
+	}
+	in.t = tS32
+	in.ops[0] = d.dst(s.args[0])
+	for i := 1; i < 4; i++ {
+		in.ops[i] = d.src(s.args[i], tB32)
+	}
+	in.fn = triop(func(a, b, c uint64) uint64 { return uint64(uint32(dp4a(uint32(a), uint32(b), uint32(c), sa, sb))) })
+}
+
+// dp4a is c + Σ byte_i(a)·byte_i(b), each byte sign-extended when its
+// operand is signed.
+func dp4a(a, b, c uint32, sa, sb bool) uint32 {
+	for i := range 4 {
+		x, y := uint32(uint8(a>>(8*i))), uint32(uint8(b>>(8*i)))
+		if sa {
+			x = uint32(int32(int8(x)))
+		}
+		if sb {
+			y = uint32(int32(int8(y)))
+		}
+		c += x * y
+	}
+	return c
+}
+
 func prmt(a, b, c uint32, mode string) uint32 {
 	src := uint64(b)<<32 | uint64(a)
 	byteAt := func(i uint32) uint32 { return uint32(src>>(8*(i&7))) & 0xff }

@@ -113,6 +113,12 @@ func (b *Builder) Prmt(dst Reg, a, bb, sel Operand) {
 	b.Emit(OpPrmt, "prmt.b32", R(dst), a, bb, sel)
 }
 
+// Dp4a emits dp4a.s32.s32 d, a, b, c: c plus the dot product of the
+// signed bytes of a and b (PTX ISA §9.7.1.23).
+func (b *Builder) Dp4a(dst Reg, a, bb, c Operand) {
+	b.Emit(OpDp4a, "dp4a.s32.s32", R(dst), a, bb, c)
+}
+
 // Unary emits neg/abs/not/popc/clz/brev.
 func (b *Builder) Unary(op Op, t Type, dst Reg, x Operand) {
 	switch op {

@@ -65,6 +65,7 @@ const (
 	OpRet
 	OpExit
 	OpTrap
+	OpDp4a
 	numOps
 )
 
@@ -136,6 +137,7 @@ var Ops = [numOps]OpInfo{
 	OpRet:           {Name: "ret", Args: 0, Term: true},
 	OpExit:          {Name: "exit", Args: 0, Term: true},
 	OpTrap:          {Name: "trap", Args: 0, Term: true},
+	OpDp4a:          {Name: "dp4a", Args: 4},
 }
 
 func (op Op) String() string { return Ops[op].Name }

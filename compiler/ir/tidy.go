@@ -27,7 +27,7 @@ var destOps = map[Op]bool{
 	OpMov: true, OpAdd: true, OpSub: true, OpMul: true, OpMad: true, OpFma: true,
 	OpDiv: true, OpRem: true, OpNeg: true, OpAbs: true, OpMin: true, OpMax: true,
 	OpAnd: true, OpOr: true, OpXor: true, OpNot: true, OpShl: true, OpShr: true,
-	OpPopc: true, OpClz: true, OpBrev: true, OpPrmt: true, OpSetp: true, OpSelp: true,
+	OpPopc: true, OpClz: true, OpBrev: true, OpPrmt: true, OpDp4a: true, OpSetp: true, OpSelp: true,
 	OpCvt: true, OpCvta: true, OpLd: true, OpSqrt: true, OpRsqrt: true,
 	OpRcp: true, OpEx2: true, OpLg2: true, OpSin: true, OpCos: true,
 	OpTanh: true, OpCopysign: true,
@@ -42,7 +42,7 @@ var pureOps = map[Op]bool{
 	OpMov: true, OpAdd: true, OpSub: true, OpMul: true, OpMad: true, OpFma: true,
 	OpNeg: true, OpAbs: true, OpMin: true, OpMax: true, OpAnd: true, OpOr: true,
 	OpXor: true, OpNot: true, OpShl: true, OpShr: true, OpPopc: true,
-	OpClz: true, OpBrev: true, OpPrmt: true, OpSetp: true, OpSelp: true, OpCvt: true,
+	OpClz: true, OpBrev: true, OpPrmt: true, OpDp4a: true, OpSetp: true, OpSelp: true, OpCvt: true,
 	OpCvta: true, OpSqrt: true, OpRsqrt: true, OpRcp: true, OpEx2: true,
 	OpLg2: true, OpSin: true, OpCos: true, OpTanh: true, OpCopysign: true,
 }
