@@ -82,11 +82,14 @@ func TestMatmulInt8Errors(t *testing.T) {
 	wantErr(t, "wScales", MatmulInt8(dev, c, alloc[int8](t, dev, 6), alloc[float32](t, dev, 2), alloc[int8](t, dev, 6), alloc[float32](t, dev, 3), 2, 2, 3), "wScales has 3 elements")
 }
 
-// TestMatmulInt8Qwen3 runs v2 at a Qwen3 layer shape scaled for the
-// emulator (a 128-token prefill, K = N = 1024), on the emulator only.
+// TestMatmulInt8Qwen3 runs v2 and the GEMV at Qwen3 layer shapes scaled
+// for the emulator (a 128-token prefill and 1- and 16-token decode steps,
+// K = N = 1024), on the emulator only.
 func TestMatmulInt8Qwen3(t *testing.T) {
 	if testing.Short() {
 		t.Skip("large shape")
 	}
-	testMatmulInt8[gpu.BFloat16](t, testDevices[0].dev, i8Auto, mmCase{128, 1024, 1024}, "128x1024x1024")
+	for _, m := range []int{128, 1, 16} {
+		testMatmulInt8[gpu.BFloat16](t, testDevices[0].dev, i8Auto, mmCase{m, 1024, 1024}, fmt.Sprintf("%dx1024x1024", m))
+	}
 }

@@ -19,8 +19,9 @@
 // since a lane reads the chunks of a that other lanes copied) lane l reads
 // its 16 weights and the matching 16 activations of each row of a with
 // 128-bit shared loads (a quarter warp reads 128 contiguous bytes: no bank
-// conflicts), sign-extends the bytes and sums the products in int32 (exact
-// while K < 2³¹/127², about 133 000, as internal/i8). The eight lanes of a
+// conflicts) and sums the products in int32 with dp4a, four bytes per
+// instruction (gpu.Dp4a; exact while K < 2³¹/128², about 131 000, as
+// internal/i8's bound). The eight lanes of a
 // row then meet with three shuffles, and the sums are scaled as i8's v1
 // scales them (aScale·wScale·float32(sum), the same float32 operations in
 // the same order, so both versions give the same bits).
@@ -109,14 +110,6 @@ func i8gemv[O any, CO codec[O]](co CO, t gpu.Thread, sb []int8, sw []uint32,
 				base := wsh + (st&(gStages-1))*gStage // bytes
 				if kc := st*gStep + wc32*gChunk; kc < k32 {
 					wv := gpu.Load4(sw, int((base+int32(l)*gChunk)>>2))
-					var wb [16]int32
-					//kern:unroll
-					for j := range 4 {
-						//kern:unroll
-						for b := range 4 {
-							wb[4*j+b] = sext(wv[j], b)
-						}
-					}
 					//kern:unroll
 					for i := range gRows {
 						if mb+i < m {
@@ -124,10 +117,7 @@ func i8gemv[O any, CO codec[O]](co CO, t gpu.Thread, sb []int8, sw []uint32,
 							s := acc[i]
 							//kern:unroll
 							for j := range 4 {
-								//kern:unroll
-								for b := range 4 {
-									s += wb[4*j+b] * sext(xv[j], b)
-								}
+								s = gpu.Dp4a(wv[j], xv[j], s)
 							}
 							acc[i] = s
 						}
@@ -154,17 +144,6 @@ func i8gemv[O any, CO codec[O]](co CO, t gpu.Thread, sb []int8, sw []uint32,
 			}
 		}
 	}
-}
-
-// sext is byte b (0..3) of v sign-extended: one PRMT that copies the
-// byte and replicates its sign bit into the three bytes above (PTX ISA
-// §9.7.8.7), or for the top byte one arithmetic shift.
-func sext(v uint32, b int) int32 {
-	if b == 3 {
-		return int32(v) >> 24
-	}
-	s := uint32(8 | b)
-	return int32(gpu.Prmt(v, 0, uint32(b)|s<<4|s<<8|s<<12))
 }
 
 // gIssue copies step st (< steps) into its stage: the lane's 16-byte
