@@ -92,6 +92,7 @@ func i8gemv[O any, CO codec[O]](co CO, t gpu.Thread, sb []int8, sw []uint32,
 		k32, wc32 := int32(k), int32(wc)
 		for mb := 0; mb < m; mb += gRows {
 			var acc [gRows]int32
+			left := int32(m - mb) // rows of a in this pass, compared in 32 bits in the loop
 			// The row of a this lane copies; rows past m are not copied
 			// (and never read).
 			ar := mb + wr
@@ -112,7 +113,7 @@ func i8gemv[O any, CO codec[O]](co CO, t gpu.Thread, sb []int8, sw []uint32,
 					wv := gpu.Load4(sw, int((base+int32(l)*gChunk)>>2))
 					//kern:unroll
 					for i := range gRows {
-						if mb+i < m {
+						if int32(i) < left {
 							xv := gpu.Load4(sw, int((base+gStageW+int32(i*gStep)+wc32*gChunk)>>2))
 							s := acc[i]
 							//kern:unroll

@@ -31,7 +31,7 @@ var i8gemvF32Kernel = kernI8gemvF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 64, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "8abfaa9dd4fc7f3b", Source: []string{"i8gemv.go:const gChunk", "i8gemv.go:const gRows", "i8gemv.go:const gStage", "i8gemv.go:const gStageW", "i8gemv.go:const gStages", "i8gemv.go:const gStep", "i8gemv.go:const gWRows", "i8gemv.go:const gWarpSh", "i8gemv.go:const gWarps", "i8gemv.go:f32c.store", "i8gemv.go:gIssue", "i8gemv.go:i8gemv", "i8gemv.go:i8gemvF32", "i8gemv.go:type codec", "i8gemv.go:type f32c"},
+	SourceHash: "0f6808b05d57e351", Source: []string{"i8gemv.go:const gChunk", "i8gemv.go:const gRows", "i8gemv.go:const gStage", "i8gemv.go:const gStageW", "i8gemv.go:const gStages", "i8gemv.go:const gStep", "i8gemv.go:const gWRows", "i8gemv.go:const gWarpSh", "i8gemv.go:const gWarps", "i8gemv.go:f32c.store", "i8gemv.go:gIssue", "i8gemv.go:i8gemv", "i8gemv.go:i8gemvF32", "i8gemv.go:type codec", "i8gemv.go:type f32c"},
 	Native: func(t gpu.Thread, a []any) {
 		i8gemvF32(t, a[0].([]float32), a[1].([]int8), a[2].([]float32), a[3].([]int8), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int))
 	},
@@ -60,7 +60,7 @@ var i8gemvF16Kernel = kernI8gemvF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 64, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "d569e117887de203", Source: []string{"i8gemv.go:const gChunk", "i8gemv.go:const gRows", "i8gemv.go:const gStage", "i8gemv.go:const gStageW", "i8gemv.go:const gStages", "i8gemv.go:const gStep", "i8gemv.go:const gWRows", "i8gemv.go:const gWarpSh", "i8gemv.go:const gWarps", "i8gemv.go:f16c.store", "i8gemv.go:gIssue", "i8gemv.go:i8gemv", "i8gemv.go:i8gemvF16", "i8gemv.go:type codec", "i8gemv.go:type f16c"},
+	SourceHash: "509923545c7cb941", Source: []string{"i8gemv.go:const gChunk", "i8gemv.go:const gRows", "i8gemv.go:const gStage", "i8gemv.go:const gStageW", "i8gemv.go:const gStages", "i8gemv.go:const gStep", "i8gemv.go:const gWRows", "i8gemv.go:const gWarpSh", "i8gemv.go:const gWarps", "i8gemv.go:f16c.store", "i8gemv.go:gIssue", "i8gemv.go:i8gemv", "i8gemv.go:i8gemvF16", "i8gemv.go:type codec", "i8gemv.go:type f16c"},
 	Native: func(t gpu.Thread, a []any) {
 		i8gemvF16(t, a[0].([]gpu.Half), a[1].([]int8), a[2].([]float32), a[3].([]int8), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int))
 	},
@@ -89,7 +89,7 @@ var i8gemvBF16Kernel = kernI8gemvBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 64, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "4fa706d0e07730e6", Source: []string{"i8gemv.go:bf16c.store", "i8gemv.go:const gChunk", "i8gemv.go:const gRows", "i8gemv.go:const gStage", "i8gemv.go:const gStageW", "i8gemv.go:const gStages", "i8gemv.go:const gStep", "i8gemv.go:const gWRows", "i8gemv.go:const gWarpSh", "i8gemv.go:const gWarps", "i8gemv.go:gIssue", "i8gemv.go:i8gemv", "i8gemv.go:i8gemvBF16", "i8gemv.go:type bf16c", "i8gemv.go:type codec"},
+	SourceHash: "e91ba658e77f070a", Source: []string{"i8gemv.go:bf16c.store", "i8gemv.go:const gChunk", "i8gemv.go:const gRows", "i8gemv.go:const gStage", "i8gemv.go:const gStageW", "i8gemv.go:const gStages", "i8gemv.go:const gStep", "i8gemv.go:const gWRows", "i8gemv.go:const gWarpSh", "i8gemv.go:const gWarps", "i8gemv.go:gIssue", "i8gemv.go:i8gemv", "i8gemv.go:i8gemvBF16", "i8gemv.go:type bf16c", "i8gemv.go:type codec"},
 	Native: func(t gpu.Thread, a []any) {
 		i8gemvBF16(t, a[0].([]gpu.BFloat16), a[1].([]int8), a[2].([]float32), a[3].([]int8), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int))
 	},
