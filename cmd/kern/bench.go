@@ -357,6 +357,24 @@ func timeRuns(cfg benchConfig, run func() (time.Duration, error)) (float64, erro
 	return median(ts), nil
 }
 
+// timeOnStream runs work between two events recorded on s.
+func timeOnStream(s *kern.Stream, work func() error) (time.Duration, error) {
+	start, err := s.Record()
+	if err != nil {
+		return 0, err
+	}
+	defer start.Close()
+	if err := work(); err != nil {
+		return 0, err
+	}
+	stop, err := s.Record()
+	if err != nil {
+		return 0, err
+	}
+	defer stop.Close()
+	return kern.Elapsed(start, stop)
+}
+
 func writeBenchTable(w io.Writer, rows []benchRow) {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "benchmark\tcase\tsize\tmedian time\trate\tunit\t%% of peak\t%% of cuBLAS\t\n")

@@ -195,24 +195,6 @@ func (a *allocs) free() {
 	}
 }
 
-// timeOnStream runs work between two events recorded on s.
-func timeOnStream(s *kern.Stream, work func() error) (time.Duration, error) {
-	start, err := s.Record()
-	if err != nil {
-		return 0, err
-	}
-	defer start.Close()
-	if err := work(); err != nil {
-		return 0, err
-	}
-	stop, err := s.Record()
-	if err != nil {
-		return 0, err
-	}
-	defer stop.Close()
-	return kern.Elapsed(start, stop)
-}
-
 // bf16Buf uploads n bfloat16s in [-0.25, 0.25].
 func bf16Buf(al *allocs, n int) *kern.Buffer[gpu.BFloat16] {
 	xs := make([]gpu.BFloat16, n)

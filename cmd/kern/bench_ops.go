@@ -123,20 +123,7 @@ func benchOpsOf[T ops.Float](env *benchEnv, dtype string) error {
 	esize := elemSize[T]()
 	for i, c := range cases {
 		sec, err := timeRuns(env.cfg, func() (time.Duration, error) {
-			start, err := s.Record()
-			if err != nil {
-				return 0, err
-			}
-			defer start.Close()
-			if err := c.run(s); err != nil {
-				return 0, err
-			}
-			stop, err := s.Record()
-			if err != nil {
-				return 0, err
-			}
-			defer stop.Close()
-			return kern.Elapsed(start, stop)
+			return timeOnStream(s, func() error { return c.run(s) })
 		})
 		if err != nil {
 			// Go on with the other ops; the failure is reported at the end.
