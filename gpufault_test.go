@@ -10,6 +10,7 @@ import (
 
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
+	tk "github.com/gokern/kern/internal/testkernels"
 )
 
 // On a real GPU the kernel itself writes the 5-word error slot: the fault
@@ -43,5 +44,47 @@ func TestGPUFaultsAreDeviceErrors(t *testing.T) {
 		if err := dev.Sync(); err != nil {
 			t.Errorf("mode %d: the error slot was not cleared: %v", c.mode, err)
 		}
+	}
+}
+
+// The steps of the fault path one by one, so that a failure above says
+// which one broke: the faulting thread runs (an in-range write lands), and
+// an out-of-range write leaves a non-empty slot behind.
+func TestGPUFaultPathSteps(t *testing.T) {
+	dev, err := kern.OpenCUDA(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	where, _ := kern.Upload(dev, []int32{2, 1, 1, 3, 2, 1, 0, 3})
+	x, _ := kern.Alloc[int32](dev, 5)
+	if err := tk.FaultAtKernel.Launch(dev, kern.Blocks(gpu.Dim3{X: 3, Y: 2, Z: 2}, gpu.Dim3{X: 4, Y: 3, Z: 2}), where, x); err != nil {
+		t.Fatal(err)
+	}
+	got, err := x.Download()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[3] != 1 {
+		t.Errorf("in-range write: x = %v, want x[3] = 1 (the chosen thread did not run its branch)", got)
+	}
+	back, _ := where.Download()
+	t.Logf("where read back: %v", back)
+	if err := where.CopyFrom([]int32{2, 1, 1, 3, 2, 1, 0, 9}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tk.FaultAtKernel.Launch(dev, kern.Blocks(gpu.Dim3{X: 3, Y: 2, Z: 2}, gpu.Dim3{X: 4, Y: 3, Z: 2}), where, x); err != nil {
+		t.Fatal(err)
+	}
+	slots, err := kern.RawErrorSlots(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("slots after an out-of-range write: %x", slots)
+	if s := slots["github.com/gokern/kern/internal/testkernels"]; s[0] == 0 {
+		t.Errorf("out-of-range write left the slot empty: %x", slots)
+	}
+	if err := dev.Sync(); err == nil {
+		t.Error("Sync after the fault: nil")
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"sync"
 
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
@@ -38,7 +40,7 @@ func NewRandom(dev *kern.Device, cfg Config, seed uint64) (*Model, error) {
 		return nil, fmt.Errorf("qwen3: random model: %w", err)
 	}
 	m := &Model{Config: &c, Gen: &GenerationConfig{}, Matmul: WarpMatmul{}, dev: dev}
-	r := &randomSource{dev: dev, rng: rand.New(rand.NewPCG(seed, 1)), tied: c.TieWordEmbeddings}
+	r := &randomSource{dev: dev, seed: seed, tied: c.TieWordEmbeddings}
 	if err := m.load(r); err != nil {
 		m.Free()
 		return nil, err
@@ -47,10 +49,17 @@ func NewRandom(dev *kern.Device, cfg Config, seed uint64) (*Model, error) {
 }
 
 type randomSource struct {
-	dev  *kern.Device
-	rng  *rand.Rand
-	tied bool
+	dev      *kern.Device
+	seed     uint64
+	matrices uint64 // matrices drawn so far: each gets its own streams
+	tied     bool
 }
+
+// randomChunk is how many values one PCG stream draws. Chunks are filled
+// in parallel (Qwen3-4B's 4·10⁹ values take over a minute on one core), and
+// each chunk's stream is named by the matrix and chunk index, so the
+// values do not depend on how many cores filled them.
+const randomChunk = 1 << 20
 
 func (r *randomSource) has(name string) bool { return name != "lm_head.weight" || !r.tied }
 func (r *randomSource) where() string        { return "random weights" }
@@ -58,9 +67,26 @@ func (r *randomSource) where() string        { return "random weights" }
 func (r *randomSource) matrix(name string, out, in int) (*Weight, error) {
 	xs := make([]gpu.BFloat16, out*in)
 	a := 0.02 * math.Sqrt(3) // uniform on [-a, a] has standard deviation 0.02
-	for i := range xs {
-		xs[i] = gpu.ToBFloat16(float32((2*r.rng.Float64() - 1) * a))
+	id := r.matrices
+	r.matrices++
+	chunks := (len(xs) + randomChunk - 1) / randomChunk
+	next := make(chan int, chunks)
+	for c := range chunks {
+		next <- c
 	}
+	close(next)
+	var wg sync.WaitGroup
+	for range min(chunks, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for c := range next {
+				rng := rand.New(rand.NewPCG(r.seed, id<<32|uint64(c)))
+				for i := c * randomChunk; i < min(len(xs), (c+1)*randomChunk); i++ {
+					xs[i] = gpu.ToBFloat16(float32((2*rng.Float64() - 1) * a))
+				}
+			}
+		})
+	}
+	wg.Wait()
 	b, err := kern.Upload(r.dev, xs)
 	if err != nil {
 		return nil, fmt.Errorf("qwen3: uploading random %s: %w", name, err)

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# kern's checks and figures on a lent GPU machine, in one call: the device
+# and its libraries, `kern bench` (matmul, attention, ops, memcpy) with
+# -json rows, `qwen3 bench` at Qwen3-0.6B and -4B shapes, the -tags gpu
+# tests, and PyTorch's figures at the same shapes (scripts/gpu-ref.py).
+#
+#	bash scripts/gpu-build.sh                    # here, with Go
+#	bash scripts/gpu-session.sh [phase ...]      # there, from the repo root
+#
+# Phases: info tests bench qwen3 ref (all, in that order, by default).
+# Every step has its own time limit so that one hang cannot eat the
+# lease. Results go to $OUT (the device tool's folder) or /tmp/kern-gpu:
+# bench.txt, qwen3.txt, ref.txt, tests.txt and bench-json.tar (the rows).
+set -u
+out=${OUT:-/tmp/kern-gpu}
+mkdir -p "$out"
+root=$PWD
+bin=$root/.gpubin
+# The binaries travel packed (.gpupack, from scripts/gpu-build.sh).
+[ -x "$bin/kern" ] || [ ! -f .gpupack/gpubin.tar.xz ] || tar -xJf .gpupack/gpubin.tar.xz
+phases=${*:-info tests bench qwen3 ref}
+export KERN_REQUIRE_GPU=1
+[ -d "$bin/qwen3-ref" ] && export KERN_QWEN3_REF=$bin/qwen3-ref
+
+# cuBLAS: the toolkit's copy if the loader knows one, else the pip wheel's.
+if ! ldconfig -p | grep -q 'libcublas\.so\.1[23] '; then
+	lib=$(find /usr/local /opt /usr/lib -name 'libcublas.so.1[23]' 2>/dev/null | head -1)
+	[ -n "$lib" ] && export KERN_LIBCUBLAS=$lib
+fi
+
+step() { # step SECONDS LOG CMD...: run with a limit, log, say how it ended
+	local limit=$1 log=$2; shift 2
+	local t0=$SECONDS
+	echo "\$ $*" >>"$log"
+	timeout -k 5 "$limit" "$@" >>"$log" 2>&1
+	local rc=$?
+	echo "[rc=$rc, $((SECONDS - t0)) s] $*" | tee -a "$log"
+	return 0
+}
+
+for ph in $phases; do
+	case $ph in
+	info)
+		nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
+		echo "KERN_LIBCUBLAS=${KERN_LIBCUBLAS:-(loader path)}"
+		step 60 "$out/bench.txt" "$bin/fused_silu_gate"
+		tail -5 "$out/bench.txt"
+		;;
+	bench)
+		# One process per benchmark: a fault poisons its CUDA context,
+		# and must not take the other benchmarks' figures with it.
+		mkdir -p /tmp/bench-json
+		for b in matmul:150 attention:120 ops:60 memcpy:40; do
+			step ${b#*:} "$out/bench.txt" "$bin/kern" bench -json "/tmp/bench-json/${b%:*}.json" "${b%:*}"
+			tar -cf "$out/bench-json.tar" -C /tmp bench-json # the device tool brings back 8 files at most
+		done
+		;;
+	qwen3)
+		bw=$(grep -o 'DRAM peak [0-9]*' "$out/bench.txt" 2>/dev/null | head -1 | awk '{print $3}')
+		for p in qwen3-0.6b qwen3-4b; do
+			step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset $p -ops -bandwidth "${bw:-0}" -prompt 512 -n 64
+		done
+		step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset qwen3-0.6b -bandwidth "${bw:-0}" -prompt 128 -n 32
+		;;
+	tests)
+		# The test binaries run side by side, each in its package's
+		# directory (their testdata), each with its own limit; their
+		# lines go to one file as they come, prefixed with the binary.
+		pids=()
+		for t in root cuda cublas ops llm_qwen3 internal_conformance gomlx; do
+			dir=${t//_//}; [ $t = root ] && dir=.; [ $t = llm_qwen3 ] && dir=llm/qwen3
+			( cd "$root/$dir" && step 150 /dev/stdout "$bin/$t.test" -test.timeout 145s 2>&1 |
+				grep --line-buffered -v '^=== \|^    --- PASS\|^--- PASS' |
+				stdbuf -oL sed "s|^|$t: |" >>"$out/tests.txt" ) &
+			pids+=($!)
+		done
+		wait "${pids[@]}"
+		grep -h 'rc=\|--- FAIL\|: FAIL\|: ok\|: PASS\|panic:' "$out/tests.txt"
+		;;
+	ref)
+		step 150 "$out/ref.txt" python3 "$root/scripts/gpu-ref.py"
+		;;
+	esac
+done
+# The tails the device tool shows: the tables.
+for f in bench qwen3 ref; do
+	[ -f "$out/$f.txt" ] && { echo "===== $f"; grep -v '^\$' "$out/$f.txt" | tail -80; }
+done
