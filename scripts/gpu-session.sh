@@ -7,7 +7,8 @@
 #	bash scripts/gpu-build.sh                    # here, with Go
 #	bash scripts/gpu-session.sh [phase ...]      # there, from the repo root
 #
-# Phases: info tests bench qwen3 ref (all, in that order, by default).
+# Phases: info tests bench qwen3 ref (all, in that order, by default);
+# profile (Nsight Compute over a Qwen3 decode step) and diag on request.
 # Every step has its own time limit so that one hang cannot eat the
 # lease. Results go to $OUT (the device tool's folder) or /tmp/kern-gpu:
 # bench.txt, qwen3.txt, ref.txt, tests.txt and bench-json.tar (the rows).
@@ -77,12 +78,28 @@ for ph in $phases; do
 		wait "${pids[@]}"
 		grep -h 'rc=\|--- FAIL\|: FAIL\|: ok\|: PASS\|panic:' "$out/tests.txt"
 		;;
+	profile)
+		# Where a decode step's time goes: every kernel of the ops path's
+		# second decode step (graphs off, so each launch is its own), timed
+		# by Nsight Compute, summed per kernel name.
+		ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+		step 150 "$out/profile.txt" "$ncu" --csv --print-summary per-kernel --metrics gpu__time_duration.sum \
+			--launch-skip 1200 --launch-count 540 "$bin/qwen3" bench -preset qwen3-0.6b -ops -graphs=false -prompt 64 -n 3
+		step 60 "$out/profile.txt" "$bin/qwen3" bench -preset qwen3-0.6b -ops -graphs=false -prompt 64 -n 64
+		step 60 "$out/profile.txt" "$bin/qwen3" bench -preset qwen3-0.6b -ops -prompt 64 -n 64
+		;;
+	diag)
+		step 60 "$out/diag.txt" nvidia-smi
+		step 60 "$out/diag.txt" "$bin/kern" doctor
+		(cd "$root" && step 60 "$out/diag.txt" "$bin/root.test" -test.run 'TestGPUFault' -test.v)
+		step 90 "$out/diag.txt" "$bin/kern" bench -dtype bf16 attention
+		;;
 	ref)
 		step 150 "$out/ref.txt" python3 "$root/scripts/gpu-ref.py"
 		;;
 	esac
 done
 # The tails the device tool shows: the tables.
-for f in bench qwen3 ref; do
+for f in bench qwen3 ref diag profile; do
 	[ -f "$out/$f.txt" ] && { echo "===== $f"; grep -v '^\$' "$out/$f.txt" | tail -80; }
 done

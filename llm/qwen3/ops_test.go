@@ -44,73 +44,85 @@ func TestOpsForwardMatchesReference(t *testing.T) {
 	for _, v := range testVariants(t) {
 		hf := loadHFReference(t, v.dir)
 		for _, d := range testDevices {
-			t.Run(v.name+"/"+d.name, func(t *testing.T) {
-				m, err := Load(d.dev, v.dir, LoadOptions{})
-				if err != nil {
-					t.Fatal(err)
+			// Traced, each stage is checked too, on the unfused path;
+			// untraced the fused kernels run (opsfused.go) and the logits
+			// and greedy tokens are checked.
+			for _, traced := range []bool{true, false} {
+				name := v.name + "/" + d.name
+				if !traced {
+					name += "/fused"
 				}
-				defer m.Free()
-				if err := m.UseOps(); err != nil {
-					t.Fatal(err)
-				}
-				ref := loadRef(t, v.dir)
-				ref.round16 = roundBF16
-				V := m.Config.VocabSize
-				cache, err := m.NewCache(32)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer cache.Free()
-				var failed []string
-				worst := 0.0
-				m.Trace = func(stage string, layer int, x *kern.Buffer[float32], rows, cols int) error {
-					got, err := x.Download()
-					if err != nil {
-						return err
-					}
-					want := ref.stages[fmt.Sprintf("%d/%s", layer, stage)]
-					msg, share := compareRows(got, want, cols, opsStageRel)
-					worst = max(worst, share)
-					if msg != "" {
-						failed = append(failed, fmt.Sprintf("layer %d %s: %s", layer, stage, msg))
-					}
-					return nil
-				}
-				step := func(name string, ids []int32, hfLogits []float32) int32 {
-					t.Helper()
-					ref.forward(ids)
-					failed = nil
-					out, err := m.Forward(cache, ids, true)
-					if err != nil {
-						t.Fatalf("%s: %v", name, err)
-					}
-					for _, f := range failed {
-						t.Errorf("%s: %s", name, f)
-					}
-					got, err := out.Download()
+				t.Run(name, func(t *testing.T) {
+					m, err := Load(d.dev, v.dir, LoadOptions{})
 					if err != nil {
 						t.Fatal(err)
 					}
-					msg, share := compareRows(got, f64(hfLogits), V, opsLogitsRel)
-					if msg != "" {
-						t.Errorf("%s: logits vs transformers: %s", name, msg)
-					} else if testing.Verbose() {
-						t.Logf("%s: logits within %.0f%% of %.0e of transformers' fp32, stages within %.0f%% of %.0e of the rounded reference", name, 100*share, opsLogitsRel, 100*worst, opsStageRel)
+					defer m.Free()
+					if err := m.UseOps(); err != nil {
+						t.Fatal(err)
 					}
-					return argmax(got[len(got)-V:])
-				}
-				tok := step("prefill", hf.prompt, hf.prefill)
-				S := len(hf.decode) / V
-				for s := 0; s < S; s++ {
-					if tok != hf.generated[s] {
-						t.Fatalf("greedy token %d = %d, want %d", s, tok, hf.generated[s])
+					ref := loadRef(t, v.dir)
+					ref.round16 = roundBF16
+					V := m.Config.VocabSize
+					cache, err := m.NewCache(32)
+					if err != nil {
+						t.Fatal(err)
 					}
-					tok = step(fmt.Sprintf("decode %d", s), []int32{tok}, hf.decode[s*V:(s+1)*V])
-				}
-				if tok != hf.generated[S] {
-					t.Errorf("greedy token %d = %d, want %d", S, tok, hf.generated[S])
-				}
-			})
+					defer cache.Free()
+					var failed []string
+					worst := 0.0
+					m.Trace = func(stage string, layer int, x *kern.Buffer[float32], rows, cols int) error {
+						got, err := x.Download()
+						if err != nil {
+							return err
+						}
+						want := ref.stages[fmt.Sprintf("%d/%s", layer, stage)]
+						msg, share := compareRows(got, want, cols, opsStageRel)
+						worst = max(worst, share)
+						if msg != "" {
+							failed = append(failed, fmt.Sprintf("layer %d %s: %s", layer, stage, msg))
+						}
+						return nil
+					}
+					if !traced {
+						m.Trace = nil
+					}
+					step := func(name string, ids []int32, hfLogits []float32) int32 {
+						t.Helper()
+						ref.forward(ids)
+						failed = nil
+						out, err := m.Forward(cache, ids, true)
+						if err != nil {
+							t.Fatalf("%s: %v", name, err)
+						}
+						for _, f := range failed {
+							t.Errorf("%s: %s", name, f)
+						}
+						got, err := out.Download()
+						if err != nil {
+							t.Fatal(err)
+						}
+						msg, share := compareRows(got, f64(hfLogits), V, opsLogitsRel)
+						if msg != "" {
+							t.Errorf("%s: logits vs transformers: %s", name, msg)
+						} else if testing.Verbose() {
+							t.Logf("%s: logits within %.0f%% of %.0e of transformers' fp32, stages within %.0f%% of %.0e of the rounded reference", name, 100*share, opsLogitsRel, 100*worst, opsStageRel)
+						}
+						return argmax(got[len(got)-V:])
+					}
+					tok := step("prefill", hf.prompt, hf.prefill)
+					S := len(hf.decode) / V
+					for s := 0; s < S; s++ {
+						if tok != hf.generated[s] {
+							t.Fatalf("greedy token %d = %d, want %d", s, tok, hf.generated[s])
+						}
+						tok = step(fmt.Sprintf("decode %d", s), []int32{tok}, hf.decode[s*V:(s+1)*V])
+					}
+					if tok != hf.generated[S] {
+						t.Errorf("greedy token %d = %d, want %d", S, tok, hf.generated[S])
+					}
+				})
+			}
 		}
 	}
 }

@@ -216,75 +216,93 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 		scale := float32(1 / math.Sqrt(float64(D)))
 		ratio := math.Pow(cfg.RopeTheta, -2/float64(D))
 		fused := hd == D // ops.KVCacheWrite's RoPE pairs (i, i+hd/2): right only unpadded
+		// normCast is RMSNorm of x into the projections' input type out;
+		// traced, through h32 (what the trace reads) and a cast.
+		normCast := func(q kern.Queue, out *kern.Buffer[T], h32, x, weight *kern.Buffer[float32]) error {
+			if m.Trace == nil {
+				return rmsNormCastLaunch(q, out, x, weight, R, H, eps)
+			}
+			if err := ops.RMSNorm(q, h32, x, weight, R, H, eps); err != nil {
+				return err
+			}
+			return ops.Cast(q, out, h32, R*H)
+		}
 		for i, y := range m.layers {
 			s := func(what string, err error) error { return step(i, what, err) }
 			tr := func(stage string, x *kern.Buffer[float32], cols int) error { return m.trace(stage, i, x, R, cols) }
 			kc, vc := poolKV[T](pool, i)
-			if err := s("input_layernorm", ops.RMSNorm(q, w.h, w.x, y.inNorm, R, H, eps)); err != nil {
+			if err := s("input_layernorm", normCast(q, b.h, w.h, w.x, y.inNorm)); err != nil {
 				return err
 			}
 			if err := tr("attn_norm", w.h, H); err != nil {
 				return err
 			}
-			if err := s("input_layernorm cast", ops.Cast(q, b.h, w.h, R*H)); err != nil {
-				return err
-			}
-			qOut, kOut := w.q, w.k
-			if y.qNorm == nil {
-				qOut, kOut = w.qr, w.kr
-			}
 			// q, k and v in one projection (stackQKV), then apart.
 			if err := s(y.q.Name, ops.Matmul(q, b.qkv, b.h, wbuf[T](y.q), R, y.q.Out, H, ops.MatmulOpts[float32]{})); err != nil {
 				return err
 			}
-			if err := s("split qkv", splitQKVKernel.Launch(q, kern.Cover(b.qkv.Len()), qOut, kOut, w.v, b.qkv, cfg.QDim(), cfg.KVDim())); err != nil {
-				return err
-			}
-			if y.qNorm != nil {
-				if err := s("q_norm", ops.HeadRMSNorm(q, w.qr, w.q, y.qNorm, R, nh, D, eps)); err != nil {
+			if m.Trace == nil {
+				// Everything between the projection and attention in one
+				// launch (opsfused.go).
+				err := qkvPrepLaunch(q, b.q, kc, vc, b.qkv, y.qNorm, y.kNorm, w.pos, w.slot, R, nh, nkv, D, hd, eps, ratio)
+				if err := s("q/k/v preparation", err); err != nil {
 					return err
 				}
-				if err := s("k_norm", ops.HeadRMSNorm(q, w.kr, w.k, y.kNorm, R, nkv, D, eps)); err != nil {
+			} else {
+				qOut, kOut := w.q, w.k
+				if y.qNorm == nil {
+					qOut, kOut = w.qr, w.kr
+				}
+				if err := s("split qkv", splitQKVKernel.Launch(q, kern.Cover(b.qkv.Len()), qOut, kOut, w.v, b.qkv, cfg.QDim(), cfg.KVDim())); err != nil {
+					return err
+				}
+				if y.qNorm != nil {
+					if err := s("q_norm", ops.HeadRMSNorm(q, w.qr, w.q, y.qNorm, R, nh, D, eps)); err != nil {
+						return err
+					}
+					if err := s("k_norm", ops.HeadRMSNorm(q, w.kr, w.k, y.kNorm, R, nkv, D, eps)); err != nil {
+						return err
+					}
+				}
+				if err := s("rope q", ropeRowsKernel.Launch(q, kern.Cover(R*cfg.QDim()/2), w.q, w.qr, w.pos, nh, D, ratio)); err != nil {
+					return err
+				}
+				kIn := w.kr // what the cache write reads: rotated by it when fused
+				if !fused || m.Trace != nil {
+					if err := s("rope k", ropeRowsKernel.Launch(q, kern.Cover(R*cfg.KVDim()/2), w.k, w.kr, w.pos, nkv, D, ratio)); err != nil {
+						return err
+					}
+					if !fused {
+						kIn = w.k
+					}
+				}
+				for _, p := range []struct {
+					stage string
+					x     *kern.Buffer[float32]
+					cols  int
+				}{{"q", w.q, cfg.QDim()}, {"k", w.k, cfg.KVDim()}, {"v", w.v, cfg.KVDim()}} {
+					if err := tr(p.stage, p.x, p.cols); err != nil {
+						return err
+					}
+				}
+				for _, p := range []struct {
+					out *kern.Buffer[T]
+					x   *kern.Buffer[float32]
+				}{{b.q, w.q}, {b.k, kIn}, {b.v, w.v}} {
+					if err := s("pad and cast", padCastLaunch(q, p.out, p.x, D, hd)); err != nil {
+						return err
+					}
+				}
+				theta := 0.0
+				if fused {
+					theta = cfg.RopeTheta
+				}
+				err := ops.KVCacheWrite(q, kc, vc, b.k, b.v, w.slot, w.pos, ops.KVWrite{Tokens: R, KVHeads: nkv, HeadDim: hd, Theta: theta})
+				if err := s("cache write", err); err != nil {
 					return err
 				}
 			}
-			if err := s("rope q", ropeRowsKernel.Launch(q, kern.Cover(R*cfg.QDim()/2), w.q, w.qr, w.pos, nh, D, ratio)); err != nil {
-				return err
-			}
-			kIn := w.kr // what the cache write reads: rotated by it when fused
-			if !fused || m.Trace != nil {
-				if err := s("rope k", ropeRowsKernel.Launch(q, kern.Cover(R*cfg.KVDim()/2), w.k, w.kr, w.pos, nkv, D, ratio)); err != nil {
-					return err
-				}
-				if !fused {
-					kIn = w.k
-				}
-			}
-			for _, p := range []struct {
-				stage string
-				x     *kern.Buffer[float32]
-				cols  int
-			}{{"q", w.q, cfg.QDim()}, {"k", w.k, cfg.KVDim()}, {"v", w.v, cfg.KVDim()}} {
-				if err := tr(p.stage, p.x, p.cols); err != nil {
-					return err
-				}
-			}
-			for _, p := range []struct {
-				out *kern.Buffer[T]
-				x   *kern.Buffer[float32]
-			}{{b.q, w.q}, {b.k, kIn}, {b.v, w.v}} {
-				if err := s("pad and cast", padCastLaunch(q, p.out, p.x, D, hd)); err != nil {
-					return err
-				}
-			}
-			theta := 0.0
-			if fused {
-				theta = cfg.RopeTheta
-			}
-			err := ops.KVCacheWrite(q, kc, vc, b.k, b.v, w.slot, w.pos, ops.KVWrite{Tokens: R, KVHeads: nkv, HeadDim: hd, Theta: theta})
-			if err := s("cache write", err); err != nil {
-				return err
-			}
+			var err error
 			if decode {
 				err = ops.PagedAttention(q, b.a, b.q, kc, vc, w.table, b.seqLens, pagedLen, paged, b.split)
 			} else {
@@ -321,13 +339,10 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 			if err := tr("attn_res", w.x2, H); err != nil {
 				return err
 			}
-			if err := s("post_attention_layernorm", ops.RMSNorm(q, w.h, w.x2, y.postNorm, R, H, eps)); err != nil {
+			if err := s("post_attention_layernorm", normCast(q, b.h, w.h, w.x2, y.postNorm)); err != nil {
 				return err
 			}
 			if err := tr("mlp_norm", w.h, H); err != nil {
-				return err
-			}
-			if err := s("post_attention_layernorm cast", ops.Cast(q, b.h, w.h, R*H)); err != nil {
 				return err
 			}
 			err = ops.Matmul(q, b.act, b.h, wbuf[T](y.gate), R, 2*I, H, ops.MatmulOpts[T]{Act: ops.ActSwiGLU})

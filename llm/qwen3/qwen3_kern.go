@@ -410,6 +410,256 @@ func (l kernAttentionPagedLauncher) Launch(q kern.Queue, grid kern.Grid, out *ke
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(scores), kern.BufferArg(pos), kern.BufferArg(rowSeq), kern.BufferArg(table), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(headDim), kern.ScalarArg(maxPages), kern.ScalarArg(pageSize), kern.ScalarArg(ctx), kern.ScalarArg(scale))
 }
 
+// qkvPrepBF16Kernel launches the kernel qkvPrepBF16 (opsfused.go:40).
+var qkvPrepBF16Kernel = kernQkvPrepBF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "qkvPrepBF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "qkvPrepBF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "q", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "kCache", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "vCache", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "qkv", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "qNorm", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "kNorm", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "pos", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "slots", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "nh", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "nkv", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "d", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "hd", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "norm", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
+		{Name: "eps", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
+		{Name: "ratio", Kind: kern.ScalarParam, Elem: "float64", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 128, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at opsfused.go:55:13: integer divide by zero",
+		"panic at opsfused.go:55:24: integer divide by zero",
+		"opsfused.go:63:22",
+		"opsfused.go:63:35",
+		"opsfused.go:63:22",
+		"opsfused.go:63:35",
+		"opsfused.go:63:22",
+		"opsfused.go:63:35",
+		"opsfused.go:63:22",
+		"opsfused.go:63:35",
+		"opsfused.go:63:22",
+		"opsfused.go:63:35",
+		"opsfused.go:63:22",
+		"opsfused.go:63:35",
+		"opsfused.go:63:22",
+		"opsfused.go:63:35",
+		"opsfused.go:63:22",
+		"opsfused.go:63:35",
+		"opsfused.go:109:7",
+		"opsfused.go:109:19",
+		"opsfused.go:109:7",
+		"opsfused.go:109:19",
+		"opsfused.go:109:7",
+		"opsfused.go:109:19",
+		"opsfused.go:109:7",
+		"opsfused.go:109:19",
+		"opsfused.go:109:7",
+		"opsfused.go:109:19",
+		"opsfused.go:109:7",
+		"opsfused.go:109:19",
+		"opsfused.go:109:7",
+		"opsfused.go:109:19",
+		"opsfused.go:109:7",
+		"opsfused.go:109:19",
+		"opsfused.go:113:6",
+		"opsfused.go:97:20",
+		"opsfused.go:83:16",
+		"opsfused.go:78:30",
+		"opsfused.go:78:45",
+		"opsfused.go:78:30",
+		"opsfused.go:78:45",
+		"opsfused.go:78:30",
+		"opsfused.go:78:45",
+		"opsfused.go:78:30",
+		"opsfused.go:78:45",
+		"opsfused.go:78:30",
+		"opsfused.go:78:45",
+		"opsfused.go:78:30",
+		"opsfused.go:78:45",
+		"opsfused.go:78:30",
+		"opsfused.go:78:45",
+		"opsfused.go:78:30",
+		"opsfused.go:78:45",
+	},
+	SourceHash: "31e027f568a72ad1", Source: []string{"kernels.go:const twoPiHi", "kernels.go:const twoPiLo", "kernels.go:type bf16w", "opsfused.go:const qkvPairs", "opsfused.go:qkvPrep", "opsfused.go:qkvPrepBF16", "opsfused.go:ropeSinCos", "opskernels.go:bf16w.store", "opskernels.go:type scodec"},
+	Native: func(t gpu.Thread, a []any) {
+		qkvPrepBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].([]float32), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(bool), a[14].(float32), a[15].(float64))
+	},
+})}
+
+type kernQkvPrepBF16Launcher struct{ kern.Launcher }
+
+// Launch runs qkvPrepBF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernQkvPrepBF16Launcher) Launch(q kern.Queue, grid kern.Grid, q_ *kern.Buffer[gpu.BFloat16], kCache *kern.Buffer[gpu.BFloat16], vCache *kern.Buffer[gpu.BFloat16], qkv *kern.Buffer[float32], qNorm *kern.Buffer[float32], kNorm *kern.Buffer[float32], pos *kern.Buffer[int32], slots *kern.Buffer[int32], rows int, nh int, nkv int, d int, hd int, norm bool, eps float32, ratio float64) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(q_), kern.BufferArg(kCache), kern.BufferArg(vCache), kern.BufferArg(qkv), kern.BufferArg(qNorm), kern.BufferArg(kNorm), kern.BufferArg(pos), kern.BufferArg(slots), kern.ScalarArg(rows), kern.ScalarArg(nh), kern.ScalarArg(nkv), kern.ScalarArg(d), kern.ScalarArg(hd), kern.ScalarArg(norm), kern.ScalarArg(eps), kern.ScalarArg(ratio))
+}
+
+// qkvPrepF16Kernel launches the kernel qkvPrepF16 (opsfused.go:45).
+var qkvPrepF16Kernel = kernQkvPrepF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "qkvPrepF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "qkvPrepF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "q", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "kCache", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "vCache", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "qkv", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "qNorm", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "kNorm", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "pos", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "slots", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "nh", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "nkv", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "d", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "hd", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "norm", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
+		{Name: "eps", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
+		{Name: "ratio", Kind: kern.ScalarParam, Elem: "float64", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 128, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at opsfused.go:55:13: integer divide by zero",
+		"panic at opsfused.go:55:24: integer divide by zero",
+		"opsfused.go:63:22",
+		"opsfused.go:63:35",
+		"opsfused.go:63:22",
+		"opsfused.go:63:35",
+		"opsfused.go:63:22",
+		"opsfused.go:63:35",
+		"opsfused.go:63:22",
+		"opsfused.go:63:35",
+		"opsfused.go:63:22",
+		"opsfused.go:63:35",
+		"opsfused.go:63:22",
+		"opsfused.go:63:35",
+		"opsfused.go:63:22",
+		"opsfused.go:63:35",
+		"opsfused.go:63:22",
+		"opsfused.go:63:35",
+		"opsfused.go:109:7",
+		"opsfused.go:109:19",
+		"opsfused.go:109:7",
+		"opsfused.go:109:19",
+		"opsfused.go:109:7",
+		"opsfused.go:109:19",
+		"opsfused.go:109:7",
+		"opsfused.go:109:19",
+		"opsfused.go:109:7",
+		"opsfused.go:109:19",
+		"opsfused.go:109:7",
+		"opsfused.go:109:19",
+		"opsfused.go:109:7",
+		"opsfused.go:109:19",
+		"opsfused.go:109:7",
+		"opsfused.go:109:19",
+		"opsfused.go:113:6",
+		"opsfused.go:97:20",
+		"opsfused.go:83:16",
+		"opsfused.go:78:30",
+		"opsfused.go:78:45",
+		"opsfused.go:78:30",
+		"opsfused.go:78:45",
+		"opsfused.go:78:30",
+		"opsfused.go:78:45",
+		"opsfused.go:78:30",
+		"opsfused.go:78:45",
+		"opsfused.go:78:30",
+		"opsfused.go:78:45",
+		"opsfused.go:78:30",
+		"opsfused.go:78:45",
+		"opsfused.go:78:30",
+		"opsfused.go:78:45",
+		"opsfused.go:78:30",
+		"opsfused.go:78:45",
+	},
+	SourceHash: "cf07b86cc3d7bd3b", Source: []string{"kernels.go:const twoPiHi", "kernels.go:const twoPiLo", "kernels.go:type f16w", "opsfused.go:const qkvPairs", "opsfused.go:qkvPrep", "opsfused.go:qkvPrepF16", "opsfused.go:ropeSinCos", "opskernels.go:f16w.store", "opskernels.go:type scodec"},
+	Native: func(t gpu.Thread, a []any) {
+		qkvPrepF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].([]float32), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(bool), a[14].(float32), a[15].(float64))
+	},
+})}
+
+type kernQkvPrepF16Launcher struct{ kern.Launcher }
+
+// Launch runs qkvPrepF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernQkvPrepF16Launcher) Launch(q kern.Queue, grid kern.Grid, q_ *kern.Buffer[gpu.Half], kCache *kern.Buffer[gpu.Half], vCache *kern.Buffer[gpu.Half], qkv *kern.Buffer[float32], qNorm *kern.Buffer[float32], kNorm *kern.Buffer[float32], pos *kern.Buffer[int32], slots *kern.Buffer[int32], rows int, nh int, nkv int, d int, hd int, norm bool, eps float32, ratio float64) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(q_), kern.BufferArg(kCache), kern.BufferArg(vCache), kern.BufferArg(qkv), kern.BufferArg(qNorm), kern.BufferArg(kNorm), kern.BufferArg(pos), kern.BufferArg(slots), kern.ScalarArg(rows), kern.ScalarArg(nh), kern.ScalarArg(nkv), kern.ScalarArg(d), kern.ScalarArg(hd), kern.ScalarArg(norm), kern.ScalarArg(eps), kern.ScalarArg(ratio))
+}
+
+// rmsNormCastBF16Kernel launches the kernel rmsNormCastBF16 (opsfused.go:135).
+var rmsNormCastBF16Kernel = kernRmsNormCastBF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "rmsNormCastBF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "rmsNormCastBF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "w", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "eps", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"opsfused.go:148:9",
+		"opsfused.go:153:26",
+		"opsfused.go:153:42",
+		"opsfused.go:153:6",
+	},
+	SourceHash: "b68156aabf5c5589", Source: []string{"kernels.go:type bf16w", "opsfused.go:rmsNormCast", "opsfused.go:rmsNormCastBF16", "opskernels.go:bf16w.store", "opskernels.go:type scodec"},
+	Native: func(t gpu.Thread, a []any) {
+		rmsNormCastBF16(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(float32))
+	},
+})}
+
+type kernRmsNormCastBF16Launcher struct{ kern.Launcher }
+
+// Launch runs rmsNormCastBF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernRmsNormCastBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[float32], w *kern.Buffer[float32], cols int, eps float32) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(cols), kern.ScalarArg(eps))
+}
+
+// rmsNormCastF16Kernel launches the kernel rmsNormCastF16 (opsfused.go:140).
+var rmsNormCastF16Kernel = kernRmsNormCastF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "rmsNormCastF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "rmsNormCastF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "w", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "eps", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
+	},
+	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"opsfused.go:148:9",
+		"opsfused.go:153:26",
+		"opsfused.go:153:42",
+		"opsfused.go:153:6",
+	},
+	SourceHash: "09ffd4c77051c4df", Source: []string{"kernels.go:type f16w", "opsfused.go:rmsNormCast", "opsfused.go:rmsNormCastF16", "opskernels.go:f16w.store", "opskernels.go:type scodec"},
+	Native: func(t gpu.Thread, a []any) {
+		rmsNormCastF16(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(float32))
+	},
+})}
+
+type kernRmsNormCastF16Launcher struct{ kern.Launcher }
+
+// Launch runs rmsNormCastF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernRmsNormCastF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[float32], w *kern.Buffer[float32], cols int, eps float32) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(cols), kern.ScalarArg(eps))
+}
+
 // padCastBF16Kernel launches the kernel padCastBF16 (opskernels.go:36).
 var padCastBF16Kernel = kernPadCastBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "padCastBF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "padCastBF16", Module: kernModule,
