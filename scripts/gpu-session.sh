@@ -8,7 +8,8 @@
 #	bash scripts/gpu-session.sh [phase ...]      # there, from the repo root
 #
 # Phases: info tests bench qwen3 ref (all, in that order, by default);
-# profile (Nsight Compute over a Qwen3 decode step) and diag on request.
+# profile (Nsight Compute over a Qwen3 decode step), e2e (the engine's
+# commands and server on a tiny model) and diag on request.
 # Every step has its own time limit so that one hang cannot eat the
 # lease. Results go to $OUT (the device tool's folder) or /tmp/kern-gpu:
 # bench.txt, qwen3.txt, ref.txt, tests.txt and bench-json.tar (the rows).
@@ -86,7 +87,26 @@ for ph in $phases; do
 		step 150 "$out/profile.txt" "$ncu" --csv --print-summary per-kernel --metrics gpu__time_duration.sum \
 			--launch-skip 1200 --launch-count 540 "$bin/qwen3" bench -preset qwen3-0.6b -ops -graphs=false -prompt 64 -n 3
 		step 60 "$out/profile.txt" "$bin/qwen3" bench -preset qwen3-0.6b -ops -graphs=false -prompt 64 -n 64
+		step 120 "$out/profile.txt" "$ncu" --csv --print-summary per-kernel --metrics gpu__time_duration.sum \
+			--launch-skip 400 --launch-count 200 "$bin/qwen3" bench -preset qwen3-0.6b -prompt 64 -n 3
 		step 60 "$out/profile.txt" "$bin/qwen3" bench -preset qwen3-0.6b -ops -prompt 64 -n 64
+		;;
+	e2e)
+		# The engine's commands on the GPU with a tiny model: generate on
+		# both forward paths, then the server with a chat request, streamed
+		# and not, and its metrics.
+		tiny=$bin/qwen3-ref/tiny-qwen3/tiny-qwen3-tied tok=$bin/qwen3-ref/tiny-qwen3/tokenizer
+		step 60 "$out/e2e.txt" "$bin/qwen3" generate -model "$tiny" -tokenizer "$tok" -device "${KERN_GPU_DEVICE:-cuda}" -q -prompt "Hello" -n 16
+		step 60 "$out/e2e.txt" "$bin/qwen3" generate -model "$tiny" -tokenizer "$tok" -device "${KERN_GPU_DEVICE:-cuda}" -ops -q -prompt "Hello" -n 16
+		"$bin/qwen3" serve -model "$tiny" -tokenizer "$tok" -device "${KERN_GPU_DEVICE:-cuda}" -ops -name tiny -q -addr 127.0.0.1:8089 >>"$out/e2e.txt" 2>&1 &
+		srv=$!
+		for _ in $(seq 60); do curl -sf 127.0.0.1:8089/health >/dev/null 2>&1 && break; sleep 0.5; done
+		body='{"model":"tiny","messages":[{"role":"user","content":"Hi"}],"max_tokens":12,"temperature":0}'
+		step 30 "$out/e2e.txt" curl -sS -H 'Content-Type: application/json' -d "$body" 127.0.0.1:8089/v1/chat/completions
+		sbody='{"model":"tiny","messages":[{"role":"user","content":"Hi"}],"max_tokens":12,"temperature":0,"stream":true}'
+		step 30 "$out/e2e.txt" curl -sS -N -H 'Content-Type: application/json' -d "$sbody" 127.0.0.1:8089/v1/chat/completions
+		step 30 "$out/e2e.txt" sh -c "curl -sS 127.0.0.1:8089/metrics | head -30"
+		kill $srv
 		;;
 	diag)
 		step 60 "$out/diag.txt" nvidia-smi
@@ -100,6 +120,6 @@ for ph in $phases; do
 	esac
 done
 # The tails the device tool shows: the tables.
-for f in bench qwen3 ref diag profile; do
+for f in bench qwen3 ref diag profile e2e; do
 	[ -f "$out/$f.txt" ] && { echo "===== $f"; grep -v '^\$' "$out/$f.txt" | tail -80; }
 done
