@@ -19,6 +19,7 @@ import (
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/llm/gguf"
 	"github.com/gokern/kern/llm/qwen3"
+	"github.com/gokern/kern/ops"
 )
 
 func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -40,6 +41,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	useOps := fs.Bool("ops", false, "the forward pass on package ops (bf16 activations and KV cache, tensor cores)")
 	graphs := fs.Bool("graphs", true, "with -ops: replay decode steps from a captured graph")
 	opsMatmul := fs.Bool("ops-matmul", false, "float32 path with its projections on ops.Matmul over split activations (qwen3.OpsMatmul)")
+	batch := fs.Int("batch", 1, "sequences decoding together (continuous batching's step): each gets -prompt tokens, then -n steps; tokens/s is over all of them")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -88,6 +90,12 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
+	if *batch < 1 || *promptLen < 1 || *steps < 0 {
+		return fmt.Errorf("bench: -batch and -prompt must be ≥ 1, -n ≥ 0")
+	}
+	if *batch > 1 {
+		return benchBatch(ctx, stdout, dev, m, *batch, *promptLen, *steps, *bw)
+	}
 	c := m.Config
 	cache, err := m.NewCache(*promptLen + *steps)
 	if err != nil {
@@ -115,13 +123,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return int32(best), nil
 	}
-	path := "float32 (engine kernels)"
-	if _, ok := m.Matmul.(*qwen3.OpsMatmul); ok {
-		path = "float32, projections on ops.Matmul (split activations)"
-	}
-	if m.UsingOps() {
-		path = "ops (bf16/f16 activations and KV cache)"
-	}
+	path := forwardPath(m)
 	fmt.Fprintf(stdout, "device: %s\nforward: %s\nmodel: %d layers, hidden %d, heads %d/%d×%d, vocab %d; weights %.1f MB\n",
 		dev, path, c.NumHiddenLayers, c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, c.VocabSize, float64(m.WeightBytes())/1e6)
 	t0 := time.Now()
@@ -152,6 +154,95 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout)
 	return nil
+}
+
+// benchBatch times batch sequences decoding together from one KV pool,
+// as the server's continuous batching runs them: one prefill of all the
+// prompts, then steps of one token per sequence, the next tokens chosen
+// on the device (ops.Argmax) so that only batch ids cross to the host.
+func benchBatch(ctx context.Context, stdout io.Writer, dev *kern.Device, m *qwen3.Model, batch, promptLen, steps int, bw float64) error {
+	c := m.Config
+	const pageSize = 16
+	per := (promptLen + steps + pageSize - 1) / pageSize
+	pool, err := m.NewKVPool(batch*per, pageSize)
+	if err != nil {
+		return err
+	}
+	defer pool.Free()
+	seqs := make([]*qwen3.Seq, batch)
+	tokens := make([][]int32, batch)
+	for i := range seqs {
+		seqs[i] = pool.NewSeq()
+		tokens[i] = make([]int32, promptLen)
+		for j := range tokens[i] {
+			tokens[i][j] = int32((j*7919 + 104729*i + 13) % c.VocabSize)
+		}
+	}
+	ids, err := kern.Alloc[int32](dev, batch)
+	if err != nil {
+		return err
+	}
+	defer ids.Free()
+	next := make([]int32, batch)
+	step := func() error {
+		logits, err := m.ForwardBatch(seqs, tokens)
+		if err != nil {
+			return err
+		}
+		if err := ops.Argmax(dev, ids, logits, batch, c.VocabSize); err != nil {
+			return err
+		}
+		if err := ids.CopyTo(next); err != nil {
+			return err
+		}
+		for i := range tokens {
+			tokens[i] = []int32{next[i]}
+		}
+		return nil
+	}
+	fmt.Fprintf(stdout, "device: %s\nforward: %s, %d sequences\nmodel: %d layers, hidden %d, heads %d/%d×%d; weights %.1f MB\n",
+		dev, forwardPath(m), batch, c.NumHiddenLayers, c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, float64(m.WeightBytes())/1e6)
+	t0 := time.Now()
+	if err := step(); err != nil {
+		return err
+	}
+	pre := time.Since(t0)
+	t0 = time.Now()
+	for s := 0; s < steps; s++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	dec := time.Since(t0) / time.Duration(max(steps, 1))
+	kv := m.KVBytesPerPosition() * int64(batch) * int64(promptLen+steps/2)
+	bytes := float64(m.WeightBytes() + kv)
+	gbs := bytes / dec.Seconds() / 1e9
+	fmt.Fprintf(stdout, "prefill: %d×%d tokens in %v (%.1f tokens/s)\n", batch, promptLen, pre.Round(time.Microsecond), float64(batch*promptLen)/pre.Seconds())
+	fmt.Fprintf(stdout, "decode: %v per step of %d tokens (%.1f tokens/s), %.1f MB read per step at least: %.1f GB/s", dec.Round(time.Microsecond), batch, float64(batch)/dec.Seconds(), bytes/1e6, gbs)
+	if bw > 0 {
+		fmt.Fprintf(stdout, " = %.1f%% of %.0f GB/s", 100*gbs/bw, bw)
+	}
+	fmt.Fprintln(stdout)
+	return nil
+}
+
+// forwardPath names the forward pass m runs.
+func forwardPath(m *qwen3.Model) string {
+	switch {
+	case m.UsingOps():
+		return "ops (bf16/f16 activations and KV cache)"
+	case isOpsMatmul(m):
+		return "float32, projections on ops.Matmul (split activations)"
+	}
+	return "float32 (engine kernels)"
+}
+
+func isOpsMatmul(m *qwen3.Model) bool {
+	_, ok := m.Matmul.(*qwen3.OpsMatmul)
+	return ok
 }
 
 // loadGGUF loads a single-file GGUF model (the file is closed once the

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -107,5 +108,20 @@ func TestBenchRandomWeights(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"bench", "-device", "emu", "-preset", "nope"}, nil, &out, io.Discard); err == nil {
 		t.Error("unknown preset: no error")
+	}
+	for _, ops := range []bool{false, true} {
+		out.Reset()
+		args := []string{"bench", "-device", "emu", "-preset", "tiny", "-batch", "3", "-prompt", "4", "-n", "2", "-ops=" + fmt.Sprint(ops)}
+		if err := run(context.Background(), args, nil, &out, io.Discard); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		for _, want := range []string{"3 sequences", "prefill: 3×4 tokens", "per step of 3 tokens"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%v: output lacks %q:\n%s", args, want, out.String())
+			}
+		}
+	}
+	if err := run(context.Background(), []string{"bench", "-device", "emu", "-preset", "tiny", "-batch", "0"}, nil, &out, io.Discard); err == nil {
+		t.Error("-batch 0: no error")
 	}
 }

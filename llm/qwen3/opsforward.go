@@ -363,10 +363,7 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 		if err := step(-1, "last rows", gatherRowsKernel.Launch(q, kern.Cover(S*H), w.hl, w.x, w.lastRow, H)); err != nil {
 			return err
 		}
-		if err := step(-1, "final norm", ops.RMSNorm(q, w.hn, w.hl, m.norm, S, H, eps)); err != nil {
-			return err
-		}
-		if err := step(-1, "final norm cast", ops.Cast(q, b.hn, w.hn, S*H)); err != nil {
+		if err := step(-1, "final norm", rmsNormCastLaunch(q, b.hn, w.hl, m.norm, S, H, eps)); err != nil {
 			return err
 		}
 		if err := step(-1, "lm_head", ops.Matmul(q, w.logitsLast, b.hn, lm, S, V, H, ops.MatmulOpts[float32]{})); err != nil {
