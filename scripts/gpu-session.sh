@@ -63,6 +63,9 @@ for ph in $phases; do
 			step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset $p -ops -bandwidth "${bw:-0}" -prompt 512 -n 64
 		done
 		step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset qwen3-0.6b -bandwidth "${bw:-0}" -prompt 128 -n 32
+		for n in 8 32; do
+			step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset qwen3-4b -ops -batch $n -bandwidth "${bw:-0}" -prompt 512 -n 32
+		done
 		;;
 	tests)
 		# The test binaries run side by side, each in its package's
