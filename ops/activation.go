@@ -39,9 +39,19 @@ func siluMulF16(t gpu.Thread, out, gate, up []gpu.Half) { siluMul(f16c{}, t, out
 func siluMulBF16(t gpu.Thread, out, gate, up []gpu.BFloat16) { siluMul(bf16c{}, t, out, gate, up) }
 
 func siluMul[T any, C codec[T]](c C, t gpu.Thread, out, gate, up []T) {
-	if i := t.GlobalX(); i < len(out) {
-		g := c.load(gate[i])
-		out[i] = c.store(g / (1 + gpu.Exp(-g)) * c.load(up[i]))
+	i, s := t.GlobalX(), t.GridDim().X*t.BlockDim().X
+	var g, u [perThread]float32
+	//kern:unroll
+	for k := 0; k < perThread; k++ {
+		if j := i + k*s; j < len(out) {
+			g[k], u[k] = c.load(gate[j]), c.load(up[j])
+		}
+	}
+	//kern:unroll
+	for k := 0; k < perThread; k++ {
+		if j := i + k*s; j < len(out) {
+			out[j] = c.store(g[k] / (1 + gpu.Exp(-g[k])) * u[k])
+		}
 	}
 }
 
@@ -55,9 +65,19 @@ func geluF16(t gpu.Thread, out, x []gpu.Half) { gelu(f16c{}, t, out, x) }
 func geluBF16(t gpu.Thread, out, x []gpu.BFloat16) { gelu(bf16c{}, t, out, x) }
 
 func gelu[T any, C codec[T]](c C, t gpu.Thread, out, x []T) {
-	if i := t.GlobalX(); i < len(out) {
-		v := c.load(x[i])
-		out[i] = c.store(0.5 * v * (1 + gpu.Erf(v*sqrtHalf)))
+	i, s := t.GlobalX(), t.GridDim().X*t.BlockDim().X
+	var v [perThread]float32
+	//kern:unroll
+	for k := 0; k < perThread; k++ {
+		if j := i + k*s; j < len(out) {
+			v[k] = c.load(x[j])
+		}
+	}
+	//kern:unroll
+	for k := 0; k < perThread; k++ {
+		if j := i + k*s; j < len(out) {
+			out[j] = c.store(0.5 * v[k] * (1 + gpu.Erf(v[k]*sqrtHalf)))
+		}
 	}
 }
 
@@ -71,10 +91,20 @@ func geluTanhF16(t gpu.Thread, out, x []gpu.Half) { geluTanh(f16c{}, t, out, x) 
 func geluTanhBF16(t gpu.Thread, out, x []gpu.BFloat16) { geluTanh(bf16c{}, t, out, x) }
 
 func geluTanh[T any, C codec[T]](c C, t gpu.Thread, out, x []T) {
-	if i := t.GlobalX(); i < len(out) {
-		v := c.load(x[i])
-		u := sqrt2OverPi * (v + 0.044715*v*v*v)
-		out[i] = c.store(0.5 * v * (1 + gpu.Tanh(u)))
+	i, s := t.GlobalX(), t.GridDim().X*t.BlockDim().X
+	var v [perThread]float32
+	//kern:unroll
+	for k := 0; k < perThread; k++ {
+		if j := i + k*s; j < len(out) {
+			v[k] = c.load(x[j])
+		}
+	}
+	//kern:unroll
+	for k := 0; k < perThread; k++ {
+		if j := i + k*s; j < len(out) {
+			u := sqrt2OverPi * (v[k] + 0.044715*v[k]*v[k]*v[k])
+			out[j] = c.store(0.5 * v[k] * (1 + gpu.Tanh(u)))
+		}
 	}
 }
 
@@ -100,7 +130,7 @@ func SiLUMul[T Float](q kern.Queue, out, gate, up *kern.Buffer[T], n int) error 
 	buf(s, "gate", gate, n, "n")
 	buf(s, "up", up, n, "n")
 	buf(s, "out", out, n, "n")
-	return elementwise(s, pick[T](siluMulK), q, n, bufArg(out), bufArg(gate), bufArg(up))
+	return elementwise4(s, pick[T](siluMulK), q, n, bufArg(out), bufArg(gate), bufArg(up))
 }
 
 // GELU writes out = x/2·(1 + erf(x/√2)), the exact GELU; x and out hold n
@@ -120,7 +150,25 @@ func unary[A, B gpu.Elem](s *shape, k *kern.Kernel, q kern.Queue, out *kern.Buff
 	s.atLeast("n", n, 0)
 	buf(s, "x", x, n, "n")
 	buf(s, "out", out, n, "n")
-	return elementwise(s, k, q, n, bufArg(out), bufArg(x))
+	return elementwise4(s, k, q, n, bufArg(out), bufArg(x))
+}
+
+// perThread is the elements each thread of the streaming element-wise
+// kernels (add, mul, scale, cast, the activations) moves: i, i+s, …,
+// i+(perThread−1)·s for a grid of s threads, so every load instruction of
+// a warp stays one contiguous 128-byte run (f32) and the loads of all
+// perThread elements are issued before the first arithmetic waits on
+// one. With one element per thread an H100 streamed Add at 73% of its
+// DRAM peak (docs/performance-gpu.md): too few bytes in flight per SM.
+const perThread = 4
+
+// elementwise4 launches a perThread-elements-per-thread kernel over n
+// elements.
+func elementwise4(s *shape, k *kern.Kernel, q kern.Queue, n int, args ...kern.Arg) error {
+	if s.err != nil || n == 0 {
+		return s.err
+	}
+	return s.launch(k, q, kern.Cover((n+perThread-1)/perThread), args...)
 }
 
 // elementwise launches a one-element-per-thread kernel over n elements.

@@ -37,8 +37,19 @@ func addF16(t gpu.Thread, out, a, b []gpu.Half) { add(f16c{}, t, out, a, b) }
 func addBF16(t gpu.Thread, out, a, b []gpu.BFloat16) { add(bf16c{}, t, out, a, b) }
 
 func add[T any, C codec[T]](c C, t gpu.Thread, out, a, b []T) {
-	if i := t.GlobalX(); i < len(out) {
-		out[i] = c.store(c.load(a[i]) + c.load(b[i]))
+	i, s := t.GlobalX(), t.GridDim().X*t.BlockDim().X
+	var x, y [perThread]float32
+	//kern:unroll
+	for k := 0; k < perThread; k++ {
+		if j := i + k*s; j < len(out) {
+			x[k], y[k] = c.load(a[j]), c.load(b[j])
+		}
+	}
+	//kern:unroll
+	for k := 0; k < perThread; k++ {
+		if j := i + k*s; j < len(out) {
+			out[j] = c.store(x[k] + y[k])
+		}
 	}
 }
 
@@ -52,8 +63,19 @@ func mulF16(t gpu.Thread, out, a, b []gpu.Half) { mul(f16c{}, t, out, a, b) }
 func mulBF16(t gpu.Thread, out, a, b []gpu.BFloat16) { mul(bf16c{}, t, out, a, b) }
 
 func mul[T any, C codec[T]](c C, t gpu.Thread, out, a, b []T) {
-	if i := t.GlobalX(); i < len(out) {
-		out[i] = c.store(c.load(a[i]) * c.load(b[i]))
+	i, s := t.GlobalX(), t.GridDim().X*t.BlockDim().X
+	var x, y [perThread]float32
+	//kern:unroll
+	for k := 0; k < perThread; k++ {
+		if j := i + k*s; j < len(out) {
+			x[k], y[k] = c.load(a[j]), c.load(b[j])
+		}
+	}
+	//kern:unroll
+	for k := 0; k < perThread; k++ {
+		if j := i + k*s; j < len(out) {
+			out[j] = c.store(x[k] * y[k])
+		}
 	}
 }
 
@@ -67,8 +89,19 @@ func scaleF16(t gpu.Thread, out, x []gpu.Half, s float32) { scale(f16c{}, t, out
 func scaleBF16(t gpu.Thread, out, x []gpu.BFloat16, s float32) { scale(bf16c{}, t, out, x, s) }
 
 func scale[T any, C codec[T]](c C, t gpu.Thread, out, x []T, s float32) {
-	if i := t.GlobalX(); i < len(out) {
-		out[i] = c.store(s * c.load(x[i]))
+	i, st := t.GlobalX(), t.GridDim().X*t.BlockDim().X
+	var v [perThread]float32
+	//kern:unroll
+	for k := 0; k < perThread; k++ {
+		if j := i + k*st; j < len(out) {
+			v[k] = c.load(x[j])
+		}
+	}
+	//kern:unroll
+	for k := 0; k < perThread; k++ {
+		if j := i + k*st; j < len(out) {
+			out[j] = c.store(s * v[k])
+		}
 	}
 }
 
@@ -93,8 +126,19 @@ func castBF16F32(t gpu.Thread, out []float32, x []gpu.BFloat16) { cast(bf16c{}, 
 func castBF16F16(t gpu.Thread, out []gpu.Half, x []gpu.BFloat16) { cast(bf16c{}, f16c{}, t, out, x) }
 
 func cast[A, B any, CA codec[A], CB codec[B]](ca CA, cb CB, t gpu.Thread, out []B, x []A) {
-	if i := t.GlobalX(); i < len(out) {
-		out[i] = cb.store(ca.load(x[i]))
+	i, s := t.GlobalX(), t.GridDim().X*t.BlockDim().X
+	var v [perThread]float32
+	//kern:unroll
+	for k := 0; k < perThread; k++ {
+		if j := i + k*s; j < len(out) {
+			v[k] = ca.load(x[j])
+		}
+	}
+	//kern:unroll
+	for k := 0; k < perThread; k++ {
+		if j := i + k*s; j < len(out) {
+			out[j] = cb.store(v[k])
+		}
 	}
 }
 
@@ -129,7 +173,7 @@ func Scale[T Float](q kern.Queue, out, x *kern.Buffer[T], s float32, n int) erro
 	sh.atLeast("n", n, 0)
 	buf(sh, "x", x, n, "n")
 	buf(sh, "out", out, n, "n")
-	return elementwise(sh, pick[T](scaleK), q, n, bufArg(out), bufArg(x), f32Arg(s))
+	return elementwise4(sh, pick[T](scaleK), q, n, bufArg(out), bufArg(x), f32Arg(s))
 }
 
 // Cast converts the n elements of x to out's element type, rounding to
@@ -148,5 +192,5 @@ func binary[T Float](s *shape, k *kern.Kernel, q kern.Queue, out, x, y *kern.Buf
 	buf(s, "a", x, n, "n")
 	buf(s, "b", y, n, "n")
 	buf(s, "out", out, n, "n")
-	return elementwise(s, k, q, n, bufArg(out), bufArg(x), bufArg(y))
+	return elementwise4(s, k, q, n, bufArg(out), bufArg(x), bufArg(y))
 }

@@ -63,6 +63,32 @@ func rmsNormBF16(t gpu.Thread, out, x, weight []gpu.BFloat16, cols int, eps floa
 // rmsNormBlock is v1: block BlockIdx.X normalizes row BlockIdx.X.
 func rmsNormBlock[T any, C codec[T]](c C, t gpu.Thread, out, x, w []T, cols int, eps float32) {
 	base := t.BlockIdx().X * cols
+	tid, nt := t.ThreadIdx().X, t.BlockDim().X
+	if cols <= rowRegs*nt {
+		// The row fits in registers: read x once, every load issued
+		// before the first use. (The weights, read by every row, come
+		// from cache in the last loop.)
+		var v [rowRegs]float32
+		//kern:unroll
+		for k := 0; k < rowRegs; k++ {
+			if j := tid + k*nt; j < cols {
+				v[k] = c.load(x[base+j])
+			}
+		}
+		ss := float32(0)
+		//kern:unroll
+		for k := 0; k < rowRegs; k++ {
+			ss = gpu.FMA(v[k], v[k], ss) // zero past the row's end
+		}
+		r := gpu.Rsqrt(gpu.BlockSum(t, ss)/float32(cols) + eps)
+		//kern:unroll
+		for k := 0; k < rowRegs; k++ {
+			if j := tid + k*nt; j < cols {
+				out[base+j] = c.store(v[k] * r * c.load(w[j]))
+			}
+		}
+		return
+	}
 	ss := float32(0)
 	for j := t.ThreadIdx().X; j < cols; j += t.BlockDim().X {
 		v := c.load(x[base+j])

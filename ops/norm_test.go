@@ -13,9 +13,11 @@ import (
 // rowShapes are the [rows, cols] every row op is checked at: one element,
 // one row, odd lengths, a row shorter and one longer than a warp, rows not
 // a multiple of the block, a long row (10000 > 256 threads · 39), and many
-// short rows (more than the warp-per-row version's eight per block).
+// short rows (more than the warp-per-row version's eight per block), and
+// both sides of the register-resident rows' limit.
 var rowShapes = []struct{ rows, cols int }{
 	{1, 1}, {1, 7}, {3, 33}, {4, 256}, {2, 1000}, {1, 10000}, {37, 128}, {130, 5},
+	{2, 4096}, {1, 4097}, // the last row that fits in registers (rowRegs), the first that does not
 }
 
 // ---------------------------------------------------------------------------

@@ -27,10 +27,16 @@ var siluMulF32Kernel = kernSiluMulF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"activation.go:43:19",
-		"activation.go:44:53",
+		"activation.go:47:28",
+		"activation.go:47:43",
+		"activation.go:47:28",
+		"activation.go:47:43",
+		"activation.go:47:28",
+		"activation.go:47:43",
+		"activation.go:47:28",
+		"activation.go:47:43",
 	},
-	SourceHash: "689eb51f9dcefbd4", Source: []string{"activation.go:siluMul", "activation.go:siluMulF32", "dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c"},
+	SourceHash: "2c7845bc1ce3a329", Source: []string{"activation.go:const perThread", "activation.go:siluMul", "activation.go:siluMulF32", "dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c"},
 	Native: func(t gpu.Thread, a []any) { siluMulF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32)) },
 })}
 
@@ -53,10 +59,16 @@ var siluMulF16Kernel = kernSiluMulF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"activation.go:43:19",
-		"activation.go:44:53",
+		"activation.go:47:28",
+		"activation.go:47:43",
+		"activation.go:47:28",
+		"activation.go:47:43",
+		"activation.go:47:28",
+		"activation.go:47:43",
+		"activation.go:47:28",
+		"activation.go:47:43",
 	},
-	SourceHash: "484ac906e0397636", Source: []string{"activation.go:siluMul", "activation.go:siluMulF16", "dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c"},
+	SourceHash: "050a57e59455c1e9", Source: []string{"activation.go:const perThread", "activation.go:siluMul", "activation.go:siluMulF16", "dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c"},
 	Native: func(t gpu.Thread, a []any) { siluMulF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half)) },
 })}
 
@@ -79,10 +91,16 @@ var siluMulBF16Kernel = kernSiluMulBF16Launcher{kern.NewLauncher(kern.KernelSpec
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"activation.go:43:19",
-		"activation.go:44:53",
+		"activation.go:47:28",
+		"activation.go:47:43",
+		"activation.go:47:28",
+		"activation.go:47:43",
+		"activation.go:47:28",
+		"activation.go:47:43",
+		"activation.go:47:28",
+		"activation.go:47:43",
 	},
-	SourceHash: "ee579411dda4205f", Source: []string{"activation.go:siluMul", "activation.go:siluMulBF16", "dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec"},
+	SourceHash: "112ffeb38f754e42", Source: []string{"activation.go:const perThread", "activation.go:siluMul", "activation.go:siluMulBF16", "dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec"},
 	Native: func(t gpu.Thread, a []any) {
 		siluMulBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16))
 	},
@@ -96,7 +114,7 @@ func (l kernSiluMulBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(gate), kern.BufferArg(up))
 }
 
-// geluF32Kernel launches the kernel geluF32 (activation.go:49).
+// geluF32Kernel launches the kernel geluF32 (activation.go:59).
 var geluF32Kernel = kernGeluF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "geluF32", Pkg: "github.com/gokern/kern/ops", Entry: "geluF32", Module: kernModule,
 	Params: []kern.Param{
@@ -106,9 +124,12 @@ var geluF32Kernel = kernGeluF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"activation.go:59:16",
+		"activation.go:73:19",
+		"activation.go:73:19",
+		"activation.go:73:19",
+		"activation.go:73:19",
 	},
-	SourceHash: "301a69b1d27d6a1c", Source: []string{"activation.go:const sqrtHalf", "activation.go:gelu", "activation.go:geluF32", "dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c"},
+	SourceHash: "6e863a46ab7cb1a9", Source: []string{"activation.go:const perThread", "activation.go:const sqrtHalf", "activation.go:gelu", "activation.go:geluF32", "dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c"},
 	Native: func(t gpu.Thread, a []any) { geluF32(t, a[0].([]float32), a[1].([]float32)) },
 })}
 
@@ -120,7 +141,7 @@ func (l kernGeluF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buff
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
-// geluF16Kernel launches the kernel geluF16 (activation.go:52).
+// geluF16Kernel launches the kernel geluF16 (activation.go:62).
 var geluF16Kernel = kernGeluF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "geluF16", Pkg: "github.com/gokern/kern/ops", Entry: "geluF16", Module: kernModule,
 	Params: []kern.Param{
@@ -130,9 +151,12 @@ var geluF16Kernel = kernGeluF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"activation.go:59:16",
+		"activation.go:73:19",
+		"activation.go:73:19",
+		"activation.go:73:19",
+		"activation.go:73:19",
 	},
-	SourceHash: "e1069b60b9bdbfa8", Source: []string{"activation.go:const sqrtHalf", "activation.go:gelu", "activation.go:geluF16", "dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c"},
+	SourceHash: "9176eae0df811d47", Source: []string{"activation.go:const perThread", "activation.go:const sqrtHalf", "activation.go:gelu", "activation.go:geluF16", "dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c"},
 	Native: func(t gpu.Thread, a []any) { geluF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half)) },
 })}
 
@@ -144,7 +168,7 @@ func (l kernGeluF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buff
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
-// geluBF16Kernel launches the kernel geluBF16 (activation.go:55).
+// geluBF16Kernel launches the kernel geluBF16 (activation.go:65).
 var geluBF16Kernel = kernGeluBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "geluBF16", Pkg: "github.com/gokern/kern/ops", Entry: "geluBF16", Module: kernModule,
 	Params: []kern.Param{
@@ -154,9 +178,12 @@ var geluBF16Kernel = kernGeluBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"activation.go:59:16",
+		"activation.go:73:19",
+		"activation.go:73:19",
+		"activation.go:73:19",
+		"activation.go:73:19",
 	},
-	SourceHash: "0055d5b93d081e6b", Source: []string{"activation.go:const sqrtHalf", "activation.go:gelu", "activation.go:geluBF16", "dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec"},
+	SourceHash: "b689c3f873cc95a5", Source: []string{"activation.go:const perThread", "activation.go:const sqrtHalf", "activation.go:gelu", "activation.go:geluBF16", "dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec"},
 	Native: func(t gpu.Thread, a []any) { geluBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16)) },
 })}
 
@@ -168,7 +195,7 @@ func (l kernGeluBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buf
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
-// geluTanhF32Kernel launches the kernel geluTanhF32 (activation.go:65).
+// geluTanhF32Kernel launches the kernel geluTanhF32 (activation.go:85).
 var geluTanhF32Kernel = kernGeluTanhF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "geluTanhF32", Pkg: "github.com/gokern/kern/ops", Entry: "geluTanhF32", Module: kernModule,
 	Params: []kern.Param{
@@ -178,9 +205,12 @@ var geluTanhF32Kernel = kernGeluTanhF32Launcher{kern.NewLauncher(kern.KernelSpec
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"activation.go:75:16",
+		"activation.go:99:19",
+		"activation.go:99:19",
+		"activation.go:99:19",
+		"activation.go:99:19",
 	},
-	SourceHash: "07b350f7f5f4be9d", Source: []string{"activation.go:const sqrt2OverPi", "activation.go:geluTanh", "activation.go:geluTanhF32", "dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c"},
+	SourceHash: "6d070e3d67007355", Source: []string{"activation.go:const perThread", "activation.go:const sqrt2OverPi", "activation.go:geluTanh", "activation.go:geluTanhF32", "dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c"},
 	Native: func(t gpu.Thread, a []any) { geluTanhF32(t, a[0].([]float32), a[1].([]float32)) },
 })}
 
@@ -192,7 +222,7 @@ func (l kernGeluTanhF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
-// geluTanhF16Kernel launches the kernel geluTanhF16 (activation.go:68).
+// geluTanhF16Kernel launches the kernel geluTanhF16 (activation.go:88).
 var geluTanhF16Kernel = kernGeluTanhF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "geluTanhF16", Pkg: "github.com/gokern/kern/ops", Entry: "geluTanhF16", Module: kernModule,
 	Params: []kern.Param{
@@ -202,9 +232,12 @@ var geluTanhF16Kernel = kernGeluTanhF16Launcher{kern.NewLauncher(kern.KernelSpec
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"activation.go:75:16",
+		"activation.go:99:19",
+		"activation.go:99:19",
+		"activation.go:99:19",
+		"activation.go:99:19",
 	},
-	SourceHash: "93d7f89877cbe3a8", Source: []string{"activation.go:const sqrt2OverPi", "activation.go:geluTanh", "activation.go:geluTanhF16", "dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c"},
+	SourceHash: "0dedb540bb7d237c", Source: []string{"activation.go:const perThread", "activation.go:const sqrt2OverPi", "activation.go:geluTanh", "activation.go:geluTanhF16", "dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c"},
 	Native: func(t gpu.Thread, a []any) { geluTanhF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half)) },
 })}
 
@@ -216,7 +249,7 @@ func (l kernGeluTanhF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
-// geluTanhBF16Kernel launches the kernel geluTanhBF16 (activation.go:71).
+// geluTanhBF16Kernel launches the kernel geluTanhBF16 (activation.go:91).
 var geluTanhBF16Kernel = kernGeluTanhBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "geluTanhBF16", Pkg: "github.com/gokern/kern/ops", Entry: "geluTanhBF16", Module: kernModule,
 	Params: []kern.Param{
@@ -226,9 +259,12 @@ var geluTanhBF16Kernel = kernGeluTanhBF16Launcher{kern.NewLauncher(kern.KernelSp
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"activation.go:75:16",
+		"activation.go:99:19",
+		"activation.go:99:19",
+		"activation.go:99:19",
+		"activation.go:99:19",
 	},
-	SourceHash: "5dec5c0da8699194", Source: []string{"activation.go:const sqrt2OverPi", "activation.go:geluTanh", "activation.go:geluTanhBF16", "dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec"},
+	SourceHash: "309ea83e4f2abb45", Source: []string{"activation.go:const perThread", "activation.go:const sqrt2OverPi", "activation.go:geluTanh", "activation.go:geluTanhBF16", "dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec"},
 	Native: func(t gpu.Thread, a []any) { geluTanhBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16)) },
 })}
 
@@ -378,10 +414,16 @@ var addF32Kernel = kernAddF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:41:28",
-		"elementwise.go:41:43",
+		"elementwise.go:45:25",
+		"elementwise.go:45:39",
+		"elementwise.go:45:25",
+		"elementwise.go:45:39",
+		"elementwise.go:45:25",
+		"elementwise.go:45:39",
+		"elementwise.go:45:25",
+		"elementwise.go:45:39",
 	},
-	SourceHash: "18f663fdeac7ca4c", Source: []string{"dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "elementwise.go:add", "elementwise.go:addF32"},
+	SourceHash: "6c09f9ceea7d5368", Source: []string{"activation.go:const perThread", "dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "elementwise.go:add", "elementwise.go:addF32"},
 	Native: func(t gpu.Thread, a []any) { addF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32)) },
 })}
 
@@ -404,10 +446,16 @@ var addF16Kernel = kernAddF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:41:28",
-		"elementwise.go:41:43",
+		"elementwise.go:45:25",
+		"elementwise.go:45:39",
+		"elementwise.go:45:25",
+		"elementwise.go:45:39",
+		"elementwise.go:45:25",
+		"elementwise.go:45:39",
+		"elementwise.go:45:25",
+		"elementwise.go:45:39",
 	},
-	SourceHash: "2e45ba003a3b345e", Source: []string{"dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "elementwise.go:add", "elementwise.go:addF16"},
+	SourceHash: "9a2f1742c719f2a8", Source: []string{"activation.go:const perThread", "dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "elementwise.go:add", "elementwise.go:addF16"},
 	Native: func(t gpu.Thread, a []any) { addF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half)) },
 })}
 
@@ -430,10 +478,16 @@ var addBF16Kernel = kernAddBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:41:28",
-		"elementwise.go:41:43",
+		"elementwise.go:45:25",
+		"elementwise.go:45:39",
+		"elementwise.go:45:25",
+		"elementwise.go:45:39",
+		"elementwise.go:45:25",
+		"elementwise.go:45:39",
+		"elementwise.go:45:25",
+		"elementwise.go:45:39",
 	},
-	SourceHash: "0b070a13afec0dc7", Source: []string{"dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "elementwise.go:add", "elementwise.go:addBF16"},
+	SourceHash: "1481b78742179173", Source: []string{"activation.go:const perThread", "dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "elementwise.go:add", "elementwise.go:addBF16"},
 	Native: func(t gpu.Thread, a []any) {
 		addBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16))
 	},
@@ -447,7 +501,7 @@ func (l kernAddBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buff
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b))
 }
 
-// mulF32Kernel launches the kernel mulF32 (elementwise.go:46).
+// mulF32Kernel launches the kernel mulF32 (elementwise.go:57).
 var mulF32Kernel = kernMulF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "mulF32", Pkg: "github.com/gokern/kern/ops", Entry: "mulF32", Module: kernModule,
 	Params: []kern.Param{
@@ -458,10 +512,16 @@ var mulF32Kernel = kernMulF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:56:28",
-		"elementwise.go:56:43",
+		"elementwise.go:71:25",
+		"elementwise.go:71:39",
+		"elementwise.go:71:25",
+		"elementwise.go:71:39",
+		"elementwise.go:71:25",
+		"elementwise.go:71:39",
+		"elementwise.go:71:25",
+		"elementwise.go:71:39",
 	},
-	SourceHash: "31c99ee802b57d9e", Source: []string{"dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "elementwise.go:mul", "elementwise.go:mulF32"},
+	SourceHash: "87fb9b40c63df9f7", Source: []string{"activation.go:const perThread", "dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "elementwise.go:mul", "elementwise.go:mulF32"},
 	Native: func(t gpu.Thread, a []any) { mulF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32)) },
 })}
 
@@ -473,7 +533,7 @@ func (l kernMulF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffe
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b))
 }
 
-// mulF16Kernel launches the kernel mulF16 (elementwise.go:49).
+// mulF16Kernel launches the kernel mulF16 (elementwise.go:60).
 var mulF16Kernel = kernMulF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "mulF16", Pkg: "github.com/gokern/kern/ops", Entry: "mulF16", Module: kernModule,
 	Params: []kern.Param{
@@ -484,10 +544,16 @@ var mulF16Kernel = kernMulF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:56:28",
-		"elementwise.go:56:43",
+		"elementwise.go:71:25",
+		"elementwise.go:71:39",
+		"elementwise.go:71:25",
+		"elementwise.go:71:39",
+		"elementwise.go:71:25",
+		"elementwise.go:71:39",
+		"elementwise.go:71:25",
+		"elementwise.go:71:39",
 	},
-	SourceHash: "0f5ba1da6495de69", Source: []string{"dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "elementwise.go:mul", "elementwise.go:mulF16"},
+	SourceHash: "d8625ad76fa2f9f5", Source: []string{"activation.go:const perThread", "dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "elementwise.go:mul", "elementwise.go:mulF16"},
 	Native: func(t gpu.Thread, a []any) { mulF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half)) },
 })}
 
@@ -499,7 +565,7 @@ func (l kernMulF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffe
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b))
 }
 
-// mulBF16Kernel launches the kernel mulBF16 (elementwise.go:52).
+// mulBF16Kernel launches the kernel mulBF16 (elementwise.go:63).
 var mulBF16Kernel = kernMulBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "mulBF16", Pkg: "github.com/gokern/kern/ops", Entry: "mulBF16", Module: kernModule,
 	Params: []kern.Param{
@@ -510,10 +576,16 @@ var mulBF16Kernel = kernMulBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:56:28",
-		"elementwise.go:56:43",
+		"elementwise.go:71:25",
+		"elementwise.go:71:39",
+		"elementwise.go:71:25",
+		"elementwise.go:71:39",
+		"elementwise.go:71:25",
+		"elementwise.go:71:39",
+		"elementwise.go:71:25",
+		"elementwise.go:71:39",
 	},
-	SourceHash: "cc534e74d5b41b94", Source: []string{"dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "elementwise.go:mul", "elementwise.go:mulBF16"},
+	SourceHash: "cd12fb9bdd736f56", Source: []string{"activation.go:const perThread", "dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "elementwise.go:mul", "elementwise.go:mulBF16"},
 	Native: func(t gpu.Thread, a []any) {
 		mulBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16))
 	},
@@ -527,7 +599,7 @@ func (l kernMulBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buff
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b))
 }
 
-// scaleF32Kernel launches the kernel scaleF32 (elementwise.go:61).
+// scaleF32Kernel launches the kernel scaleF32 (elementwise.go:83).
 var scaleF32Kernel = kernScaleF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "scaleF32", Pkg: "github.com/gokern/kern/ops", Entry: "scaleF32", Module: kernModule,
 	Params: []kern.Param{
@@ -538,9 +610,12 @@ var scaleF32Kernel = kernScaleF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:71:32",
+		"elementwise.go:97:19",
+		"elementwise.go:97:19",
+		"elementwise.go:97:19",
+		"elementwise.go:97:19",
 	},
-	SourceHash: "07f2598263d0f592", Source: []string{"dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "elementwise.go:scale", "elementwise.go:scaleF32"},
+	SourceHash: "9499ab9191ec5d80", Source: []string{"activation.go:const perThread", "dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "elementwise.go:scale", "elementwise.go:scaleF32"},
 	Native: func(t gpu.Thread, a []any) { scaleF32(t, a[0].([]float32), a[1].([]float32), a[2].(float32)) },
 })}
 
@@ -552,7 +627,7 @@ func (l kernScaleF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buf
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(s))
 }
 
-// scaleF16Kernel launches the kernel scaleF16 (elementwise.go:64).
+// scaleF16Kernel launches the kernel scaleF16 (elementwise.go:86).
 var scaleF16Kernel = kernScaleF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "scaleF16", Pkg: "github.com/gokern/kern/ops", Entry: "scaleF16", Module: kernModule,
 	Params: []kern.Param{
@@ -563,9 +638,12 @@ var scaleF16Kernel = kernScaleF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:71:32",
+		"elementwise.go:97:19",
+		"elementwise.go:97:19",
+		"elementwise.go:97:19",
+		"elementwise.go:97:19",
 	},
-	SourceHash: "336e29b99966fd9f", Source: []string{"dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "elementwise.go:scale", "elementwise.go:scaleF16"},
+	SourceHash: "5e5d4431db6581b0", Source: []string{"activation.go:const perThread", "dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "elementwise.go:scale", "elementwise.go:scaleF16"},
 	Native: func(t gpu.Thread, a []any) { scaleF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].(float32)) },
 })}
 
@@ -577,7 +655,7 @@ func (l kernScaleF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buf
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(s))
 }
 
-// scaleBF16Kernel launches the kernel scaleBF16 (elementwise.go:67).
+// scaleBF16Kernel launches the kernel scaleBF16 (elementwise.go:89).
 var scaleBF16Kernel = kernScaleBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "scaleBF16", Pkg: "github.com/gokern/kern/ops", Entry: "scaleBF16", Module: kernModule,
 	Params: []kern.Param{
@@ -588,9 +666,12 @@ var scaleBF16Kernel = kernScaleBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:71:32",
+		"elementwise.go:97:19",
+		"elementwise.go:97:19",
+		"elementwise.go:97:19",
+		"elementwise.go:97:19",
 	},
-	SourceHash: "eb3f8e17850e60c1", Source: []string{"dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "elementwise.go:scale", "elementwise.go:scaleBF16"},
+	SourceHash: "d5fed387902a9082", Source: []string{"activation.go:const perThread", "dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "elementwise.go:scale", "elementwise.go:scaleBF16"},
 	Native: func(t gpu.Thread, a []any) {
 		scaleBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].(float32))
 	},
@@ -604,7 +685,7 @@ func (l kernScaleBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Bu
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(s))
 }
 
-// castF32F16Kernel launches the kernel castF32F16 (elementwise.go:78).
+// castF32F16Kernel launches the kernel castF32F16 (elementwise.go:111).
 var castF32F16Kernel = kernCastF32F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "castF32F16", Pkg: "github.com/gokern/kern/ops", Entry: "castF32F16", Module: kernModule,
 	Params: []kern.Param{
@@ -614,9 +695,12 @@ var castF32F16Kernel = kernCastF32F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:97:30",
+		"elementwise.go:134:20",
+		"elementwise.go:134:20",
+		"elementwise.go:134:20",
+		"elementwise.go:134:20",
 	},
-	SourceHash: "ce60300b81063bf5", Source: []string{"dtype.go:f16c.store", "dtype.go:f32c.load", "dtype.go:type codec", "dtype.go:type f16c", "dtype.go:type f32c", "elementwise.go:cast", "elementwise.go:castF32F16"},
+	SourceHash: "6ee0126a63737a92", Source: []string{"activation.go:const perThread", "dtype.go:f16c.store", "dtype.go:f32c.load", "dtype.go:type codec", "dtype.go:type f16c", "dtype.go:type f32c", "elementwise.go:cast", "elementwise.go:castF32F16"},
 	Native: func(t gpu.Thread, a []any) { castF32F16(t, a[0].([]gpu.Half), a[1].([]float32)) },
 })}
 
@@ -628,7 +712,7 @@ func (l kernCastF32F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
-// castF32BF16Kernel launches the kernel castF32BF16 (elementwise.go:81).
+// castF32BF16Kernel launches the kernel castF32BF16 (elementwise.go:114).
 var castF32BF16Kernel = kernCastF32BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "castF32BF16", Pkg: "github.com/gokern/kern/ops", Entry: "castF32BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -638,9 +722,12 @@ var castF32BF16Kernel = kernCastF32BF16Launcher{kern.NewLauncher(kern.KernelSpec
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:97:30",
+		"elementwise.go:134:20",
+		"elementwise.go:134:20",
+		"elementwise.go:134:20",
+		"elementwise.go:134:20",
 	},
-	SourceHash: "68ae80faeef4b7bf", Source: []string{"dtype.go:bf16c.store", "dtype.go:f32c.load", "dtype.go:type bf16c", "dtype.go:type codec", "dtype.go:type f32c", "elementwise.go:cast", "elementwise.go:castF32BF16"},
+	SourceHash: "7442498d98ba9f40", Source: []string{"activation.go:const perThread", "dtype.go:bf16c.store", "dtype.go:f32c.load", "dtype.go:type bf16c", "dtype.go:type codec", "dtype.go:type f32c", "elementwise.go:cast", "elementwise.go:castF32BF16"},
 	Native: func(t gpu.Thread, a []any) { castF32BF16(t, a[0].([]gpu.BFloat16), a[1].([]float32)) },
 })}
 
@@ -652,7 +739,7 @@ func (l kernCastF32BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
-// castF16F32Kernel launches the kernel castF16F32 (elementwise.go:84).
+// castF16F32Kernel launches the kernel castF16F32 (elementwise.go:117).
 var castF16F32Kernel = kernCastF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "castF16F32", Pkg: "github.com/gokern/kern/ops", Entry: "castF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -662,9 +749,12 @@ var castF16F32Kernel = kernCastF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:97:30",
+		"elementwise.go:134:20",
+		"elementwise.go:134:20",
+		"elementwise.go:134:20",
+		"elementwise.go:134:20",
 	},
-	SourceHash: "fb3f48dc1f70ce56", Source: []string{"dtype.go:f16c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f16c", "dtype.go:type f32c", "elementwise.go:cast", "elementwise.go:castF16F32"},
+	SourceHash: "a941be232386be6a", Source: []string{"activation.go:const perThread", "dtype.go:f16c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f16c", "dtype.go:type f32c", "elementwise.go:cast", "elementwise.go:castF16F32"},
 	Native: func(t gpu.Thread, a []any) { castF16F32(t, a[0].([]float32), a[1].([]gpu.Half)) },
 })}
 
@@ -676,7 +766,7 @@ func (l kernCastF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
-// castF16BF16Kernel launches the kernel castF16BF16 (elementwise.go:87).
+// castF16BF16Kernel launches the kernel castF16BF16 (elementwise.go:120).
 var castF16BF16Kernel = kernCastF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "castF16BF16", Pkg: "github.com/gokern/kern/ops", Entry: "castF16BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -686,9 +776,12 @@ var castF16BF16Kernel = kernCastF16BF16Launcher{kern.NewLauncher(kern.KernelSpec
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:97:30",
+		"elementwise.go:134:20",
+		"elementwise.go:134:20",
+		"elementwise.go:134:20",
+		"elementwise.go:134:20",
 	},
-	SourceHash: "a8067fac59fe009a", Source: []string{"dtype.go:bf16c.store", "dtype.go:f16c.load", "dtype.go:type bf16c", "dtype.go:type codec", "dtype.go:type f16c", "elementwise.go:cast", "elementwise.go:castF16BF16"},
+	SourceHash: "a5ac6bfb37d2fac4", Source: []string{"activation.go:const perThread", "dtype.go:bf16c.store", "dtype.go:f16c.load", "dtype.go:type bf16c", "dtype.go:type codec", "dtype.go:type f16c", "elementwise.go:cast", "elementwise.go:castF16BF16"},
 	Native: func(t gpu.Thread, a []any) { castF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.Half)) },
 })}
 
@@ -700,7 +793,7 @@ func (l kernCastF16BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
-// castBF16F32Kernel launches the kernel castBF16F32 (elementwise.go:90).
+// castBF16F32Kernel launches the kernel castBF16F32 (elementwise.go:123).
 var castBF16F32Kernel = kernCastBF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "castBF16F32", Pkg: "github.com/gokern/kern/ops", Entry: "castBF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -710,9 +803,12 @@ var castBF16F32Kernel = kernCastBF16F32Launcher{kern.NewLauncher(kern.KernelSpec
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:97:30",
+		"elementwise.go:134:20",
+		"elementwise.go:134:20",
+		"elementwise.go:134:20",
+		"elementwise.go:134:20",
 	},
-	SourceHash: "d30fbf75e4a5ed93", Source: []string{"dtype.go:bf16c.load", "dtype.go:f32c.store", "dtype.go:type bf16c", "dtype.go:type codec", "dtype.go:type f32c", "elementwise.go:cast", "elementwise.go:castBF16F32"},
+	SourceHash: "7ff4a3e0a31d0d12", Source: []string{"activation.go:const perThread", "dtype.go:bf16c.load", "dtype.go:f32c.store", "dtype.go:type bf16c", "dtype.go:type codec", "dtype.go:type f32c", "elementwise.go:cast", "elementwise.go:castBF16F32"},
 	Native: func(t gpu.Thread, a []any) { castBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16)) },
 })}
 
@@ -724,7 +820,7 @@ func (l kernCastBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
-// castBF16F16Kernel launches the kernel castBF16F16 (elementwise.go:93).
+// castBF16F16Kernel launches the kernel castBF16F16 (elementwise.go:126).
 var castBF16F16Kernel = kernCastBF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "castBF16F16", Pkg: "github.com/gokern/kern/ops", Entry: "castBF16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -734,9 +830,12 @@ var castBF16F16Kernel = kernCastBF16F16Launcher{kern.NewLauncher(kern.KernelSpec
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:97:30",
+		"elementwise.go:134:20",
+		"elementwise.go:134:20",
+		"elementwise.go:134:20",
+		"elementwise.go:134:20",
 	},
-	SourceHash: "a3474d5c2f29cbeb", Source: []string{"dtype.go:bf16c.load", "dtype.go:f16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "dtype.go:type f16c", "elementwise.go:cast", "elementwise.go:castBF16F16"},
+	SourceHash: "7dee6d37deabccd5", Source: []string{"activation.go:const perThread", "dtype.go:bf16c.load", "dtype.go:f16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "dtype.go:type f16c", "elementwise.go:cast", "elementwise.go:castBF16F16"},
 	Native: func(t gpu.Thread, a []any) { castBF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.BFloat16)) },
 })}
 
@@ -966,12 +1065,60 @@ var rmsNormF32Kernel = kernRmsNormF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
-		"norm.go:68:16",
-		"norm.go:74:33",
-		"norm.go:74:57",
-		"norm.go:74:6",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:94:16",
+		"norm.go:100:33",
+		"norm.go:100:57",
+		"norm.go:100:6",
 	},
-	SourceHash: "3ecbff4df0b9c967", Source: []string{"dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "norm.go:rmsNormBlock", "norm.go:rmsNormF32"},
+	SourceHash: "b6e22874a4c298a8", Source: []string{"dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "norm.go:rmsNormBlock", "norm.go:rmsNormF32", "shape.go:const rowRegs"},
 	Native: func(t gpu.Thread, a []any) {
 		rmsNormF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(float32))
 	},
@@ -999,12 +1146,60 @@ var rmsNormF16Kernel = kernRmsNormF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
-		"norm.go:68:16",
-		"norm.go:74:33",
-		"norm.go:74:57",
-		"norm.go:74:6",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:94:16",
+		"norm.go:100:33",
+		"norm.go:100:57",
+		"norm.go:100:6",
 	},
-	SourceHash: "bc001651e76f35e5", Source: []string{"dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "norm.go:rmsNormBlock", "norm.go:rmsNormF16"},
+	SourceHash: "5ca323a9df0c1a8b", Source: []string{"dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "norm.go:rmsNormBlock", "norm.go:rmsNormF16", "shape.go:const rowRegs"},
 	Native: func(t gpu.Thread, a []any) {
 		rmsNormF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].(int), a[4].(float32))
 	},
@@ -1032,12 +1227,60 @@ var rmsNormBF16Kernel = kernRmsNormBF16Launcher{kern.NewLauncher(kern.KernelSpec
 	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
-		"norm.go:68:16",
-		"norm.go:74:33",
-		"norm.go:74:57",
-		"norm.go:74:6",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:75:20",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:87:46",
+		"norm.go:87:8",
+		"norm.go:94:16",
+		"norm.go:100:33",
+		"norm.go:100:57",
+		"norm.go:100:6",
 	},
-	SourceHash: "fe8635cf6e3586b0", Source: []string{"dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "norm.go:rmsNormBF16", "norm.go:rmsNormBlock"},
+	SourceHash: "5fbd233fa25393e4", Source: []string{"dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "norm.go:rmsNormBF16", "norm.go:rmsNormBlock", "shape.go:const rowRegs"},
 	Native: func(t gpu.Thread, a []any) {
 		rmsNormBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].(int), a[4].(float32))
 	},
@@ -1051,7 +1294,7 @@ func (l kernRmsNormBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(weight), kern.ScalarArg(cols), kern.ScalarArg(eps))
 }
 
-// rmsNormWarpF32Kernel launches the kernel rmsNormWarpF32 (norm.go:79).
+// rmsNormWarpF32Kernel launches the kernel rmsNormWarpF32 (norm.go:105).
 var rmsNormWarpF32Kernel = kernRmsNormWarpF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "rmsNormWarpF32", Pkg: "github.com/gokern/kern/ops", Entry: "rmsNormWarpF32", Module: kernModule,
 	Params: []kern.Param{
@@ -1065,10 +1308,10 @@ var rmsNormWarpF32Kernel = kernRmsNormWarpF32Launcher{kern.NewLauncher(kern.Kern
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"norm.go:102:16",
-		"norm.go:108:33",
-		"norm.go:108:57",
-		"norm.go:108:6",
+		"norm.go:128:16",
+		"norm.go:134:33",
+		"norm.go:134:57",
+		"norm.go:134:6",
 	},
 	SourceHash: "395054958b6a3f5b", Source: []string{"dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "norm.go:rmsNormWarp", "norm.go:rmsNormWarpF32"},
 	Native: func(t gpu.Thread, a []any) {
@@ -1084,7 +1327,7 @@ func (l kernRmsNormWarpF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *ke
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(weight), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(eps))
 }
 
-// rmsNormWarpF16Kernel launches the kernel rmsNormWarpF16 (norm.go:84).
+// rmsNormWarpF16Kernel launches the kernel rmsNormWarpF16 (norm.go:110).
 var rmsNormWarpF16Kernel = kernRmsNormWarpF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "rmsNormWarpF16", Pkg: "github.com/gokern/kern/ops", Entry: "rmsNormWarpF16", Module: kernModule,
 	Params: []kern.Param{
@@ -1098,10 +1341,10 @@ var rmsNormWarpF16Kernel = kernRmsNormWarpF16Launcher{kern.NewLauncher(kern.Kern
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"norm.go:102:16",
-		"norm.go:108:33",
-		"norm.go:108:57",
-		"norm.go:108:6",
+		"norm.go:128:16",
+		"norm.go:134:33",
+		"norm.go:134:57",
+		"norm.go:134:6",
 	},
 	SourceHash: "0dcb7799a708bfe2", Source: []string{"dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "norm.go:rmsNormWarp", "norm.go:rmsNormWarpF16"},
 	Native: func(t gpu.Thread, a []any) {
@@ -1117,7 +1360,7 @@ func (l kernRmsNormWarpF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *ke
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(weight), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(eps))
 }
 
-// rmsNormWarpBF16Kernel launches the kernel rmsNormWarpBF16 (norm.go:89).
+// rmsNormWarpBF16Kernel launches the kernel rmsNormWarpBF16 (norm.go:115).
 var rmsNormWarpBF16Kernel = kernRmsNormWarpBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "rmsNormWarpBF16", Pkg: "github.com/gokern/kern/ops", Entry: "rmsNormWarpBF16", Module: kernModule,
 	Params: []kern.Param{
@@ -1131,10 +1374,10 @@ var rmsNormWarpBF16Kernel = kernRmsNormWarpBF16Launcher{kern.NewLauncher(kern.Ke
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"norm.go:102:16",
-		"norm.go:108:33",
-		"norm.go:108:57",
-		"norm.go:108:6",
+		"norm.go:128:16",
+		"norm.go:134:33",
+		"norm.go:134:57",
+		"norm.go:134:6",
 	},
 	SourceHash: "6e03e6f4b2ecd44c", Source: []string{"dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "norm.go:rmsNormWarp", "norm.go:rmsNormWarpBF16"},
 	Native: func(t gpu.Thread, a []any) {
@@ -1150,7 +1393,7 @@ func (l kernRmsNormWarpBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *k
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(weight), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(eps))
 }
 
-// addRMSNormF32Kernel launches the kernel addRMSNormF32 (norm.go:113).
+// addRMSNormF32Kernel launches the kernel addRMSNormF32 (norm.go:139).
 var addRMSNormF32Kernel = kernAddRMSNormF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "addRMSNormF32", Pkg: "github.com/gokern/kern/ops", Entry: "addRMSNormF32", Module: kernModule,
 	Params: []kern.Param{
@@ -1166,13 +1409,13 @@ var addRMSNormF32Kernel = kernAddRMSNormF32Launcher{kern.NewLauncher(kern.Kernel
 	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
-		"norm.go:133:34",
-		"norm.go:133:56",
-		"norm.go:133:7",
-		"norm.go:134:19",
-		"norm.go:140:36",
-		"norm.go:140:60",
-		"norm.go:140:6",
+		"norm.go:159:34",
+		"norm.go:159:56",
+		"norm.go:159:7",
+		"norm.go:160:19",
+		"norm.go:166:36",
+		"norm.go:166:60",
+		"norm.go:166:6",
 	},
 	SourceHash: "be8ab482bd278c4b", Source: []string{"dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "norm.go:addRMSNorm", "norm.go:addRMSNormF32"},
 	Native: func(t gpu.Thread, a []any) {
@@ -1188,7 +1431,7 @@ func (l kernAddRMSNormF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *ker
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(residualOut), kern.BufferArg(x), kern.BufferArg(residual), kern.BufferArg(weight), kern.ScalarArg(cols), kern.ScalarArg(eps))
 }
 
-// addRMSNormF16Kernel launches the kernel addRMSNormF16 (norm.go:118).
+// addRMSNormF16Kernel launches the kernel addRMSNormF16 (norm.go:144).
 var addRMSNormF16Kernel = kernAddRMSNormF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "addRMSNormF16", Pkg: "github.com/gokern/kern/ops", Entry: "addRMSNormF16", Module: kernModule,
 	Params: []kern.Param{
@@ -1204,13 +1447,13 @@ var addRMSNormF16Kernel = kernAddRMSNormF16Launcher{kern.NewLauncher(kern.Kernel
 	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
-		"norm.go:133:34",
-		"norm.go:133:56",
-		"norm.go:133:7",
-		"norm.go:134:19",
-		"norm.go:140:36",
-		"norm.go:140:60",
-		"norm.go:140:6",
+		"norm.go:159:34",
+		"norm.go:159:56",
+		"norm.go:159:7",
+		"norm.go:160:19",
+		"norm.go:166:36",
+		"norm.go:166:60",
+		"norm.go:166:6",
 	},
 	SourceHash: "b10edf8a6b197ca9", Source: []string{"dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "norm.go:addRMSNorm", "norm.go:addRMSNormF16"},
 	Native: func(t gpu.Thread, a []any) {
@@ -1226,7 +1469,7 @@ func (l kernAddRMSNormF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *ker
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(residualOut), kern.BufferArg(x), kern.BufferArg(residual), kern.BufferArg(weight), kern.ScalarArg(cols), kern.ScalarArg(eps))
 }
 
-// addRMSNormBF16Kernel launches the kernel addRMSNormBF16 (norm.go:123).
+// addRMSNormBF16Kernel launches the kernel addRMSNormBF16 (norm.go:149).
 var addRMSNormBF16Kernel = kernAddRMSNormBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "addRMSNormBF16", Pkg: "github.com/gokern/kern/ops", Entry: "addRMSNormBF16", Module: kernModule,
 	Params: []kern.Param{
@@ -1242,13 +1485,13 @@ var addRMSNormBF16Kernel = kernAddRMSNormBF16Launcher{kern.NewLauncher(kern.Kern
 	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
-		"norm.go:133:34",
-		"norm.go:133:56",
-		"norm.go:133:7",
-		"norm.go:134:19",
-		"norm.go:140:36",
-		"norm.go:140:60",
-		"norm.go:140:6",
+		"norm.go:159:34",
+		"norm.go:159:56",
+		"norm.go:159:7",
+		"norm.go:160:19",
+		"norm.go:166:36",
+		"norm.go:166:60",
+		"norm.go:166:6",
 	},
 	SourceHash: "75b3feb375fde078", Source: []string{"dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "norm.go:addRMSNorm", "norm.go:addRMSNormBF16"},
 	Native: func(t gpu.Thread, a []any) {
@@ -1264,7 +1507,7 @@ func (l kernAddRMSNormBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *ke
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(residualOut), kern.BufferArg(x), kern.BufferArg(residual), kern.BufferArg(weight), kern.ScalarArg(cols), kern.ScalarArg(eps))
 }
 
-// layerNormF32Kernel launches the kernel layerNormF32 (norm.go:145).
+// layerNormF32Kernel launches the kernel layerNormF32 (norm.go:171).
 var layerNormF32Kernel = kernLayerNormF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "layerNormF32", Pkg: "github.com/gokern/kern/ops", Entry: "layerNormF32", Module: kernModule,
 	Params: []kern.Param{
@@ -1279,12 +1522,12 @@ var layerNormF32Kernel = kernLayerNormF32Launcher{kern.NewLauncher(kern.KernelSp
 	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
-		"norm.go:164:18",
-		"norm.go:169:16",
-		"norm.go:174:16",
-		"norm.go:175:46",
-		"norm.go:175:63",
-		"norm.go:175:6",
+		"norm.go:190:18",
+		"norm.go:195:16",
+		"norm.go:200:16",
+		"norm.go:201:46",
+		"norm.go:201:63",
+		"norm.go:201:6",
 	},
 	SourceHash: "a130c28764988b21", Source: []string{"dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "norm.go:layerNorm", "norm.go:layerNormF32"},
 	Native: func(t gpu.Thread, a []any) {
@@ -1300,7 +1543,7 @@ func (l kernLayerNormF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(weight), kern.BufferArg(bias), kern.ScalarArg(cols), kern.ScalarArg(eps))
 }
 
-// layerNormF16Kernel launches the kernel layerNormF16 (norm.go:150).
+// layerNormF16Kernel launches the kernel layerNormF16 (norm.go:176).
 var layerNormF16Kernel = kernLayerNormF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "layerNormF16", Pkg: "github.com/gokern/kern/ops", Entry: "layerNormF16", Module: kernModule,
 	Params: []kern.Param{
@@ -1315,12 +1558,12 @@ var layerNormF16Kernel = kernLayerNormF16Launcher{kern.NewLauncher(kern.KernelSp
 	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
-		"norm.go:164:18",
-		"norm.go:169:16",
-		"norm.go:174:16",
-		"norm.go:175:46",
-		"norm.go:175:63",
-		"norm.go:175:6",
+		"norm.go:190:18",
+		"norm.go:195:16",
+		"norm.go:200:16",
+		"norm.go:201:46",
+		"norm.go:201:63",
+		"norm.go:201:6",
 	},
 	SourceHash: "75be85b976d6a402", Source: []string{"dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "norm.go:layerNorm", "norm.go:layerNormF16"},
 	Native: func(t gpu.Thread, a []any) {
@@ -1336,7 +1579,7 @@ func (l kernLayerNormF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(weight), kern.BufferArg(bias), kern.ScalarArg(cols), kern.ScalarArg(eps))
 }
 
-// layerNormBF16Kernel launches the kernel layerNormBF16 (norm.go:155).
+// layerNormBF16Kernel launches the kernel layerNormBF16 (norm.go:181).
 var layerNormBF16Kernel = kernLayerNormBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "layerNormBF16", Pkg: "github.com/gokern/kern/ops", Entry: "layerNormBF16", Module: kernModule,
 	Params: []kern.Param{
@@ -1351,12 +1594,12 @@ var layerNormBF16Kernel = kernLayerNormBF16Launcher{kern.NewLauncher(kern.Kernel
 	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
-		"norm.go:164:18",
-		"norm.go:169:16",
-		"norm.go:174:16",
-		"norm.go:175:46",
-		"norm.go:175:63",
-		"norm.go:175:6",
+		"norm.go:190:18",
+		"norm.go:195:16",
+		"norm.go:200:16",
+		"norm.go:201:46",
+		"norm.go:201:63",
+		"norm.go:201:6",
 	},
 	SourceHash: "968829ef8ddc6420", Source: []string{"dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "norm.go:layerNorm", "norm.go:layerNormBF16"},
 	Native: func(t gpu.Thread, a []any) {
@@ -2062,11 +2305,43 @@ var softmaxF32Kernel = kernSoftmaxF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
-		"softmax.go:89:16",
-		"softmax.go:103:41",
-		"softmax.go:103:6",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:122:16",
+		"softmax.go:136:41",
+		"softmax.go:136:6",
 	},
-	SourceHash: "c100f84961443412", Source: []string{"dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "reduce.go:negInf", "softmax.go:softmaxF32", "softmax.go:softmaxOnline"},
+	SourceHash: "f36dcf88bc85bb4c", Source: []string{"dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "reduce.go:negInf", "shape.go:const rowRegs", "softmax.go:softmaxF32", "softmax.go:softmaxOnline"},
 	Native: func(t gpu.Thread, a []any) { softmaxF32(t, a[0].([]float32), a[1].([]float32), a[2].(int)) },
 })}
 
@@ -2090,11 +2365,43 @@ var softmaxF16Kernel = kernSoftmaxF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
-		"softmax.go:89:16",
-		"softmax.go:103:41",
-		"softmax.go:103:6",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:122:16",
+		"softmax.go:136:41",
+		"softmax.go:136:6",
 	},
-	SourceHash: "aa10717ace223d41", Source: []string{"dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "reduce.go:negInf", "softmax.go:softmaxF16", "softmax.go:softmaxOnline"},
+	SourceHash: "c3f37683bbb7c179", Source: []string{"dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "reduce.go:negInf", "shape.go:const rowRegs", "softmax.go:softmaxF16", "softmax.go:softmaxOnline"},
 	Native: func(t gpu.Thread, a []any) { softmaxF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].(int)) },
 })}
 
@@ -2118,11 +2425,43 @@ var softmaxBF16Kernel = kernSoftmaxBF16Launcher{kern.NewLauncher(kern.KernelSpec
 	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
-		"softmax.go:89:16",
-		"softmax.go:103:41",
-		"softmax.go:103:6",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:97:20",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:115:8",
+		"softmax.go:122:16",
+		"softmax.go:136:41",
+		"softmax.go:136:6",
 	},
-	SourceHash: "ad53bb4ce72e676c", Source: []string{"dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "reduce.go:negInf", "softmax.go:softmaxBF16", "softmax.go:softmaxOnline"},
+	SourceHash: "79c356682ea67034", Source: []string{"dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "reduce.go:negInf", "shape.go:const rowRegs", "softmax.go:softmaxBF16", "softmax.go:softmaxOnline"},
 	Native: func(t gpu.Thread, a []any) { softmaxBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].(int)) },
 })}
 

@@ -93,6 +93,13 @@ func rowThreads(n int) int {
 	return min(max((n+31)/32*32, 32), maxRowThreads)
 }
 
+// rowRegs is the elements of a row each thread of a row kernel keeps in
+// registers when the row fits (cols ≤ rowRegs × threads, 4096 at 256
+// threads): the row is read from memory once, with all of a thread's
+// loads in flight together, instead of once per pass, one dependent load
+// at a time.
+const rowRegs = 16
+
 // maxRowThreads is the block of every row kernel (block=256): eight
 // warps keep enough loads in flight to stream a row while leaving the
 // registers of a 64k file for several resident blocks per SM.

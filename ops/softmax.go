@@ -84,6 +84,39 @@ func softmaxBF16(t gpu.Thread, out, x []gpu.BFloat16, cols int) {
 // across the block, then the write.
 func softmaxOnline[T any, C codec[T]](c C, t gpu.Thread, out, x []T, cols int) {
 	base := t.BlockIdx().X * cols
+	tid, nt := t.ThreadIdx().X, t.BlockDim().X
+	if cols <= rowRegs*nt {
+		// The row fits in registers: one read of x, then max, sum and
+		// the output from the registers.
+		var v [rowRegs]float32
+		mx := negInf()
+		//kern:unroll
+		for k := 0; k < rowRegs; k++ {
+			v[k] = negInf() // exp(-Inf - m) = 0 past the row's end
+			if j := tid + k*nt; j < cols {
+				v[k] = c.load(x[base+j])
+			}
+		}
+		//kern:unroll
+		for k := 0; k < rowRegs; k++ {
+			mx = gpu.Max(mx, v[k])
+		}
+		mx = gpu.BlockMax(t, mx)
+		sum := float32(0)
+		//kern:unroll
+		for k := 0; k < rowRegs; k++ {
+			v[k] = gpu.Exp(v[k] - mx)
+			sum += v[k]
+		}
+		sum = gpu.BlockSum(t, sum)
+		//kern:unroll
+		for k := 0; k < rowRegs; k++ {
+			if j := tid + k*nt; j < cols {
+				out[base+j] = c.store(v[k] / sum)
+			}
+		}
+		return
+	}
 	m, s := negInf(), float32(0)
 	for j := t.ThreadIdx().X; j < cols; j += t.BlockDim().X {
 		v := c.load(x[base+j])
