@@ -141,8 +141,11 @@ func TestMatmulEpilogues(t *testing.T) {
 	eachDevice(t, func(t *testing.T, dev *kern.Device) {
 		for _, ver := range mmVersions {
 			sh := mmCase{37, 80, 64}
-			if ver.v == mmGEMV || ver.v == mmGEMVv1 {
+			switch ver.v {
+			case mmGEMVv1:
 				sh.m = 5
+			case mmGEMV: // both tiles of x (rows 0–7 and 8–12)
+				sh.m = 13
 			}
 			for _, act := range []Activation{ActNone, ActSiLU, ActGELU, ActSwiGLU} {
 				for _, br := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
