@@ -24,7 +24,7 @@
 //	sample.go      top-k / top-p / temperature sampling with a seed
 //	quant.go       INT8 (per tensor, per channel), INT4 (group 128) and 6-bit dequant
 //	matmul.go      Matmul on the tensor cores with fused epilogues, decode GEMV
-//	               (kernels in internal/mm and internal/gemv)
+//	               (kernels in internal/mm, internal/gemvtc; v1 GEMV internal/gemv)
 //	matmul_w4.go   MatmulInt4, W4A16: decode GEMV (internal/w4), prefill GEMM (internal/w4mm)
 //	matmul_i8.go   MatmulInt8, W8A8 on mma m16n8k32 s8, v1 and pipelined v2 (internal/i8)
 //	flash.go       FlashAttention prefill on tensor cores (varlen, causal, GQA)

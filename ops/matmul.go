@@ -40,7 +40,10 @@ package ops
 //	v2 pipelined (internal/mm/tc.go): 3-stage cp.async, swizzled shared memory,
 //	   ldmatrix, a 64×32 warp tile; the block tile is a config from
 //	   matmulConfigs, chosen by shape.
-//	gemv (internal/gemv): M ≤ 16 with WeightNK, a weight-streaming kernel.
+//	gemv (internal/gemvtc): M ≤ 16 with WeightNK, a weight-streaming kernel
+//	   on the tensor cores (v2; W straight into registers, split over K in
+//	   the block). Its first version (internal/gemv: cp.async stages, FMAs,
+//	   a pass over W per 4 rows of x) runs instead while GEMVv1 is set.
 //	v3 hopper (internal/mmh, matmul_hopper.go): TMA, wgmma, an mbarrier
 //	   pipeline and warp specialisation, sm_90a; v2's shapes, either layout
 //	   (B[K,N] as an MN-major wgmma operand), on compute capability 9.0.
@@ -54,6 +57,7 @@ import (
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
 	"github.com/gokern/kern/ops/internal/gemv"
+	"github.com/gokern/kern/ops/internal/gemvtc"
 	"github.com/gokern/kern/ops/internal/mm"
 )
 
@@ -166,10 +170,26 @@ func Matmul[In Half16, O Float](q kern.Queue, c *kern.Buffer[O], a, b *kern.Buff
 
 // matmul versions, as matmulCheck picks them.
 const (
-	mmV1   = 1
-	mmV2   = 2
-	mmGEMV = 3
+	mmV1     = 1
+	mmV2     = 2
+	mmGEMV   = 3 // the decode GEMV's v2 (mmGEMVv1 while GEMVv1 is set)
+	mmGEMVv1 = 5 // mmHopper is 4
 )
+
+// GEMVv1, when set, makes Matmul (and MatmulVersion) take the decode
+// GEMV's first version (internal/gemv) in place of v2 (internal/gemvtc),
+// so that kern bench can time the two side by side on a GPU. Set it only
+// while no Matmul runs on another goroutine.
+var GEMVv1 bool
+
+// gemvVersion is the decode GEMV that runs: mmGEMV, or mmGEMVv1 while
+// GEMVv1 is set.
+func gemvVersion() int {
+	if GEMVv1 {
+		return mmGEMVv1
+	}
+	return mmGEMV
+}
 
 // matmulCheck checks Matmul's arguments and returns the version to run.
 func matmulCheck[In Half16, O Float](s *shape, c *kern.Buffer[O], a, b *kern.Buffer[In], m, n, k int, o MatmulOpts[O]) (int, error) {
@@ -217,8 +237,8 @@ func matmulCheck[In Half16, O Float](s *shape, c *kern.Buffer[O], a, b *kern.Buf
 	switch {
 	case k%8 != 0 || (o.Layout == RowMajorKN && n%8 != 0):
 		return mmV1, nil
-	case m <= gemv.MaxM && o.Layout == WeightNK:
-		return mmGEMV, nil
+	case m <= gemvtc.MaxM && o.Layout == WeightNK:
+		return gemvVersion(), nil
 	}
 	return mmV2, nil
 }
@@ -235,7 +255,12 @@ func matmulRun[In Half16, O Float](s *shape, v int, cfg tcConfig, q kern.Queue, 
 		return err
 	}
 	args := []kern.Arg{bufArg(c), bufArg(a), bufArg(b), bias, res, intArg(m), intArg(n), intArg(k)}
-	if v == mmGEMV {
+	switch v {
+	case mmGEMV:
+		args = append(args, intArg(int(o.Act)))
+		grid := blocks1(ceilDiv(n, gemvtc.Rows), gemvtc.Threads).WithShared(gemvtc.Shared)
+		return s.launch(gemvtc.Kernels[ii][oi], q, grid, args...)
+	case mmGEMVv1:
 		args = append(args, intArg(int(o.Act)))
 		grid := blocks1(ceilDiv(n, gemv.RowsPerBlock), gemv.Warps*32).WithShared(gemv.Shared)
 		return s.launch(gemv.Kernels[ii][oi], q, grid, args...)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
-	"github.com/gokern/kern/ops/internal/gemv"
+	"github.com/gokern/kern/ops/internal/gemvtc"
 	"github.com/gokern/kern/ops/internal/mmh"
 )
 
@@ -91,24 +91,26 @@ func matmulHopperRun[In Half16, O Float](s *shape, q kern.Queue, c *kern.Buffer[
 }
 
 // MatmulVersion names the kernel Matmul runs for an m×n×k product with
-// b in layout on dev: "v1", "gemv", "v2 128x128x32" (the sm_80 GEMM and
-// its tile), or "v3 sm_90a" (the Hopper GEMM; Matmul still falls back to
-// v2 if the driver turns out to have no tensor maps). kern bench prints it
-// beside its timings.
+// b in layout on dev: "v1", "gemv v2" (or "gemv v1" while GEMVv1 is set),
+// "v2 128x128x32" (the sm_80 GEMM and its tile), or "v3 sm_90a" (the
+// Hopper GEMM; Matmul still falls back to v2 if the driver turns out to
+// have no tensor maps). kern bench prints it beside its timings.
 func MatmulVersion(dev *kern.Device, m, n, k int, layout BLayout) string {
 	v := mmV2
 	switch {
 	case k%8 != 0 || (layout == RowMajorKN && n%8 != 0):
 		v = mmV1
-	case m <= gemv.MaxM && layout == WeightNK:
-		v = mmGEMV
+	case m <= gemvtc.MaxM && layout == WeightNK:
+		v = gemvVersion()
 	}
 	v = hopperPick(v, hopperKernels(dev))
 	switch v {
 	case mmV1:
 		return "v1"
 	case mmGEMV:
-		return "gemv"
+		return "gemv v2"
+	case mmGEMVv1:
+		return "gemv v1"
 	case mmHopper:
 		return "v3 sm_90a"
 	}

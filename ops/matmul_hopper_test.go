@@ -26,6 +26,7 @@ func TestHopperPick(t *testing.T) {
 		{mmV2, false, mmV2},
 		{mmV1, true, mmV1},
 		{mmGEMV, true, mmGEMV},
+		{mmGEMVv1, true, mmGEMVv1},
 	} {
 		if got := hopperPick(c.v, c.hopper); got != c.want {
 			t.Errorf("hopperPick(%d, %t) = %d, want %d", c.v, c.hopper, got, c.want)
@@ -57,25 +58,32 @@ func TestHopperPick(t *testing.T) {
 }
 
 // TestMatmulVersionAgrees checks that MatmulVersion names what
-// matmulCheck chooses, on every test shape.
+// matmulCheck chooses, on every test shape, with GEMVv1 off and on.
 func TestMatmulVersionAgrees(t *testing.T) {
 	dev := testDevices[0].dev
-	names := map[int]string{mmV1: "v1", mmGEMV: "gemv"}
-	for _, sh := range matmulShapes {
-		for _, lay := range []BLayout{WeightNK, RowMajorKN} {
-			a, _ := kern.Alloc[gpu.BFloat16](dev, sh.m*sh.k)
-			b, _ := kern.Alloc[gpu.BFloat16](dev, sh.n*sh.k)
-			c, _ := kern.Alloc[float32](dev, sh.m*sh.n)
-			v, err := matmulCheck(newShape("test"), c, a, b, sh.m, sh.n, sh.k, MatmulOpts[float32]{Layout: lay})
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, ok := names[v]
-			if !ok {
-				want = "v2 " + pickConfig(sh.m, sh.n).name
-			}
-			if got := MatmulVersion(dev, sh.m, sh.n, sh.k, lay); got != want {
-				t.Errorf("%v %v: MatmulVersion %q, matmulCheck chose %q", sh, lay, got, want)
+	names := map[int]string{mmV1: "v1", mmGEMV: "gemv v2", mmGEMVv1: "gemv v1"}
+	t.Cleanup(func() { GEMVv1 = false })
+	for _, old := range []bool{false, true} {
+		GEMVv1 = old
+		for _, sh := range matmulShapes {
+			for _, lay := range []BLayout{WeightNK, RowMajorKN} {
+				a, _ := kern.Alloc[gpu.BFloat16](dev, sh.m*sh.k)
+				b, _ := kern.Alloc[gpu.BFloat16](dev, sh.n*sh.k)
+				c, _ := kern.Alloc[float32](dev, sh.m*sh.n)
+				v, err := matmulCheck(newShape("test"), c, a, b, sh.m, sh.n, sh.k, MatmulOpts[float32]{Layout: lay})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := (sh.m <= 16 && sh.k%8 == 0 && lay == WeightNK); want != (v == mmGEMV || v == mmGEMVv1) || (want && old != (v == mmGEMVv1)) {
+					t.Errorf("%v %v GEMVv1=%v: matmulCheck chose version %d", sh, lay, old, v)
+				}
+				want, ok := names[v]
+				if !ok {
+					want = "v2 " + pickConfig(sh.m, sh.n).name
+				}
+				if got := MatmulVersion(dev, sh.m, sh.n, sh.k, lay); got != want {
+					t.Errorf("%v %v: MatmulVersion %q, matmulCheck chose %q", sh, lay, got, want)
+				}
 			}
 		}
 	}

@@ -88,6 +88,7 @@ var mmVersions = []mmVersion{
 	{"v2-" + matmulConfigs[0].name, mmV2, matmulConfigs[0]},
 	{"v2-" + matmulConfigs[1].name, mmV2, matmulConfigs[1]},
 	{"gemv", mmGEMV, tcConfig{}},
+	{"gemv-v1", mmGEMVv1, tcConfig{}},
 	{"v3-sm90a", mmHopper, tcConfig{}},
 }
 
@@ -96,7 +97,7 @@ func (v mmVersion) applies(sh mmCase, lay BLayout) bool {
 	switch v.v {
 	case mmV2: // not the decode shapes: slow in native mode, and 1×1×8 covers a short m
 		return sh.k%8 == 0 && (lay == WeightNK || sh.n%8 == 0) && (sh.m > 16 || sh.k <= 256)
-	case mmGEMV:
+	case mmGEMV, mmGEMVv1:
 		return sh.k%8 == 0 && lay == WeightNK && sh.m <= 16
 	case mmHopper: // every shape with 16-byte row strides, the decode ones too
 		return sh.k%8 == 0 && (lay == WeightNK || sh.n%8 == 0)
@@ -108,8 +109,10 @@ func (v mmVersion) applies(sh mmCase, lay BLayout) bool {
 // chunk, ragged edges in every dimension (77×129×200), more than one
 // block tile in m with k not a multiple of BK, a k that is not a multiple
 // of 8 (v1 only), and decode shapes (m ≤ 16: GEMV) with an odd n, k
-// past one GEMV step and more than gemv's rows per pass.
-var matmulShapes = []mmCase{{1, 1, 8}, {77, 129, 200}, {130, 72, 48}, {5, 33, 27}, {3, 101, 520}, {16, 40, 1056}}
+// past one GEMV step and more than gemv's rows per pass; 9×23×1064: the
+// GEMV v2's second tile of x with a single row in it, n past a block's
+// 16 rows, and k with full unrolled iterations and a last chunk past K.
+var matmulShapes = []mmCase{{1, 1, 8}, {77, 129, 200}, {130, 72, 48}, {5, 33, 27}, {3, 101, 520}, {16, 40, 1056}, {9, 23, 1064}}
 
 // TestMatmul checks every version, type pair and layout against float64.
 func TestMatmul(t *testing.T) {
@@ -138,8 +141,11 @@ func TestMatmulEpilogues(t *testing.T) {
 	eachDevice(t, func(t *testing.T, dev *kern.Device) {
 		for _, ver := range mmVersions {
 			sh := mmCase{37, 80, 64}
-			if ver.v == mmGEMV {
+			switch ver.v {
+			case mmGEMVv1:
 				sh.m = 5
+			case mmGEMV: // both tiles of x (rows 0–7 and 8–12)
+				sh.m = 13
 			}
 			for _, act := range []Activation{ActNone, ActSiLU, ActGELU, ActSwiGLU} {
 				for _, br := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {

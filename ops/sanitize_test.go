@@ -71,7 +71,7 @@ func TestSanitizers(t *testing.T) {
 		for _, lay := range []BLayout{WeightNK, RowMajorKN} {
 			for _, act := range []Activation{ActNone, ActSwiGLU} {
 				sh := mmCase{mm, mn, mk}
-				if ver.v == mmGEMV {
+				if ver.v == mmGEMV || ver.v == mmGEMVv1 {
 					sh.m = 5
 				}
 				if !ver.applies(sh, lay) {

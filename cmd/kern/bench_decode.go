@@ -30,7 +30,9 @@ package main
 //	W8A8   ops.MatmulInt8, int8 x (row scales), int8 W (channel scales) → bf16
 //
 // Each row's note names the kernel ops picked (ops.MatmulVersion,
-// MatmulInt4Version, MatmulInt8Version). A decoder's weights are far
+// MatmulInt4Version, MatmulInt8Version). The bf16 rows come twice: the
+// decode GEMV ops.Matmul runs ("gemv v2"), and its first version ("gemv
+// v1", ops.GEMVv1 set while it runs) in a row named "… (old)". A decoder's weights are far
 // larger than any L2, so every layer reads its weight cold; a single
 // projection (31 MB for Qwen3-4B's bf16 qkv) fits an H100's 50 MB L2, so
 // on a GPU each timed run is preceded, outside its events, by an ops.Add
@@ -109,9 +111,15 @@ func benchDecode(env *benchEnv) error {
 	for _, p := range decodeProjs(dims) {
 		for _, format := range decodeFormats {
 			for _, m := range env.cfg.decodeM {
-				if err := decodeCase(env, s, flush, p, format, m); err != nil {
+				if err := decodeCase(env, s, flush, p, format, m, false); err != nil {
 					// Go on with the other cases; reported at the end.
 					env.failed = append(env.failed, fmt.Errorf("kern bench matmul: decode %s %s m=%d: %w", format, p.name, m, err))
+				}
+				if format != "bf16" || m > gemvMaxM {
+					continue
+				}
+				if err := decodeCase(env, s, flush, p, format, m, true); err != nil {
+					env.failed = append(env.failed, fmt.Errorf("kern bench matmul: decode %s %s m=%d (old): %w", format, p.name, m, err))
 				}
 			}
 		}
@@ -133,8 +141,13 @@ func decodeModel(d [5]int) string {
 	return "the given model"
 }
 
-// decodeCase sets up and times one format at one projection and M.
-func decodeCase(env *benchEnv, s *kern.Stream, flush *l2Flush, p decodeProj, format string, m int) error {
+// gemvMaxM is the largest M ops.Matmul sends to its decode GEMV.
+const gemvMaxM = 16
+
+// decodeCase sets up and times one format at one projection and M. old
+// (bf16 only) times the first version of the decode GEMV (ops.GEMVv1),
+// in a row of its own named "… (old)", beside the current one.
+func decodeCase(env *benchEnv, s *kern.Stream, flush *l2Flush, p decodeProj, format string, m int, old bool) error {
 	al := &allocs{dev: env.dev}
 	defer al.free()
 	dev := env.dev
@@ -144,6 +157,8 @@ func decodeCase(env *benchEnv, s *kern.Stream, flush *l2Flush, p decodeProj, for
 	switch format {
 	case "bf16":
 		x, w, c := bf16Buf(al, m*k), bf16Buf(al, n*k), bf16Buf(al, m*n)
+		ops.GEMVv1 = old
+		defer func() { ops.GEMVv1 = false }()
 		version = ops.MatmulVersion(dev, m, n, k, ops.WeightNK)
 		run = func() error { return ops.Matmul(s, c, x, w, m, n, k, ops.MatmulOpts[gpu.BFloat16]{}) }
 	case "W4A16":
@@ -172,7 +187,11 @@ func decodeCase(env *benchEnv, s *kern.Stream, flush *l2Flush, p decodeProj, for
 		return err
 	}
 	bytes := weightBytes(format, n, k)
-	row := benchRow{bench: "matmul", name: "decode " + format + " " + p.name, size: fmt.Sprintf("%d×%d×%d", m, n, k),
+	name := "decode " + format + " " + p.name
+	if old {
+		name += " (old)"
+	}
+	row := benchRow{bench: "matmul", name: name, size: fmt.Sprintf("%d×%d×%d", m, n, k),
 		time: sec, value: bytes / sec / 1e9, unit: "GB/s", peak: math.NaN(), note: version}
 	if env.isCUDA() {
 		row.peak = env.pctOfPeak(bytes / sec)

@@ -19,13 +19,17 @@ import (
 const stubDecodeDims = "256,4,2,64,512"
 
 // checkDecodeRows checks that the table has every decode row of the
-// layer dims at each m, in GB/s with a finite positive rate.
+// layer dims at each m, in GB/s with a finite positive rate, and the bf16
+// rows of the old GEMV ("… (old)").
 func checkDecodeRows(t *testing.T, out string, dims [5]int, ms []int) {
 	t.Helper()
 	for _, p := range decodeProjs(dims) {
-		for _, f := range decodeFormats {
+		for _, f := range append(slices.Clone(decodeFormats), "bf16 old") {
 			for _, m := range ms {
 				name, size := "decode "+f+" "+p.name, fmt.Sprintf("%d×%d×%d", m, p.n, p.k)
+				if f == "bf16 old" {
+					name = "decode bf16 " + p.name + " (old)"
+				}
 				r, ok := tableRow(out, "matmul", name, size)
 				if !ok {
 					t.Errorf("no matmul row %s %s", name, size)
@@ -90,6 +94,9 @@ func checkStubJSON(t *testing.T, path string) {
 			if r.Unit != "GB/s" || !pos(r.Value) || !pos(r.Peak) || r.Note == "" {
 				t.Errorf("decode row %+v: want GB/s, a %% of peak and the kernel", r)
 			}
+			if bf := strings.HasPrefix(r.Name, "decode bf16 "); bf && strings.HasSuffix(r.Name, " (old)") != (r.Note == "gemv v1") {
+				t.Errorf("decode row %+v: want the note gemv v1 exactly on the (old) rows", r)
+			}
 		case r.Bench == "matmul" && strings.HasPrefix(r.Name, "kern Matmul"):
 			kernSquare++
 			if r.Unit != "TFLOP/s" || !pos(r.Value) || !pos(r.Ref) || r.Note == "" {
@@ -106,8 +113,8 @@ func checkStubJSON(t *testing.T, path string) {
 			}
 		}
 	}
-	if decode != 4*len(decodeFormats)*2 || attn != 4 || kernSquare != 4 {
-		t.Errorf("%d matmul decode rows, %d attention decode rows, %d kern Matmul rows; want 24, 4, 4", decode, attn, kernSquare)
+	if decode != 4*(len(decodeFormats)+1)*2 || attn != 4 || kernSquare != 4 {
+		t.Errorf("%d matmul decode rows, %d attention decode rows, %d kern Matmul rows; want 32 (bf16 twice), 4, 4", decode, attn, kernSquare)
 	}
 }
 

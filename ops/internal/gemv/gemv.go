@@ -28,7 +28,9 @@ package gemv
 // so that Qwen3-sized N (1024 to 9728) gives at least 128 blocks. Split-K is not used: N/8 blocks already cover the
 // GPU for every N ≥ 1024.
 //
-// Versions: v1 only.
+// Versions: this is v1. ops.Matmul runs v2 (ops/internal/gemvtc, the
+// tensor cores, one pass over W for any M ≤ 16) and keeps v1 for
+// side-by-side timing while ops.GEMVv1 is set.
 
 import (
 	"math"

@@ -16,7 +16,7 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/ops/internal/gemv", Arch: "sm_80", PTX: kernPTX}
 
-// gemvF16F32Kernel launches the kernel gemvF16F32 (gemv.go:64).
+// gemvF16F32Kernel launches the kernel gemvF16F32 (gemv.go:66).
 var gemvF16F32Kernel = kernGemvF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemvF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemv", Entry: "gemvF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -46,7 +46,7 @@ func (l kernGemvF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act))
 }
 
-// gemvF16F16Kernel launches the kernel gemvF16F16 (gemv.go:69).
+// gemvF16F16Kernel launches the kernel gemvF16F16 (gemv.go:71).
 var gemvF16F16Kernel = kernGemvF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemvF16F16", Pkg: "github.com/gokern/kern/ops/internal/gemv", Entry: "gemvF16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -76,7 +76,7 @@ func (l kernGemvF16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act))
 }
 
-// gemvBF16F32Kernel launches the kernel gemvBF16F32 (gemv.go:74).
+// gemvBF16F32Kernel launches the kernel gemvBF16F32 (gemv.go:76).
 var gemvBF16F32Kernel = kernGemvBF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemvBF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemv", Entry: "gemvBF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -106,7 +106,7 @@ func (l kernGemvBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act))
 }
 
-// gemvBF16BF16Kernel launches the kernel gemvBF16BF16 (gemv.go:79).
+// gemvBF16BF16Kernel launches the kernel gemvBF16BF16 (gemv.go:81).
 var gemvBF16BF16Kernel = kernGemvBF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemvBF16BF16", Pkg: "github.com/gokern/kern/ops/internal/gemv", Entry: "gemvBF16BF16", Module: kernModule,
 	Params: []kern.Param{

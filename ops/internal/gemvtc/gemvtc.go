@@ -1,0 +1,291 @@
+package gemvtc
+
+// Version v2 of the decode GEMV (ops.Matmul with M ≤ 16 and W[N,K]): the
+// product on the tensor cores, with the weights streamed straight into
+// registers.
+//
+//	out[i,j] = act(Σ_k x[i,k]·W[j,k] + bias[j]) + residual[i,j]   (SwiGLU as in Matmul)
+//
+// Why not v1 (ops/internal/gemv): v1 spends two FMAs and two conversions
+// per weight per row of x, and handles 4 rows of x per pass over W, so
+// M = 16 is four passes and the SM's FMA pipe, not memory, sets its
+// time (2.6–4× M = 1 on an H100). Its 2-warp blocks of 8 rows also give
+// only N/8 blocks, one warp per 4 rows streaming all of K, so small N
+// (the o and down projections, N = 2560) has few bytes in flight.
+//
+// mma.sync m16n8k16 computes outᵀ = W·xᵀ a 16×8 tile at a time: A is 16
+// rows of W, B is xᵀ (8 rows of x as its columns), D float32. M ≤ 8 is
+// one mma per 16 columns of K, M ≤ 16 two (tiles of rows 0–7 and 8–15 of
+// x share the A fragment), so M = 16 reads W once, as M = 1 does, and the
+// tensor core does the multiply-adds at a rate far above what memory
+// feeds it.
+//
+// Loads: the mma's k order is free (a permutation of k applied to A and
+// B alike leaves the sum unchanged), so lane (g, q) = (l/4, l%4) takes,
+// in each chunk of 32 columns of K, the 8 elements 8q..8q+7 of its rows
+// — one 16-byte load (LDG.128) each of W rows g and g+8 and of x row g
+// (and g+8 for M > 8) — and its k16 step h uses the words 2h, 2h+1 as
+// the mma's columns {2q, 2q+1} and {2q+8, 2q+9}: the words as loaded are
+// the A and B registers. Four lanes cover a row's 64 bytes of a chunk:
+// whole sectors. Rows of x past M are clamped to row M-1 (at M = 1 the
+// eight groups read the same 64 bytes, one request), rows of W past N to
+// row N-1; both only feed output columns that are never stored.
+//
+// Block: 8 warps on the same 16 rows of W, split over K: warp w takes
+// chunks w, w+8, w+16, …, tcUnroll of them per iteration, all loads of an
+// iteration issued before its mma (4 × 2 × 16 bytes of W per lane in
+// flight, 4 KiB per warp; no shared memory and no barrier in the loop).
+// N/16 blocks of 8 warps: 1280 warps for N = 2560, about 10 per SM of an
+// H100, 40 KiB of weights in flight per SM. The chunks wholly inside K
+// run unpredicated; the last iteration (at most tcUnroll chunks of the
+// warp, one possibly past K) zeroes the fragments of a lane whose 8
+// elements lie past K (K is a multiple of 8: all in or all out).
+//
+// The 8 warps' partial sums meet in 8 KiB of shared memory: warp w
+// writes D (tile t, W row r, x row i) at w·256 + t·128 + r·8 + (i%8 ^
+// s(r)), s(r) = (r/4)%2, which puts the 32 lanes of each store in 32
+// banks; thread j then sums the 8 values at j and, with its partner lane
+// j^8 (the next W row), finishes a pair of columns as Matmul's epilogue
+// does (bias, SiLU, GELU or SwiGLU of an interleaved gate/up pair,
+// residual, cast).
+
+import (
+	"math"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/ops/internal/mm"
+)
+
+// Launch shape and limits, for ops.Matmul.
+const (
+	Rows    = 16           // rows of W per block (columns of out)
+	Threads = tcWarps * 32 // threads per block
+	Shared  = tcWarps * 256 * 4
+	MaxM    = 16 // rows of x the kernel takes
+)
+
+const (
+	tcWarps  = 8
+	tcUnroll = 4 // chunks of 32 columns in flight per warp
+)
+
+//go:generate go run -tags kerngen github.com/gokern/kern/cmd/kern gen
+
+//kern:kernel block=256 nobounds
+func gemvtcF16F32(t gpu.Thread, out []float32, x, w []gpu.Half, bias, res []float32, m, n, k, act int) {
+	gemvtc(f16g{}, f32c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act)
+}
+
+//kern:kernel block=256 nobounds
+func gemvtcF16F16(t gpu.Thread, out []gpu.Half, x, w []gpu.Half, bias, res []gpu.Half, m, n, k, act int) {
+	gemvtc(f16g{}, f16c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act)
+}
+
+//kern:kernel block=256 nobounds
+func gemvtcBF16F32(t gpu.Thread, out []float32, x, w []gpu.BFloat16, bias, res []float32, m, n, k, act int) {
+	gemvtc(bf16g{}, f32c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act)
+}
+
+//kern:kernel block=256 nobounds
+func gemvtcBF16BF16(t gpu.Thread, out []gpu.BFloat16, x, w []gpu.BFloat16, bias, res []gpu.BFloat16, m, n, k, act int) {
+	gemvtc(bf16g{}, bf16c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act)
+}
+
+// Kernels are v2's kernels, indexed [input: f16, bf16][output: f32, the
+// input type], like ops.Matmul's tables.
+var Kernels = [2][2]*kern.Kernel{
+	{gemvtcF16F32Kernel.Kernel(), gemvtcF16F16Kernel.Kernel()},
+	{gemvtcBF16F32Kernel.Kernel(), gemvtcBF16BF16Kernel.Kernel()},
+}
+
+func gemvtc[A gpu.Elem, O any, CA tcCodec[A], CO codec[O]](ca CA, co CO, t gpu.Thread, red []float32,
+	out []O, x, w []A, bias, res []O, m, n, k, act int) {
+	n0 := t.BlockIdx().X * Rows
+	l, wp := t.Lane(), t.Warp()
+	g, q := l>>2, l&3
+	// The lane's offsets at chunk 0 (32-bit: Matmul keeps every buffer
+	// under 2³¹ elements).
+	wa := int32(min(n0+g, n-1)*k + q*8)
+	wb := int32(min(n0+g+8, n-1)*k + q*8)
+	xa := int32(min(g, m-1)*k + q*8)
+	xb := int32(min(g+8, m-1)*k + q*8)
+	two := m > 8 // warp-uniform: the second tile of x
+	k32, q8 := int32(k), int32(q*8)
+	full := k32 >> 5 // chunks wholly inside K
+	var acc0, acc1 [4]float32
+	c := int32(wp)
+	for ; c+(tcUnroll-1)*tcWarps < full; c += tcUnroll * tcWarps {
+		var fa, fb, f0, f1 [tcUnroll][4]uint32
+		//kern:unroll
+		for u := range tcUnroll {
+			kc := (c + int32(u*tcWarps)) << 5
+			fa[u] = ca.pack(gpu.Load8(w, int(wa+kc)))
+			fb[u] = ca.pack(gpu.Load8(w, int(wb+kc)))
+			f0[u] = ca.pack(gpu.Load8(x, int(xa+kc)))
+			if two {
+				f1[u] = ca.pack(gpu.Load8(x, int(xb+kc)))
+			}
+		}
+		acc0, acc1 = tcMMA(ca, t, acc0, acc1, fa, fb, f0, f1, two)
+	}
+	if c < (k32+31)>>5 { // the warp's last chunks; a lane's past K is zeroed
+		var fa, fb, f0, f1 [tcUnroll][4]uint32
+		//kern:unroll
+		for u := range tcUnroll {
+			kc := (c + int32(u*tcWarps)) << 5
+			if kc+q8 < k32 {
+				fa[u] = ca.pack(gpu.Load8(w, int(wa+kc)))
+				fb[u] = ca.pack(gpu.Load8(w, int(wb+kc)))
+				f0[u] = ca.pack(gpu.Load8(x, int(xa+kc)))
+				if two {
+					f1[u] = ca.pack(gpu.Load8(x, int(xb+kc)))
+				}
+			}
+		}
+		acc0, acc1 = tcMMA(ca, t, acc0, acc1, fa, fb, f0, f1, two)
+	}
+
+	// The warps' sums meet in shared memory (see the package doc). Lane
+	// (g, q) holds D[g][2q], D[g][2q+1] in acc[0..1] and D[g+8][..] in
+	// acc[2..3], for rows 0–7 of x in acc0 and 8–15 in acc1.
+	sw := (g >> 2) & 1
+	//kern:unroll
+	for e := range 4 {
+		i := wp*256 + (g+8*(e>>1))*8 + ((2*q + e&1) ^ sw)
+		red[i] = acc0[e]
+		if two {
+			red[i+128] = acc1[e]
+		}
+	}
+	t.Sync()
+	j := wp*32 + l
+	if wp < tcWarps/2 || two { // warp-uniform: j < 128 or the second tile
+		v := red[j]
+		//kern:unroll
+		for i := 1; i < tcWarps; i++ {
+			v += red[i*256+j]
+		}
+		v1 := gpu.ShflXor(t, v, 8) // W row r^1: lane j^8
+		r := (j & 127) >> 3
+		row := (j>>7)*8 + (j&7 ^ (r>>2)&1)
+		if col := n0 + r; r&1 == 0 && col < n {
+			tcStore(co, out, bias, res, row, col, m, n, act, v, v1)
+		}
+	}
+}
+
+// tcMMA adds an iteration's chunks to the accumulators: per chunk two
+// k16 steps, each one mma per tile of x (see the package doc for the k
+// order).
+func tcMMA[A any, CA tcCodec[A]](ca CA, t gpu.Thread, acc0, acc1 [4]float32, fa, fb, f0, f1 [tcUnroll][4]uint32, two bool) ([4]float32, [4]float32) {
+	//kern:unroll
+	for u := range tcUnroll {
+		//kern:unroll
+		for h := range 2 {
+			a := [4]uint32{fa[u][2*h], fb[u][2*h], fa[u][2*h+1], fb[u][2*h+1]}
+			acc0 = ca.mma(t, a, [2]uint32{f0[u][2*h], f0[u][2*h+1]}, acc0)
+			if two {
+				acc1 = ca.mma(t, a, [2]uint32{f1[u][2*h], f1[u][2*h+1]}, acc1)
+			}
+		}
+	}
+	return acc0, acc1
+}
+
+// tcCodec is the input type: its packing of 8 elements loaded at once
+// (gpu.Load8, one 128-bit load) into four mma registers, the lower
+// element in the low half, and its mma.
+type tcCodec[A any] interface {
+	pack(v [8]A) [4]uint32
+	mma(t gpu.Thread, a [4]uint32, b [2]uint32, c [4]float32) [4]float32
+}
+
+type f16g struct{}
+
+func (f16g) pack(v [8]gpu.Half) [4]uint32 {
+	return [4]uint32{gpu.PackHalf2(v[0], v[1]), gpu.PackHalf2(v[2], v[3]), gpu.PackHalf2(v[4], v[5]), gpu.PackHalf2(v[6], v[7])}
+}
+
+func (f16g) mma(t gpu.Thread, a [4]uint32, b [2]uint32, c [4]float32) [4]float32 {
+	return gpu.MMAF16(t, a, b, c)
+}
+
+type bf16g struct{}
+
+func (bf16g) pack(v [8]gpu.BFloat16) [4]uint32 {
+	return [4]uint32{gpu.PackBFloat162(v[0], v[1]), gpu.PackBFloat162(v[2], v[3]), gpu.PackBFloat162(v[4], v[5]), gpu.PackBFloat162(v[6], v[7])}
+}
+
+func (bf16g) mma(t gpu.Thread, a [4]uint32, b [2]uint32, c [4]float32) [4]float32 {
+	return gpu.MMABF16(t, a, b, c)
+}
+
+// tcStore finishes out[row][col], out[row][col+1] as Matmul's epilogue
+// does (col even; with SwiGLU the pair is gate, up of output col/2). The
+// same as v1's gemvStore: a kernel package compiles its own copy.
+func tcStore[O any, CO codec[O]](co CO, out, bias, res []O, row, col, m, n, act int, v0, v1 float32) {
+	if row < m {
+		has1 := col+1 < n
+		if len(bias) > 0 {
+			v0 += co.load(bias[col])
+			if has1 {
+				v1 += co.load(bias[col+1])
+			}
+		}
+		if act == mm.EpiSwiGLU {
+			i := row*(n>>1) + col>>1
+			v := v0 / (1 + gpu.Exp(-v0)) * v1
+			if len(res) > 0 {
+				v += co.load(res[i])
+			}
+			out[i] = co.store(v)
+		} else {
+			i := row*n + col
+			v0 = tcAct(v0, act)
+			if len(res) > 0 {
+				v0 += co.load(res[i])
+			}
+			out[i] = co.store(v0)
+			if has1 {
+				v1 = tcAct(v1, act)
+				if len(res) > 0 {
+					v1 += co.load(res[i+1])
+				}
+				out[i+1] = co.store(v1)
+			}
+		}
+	}
+}
+
+// tcAct applies ActSiLU or ActGELU.
+func tcAct(v float32, act int) float32 {
+	if act == mm.EpiSiLU {
+		return v / (1 + gpu.Exp(-v))
+	}
+	if act == mm.EpiGELU {
+		return 0.5 * v * (1 + gpu.Erf(v*math.Sqrt2/2))
+	}
+	return v
+}
+
+// Output codecs, as ops' (dtype.go): float32 arithmetic, one rounding.
+type codec[T any] interface {
+	load(T) float32
+	store(float32) T
+}
+
+type f32c struct{}
+
+func (f32c) load(x float32) float32  { return x }
+func (f32c) store(v float32) float32 { return v }
+
+type f16c struct{}
+
+func (f16c) load(x gpu.Half) float32  { return x.Float32() }
+func (f16c) store(v float32) gpu.Half { return gpu.ToHalf(v) }
+
+type bf16c struct{}
+
+func (bf16c) load(x gpu.BFloat16) float32  { return x.Float32() }
+func (bf16c) store(v float32) gpu.BFloat16 { return gpu.ToBFloat16(v) }
