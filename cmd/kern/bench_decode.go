@@ -245,41 +245,52 @@ func upload[T gpu.Elem](al *allocs, xs []T) *kern.Buffer[T] {
 	return b
 }
 
-// l2Flush evicts the L2 before a timed run: ops.Add over three buffers
-// of twice the L2's size each. It is a no-op for an L2 of 0 bytes (off
-// CUDA, or where the driver reports none).
+// l2Flush evicts the L2 before a timed run by reading a buffer of twice
+// the L2's size (ops.Argmax over it: reads only, one int32 per row
+// written). A flush that writes (an Add into a third buffer, as this
+// bench first did) leaves the L2 full of dirty lines, and their write-back
+// then competes with the timed kernel for DRAM: on an H100 that added
+// 10–15 µs to every decode row. Clean lines are dropped for free. It is a
+// no-op for an L2 of 0 bytes (off CUDA, or where the driver reports none).
 type l2Flush struct {
-	n       int
-	a, b, c *kern.Buffer[float32]
+	rows, cols int
+	x          *kern.Buffer[float32]
+	out        *kern.Buffer[int32]
 }
+
+// flushCols is the row length of the flush's Argmax.
+const flushCols = 4096
 
 func newL2Flush(dev *kern.Device, l2Bytes int) (*l2Flush, error) {
 	f := &l2Flush{}
 	if l2Bytes <= 0 {
 		return f, nil
 	}
-	f.n = 2 * l2Bytes / 4
+	f.cols = flushCols
+	f.rows = (2*l2Bytes/4 + flushCols - 1) / flushCols
 	var err error
-	for _, p := range []**kern.Buffer[float32]{&f.a, &f.b, &f.c} {
-		if *p, err = kern.Alloc[float32](dev, f.n); err != nil {
-			f.free()
-			return nil, fmt.Errorf("L2 flush buffers: %w", err)
-		}
+	if f.x, err = kern.Alloc[float32](dev, f.rows*f.cols); err == nil {
+		f.out, err = kern.Alloc[int32](dev, f.rows)
+	}
+	if err != nil {
+		f.free()
+		return nil, fmt.Errorf("L2 flush buffers: %w", err)
 	}
 	return f, nil
 }
 
 func (f *l2Flush) run(q kern.Queue) error {
-	if f.n == 0 {
+	if f.rows == 0 {
 		return nil
 	}
-	return ops.Add(q, f.c, f.a, f.b, f.n)
+	return ops.Argmax(q, f.out, f.x, f.rows, f.cols)
 }
 
 func (f *l2Flush) free() {
-	for _, b := range []*kern.Buffer[float32]{f.a, f.b, f.c} {
-		if b != nil {
-			b.Free()
-		}
+	if f.x != nil {
+		f.x.Free()
+	}
+	if f.out != nil {
+		f.out.Free()
 	}
 }

@@ -152,28 +152,37 @@ func TestDecodeShapes(t *testing.T) {
 	}
 }
 
-// The L2 flush runs its ops.Add over twice the L2 on any device; with no
-// L2 it does nothing.
+// The L2 flush reads twice the L2 (an Argmax over it) on any device; with
+// no L2 it does nothing.
 func TestL2Flush(t *testing.T) {
 	dev := kern.OpenEmulator(emu.Options{})
 	defer dev.Close()
-	f, err := newL2Flush(dev, 4096)
+	f, err := newL2Flush(dev, 3*flushCols*4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.free()
-	if err := f.a.CopyFrom(slices.Repeat([]float32{1}, f.n)); err != nil {
+	xs := make([]float32, f.rows*f.cols)
+	for r := range f.rows {
+		xs[r*f.cols+(r*977)%f.cols] = 1 // the row's argmax
+	}
+	if err := f.x.CopyFrom(xs); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.run(dev); err != nil {
 		t.Fatal(err)
 	}
-	got, err := f.c.Download()
-	if err != nil || f.n != 2048 || len(got) != 2048 || got[0] != 1 || got[2047] != 1 {
-		t.Fatalf("flush of %d floats: %v, %v…", f.n, err, got[:min(4, len(got))])
+	got, err := f.out.Download()
+	if err != nil || f.rows*f.cols*4 < 2*3*flushCols*4 || len(got) != f.rows {
+		t.Fatalf("flush of %d×%d floats: %v, %v", f.rows, f.cols, err, got)
+	}
+	for r, g := range got {
+		if int(g) != (r*977)%f.cols {
+			t.Errorf("row %d: argmax %d, want %d: the flush did not read the whole buffer", r, g, (r*977)%f.cols)
+		}
 	}
 	none, err := newL2Flush(dev, 0)
-	if err != nil || none.run(dev) != nil || none.a != nil {
+	if err != nil || none.run(dev) != nil || none.x != nil {
 		t.Errorf("no L2: %+v, %v", none, err)
 	}
 	none.free()
