@@ -57,6 +57,29 @@ def main():
             ms = median_ms(lambda: F.linear(a, b))
             row(f"F.linear (x·Wᵀ) {name}", f"{s}³", ms, 2 * s**3 / ms / 1e9, "TFLOP/s")
 
+    # kern bench matmul's decode rows: Qwen3-4B's projections at M = 1
+    # and 16, bf16, F.linear (cuBLAS). Each run reads a 2×L2 buffer first
+    # (reads only: no dirty lines), so the weight comes from DRAM.
+    flush = torch.empty(2 * p.L2_cache_size // 4 + 1, device=dev, dtype=torch.float32).normal_()
+    for name, n, k in (("qkv", 6144, 2560), ("o", 2560, 4096), ("gate/up", 19456, 2560), ("down", 2560, 9728)):
+        w = torch.randn(n, k, device=dev, dtype=torch.bfloat16)
+        for m in (1, 16):
+            x = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
+            times = []
+            for i in range(13):
+                flush.sum()
+                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                a.record()
+                F.linear(x, w)
+                b.record()
+                b.synchronize()
+                if i >= 3:
+                    times.append(a.elapsed_time(b))
+            ms = statistics.median(times)
+            row(f"F.linear decode bf16 {name}", f"{m}×{n}×{k}", ms, 2 * n * k / ms / 1e6, "GB/s")
+        del w
+    del flush
+
     # kern bench attention's prefill shapes: 4 sequences × 4096 tokens ×
     # 16 heads × head dim 128 (and 256), flops 4·b·h·s²·d (half causal).
     b, h, s = 4, 16, 4096
