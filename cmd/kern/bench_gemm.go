@@ -20,8 +20,10 @@ package main
 // in the input type), timed between two kern events on a kern Stream. Its
 // "% of cuBLAS" column is its TFLOP/s over the cuBLAS case of the same
 // size and type, and its note names the kernel ops picked
-// (ops.MatmulVersion). Without cuBLAS the kern rows still run, with no
-// ratio.
+// (ops.MatmulVersion). On compute capability 9.0 there is a row per v3
+// tile (ops.HopperTiles: "kern Matmul bf16" is the default 128x256,
+// "kern Matmul bf16 128x256 rowmajor" and "kern Matmul bf16 128x128"
+// the others). Without cuBLAS the kern rows still run, with no ratio.
 //
 // TFLOP/s is 2·N³ / median time / 10¹². The inputs are filled with 2⁻⁷,
 // exact in every type, so no case runs into denormals or overflow. No % of
@@ -30,6 +32,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/gokern/kern"
@@ -125,7 +128,11 @@ func benchKernMatmul(env *benchEnv) error {
 	return nil
 }
 
-// kernMatmulCase times ops.Matmul on n×n×n with every input 2⁻⁷.
+// kernMatmulCase times ops.Matmul on n×n×n with every input 2⁻⁷. Where
+// Matmul runs v3 (the sm_90a GEMM, compute capability 9.0) it times
+// every ops.HopperTiles entry: the default's row is "kern Matmul <type>"
+// as elsewhere, each other's "kern Matmul <type> <tile>", so one run
+// compares v3's tiles with each other and with cuBLAS.
 func kernMatmulCase[T ops.Half16](env *benchEnv, s *kern.Stream, n int, typ string, fill T) error {
 	size := fmt.Sprintf("%d³", n)
 	if free, _, err := cuda.MemGetInfo(); err == nil && uint64(3*n*n*2) > free {
@@ -146,22 +153,35 @@ func kernMatmulCase[T ops.Half16](env *benchEnv, s *kern.Stream, n int, typ stri
 		bufs[i] = b
 	}
 	a, w, c := bufs[0], bufs[1], bufs[2]
-	sec, err := timeRuns(env.cfg, func() (time.Duration, error) {
-		return timeOnStream(s, func() error { return ops.Matmul(s, c, a, w, n, n, n, ops.MatmulOpts[T]{}) })
-	})
-	if err != nil {
-		return err
+	tiles := []ops.HopperTile{ops.MatmulHopperTile}
+	if strings.HasPrefix(ops.MatmulVersion(env.dev, n, n, n, ops.WeightNK), "v3 ") {
+		tiles = ops.HopperTiles
 	}
-	tflops := 2 * math.Pow(float64(n), 3) / sec / 1e12
-	// Which kernel ran: on compute capability 9.0 the sm_90a GEMM.
-	row := benchRow{bench: "matmul", name: "kern Matmul " + typ, size: size, time: sec, value: tflops, unit: "TFLOP/s",
-		peak: math.NaN(), note: ops.MatmulVersion(env.dev, n, n, n, ops.WeightNK)}
-	for _, r := range env.rows {
-		if r.bench == "matmul" && r.name == gemmTypes[typ].name && r.size == size && r.value > 0 {
-			row.ref = 100 * tflops / r.value
+	defer func(t ops.HopperTile) { ops.MatmulHopperTile = t }(ops.MatmulHopperTile)
+	for i, tile := range tiles {
+		ops.MatmulHopperTile = tile
+		sec, err := timeRuns(env.cfg, func() (time.Duration, error) {
+			return timeOnStream(s, func() error { return ops.Matmul(s, c, a, w, n, n, n, ops.MatmulOpts[T]{}) })
+		})
+		if err != nil {
+			return err
 		}
+		tflops := 2 * math.Pow(float64(n), 3) / sec / 1e12
+		name := "kern Matmul " + typ
+		if i > 0 {
+			name += " " + tile.String()
+		}
+		// Which kernel ran: on compute capability 9.0 the sm_90a GEMM and
+		// its tile.
+		row := benchRow{bench: "matmul", name: name, size: size, time: sec, value: tflops, unit: "TFLOP/s",
+			peak: math.NaN(), note: ops.MatmulVersion(env.dev, n, n, n, ops.WeightNK)}
+		for _, r := range env.rows {
+			if r.bench == "matmul" && r.name == gemmTypes[typ].name && r.size == size && r.value > 0 {
+				row.ref = 100 * tflops / r.value
+			}
+		}
+		env.add(row)
 	}
-	env.add(row)
 	return nil
 }
 

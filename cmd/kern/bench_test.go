@@ -198,7 +198,8 @@ func TestBenchStubChild(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("cuda:1: exit %d: %s", code, errs)
 	}
-	for _, w := range []string{": Kern Stub H100 (sm_90", "kern Matmul bf16 16³: gemv", "kern Matmul bf16 256³: v3 sm_90a"} {
+	for _, w := range []string{": Kern Stub H100 (sm_90", "kern Matmul bf16 16³: gemv", "kern Matmul bf16 256³: v3 sm_90a 128x256",
+		"kern Matmul bf16 128x256 rowmajor 256³: v3 sm_90a 128x256 rowmajor", "kern Matmul bf16 128x128 256³: v3 sm_90a 128x128"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("cuda:1 output lacks %q", w)
 		}
