@@ -155,7 +155,7 @@ func Matmul[In Half16, O Float](q kern.Queue, c *kern.Buffer[O], a, b *kern.Buff
 	if err != nil || m == 0 || n == 0 {
 		return err
 	}
-	v = hopperPick(v, queueDevice(q), o.Layout) // matmul_hopper.go
+	v = hopperPick(v, queueDevice(q), o.Layout, m, n) // matmul_hopper.go
 	err = matmulRun(s, v, pickConfig(m, n), q, c, a, b, m, n, k, o)
 	if (v == mmHopper || v == mmHopperWide) && errors.Is(err, kern.ErrNoTensorMaps) {
 		// A driver without tensor maps: the sm_80 kernel needs none.

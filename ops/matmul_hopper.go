@@ -9,10 +9,12 @@ package ops
 // stride is the k%8 == 0 (and, for B[K,N], n%8 == 0) that v2 needs too.
 //
 // v3 has two block tiles: 128×256 (ops/internal/mmhw, W[N,K] only, tiles
-// walked in strips of mmhw.Group tile rows), the default, and 128×128
-// (ops/internal/mmh, both layouts, row-major tile order), the first
-// Hopper GEMM, which B[K,N] always runs. MatmulHopperTile chooses between
-// them for W[N,K], so that one GPU run of kern bench times both.
+// walked in strips of mmhw.Group tile rows) and 128×128 (ops/internal/mmh,
+// both layouts, row-major tile order), the first Hopper GEMM, which
+// B[K,N] always runs. For W[N,K] the default takes 128×256 where the
+// shape makes enough of its tiles to fill the GPU (HopperTileAuto);
+// MatmulHopperTile forces either, so that one GPU run of kern bench
+// times both.
 
 import (
 	"fmt"
@@ -35,9 +37,16 @@ const (
 type HopperTile int
 
 const (
+	// HopperTileAuto, the default, is HopperTile128x256 where it makes
+	// more than half as many tiles as the device has SMs, else
+	// HopperTile128x128: with fewer, a persistent grid of 128×256 tiles
+	// leaves SMs idle that 128×128 tiles would use (1024³: 32 tiles
+	// against 64 on 132 SMs), and past it both take the same number of
+	// waves, the wide tile doing more work per byte (see hopperPick).
+	HopperTileAuto HopperTile = iota
 	// HopperTile128x256 is mmhw's kernel in strips of mmhw.Group tile
-	// rows: the default.
-	HopperTile128x256 HopperTile = iota
+	// rows.
+	HopperTile128x256
 	// HopperTile128x256RowMajor is mmhw's kernel in mmh's row-major tile
 	// order (strips of one row), to time the order apart from the tile.
 	HopperTile128x256RowMajor
@@ -45,11 +54,14 @@ const (
 	HopperTile128x128
 )
 
-// HopperTiles are every HopperTile, the default first.
+// HopperTiles are the tiles HopperTileAuto chooses from and their
+// variants, for kern bench to time each.
 var HopperTiles = []HopperTile{HopperTile128x256, HopperTile128x256RowMajor, HopperTile128x128}
 
 func (t HopperTile) String() string {
 	switch t {
+	case HopperTileAuto:
+		return "auto"
 	case HopperTile128x256:
 		return "128x256"
 	case HopperTile128x256RowMajor:
@@ -61,10 +73,10 @@ func (t HopperTile) String() string {
 }
 
 // MatmulHopperTile is the tile Matmul runs v3 with for b in W[N,K]
-// (B[K,N] always runs 128x128); an unknown value is the default. It is a
-// knob for kern bench, which times every HopperTiles entry: set it before
-// Matmul calls, never while one runs.
-var MatmulHopperTile = HopperTile128x256
+// (B[K,N] always runs 128x128); an unknown value is HopperTileAuto. It
+// is a knob for kern bench, which times the default and every other
+// HopperTiles entry: set it before Matmul calls, never while one runs.
+var MatmulHopperTile = HopperTileAuto
 
 // mmhwK are the 128×256 kernels, indexed [input: f16, bf16][output: f32,
 // the input type].
@@ -84,16 +96,30 @@ var mmhK = [2][2][2]*kern.Kernel{{
 }}
 
 // hopperPick returns v3 in place of version v where the Hopper kernels
-// apply on dev (hopperKernels) and the shape is one v3 runs: v2's shapes,
-// in either layout; with b in W[N,K], the tile MatmulHopperTile names
-// where dev has the shared memory for it (every sm_90 GPU has; the
-// emulator only when opened with it), else 128×128. The decode shapes
-// keep GEMV and odd k (or, for B[K,N], odd n) keeps v1.
-func hopperPick(v int, dev *kern.Device, layout BLayout) int {
+// apply on dev (hopperKernels) and the m×n shape is one v3 runs: v2's
+// shapes, in either layout. With b in W[N,K] the tile is
+// MatmulHopperTile's where dev has the shared memory for 128×256 (every
+// sm_90 GPU has; the emulator only when opened with it), else 128×128.
+// The decode shapes keep GEMV and odd k (or, for B[K,N], odd n) keeps
+// v1.
+func hopperPick(v int, dev *kern.Device, layout BLayout, m, n int) int {
 	if v != mmV2 || !hopperKernels(dev) {
 		return v
 	}
-	if layout == WeightNK && MatmulHopperTile != HopperTile128x128 && hopperStages(dev, mmHopperWide) >= 2 {
+	if layout != WeightNK || hopperStages(dev, mmHopperWide) < 2 {
+		return mmHopper
+	}
+	switch MatmulHopperTile {
+	case HopperTile128x128:
+		return mmHopper
+	case HopperTile128x256, HopperTile128x256RowMajor:
+		return mmHopperWide
+	}
+	// Auto. With t wide tiles on s SMs a persistent grid takes ⌈t/s⌉
+	// rounds of wide tiles (each two narrow tiles' work) against
+	// ⌈2t/s⌉ of narrow ones: fewer rounds for narrow only where 2t ≤ s.
+	// The emulator reports 0 SMs: wide.
+	if 2*ceilDiv(m, mmhw.BM)*ceilDiv(n, mmhw.BN) > dev.Multiprocessors() {
 		return mmHopperWide
 	}
 	return mmHopper
@@ -202,7 +228,7 @@ func MatmulVersion(dev *kern.Device, m, n, k int, layout BLayout) string {
 	case m <= gemv.MaxM && layout == WeightNK:
 		v = mmGEMV
 	}
-	v = hopperPick(v, dev, layout)
+	v = hopperPick(v, dev, layout, m, n)
 	switch v {
 	case mmV1:
 		return "v1"

@@ -22,12 +22,13 @@ var sm90Emu = kern.OpenEmulator(emu.Options{MaxSharedPerBlock: emu.MaxSharedPerB
 // TestHopperPick: v3 replaces v2, in either layout, exactly where the
 // Hopper kernels apply (hopperKernels: compute capability 9.0, or the
 // emulator with forceHopper); with W[N,K] it is the 128×256 tile where
-// the device has the shared memory for it and MatmulHopperTile does not
-// ask for 128×128, and B[K,N] is always 128×128.
+// the device has the shared memory for it and MatmulHopperTile (by
+// default: the shape, against the SM count) does not ask for 128×128,
+// and B[K,N] is always 128×128.
 func TestHopperPick(t *testing.T) {
 	emu := testDevices[0].dev
 	for _, v := range []int{mmV1, mmGEMV, mmV2} {
-		if got := hopperPick(v, emu, WeightNK); got != v {
+		if got := hopperPick(v, emu, WeightNK, 4096, 4096); got != v {
 			t.Errorf("hopperPick(%d) without forceHopper = %d", v, got)
 		}
 	}
@@ -37,7 +38,7 @@ func TestHopperPick(t *testing.T) {
 		}
 	}
 	forceHopper = true
-	defer func() { forceHopper, MatmulHopperTile = false, HopperTile128x256 }()
+	defer func() { forceHopper, MatmulHopperTile = false, HopperTileAuto }()
 	if !hopperKernels(emu) {
 		t.Error("hopperKernels(emulator) with forceHopper = false")
 	}
@@ -45,27 +46,27 @@ func TestHopperPick(t *testing.T) {
 		dev  *kern.Device
 		tile HopperTile
 		lay  BLayout
-		v    int
+		m    int
 		want string
 	}{
-		{emu, HopperTile128x256, WeightNK, mmV2, "v3 sm_90a 128x128"}, // 99 KiB: no room for 128×256
-		{emu, HopperTile128x256, RowMajorKN, mmV2, "v3 sm_90a 128x128"},
-		{sm90Emu, HopperTile128x256, WeightNK, mmV2, "v3 sm_90a 128x256"},
-		{sm90Emu, HopperTile128x256RowMajor, WeightNK, mmV2, "v3 sm_90a 128x256 rowmajor"},
-		{sm90Emu, HopperTile128x128, WeightNK, mmV2, "v3 sm_90a 128x128"},
-		{sm90Emu, HopperTile128x256, RowMajorKN, mmV2, "v3 sm_90a 128x128"},
-		{sm90Emu, HopperTile128x256, WeightNK, mmGEMV, "gemv"},
+		{emu, HopperTileAuto, WeightNK, 200, "v3 sm_90a 128x128"}, // 99 KiB: no room for 128×256
+		{emu, HopperTile128x256, WeightNK, 200, "v3 sm_90a 128x128"},
+		{emu, HopperTileAuto, RowMajorKN, 200, "v3 sm_90a 128x128"},
+		{sm90Emu, HopperTileAuto, WeightNK, 200, "v3 sm_90a 128x256"}, // the emulator reports 0 SMs
+		{sm90Emu, HopperTile128x256, WeightNK, 200, "v3 sm_90a 128x256"},
+		{sm90Emu, HopperTile128x256RowMajor, WeightNK, 200, "v3 sm_90a 128x256 rowmajor"},
+		{sm90Emu, HopperTile128x128, WeightNK, 200, "v3 sm_90a 128x128"},
+		{sm90Emu, HopperTile(99), WeightNK, 200, "v3 sm_90a 128x256"}, // unknown: auto
+		{sm90Emu, HopperTileAuto, RowMajorKN, 200, "v3 sm_90a 128x128"},
+		{sm90Emu, HopperTile128x256, RowMajorKN, 200, "v3 sm_90a 128x128"},
+		{sm90Emu, HopperTileAuto, WeightNK, 4, "gemv"},
 	} {
 		MatmulHopperTile = c.tile
-		m := 200
-		if c.v == mmGEMV {
-			m = 4
-		}
-		if got := MatmulVersion(c.dev, m, 136, 72, c.lay); got != c.want {
+		if got := MatmulVersion(c.dev, c.m, 136, 72, c.lay); got != c.want {
 			t.Errorf("%s, %v, %v: MatmulVersion %q, want %q", c.dev, c.tile, c.lay, got, c.want)
 		}
 	}
-	MatmulHopperTile = HopperTile128x256
+	MatmulHopperTile = HopperTileAuto
 	forceHopper = false
 	if hopperKernels(nil) {
 		t.Error("hopperKernels(nil)")
@@ -164,8 +165,16 @@ func matmulHopperStubChild(t *testing.T, noTMA bool) {
 		t.Fatalf("stub device 1 is %d.%d, want 9.0", major, minor)
 	}
 	const m, n, k = 200, 136, 72
-	if got := MatmulVersion(dev, m, n, k, WeightNK); got != "v3 sm_90a 128x256" {
-		t.Errorf("MatmulVersion = %q, want v3 sm_90a 128x256", got)
+	// Two 128×256 tiles for 132 SMs: the default is 128×128 (a GPU of 132
+	// SMs takes 128×256 from 67 tiles up, 4096³ has 512).
+	if got := MatmulVersion(dev, m, n, k, WeightNK); got != "v3 sm_90a 128x128" {
+		t.Errorf("MatmulVersion = %q, want v3 sm_90a 128x128", got)
+	}
+	if got := MatmulVersion(dev, 4096, 4096, 4096, WeightNK); got != "v3 sm_90a 128x256" {
+		t.Errorf("MatmulVersion 4096³ = %q, want v3 sm_90a 128x256", got)
+	}
+	if got := MatmulVersion(dev, 1024, 1024, 1024, WeightNK); got != "v3 sm_90a 128x128" {
+		t.Errorf("MatmulVersion 1024³ = %q, want v3 sm_90a 128x128", got)
 	}
 	a, _ := kern.Alloc[gpu.BFloat16](dev, m*k)
 	w, _ := kern.Alloc[gpu.BFloat16](dev, n*k)
@@ -179,6 +188,22 @@ func matmulHopperStubChild(t *testing.T, noTMA bool) {
 	}
 	if err := Matmul(dev, c, a, w, m, n, k, MatmulOpts[gpu.BFloat16]{}); err != nil {
 		t.Fatal(err)
+	}
+	if err := dev.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	// The 128×256 kernel: 225 KiB of dynamic shared memory with 4 stages.
+	MatmulHopperTile = HopperTile128x256
+	if got := MatmulVersion(dev, m, n, k, WeightNK); got != "v3 sm_90a 128x256" {
+		t.Errorf("MatmulVersion with HopperTile128x256 = %q", got)
+	}
+	if got := hopperStages(dev, mmHopperWide); got != 4 {
+		t.Errorf("v3 128x256 stages on the stub H100 (%d bytes of shared memory) = %d, want 4", dev.Limits().MaxSharedPerBlock, got)
+	}
+	err = Matmul(dev, c, a, w, m, n, k, MatmulOpts[gpu.BFloat16]{})
+	MatmulHopperTile = HopperTileAuto
+	if err != nil {
+		t.Fatalf("v3 128x256: %v", err)
 	}
 	if err := dev.Sync(); err != nil {
 		t.Fatal(err)

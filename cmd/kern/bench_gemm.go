@@ -21,9 +21,10 @@ package main
 // "% of cuBLAS" column is its TFLOP/s over the cuBLAS case of the same
 // size and type, and its note names the kernel ops picked
 // (ops.MatmulVersion). On compute capability 9.0 there is a row per v3
-// tile (ops.HopperTiles: "kern Matmul bf16" is the default 128x256,
-// "kern Matmul bf16 128x256 rowmajor" and "kern Matmul bf16 128x128"
-// the others). Without cuBLAS the kern rows still run, with no ratio.
+// kernel ("kern Matmul bf16" the default, whose note names the tile it
+// chose, then "kern Matmul bf16 128x256", "… 128x256 rowmajor" and
+// "… 128x128" for those it did not). Without cuBLAS the kern rows still
+// run, with no ratio.
 //
 // TFLOP/s is 2·N³ / median time / 10¹². The inputs are filled with 2⁻⁷,
 // exact in every type, so no case runs into denormals or overflow. No % of
@@ -129,10 +130,11 @@ func benchKernMatmul(env *benchEnv) error {
 }
 
 // kernMatmulCase times ops.Matmul on n×n×n with every input 2⁻⁷. Where
-// Matmul runs v3 (the sm_90a GEMM, compute capability 9.0) it times
-// every ops.HopperTiles entry: the default's row is "kern Matmul <type>"
-// as elsewhere, each other's "kern Matmul <type> <tile>", so one run
-// compares v3's tiles with each other and with cuBLAS.
+// Matmul runs v3 (the sm_90a GEMM, compute capability 9.0) it also times
+// every ops.HopperTiles entry that runs another kernel than the default:
+// the default's row is "kern Matmul <type>" as elsewhere (its note names
+// the tile it chose), each other's "kern Matmul <type> <tile>", so one
+// run compares v3's tiles with each other and with cuBLAS.
 func kernMatmulCase[T ops.Half16](env *benchEnv, s *kern.Stream, n int, typ string, fill T) error {
 	size := fmt.Sprintf("%d³", n)
 	if free, _, err := cuda.MemGetInfo(); err == nil && uint64(3*n*n*2) > free {
@@ -153,11 +155,18 @@ func kernMatmulCase[T ops.Half16](env *benchEnv, s *kern.Stream, n int, typ stri
 		bufs[i] = b
 	}
 	a, w, c := bufs[0], bufs[1], bufs[2]
-	tiles := []ops.HopperTile{ops.MatmulHopperTile}
-	if strings.HasPrefix(ops.MatmulVersion(env.dev, n, n, n, ops.WeightNK), "v3 ") {
-		tiles = ops.HopperTiles
+	// The default first, then each other v3 tile that runs another kernel.
+	auto := ops.MatmulHopperTile
+	tiles := []ops.HopperTile{auto}
+	if ver := ops.MatmulVersion(env.dev, n, n, n, ops.WeightNK); strings.HasPrefix(ver, "v3 ") {
+		for _, t := range ops.HopperTiles {
+			ops.MatmulHopperTile = t
+			if ops.MatmulVersion(env.dev, n, n, n, ops.WeightNK) != ver {
+				tiles = append(tiles, t)
+			}
+		}
 	}
-	defer func(t ops.HopperTile) { ops.MatmulHopperTile = t }(ops.MatmulHopperTile)
+	defer func() { ops.MatmulHopperTile = auto }()
 	for i, tile := range tiles {
 		ops.MatmulHopperTile = tile
 		sec, err := timeRuns(env.cfg, func() (time.Duration, error) {
