@@ -61,11 +61,11 @@ type gemmCase struct {
 	empty      *kern.Buffer[float32]
 }
 
-func newGemmCase(t *testing.T) *gemmCase {
+func newGemmCase(t *testing.T, checks bool) *gemmCase {
 	t.Helper()
 	g := &gemmCase{m: 300, n: 520, k: 200}
 	// An H100's shared memory: two stages and the staging are 128 KiB.
-	g.dev = kern.OpenEmulator(emu.Options{MaxSharedPerBlock: emu.MaxSharedPerBlockSM90})
+	g.dev = kern.OpenEmulator(emu.Options{MaxSharedPerBlock: emu.MaxSharedPerBlockSM90, Memcheck: checks, Racecheck: checks, Synccheck: checks})
 	t.Cleanup(func() { g.dev.Close() })
 	r := rand.New(rand.NewPCG(3, 4))
 	up := func(rows int) ([]float64, *kern.TensorMap) {
@@ -135,7 +135,7 @@ func (g *gemmCase) run(t *testing.T, kernel *kern.Kernel, blocks, stages, group 
 // last strip of two is one row), two and four stages. ops' Matmul tests
 // cover the other types, the epilogues and ragged shapes.
 func TestGemm(t *testing.T) {
-	g := newGemmCase(t)
+	g := newGemmCase(t, false)
 	for _, c := range [][3]int{{1, 2, 1}, {2, 4, 2}, {4, 2, 16}, {2, 4, 1}, {4, 4, 2}} {
 		t.Run(fmt.Sprintf("blocks=%d/stages=%d/group=%d", c[0], c[1], c[2]), func(t *testing.T) {
 			if err, wrong, first := g.run(t, GemmF16F32Kernel.Kernel(), c[0], c[1], c[2]); err != nil || wrong > 0 {
@@ -143,6 +143,15 @@ func TestGemm(t *testing.T) {
 			}
 		})
 	}
+	// The same with memcheck, racecheck (mbarrier-aware) and synccheck:
+	// the stages reused across tiles, the staging reused across rounds
+	// and tiles, the fast and the general epilogue paths.
+	t.Run("sanitizers", func(t *testing.T) {
+		g := newGemmCase(t, true)
+		if err, wrong, first := g.run(t, GemmF16F32Kernel.Kernel(), 2, 2, 2); err != nil || wrong > 0 {
+			t.Fatalf("launch: %v; %d of %d wrong, first %s", err, wrong, g.m*g.n, first)
+		}
+	})
 }
 
 // plantedBugs are text edits of gemm.go that a GPU would punish with
@@ -162,7 +171,7 @@ var plantedBugs = []struct{ name, old, new string }{
 // GemmF16F32 on gemmCase with one block, 2 stages and strips of two tile
 // rows.
 func TestPlantedBugs(t *testing.T) {
-	g := newGemmCase(t)
+	g := newGemmCase(t, false)
 	src := kernelSource(t)
 	for _, bug := range plantedBugs {
 		t.Run(bug.name, func(t *testing.T) {
