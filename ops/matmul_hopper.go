@@ -41,8 +41,8 @@ const (
 	// more than half as many tiles as the device has SMs, else
 	// HopperTile128x128: with fewer, a persistent grid of 128×256 tiles
 	// leaves SMs idle that 128×128 tiles would use (1024³: 32 tiles
-	// against 64 on 132 SMs), and past it both take the same number of
-	// waves, the wide tile doing more work per byte (see hopperPick).
+	// against 64 on 132 SMs); past it the wide tile's lower L2 traffic
+	// per FLOP is expected to win (see hopperPick).
 	HopperTileAuto HopperTile = iota
 	// HopperTile128x256 is mmhw's kernel in strips of mmhw.Group tile
 	// rows.
@@ -116,9 +116,13 @@ func hopperPick(v int, dev *kern.Device, layout BLayout, m, n int) int {
 		return mmHopperWide
 	}
 	// Auto. With t wide tiles on s SMs a persistent grid takes ⌈t/s⌉
-	// rounds of wide tiles (each two narrow tiles' work) against
-	// ⌈2t/s⌉ of narrow ones: fewer rounds for narrow only where 2t ≤ s.
-	// The emulator reports 0 SMs: wide.
+	// rounds of wide tiles, each worth two rounds of narrow ones,
+	// against ⌈2t/s⌉ narrow rounds: where 2t ≤ s narrow takes half the
+	// rounds; beyond, the two differ by at most one narrow round (none
+	// at 2048³–8192³ on 132 SMs) and the wide tile's quarter less L2
+	// traffic per FLOP and half the epilogues per FLOP should decide (an
+	// estimate the GPU run is to confirm). The emulator reports 0 SMs:
+	// wide.
 	if 2*ceilDiv(m, mmhw.BM)*ceilDiv(n, mmhw.BN) > dev.Multiprocessors() {
 		return mmHopperWide
 	}
