@@ -54,7 +54,11 @@ func OpenEmulator(opts ...emu.Options) *Device {
 			fmt.Fprintf(os.Stderr, "kern: emulator checks on: %s\n", strings.Join(checks, ", "))
 		})
 	}
-	d := newDevice("emu", name, b, hostLimits())
+	lim := hostLimits()
+	if o.MaxSharedPerBlock > 0 {
+		lim.MaxSharedPerBlock = min(o.MaxSharedPerBlock, emu.MaxSharedPerBlockSM90)
+	}
+	d := newDevice("emu", name, b, lim)
 	if envErr != nil {
 		d.breakDevice(fmt.Errorf("kern: KERN_EMU_CHECK: %w", envErr))
 	}

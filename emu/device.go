@@ -54,7 +54,19 @@ type Options struct {
 	// the launch fails (a guard against kernels that never finish); 0
 	// means 1<<30.
 	MaxSteps uint64
+	// MaxSharedPerBlock is the shared memory per block, in bytes, that a
+	// kern Device opened on this emulator reports and admits (kern's
+	// OpenEmulator); 0 means 99 KiB, what every sm_80+ GPU allows. The
+	// emulator itself runs blocks of up to 227 KiB (an H100's opt-in
+	// limit), so a larger value changes nothing. Tests of sm_90a kernels
+	// whose tiles need an H100's shared memory open an emulator with
+	// 227 KiB (MaxSharedPerBlockSM90).
+	MaxSharedPerBlock int
 }
+
+// MaxSharedPerBlockSM90 is an H100's opt-in shared memory per block,
+// the most the emulator runs (static and dynamic together).
+const MaxSharedPerBlockSM90 = maxSharedPerBlock
 
 // Device is an emulated GPU: device memory plus launches. Its methods are
 // safe for concurrent use; a Launch sees the allocations that existed when

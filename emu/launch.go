@@ -22,7 +22,7 @@ type LaunchConfig struct {
 	Params []byte
 }
 
-// Device limits, as on sm_80.
+// Device limits: threads as on sm_80, shared memory as on sm_90.
 const (
 	maxThreadsPerBlock = 1024
 	maxSharedPerBlock  = 227 * 1024

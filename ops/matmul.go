@@ -159,9 +159,9 @@ func Matmul[In Half16, O Float](q kern.Queue, c *kern.Buffer[O], a, b *kern.Buff
 	if err != nil || m == 0 || n == 0 {
 		return err
 	}
-	v = hopperPick(v, hopperKernels(queueDevice(q))) // matmul_hopper.go
+	v = hopperPick(v, queueDevice(q), o.Layout, m, n) // matmul_hopper.go
 	err = matmulRun(s, v, pickConfig(m, n), q, c, a, b, m, n, k, o)
-	if v == mmHopper && errors.Is(err, kern.ErrNoTensorMaps) {
+	if (v == mmHopper || v == mmHopperWide) && errors.Is(err, kern.ErrNoTensorMaps) {
 		// A driver without tensor maps: the sm_80 kernel needs none.
 		err = matmulRun(s, mmV2, pickConfig(m, n), q, c, a, b, m, n, k, o)
 	}
@@ -173,7 +173,7 @@ const (
 	mmV1     = 1
 	mmV2     = 2
 	mmGEMV   = 3 // the decode GEMV's v2 (mmGEMVv1 while GEMVv1 is set)
-	mmGEMVv1 = 5 // mmHopper is 4
+	mmGEMVv1 = 6 // mmHopper and mmHopperWide are 4 and 5
 )
 
 // GEMVv1, when set, makes Matmul (and MatmulVersion) take the decode
@@ -246,8 +246,8 @@ func matmulCheck[In Half16, O Float](s *shape, c *kern.Buffer[O], a, b *kern.Buf
 // matmulRun launches version v (with config cfg, for v2) on checked
 // arguments.
 func matmulRun[In Half16, O Float](s *shape, v int, cfg tcConfig, q kern.Queue, c *kern.Buffer[O], a, b *kern.Buffer[In], m, n, k int, o MatmulOpts[O]) error {
-	if v == mmHopper {
-		return matmulHopperRun(s, q, c, a, b, m, n, k, o)
+	if v == mmHopper || v == mmHopperWide {
+		return matmulHopperRun(s, v, q, c, a, b, m, n, k, o)
 	}
 	ii, oi := inIndex[In](), min(dtypeIndex[O](), 1)
 	bias, res, err := optionalBufs(s, q, o.Bias, o.Residual)

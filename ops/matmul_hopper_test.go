@@ -10,47 +10,74 @@ import (
 	"testing"
 
 	"github.com/gokern/kern"
+	"github.com/gokern/kern/emu"
 	"github.com/gokern/kern/gpu"
 )
 
+// sm90Emu is an emulator with an H100's 227 KiB of shared memory per
+// block, which v3's 128×256 tile needs (two stages and the epilogue
+// staging are 128 KiB; the default emulator allows 99 KiB).
+var sm90Emu = kern.OpenEmulator(emu.Options{MaxSharedPerBlock: emu.MaxSharedPerBlockSM90})
+
 // TestHopperPick: v3 replaces v2, in either layout, exactly where the
 // Hopper kernels apply (hopperKernels: compute capability 9.0, or the
-// emulator with forceHopper).
+// emulator with forceHopper); with W[N,K] it is the 128×256 tile where
+// the device has the shared memory for it and MatmulHopperTile (by
+// default: the shape, against the SM count) does not ask for 128×128,
+// and B[K,N] is always 128×128.
 func TestHopperPick(t *testing.T) {
-	for _, c := range []struct {
-		v      int
-		hopper bool
-		want   int
-	}{
-		{mmV2, true, mmHopper},
-		{mmV2, false, mmV2},
-		{mmV1, true, mmV1},
-		{mmGEMV, true, mmGEMV},
-		{mmGEMVv1, true, mmGEMVv1},
-	} {
-		if got := hopperPick(c.v, c.hopper); got != c.want {
-			t.Errorf("hopperPick(%d, %t) = %d, want %d", c.v, c.hopper, got, c.want)
+	emu := testDevices[0].dev
+	for _, v := range []int{mmV1, mmGEMV, mmGEMVv1, mmV2} {
+		if got := hopperPick(v, emu, WeightNK, 4096, 4096); got != v {
+			t.Errorf("hopperPick(%d) without forceHopper = %d", v, got)
 		}
 	}
-	emu := testDevices[0].dev
 	for _, d := range testDevices {
 		if d.dev.Kind() != "cuda" && hopperKernels(d.dev) {
 			t.Errorf("hopperKernels(%s) without forceHopper", d.dev)
 		}
 	}
 	forceHopper = true
+	defer func() { forceHopper, MatmulHopperTile = false, HopperTileAuto }()
 	if !hopperKernels(emu) {
 		t.Error("hopperKernels(emulator) with forceHopper = false")
 	}
-	if got := MatmulVersion(emu, 200, 136, 72, WeightNK); got != "v3 sm_90a" {
-		t.Errorf("MatmulVersion on the emulator with forceHopper = %q, want v3 sm_90a", got)
+	for _, c := range []struct {
+		dev  *kern.Device
+		tile HopperTile
+		lay  BLayout
+		m    int
+		want string
+	}{
+		{emu, HopperTileAuto, WeightNK, 200, "v3 sm_90a 128x128"}, // 99 KiB: no room for 128×256
+		{emu, HopperTile128x256, WeightNK, 200, "v3 sm_90a 128x128"},
+		{emu, HopperTileAuto, RowMajorKN, 200, "v3 sm_90a 128x128"},
+		{sm90Emu, HopperTileAuto, WeightNK, 200, "v3 sm_90a 128x256"}, // the emulator reports 0 SMs
+		{sm90Emu, HopperTile128x256, WeightNK, 200, "v3 sm_90a 128x256"},
+		{sm90Emu, HopperTile128x256RowMajor, WeightNK, 200, "v3 sm_90a 128x256 rowmajor"},
+		{sm90Emu, HopperTile128x128, WeightNK, 200, "v3 sm_90a 128x128"},
+		{sm90Emu, HopperTile(99), WeightNK, 200, "v3 sm_90a 128x256"}, // unknown: auto
+		{sm90Emu, HopperTileAuto, RowMajorKN, 200, "v3 sm_90a 128x128"},
+		{sm90Emu, HopperTile128x256, RowMajorKN, 200, "v3 sm_90a 128x128"},
+		{sm90Emu, HopperTileAuto, WeightNK, 4, "gemv v2"},
+	} {
+		MatmulHopperTile = c.tile
+		if got := MatmulVersion(c.dev, c.m, 136, 72, c.lay); got != c.want {
+			t.Errorf("%s, %v, %v: MatmulVersion %q, want %q", c.dev, c.tile, c.lay, got, c.want)
+		}
 	}
+	MatmulHopperTile = HopperTileAuto
 	forceHopper = false
 	if hopperKernels(nil) {
 		t.Error("hopperKernels(nil)")
 	}
-	if got := hopperStages(emu); got != 2 {
-		t.Errorf("hopperStages on the emulator (%d bytes of shared memory) = %d, want 2", emu.Limits().MaxSharedPerBlock, got)
+	for _, c := range []struct {
+		dev     *kern.Device
+		v, want int
+	}{{emu, mmHopper, 2}, {emu, mmHopperWide, 1}, {sm90Emu, mmHopper, 4}, {sm90Emu, mmHopperWide, 4}} {
+		if got := hopperStages(c.dev, c.v); got != c.want {
+			t.Errorf("hopperStages(%s with %d bytes of shared memory, v%d) = %d, want %d", c.dev, c.dev.Limits().MaxSharedPerBlock, c.v, got, c.want)
+		}
 	}
 	if got := hopperBlocks(emu, 6); got != 1 {
 		t.Errorf("hopperBlocks on the emulator = %d, want 1 (one persistent block)", got)
@@ -145,8 +172,16 @@ func matmulHopperStubChild(t *testing.T, noTMA bool) {
 		t.Fatalf("stub device 1 is %d.%d, want 9.0", major, minor)
 	}
 	const m, n, k = 200, 136, 72
-	if got := MatmulVersion(dev, m, n, k, WeightNK); got != "v3 sm_90a" {
-		t.Errorf("MatmulVersion = %q, want v3 sm_90a", got)
+	// Two 128×256 tiles for 132 SMs: the default is 128×128 (a GPU of 132
+	// SMs takes 128×256 from 67 tiles up, 4096³ has 512).
+	if got := MatmulVersion(dev, m, n, k, WeightNK); got != "v3 sm_90a 128x128" {
+		t.Errorf("MatmulVersion = %q, want v3 sm_90a 128x128", got)
+	}
+	if got := MatmulVersion(dev, 4096, 4096, 4096, WeightNK); got != "v3 sm_90a 128x256" {
+		t.Errorf("MatmulVersion 4096³ = %q, want v3 sm_90a 128x256", got)
+	}
+	if got := MatmulVersion(dev, 1024, 1024, 1024, WeightNK); got != "v3 sm_90a 128x128" {
+		t.Errorf("MatmulVersion 1024³ = %q, want v3 sm_90a 128x128", got)
 	}
 	a, _ := kern.Alloc[gpu.BFloat16](dev, m*k)
 	w, _ := kern.Alloc[gpu.BFloat16](dev, n*k)
@@ -160,6 +195,22 @@ func matmulHopperStubChild(t *testing.T, noTMA bool) {
 	}
 	if err := Matmul(dev, c, a, w, m, n, k, MatmulOpts[gpu.BFloat16]{}); err != nil {
 		t.Fatal(err)
+	}
+	if err := dev.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	// The 128×256 kernel: 225 KiB of dynamic shared memory with 4 stages.
+	MatmulHopperTile = HopperTile128x256
+	if got := MatmulVersion(dev, m, n, k, WeightNK); got != "v3 sm_90a 128x256" {
+		t.Errorf("MatmulVersion with HopperTile128x256 = %q", got)
+	}
+	if got := hopperStages(dev, mmHopperWide); got != 4 {
+		t.Errorf("v3 128x256 stages on the stub H100 (%d bytes of shared memory) = %d, want 4", dev.Limits().MaxSharedPerBlock, got)
+	}
+	err = Matmul(dev, c, a, w, m, n, k, MatmulOpts[gpu.BFloat16]{})
+	MatmulHopperTile = HopperTileAuto
+	if err != nil {
+		t.Fatalf("v3 128x256: %v", err)
 	}
 	if err := dev.Sync(); err != nil {
 		t.Fatal(err)
@@ -185,8 +236,8 @@ func matmulHopperStubChild(t *testing.T, noTMA bool) {
 		t.Fatal(err)
 	}
 	// B[K,N] runs v3 too (GemmKN: b's map is n columns × k rows).
-	if got := MatmulVersion(dev, m, n, k, RowMajorKN); got != "v3 sm_90a" {
-		t.Errorf("RowMajorKN: %q, want v3 sm_90a", got)
+	if got := MatmulVersion(dev, m, n, k, RowMajorKN); got != "v3 sm_90a 128x128" {
+		t.Errorf("RowMajorKN: %q, want v3 sm_90a 128x128", got)
 	}
 	if err := Matmul(dev, c, a, w, m, n, k, MatmulOpts[gpu.BFloat16]{Layout: RowMajorKN}); err != nil {
 		t.Fatal(err)

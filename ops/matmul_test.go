@@ -9,6 +9,7 @@ import (
 
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/ops/internal/mmhw"
 )
 
 // refMatmul is the float64 reference of Matmul, and the scale of each
@@ -90,6 +91,7 @@ var mmVersions = []mmVersion{
 	{"gemv", mmGEMV, tcConfig{}},
 	{"gemv-v1", mmGEMVv1, tcConfig{}},
 	{"v3-sm90a", mmHopper, tcConfig{}},
+	{"v3-sm90a-128x256", mmHopperWide, tcConfig{}},
 }
 
 // applies says whether version v runs shape sh with layout lay.
@@ -101,6 +103,8 @@ func (v mmVersion) applies(sh mmCase, lay BLayout) bool {
 		return sh.k%8 == 0 && lay == WeightNK && sh.m <= 16
 	case mmHopper: // every shape with 16-byte row strides, the decode ones too
 		return sh.k%8 == 0 && (lay == WeightNK || sh.n%8 == 0)
+	case mmHopperWide: // W[N,K] only
+		return sh.k%8 == 0 && lay == WeightNK
 	}
 	return true
 }
@@ -206,8 +210,16 @@ func (l BLayout) String() string {
 // testMatmul runs version ver (ver.v == 0: Matmul's own choice) on
 // random inputs and compares with refMatmul.
 func testMatmul[In Half16, O Float](t *testing.T, dev *kern.Device, ver mmVersion, sh mmCase, mo mmOpts) {
-	if major, minor := dev.ComputeCapability(); ver.v == mmHopper && dev.Kind() == "cuda" && (major != 9 || minor != 0) {
+	if major, minor := dev.ComputeCapability(); (ver.v == mmHopper || ver.v == mmHopperWide) && dev.Kind() == "cuda" && (major != 9 || minor != 0) {
 		t.Skipf("the sm_90a kernel loads only on compute capability 9.0, this GPU is %d.%d", major, minor)
+	}
+	if ver.v == mmHopperWide {
+		switch dev.Kind() {
+		case "emu":
+			dev = sm90Emu // 227 KiB of shared memory, as on an H100
+		case "native":
+			t.Skipf("v3 128x256 needs %d bytes of shared memory, native mode allows %d", mmhw.SharedBytes(2)+1024, dev.Limits().MaxSharedPerBlock)
+		}
 	}
 	m, n, k := sh.m, sh.n, sh.k
 	if mo.act == ActSwiGLU {

@@ -20,8 +20,11 @@ package main
 // in the input type), timed between two kern events on a kern Stream. Its
 // "% of cuBLAS" column is its TFLOP/s over the cuBLAS case of the same
 // size and type, and its note names the kernel ops picked
-// (ops.MatmulVersion). Without cuBLAS the kern rows still run, with no
-// ratio.
+// (ops.MatmulVersion). On compute capability 9.0 there is a row per v3
+// kernel ("kern Matmul bf16" the default, whose note names the tile it
+// chose, then "kern Matmul bf16 128x256", "… 128x256 rowmajor" and
+// "… 128x128" for those it did not). Without cuBLAS the kern rows still
+// run, with no ratio.
 //
 // TFLOP/s is 2·N³ / median time / 10¹². The inputs are filled with 2⁻⁷,
 // exact in every type, so no case runs into denormals or overflow. No % of
@@ -30,6 +33,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/gokern/kern"
@@ -125,7 +129,12 @@ func benchKernMatmul(env *benchEnv) error {
 	return nil
 }
 
-// kernMatmulCase times ops.Matmul on n×n×n with every input 2⁻⁷.
+// kernMatmulCase times ops.Matmul on n×n×n with every input 2⁻⁷. Where
+// Matmul runs v3 (the sm_90a GEMM, compute capability 9.0) it also times
+// every ops.HopperTiles entry that runs another kernel than the default:
+// the default's row is "kern Matmul <type>" as elsewhere (its note names
+// the tile it chose), each other's "kern Matmul <type> <tile>", so one
+// run compares v3's tiles with each other and with cuBLAS.
 func kernMatmulCase[T ops.Half16](env *benchEnv, s *kern.Stream, n int, typ string, fill T) error {
 	size := fmt.Sprintf("%d³", n)
 	if free, _, err := cuda.MemGetInfo(); err == nil && uint64(3*n*n*2) > free {
@@ -146,22 +155,42 @@ func kernMatmulCase[T ops.Half16](env *benchEnv, s *kern.Stream, n int, typ stri
 		bufs[i] = b
 	}
 	a, w, c := bufs[0], bufs[1], bufs[2]
-	sec, err := timeRuns(env.cfg, func() (time.Duration, error) {
-		return timeOnStream(s, func() error { return ops.Matmul(s, c, a, w, n, n, n, ops.MatmulOpts[T]{}) })
-	})
-	if err != nil {
-		return err
-	}
-	tflops := 2 * math.Pow(float64(n), 3) / sec / 1e12
-	// Which kernel ran: on compute capability 9.0 the sm_90a GEMM.
-	row := benchRow{bench: "matmul", name: "kern Matmul " + typ, size: size, time: sec, value: tflops, unit: "TFLOP/s",
-		peak: math.NaN(), note: ops.MatmulVersion(env.dev, n, n, n, ops.WeightNK)}
-	for _, r := range env.rows {
-		if r.bench == "matmul" && r.name == gemmTypes[typ].name && r.size == size && r.value > 0 {
-			row.ref = 100 * tflops / r.value
+	// The default first, then each other v3 tile that runs another kernel.
+	auto := ops.MatmulHopperTile
+	tiles := []ops.HopperTile{auto}
+	if ver := ops.MatmulVersion(env.dev, n, n, n, ops.WeightNK); strings.HasPrefix(ver, "v3 ") {
+		for _, t := range ops.HopperTiles {
+			ops.MatmulHopperTile = t
+			if ops.MatmulVersion(env.dev, n, n, n, ops.WeightNK) != ver {
+				tiles = append(tiles, t)
+			}
 		}
 	}
-	env.add(row)
+	defer func() { ops.MatmulHopperTile = auto }()
+	for i, tile := range tiles {
+		ops.MatmulHopperTile = tile
+		sec, err := timeRuns(env.cfg, func() (time.Duration, error) {
+			return timeOnStream(s, func() error { return ops.Matmul(s, c, a, w, n, n, n, ops.MatmulOpts[T]{}) })
+		})
+		if err != nil {
+			return err
+		}
+		tflops := 2 * math.Pow(float64(n), 3) / sec / 1e12
+		name := "kern Matmul " + typ
+		if i > 0 {
+			name += " " + tile.String()
+		}
+		// Which kernel ran: on compute capability 9.0 the sm_90a GEMM and
+		// its tile.
+		row := benchRow{bench: "matmul", name: name, size: size, time: sec, value: tflops, unit: "TFLOP/s",
+			peak: math.NaN(), note: ops.MatmulVersion(env.dev, n, n, n, ops.WeightNK)}
+		for _, r := range env.rows {
+			if r.bench == "matmul" && r.name == gemmTypes[typ].name && r.size == size && r.value > 0 {
+				row.ref = 100 * tflops / r.value
+			}
+		}
+		env.add(row)
+	}
 	return nil
 }
 

@@ -198,10 +198,16 @@ func TestBenchStubChild(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("cuda:1: exit %d: %s", code, errs)
 	}
-	for _, w := range []string{": Kern Stub H100 (sm_90", "kern Matmul bf16 16³: gemv", "kern Matmul bf16 256³: v3 sm_90a"} {
+	// At 256³ the default is the 128×128 tile (2 wide tiles for the
+	// stub's 132 SMs); the other v3 kernels get rows of their own.
+	for _, w := range []string{": Kern Stub H100 (sm_90", "kern Matmul bf16 16³: gemv", "kern Matmul bf16 256³: v3 sm_90a 128x128",
+		"kern Matmul bf16 128x256 256³: v3 sm_90a 128x256", "kern Matmul bf16 128x256 rowmajor 256³: v3 sm_90a 128x256 rowmajor"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("cuda:1 output lacks %q", w)
 		}
+	}
+	if strings.Contains(out, "kern Matmul bf16 128x128 256³") {
+		t.Error("cuda:1: a 128x128 row beside a default that is 128x128")
 	}
 }
 

@@ -16,3 +16,8 @@ TRITON_DEFAULT_FP_FUSION=1 "$PY" "$HERE/triton_gemm.py" "$W/triton.ptx" 2>/dev/n
 head -1 "$W/triton.ptx"
 python3 "$HERE/loops.py" "$PTXAS" "$NVDIS" "$KERN/ops/internal/mmh/mmh_kern_sm_90a.ptx" GemmBF16BF16
 python3 "$HERE/loops.py" "$PTXAS" "$NVDIS" "$W/triton.ptx" matmul_tma
+# The 128x256 tile (ops/internal/mmhw) against Triton's at BN = 256.
+TRITON_DEFAULT_FP_FUSION=1 "$PY" "$HERE/triton_gemm.py" "$W/triton256.ptx" 256 4 2>/dev/null
+head -1 "$W/triton256.ptx"
+python3 "$HERE/loops.py" "$PTXAS" "$NVDIS" "$KERN/ops/internal/mmhw/mmhw_kern_sm_90a.ptx" GemmBF16BF16
+python3 "$HERE/loops.py" "$PTXAS" "$NVDIS" "$W/triton256.ptx" matmul_tma

@@ -5,7 +5,10 @@ BK = 64, 8 warps (two warpgroups of m64n128k16 wgmma), 4 stages: the shape
 of ops/internal/mmh's kernel. Compiled for GPUTarget("cuda", 90, 32)
 without a GPU.
 
-Usage: python triton_gemm.py OUT.ptx
+Usage: python triton_gemm.py OUT.ptx [BN [STAGES]]
+
+BN 256 (W's descriptor block 256×64, two warpgroups of m64n256k16) is the
+tile of ops/internal/mmhw; STAGES defaults to 4.
 """
 import sys
 
@@ -31,13 +34,15 @@ def matmul_tma(a_desc, w_desc, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexp
 
 
 def main():
-    sig = {"a_desc": "tensordesc<bf16[128,64]>", "w_desc": "tensordesc<bf16[128,64]>", "c_ptr": "*bf16",
+    bn = int(sys.argv[2]) if len(sys.argv) > 2 else 128
+    stages = int(sys.argv[3]) if len(sys.argv) > 3 else 4
+    sig = {"a_desc": "tensordesc<bf16[128,64]>", "w_desc": "tensordesc<bf16[%d,64]>" % bn, "c_ptr": "*bf16",
            "M": "i32", "N": "i32", "K": "i32"}
-    cx = {"BM": 128, "BN": 128, "BK": 64}
+    cx = {"BM": 128, "BN": bn, "BK": 64}
     src = ASTSource(fn=matmul_tma, signature={**sig, **{k: "constexpr" for k in cx}}, constexprs=cx)
-    k = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": 8, "num_stages": 4})
+    k = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": 8, "num_stages": stages})
     with open(sys.argv[1], "w") as f:
-        f.write("// triton %s: shared=%d num_warps=8 num_stages=4\n" % (triton.__version__, k.metadata.shared))
+        f.write("// triton %s: BN=%d shared=%d num_warps=8 num_stages=%d\n" % (triton.__version__, bn, k.metadata.shared, stages))
         f.write(k.asm["ptx"])
 
 

@@ -40,6 +40,23 @@ type bf16c struct{}
 func (bf16c) load(x gpu.BFloat16) float32  { return x.Float32() }
 func (bf16c) store(v float32) gpu.BFloat16 { return gpu.ToBFloat16(v) }
 
+// A quadCodec also stores four outputs in one 64- or 128-bit store: the
+// epilogue's fast path (see epilogue). Its rounding is store's.
+type quadCodec[T any] interface {
+	codec[T]
+	store4(c []T, i int, v [4]float32)
+}
+
+func (f32c) store4(c []float32, i int, v [4]float32) { gpu.Store4(c, i, v) }
+
+func (f16c) store4(c []gpu.Half, i int, v [4]float32) {
+	gpu.Store4(c, i, [4]gpu.Half{gpu.ToHalf(v[0]), gpu.ToHalf(v[1]), gpu.ToHalf(v[2]), gpu.ToHalf(v[3])})
+}
+
+func (bf16c) store4(c []gpu.BFloat16, i int, v [4]float32) {
+	gpu.Store4(c, i, [4]gpu.BFloat16{gpu.ToBFloat16(v[0]), gpu.ToBFloat16(v[1]), gpu.ToBFloat16(v[2]), gpu.ToBFloat16(v[3])})
+}
+
 const sqrtHalf = 0.70710678118654752440 // 1/√2
 
 // The epilogue stages each consumer warp's 16×128 accumulator rows
@@ -63,10 +80,23 @@ func epiSwz(r, col int) int { return r*epiLd + col ^ (r&3)<<3 }
 // epilogue stores a consumer warpgroup's 64×128 accumulator tile at rows
 // r0.., columns n0.. of C (see gemm.go's layout); st is the warp's
 // staging area.
-func epilogue[O any, CO codec[O]](co CO, t gpu.Thread, st []float32, acc [64]float32, c, bias, res []O, r0, n0, m, n, act int) {
+//
+// The fast path: with plain output (no bias, activation or residual) and
+// n a multiple of 4 (so that four outputs from an element index that is
+// a multiple of 4 are one aligned store), a round wholly inside C is
+// copied with one 128-bit shared load and one 4-output store per lane
+// and pair of rows, no predicates: half a warp per row, lane l at row
+// 2i + l/16, columns 4(l%16) .. +3 (consecutive under the swizzle, which
+// XORs multiples of 8). That is 8 loads and 8 stores a round where the
+// general path below runs 32 predicated element stores and their
+// bias/activation/residual branches per lane; the same values, rounded
+// the same way (quadCodec).
+func epilogue[O any, CO quadCodec[O]](co CO, t gpu.Thread, st []float32, acc [64]float32, c, bias, res []O, r0, n0, m, n, act int) {
 	l := t.Lane()
 	g, q := l>>2, l&3
 	row0 := r0 + 16*(t.Warp()%4)
+	plain := act == EpiNone && len(bias) == 0 && len(res) == 0 && n%4 == 0
+	qr, qc := l>>4, 4*(l&15)
 	for h := 0; h < 2; h++ { // not unrolled: one copy of the loop below
 		if h == 0 {
 			//kern:unroll
@@ -81,7 +111,13 @@ func epilogue[O any, CO codec[O]](co CO, t gpu.Thread, st []float32, acc [64]flo
 		}
 		t.SyncWarp()
 		col0 := n0 + 64*h
-		if act == EpiSwiGLU {
+		if plain && row0+16 <= m && col0+64 <= n {
+			//kern:unroll
+			for i := range 8 {
+				r := 2*i + qr
+				co.store4(c, (row0+r)*n+col0+qc, gpu.Load4(st, epiSwz(r, qc)))
+			}
+		} else if act == EpiSwiGLU {
 			// lane l finishes the pair at columns 2l, 2l+1 of each row
 			for r := range 16 {
 				p := gpu.Load2(st, epiSwz(r, 2*l))

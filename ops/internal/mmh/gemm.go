@@ -100,7 +100,7 @@ func GemmBF16BF16(t gpu.Thread, c []gpu.BFloat16, amap, wmap []uint64, bias, res
 // gemm is the body of every kernel; see the file header. bf16 selects the
 // wgmma input type and kn the layout of the second operand, W [N, K]
 // (false) or B [K, N] (true, gemm_kn.go): constants in each kernel.
-func gemm[A gpu.Elem, O any, CO codec[O]](bf16, kn bool, co CO, t gpu.Thread, sm []A, sf []float32, c []O, amap, wmap []uint64, bias, res []O, m, n, k, act, stages int) {
+func gemm[A gpu.Elem, O any, CO quadCodec[O]](bf16, kn bool, co CO, t gpu.Thread, sm []A, sf []float32, c []O, amap, wmap []uint64, bias, res []O, m, n, k, act, stages int) {
 	full := gpu.Shared[uint64](t, MaxStages)
 	empty := gpu.Shared[uint64](t, MaxStages)
 	tid := t.ThreadIdx().X
