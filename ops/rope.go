@@ -66,9 +66,14 @@ func rope[T any, C codec[T]](c C, t gpu.Thread, out, x []T, heads, headDim, posO
 	if g >= len(x)/2 {
 		return
 	}
-	i := g % half
-	vec := g / half // token·heads + head
-	sin, cos := ropeSinCos(posOffset+vec/heads, i, ratio)
+	// 32-bit divisions (RoPE refuses 2³² elements or more): a 64-bit one
+	// is a subroutine of some 70 SASS instructions, and three of them
+	// made this memory-bound op compute-bound (21% of an H100's DRAM
+	// peak, docs/performance-gpu.md).
+	u, h := uint32(g), uint32(half)
+	i := int(u % h)
+	vec := int(u / h) // token·heads + head
+	sin, cos := ropeSinCos(posOffset+int(uint32(vec)/uint32(heads)), i, ratio)
 	lo := vec*headDim + i
 	x1, x2 := c.load(x[lo]), c.load(x[lo+half])
 	out[lo] = c.store(x1*cos - x2*sin)
@@ -122,6 +127,9 @@ func RoPE[T Float](q kern.Queue, out, x *kern.Buffer[T], tokens, heads, headDim,
 		s.fail("positions up to %d exceed 2^24, beyond RoPE's stated accuracy", posOffset+tokens)
 	}
 	n := s.mul(s.mul(tokens, heads), headDim)
+	if n >= 1<<32 {
+		s.fail("tokens×heads×headDim = %d: the kernel indexes in 32 bits, want fewer than 2^32 elements (split the call)", n)
+	}
 	buf(s, "x", x, n, "tokens×heads×headDim")
 	buf(s, "out", out, n, "tokens×heads×headDim")
 	if s.err != nil || tokens == 0 {
