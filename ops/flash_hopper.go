@@ -14,6 +14,7 @@ import (
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
 	"github.com/gokern/kern/ops/internal/attnh"
+	"github.com/gokern/kern/ops/internal/attnh64"
 )
 
 // flashHK is the Hopper prefill kernel per element type and head dim.
@@ -21,6 +22,20 @@ var flashHK = [2][2]*kern.Kernel{
 	{attnh.FlashF16D64Kernel.Kernel(), attnh.FlashF16D128Kernel.Kernel()},
 	{attnh.FlashBF16D64Kernel.Kernel(), attnh.FlashBF16D128Kernel.Kernel()},
 }
+
+// flashHK64 is the first version of flashHK (attnh64: K/V tiles of 64
+// keys), run instead when AttentionHopperV1 is set.
+var flashHK64 = [2][2]*kern.Kernel{
+	{attnh64.FlashF16D64Kernel.Kernel(), attnh64.FlashF16D128Kernel.Kernel()},
+	{attnh64.FlashBF16D64Kernel.Kernel(), attnh64.FlashBF16D128Kernel.Kernel()},
+}
+
+// AttentionHopperV1, when set, makes FlashAttention run the first Hopper
+// kernels (ops/internal/attnh64, K/V tiles of 64 keys) in place of the
+// current ones (ops/internal/attnh, 128 keys), so that kern bench
+// attention can time both on one GPU. Set it only between launches; it
+// changes nothing off Hopper.
+var AttentionHopperV1 bool
 
 // hopperKernelForTest, when set, replaces the kernel (tests run variants
 // with planted bugs).
@@ -47,9 +62,13 @@ func flashHopper[T Half16](queue kern.Queue, s *shape, out, q, k, v *kern.Buffer
 		}
 	}
 	rows := attnh.FlashM + 2*attnh.Stages*attnh.FlashN // the Q tile and the K/V stages
-	grid := kern.Blocks(gpu.Dim3{X: (a.MaxSeqQ + attnh.FlashM - 1) / attnh.FlashM, Y: a.Heads, Z: batch}, gpu.Dim3{X: attnh.Threads, Y: 1, Z: 1}).
+	kf, threads := flashHK[dtypeIndex[T]()-1][hd], attnh.Threads
+	if AttentionHopperV1 {
+		rows, threads = attnh64.FlashM+2*attnh64.Stages*attnh64.FlashN, attnh64.Threads
+		kf = flashHK64[dtypeIndex[T]()-1][hd]
+	}
+	grid := kern.Blocks(gpu.Dim3{X: (a.MaxSeqQ + attnh.FlashM - 1) / attnh.FlashM, Y: a.Heads, Z: batch}, gpu.Dim3{X: threads, Y: 1, Z: 1}).
 		WithShared(rows * a.HeadDim * 2)
-	kf := flashHK[dtypeIndex[T]()-1][hd]
 	if hopperKernelForTest != nil {
 		kf = hopperKernelForTest
 	}
@@ -58,11 +77,18 @@ func flashHopper[T Half16](queue kern.Queue, s *shape, out, q, k, v *kern.Buffer
 		intArg(totalQ), intArg(totalK), intArg(a.Heads), intArg(a.KVHeads), f32Arg(a.scale()*math.Log2E), kern.ScalarArg(a.Causal), kern.ScalarArg(lse != nil))
 }
 
+// HopperAttention reports whether FlashAttention runs its sm_90a kernels
+// on dev (where AttentionHopperV1 chooses between two versions).
+func HopperAttention(dev *kern.Device) bool { return hopperKernels(dev) }
+
 // FlashAttentionKernels names the prefill kernels FlashAttention runs on
 // dev, for benchmarks and logs.
 func FlashAttentionKernels(dev *kern.Device) string {
 	if hopperKernels(dev) {
-		return "sm_90a (TMA, mbarriers, wgmma: ops/internal/attnh)"
+		if AttentionHopperV1 {
+			return "sm_90a, first version (TMA, mbarriers, wgmma, 64-key tiles: ops/internal/attnh64)"
+		}
+		return "sm_90a (TMA, mbarriers, wgmma, 128-key tiles: ops/internal/attnh)"
 	}
 	return "sm_80 (cp.async, mma.sync: ops/internal/attnk)"
 }

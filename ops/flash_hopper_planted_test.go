@@ -80,7 +80,7 @@ func firstLine(err error) string {
 }
 
 // runPlanted runs a headDim-64 f16 causal case of up to 6 key tiles per
-// block (each stage of the rings used three times) through the
+// block (128 keys each: each stage of the rings used three times) through the
 // kernel under test and counts outputs far from float64 (a loose bound:
 // the real kernel's errors are 100 times smaller).
 func runPlanted(t *testing.T, opts emu.Options) (wrong int, err error) {
@@ -88,13 +88,13 @@ func runPlanted(t *testing.T, opts emu.Options) (wrong int, err error) {
 	defer func() { forceHopper = false }()
 	dev := kern.OpenEmulator(opts)
 	defer dev.Close()
-	c := attnCase{lq: []int{150}, lk: []int{400}, heads: 2, kvHeads: 1, hd: 64, causal: true}
+	c := attnCase{lq: []int{150}, lk: []int{650}, heads: 2, kvHeads: 1, hd: 64, causal: true}
 	rng := rand.New(rand.NewPCG(5, 6))
 	q, qw := upload[gpu.Half](t, dev, randn(rng, 150*2*64, 1))
-	k, kw := upload[gpu.Half](t, dev, randn(rng, 400*64, 1))
-	v, vw := upload[gpu.Half](t, dev, randn(rng, 400*64, 1))
+	k, kw := upload[gpu.Half](t, dev, randn(rng, 650*64, 1))
+	v, vw := upload[gpu.Half](t, dev, randn(rng, 650*64, 1))
 	out := alloc[gpu.Half](t, dev, 150*2*64)
-	cuQ, cuK := uploadT(t, dev, SeqOffsets(150)), uploadT(t, dev, SeqOffsets(400))
+	cuQ, cuK := uploadT(t, dev, SeqOffsets(150)), uploadT(t, dev, SeqOffsets(650))
 	a := Attention{Heads: 2, KVHeads: 1, HeadDim: 64, Causal: true, MaxSeqQ: 150}
 	err = FlashAttention(dev, out, q, k, v, nil, cuQ, cuK, a)
 	var rep *emu.Report

@@ -15,6 +15,8 @@ package main
 //	         are recomputed for dQ).
 //	prefill d256  ops.FlashAttention, causal, at head dim 256 (same
 //	         tokens and heads).
+//	prefill (old)  on Hopper, the prefill rows again with the first
+//	         sm_90a kernels (ops.AttentionHopperV1: 64-key tiles).
 //	decode   ops.PagedAttention with split-K off and on, at each
 //	         -decode-ctx context length (bench_paged.go): GB/s counting
 //	         the KV cache it must read, 2·seqs·context·kvHeads·headDim·2
@@ -165,6 +167,21 @@ func benchAttentionOf[T ops.Half16](env *benchEnv, dtype string) error {
 		{"prefill d256 causal " + dtype, fmt.Sprintf("%d×%d×%dh×%d", sh.batch, sh.seq, sh.heads, 256), flops / float64(sh.hd) * 256 / 2, false, func(qu kern.Queue) error {
 			return ops.FlashAttention(qu, o256, q256, kv256, kv256, nil, cu, cu, ops.Attention{Heads: sh.heads, KVHeads: sh.kvHeads, HeadDim: 256, MaxSeqQ: sh.seq, Causal: true})
 		}},
+	}
+	if ops.HopperAttention(dev) {
+		// The first Hopper kernels (64-key tiles), timed beside the
+		// current ones until a GPU session has chosen between them.
+		v1 := func(f func(kern.Queue) error) func(kern.Queue) error {
+			return func(qu kern.Queue) error {
+				ops.AttentionHopperV1 = true
+				defer func() { ops.AttentionHopperV1 = false }()
+				return f(qu)
+			}
+		}
+		cases = append(cases, cases[0], cases[1])
+		n := len(cases)
+		cases[n-2].name, cases[n-2].run = cases[0].name+" (old)", v1(cases[0].run)
+		cases[n-1].name, cases[n-1].run = cases[1].name+" (old)", v1(cases[1].run)
 	}
 	for _, c := range cases {
 		sec, err := timeRuns(env.cfg, func() (time.Duration, error) {

@@ -2,18 +2,31 @@ package attnh
 
 // The kernel: one block owns FlashM = 128 queries of one head of one
 // sequence (grid and masks as ops/flash.go describes for the sm_80
-// kernels). Its 288 threads are two consumer warpgroups (warps 0-3 and
+// kernels). Its 384 threads are two consumer warpgroups (warps 0-3 and
 // 4-7, 64 queries each, 16 rows per warp as wgmma's D layout gives them)
-// that share every K/V tile, and a producer warp (warp 8, one lane
-// issuing TMA copies). FlashAttention-3's structure with its
+// that share every K/V tile, and a producer warpgroup (warps 8-11) of
+// which one warp works (one lane issuing TMA copies). The producer
+// warpgroup gives its registers to the consumers (setmaxnreg, PTX ISA
+// §9.7.17.1: producerRegs and consumerRegs). FlashAttention-3's structure with its
 // intra-warpgroup overlap of Q·Kᵀ and softmax, without its ping-pong
 // scheduling of the two warpgroups (later work).
 //
+// K/V tiles are FlashN = 128 keys (FlashAttention-3's kBlockN at head
+// dim 128; the first version, 64 keys, is kept in ops/internal/attnh64
+// for comparison): S = Q·Kᵀ is one m64n128k16 wgmma per k-step, and the
+// per-tile costs (the mbarrier waits and arrivals, the row maxima's
+// shuffles, the O rescale, the wait for the tensor cores) are paid once
+// per 128 keys instead of twice. Registers at head dim 128: S being
+// computed (64 floats), S being used (64, turned into P as it goes) and O
+// (64) per thread: more than the 168 a 384-thread block starts with, so
+// the consumers take the producers' registers.
+//
 // Shared memory (dynamic, 1024-byte aligned on sm_90a): the Q tile (128
-// rows), then Stages K tiles and Stages V tiles (64 rows each), every
+// rows), then Stages K tiles and Stages V tiles (128 rows each), every
 // tile stored as headDim/64 chunks of its rows × 128 bytes with the
 // 128-byte swizzle: the layout TMA boxes of 64×64 16-bit values with
-// CU_TENSOR_MAP_SWIZZLE_128B write, one box after another.
+// CU_TENSOR_MAP_SWIZZLE_128B write, one box after another (two boxes of
+// rows per chunk); 160 KiB at head dim 128.
 //
 // As wgmma operands (PTX ISA §9.7.15.5.1, gpu/wgmma.go and
 // gpu/wgmma_major.go): Q is A, K-major (a query row's dims contiguous;
@@ -57,14 +70,18 @@ import (
 
 // Tile sizes and roles.
 const (
-	Consumers = 2                  // consumer warpgroups, 64 queries each
-	FlashM    = 64 * Consumers     // queries per block
-	FlashN    = 64                 // keys per tile
-	Stages    = 2                  // stages of the K ring and of the V ring
-	Threads   = 128*Consumers + 32 // the consumer warpgroups and a producer warp
-	Chunk     = 64                 // values of a TMA box row: 128 bytes, the swizzle's width
-	Box       = 64                 // rows of a TMA box
-	producer  = 4 * Consumers      // the producer's warp index
+	Consumers = 2                   // consumer warpgroups, 64 queries each
+	FlashM    = 64 * Consumers      // queries per block
+	FlashN    = 128                 // keys per tile
+	Stages    = 2                   // stages of the K ring and of the V ring
+	Threads   = 128*Consumers + 128 // the consumer warpgroups and a producer warpgroup
+	Chunk     = 64                  // values of a TMA box row: 128 bytes, the swizzle's width
+	Box       = 64                  // rows of a TMA box
+	producer  = 4 * Consumers       // the producer warp's index (the first of its warpgroup)
+	// Registers per thread after setmaxnreg: 128·producerRegs +
+	// 256·consumerRegs = 64,512 ≤ 64K.
+	producerRegs = 40
+	consumerRegs = 232
 )
 
 // A codec is a 16-bit element type's conversions from float32.
@@ -93,22 +110,22 @@ func (bf16c) pack(lo, hi float32) uint32 {
 // that every launch names the buffers it reads (the launcher checks them
 // like any argument).
 
-//kern:kernel block=288 nobounds fastmath
+//kern:kernel block=384 minblocks=1 nobounds fastmath
 func FlashF16D64(t gpu.Thread, out []gpu.Half, lse []float32, q, k, v []gpu.Half, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
 	flash[gpu.Half, f16c, [32]float32](f16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 64, false)
 }
 
-//kern:kernel block=288 nobounds fastmath
+//kern:kernel block=384 minblocks=1 nobounds fastmath
 func FlashF16D128(t gpu.Thread, out []gpu.Half, lse []float32, q, k, v []gpu.Half, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
 	flash[gpu.Half, f16c, [64]float32](f16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 128, false)
 }
 
-//kern:kernel block=288 nobounds fastmath
+//kern:kernel block=384 minblocks=1 nobounds fastmath
 func FlashBF16D64(t gpu.Thread, out []gpu.BFloat16, lse []float32, q, k, v []gpu.BFloat16, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
 	flash[gpu.BFloat16, bf16c, [32]float32](bf16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 64, true)
 }
 
-//kern:kernel block=288 nobounds fastmath
+//kern:kernel block=384 minblocks=1 nobounds fastmath
 func FlashBF16D128(t gpu.Thread, out []gpu.BFloat16, lse []float32, q, k, v []gpu.BFloat16, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
 	flash[gpu.BFloat16, bf16c, [64]float32](bf16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 128, true)
 }
@@ -139,7 +156,7 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 	}
 	ntiles := 0
 	if kend > 0 {
-		ntiles = (kend + FlashN - 1) >> 6 // FlashN = 64
+		ntiles = (kend + FlashN - 1) >> 7 // FlashN = 128
 	}
 
 	qTile, kvTile := FlashM*hd, FlashN*hd // values of the Q tile and of one K or V tile
@@ -162,7 +179,13 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 	}
 	t.Sync() // the barriers are initialised before anyone uses them
 
-	if t.Warp() == producer {
+	if t.Warp() >= producer {
+		// The producer warpgroup: its registers go to the consumers
+		// (every warp of it, together), and only its first warp works.
+		gpu.SetMaxNRegDec(t, producerRegs)
+		if t.Warp() != producer {
+			return
+		}
 		// Producer: lane 0 issues every copy; the whole warp zeroes the
 		// ragged V tile (ragged below).
 		rj := ntiles // the V tile that runs past the sequence, if any
@@ -192,8 +215,11 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 				kb := qTile + kvTile*s
 				//kern:unroll
 				for cc := 0; cc < 2; cc++ {
-					if cc < hd/Chunk {
-						gpu.TMALoad2D(t, &sm[kb+cc*FlashN*Chunk], &kmap[0], kvh*hd+Chunk*cc, ks+j*FlashN, &bars[fullK+s])
+					//kern:unroll
+					for bx := 0; bx < FlashN/Box; bx++ {
+						if cc < hd/Chunk {
+							gpu.TMALoad2D(t, &sm[kb+cc*FlashN*Chunk+bx*Box*Chunk], &kmap[0], kvh*hd+Chunk*cc, ks+j*FlashN+bx*Box, &bars[fullK+s])
+						}
 					}
 				}
 				if j >= Stages {
@@ -209,8 +235,11 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 				vb := qTile + kvTile*(Stages+s)
 				//kern:unroll
 				for cc := 0; cc < 2; cc++ {
-					if cc < hd/Chunk {
-						gpu.TMALoad2D(t, &sm[vb+cc*FlashN*Chunk], &vmap[0], kvh*hd+Chunk*cc, ks+j*FlashN, vbar)
+					//kern:unroll
+					for bx := 0; bx < FlashN/Box; bx++ {
+						if cc < hd/Chunk {
+							gpu.TMALoad2D(t, &sm[vb+cc*FlashN*Chunk+bx*Box*Chunk], &vmap[0], kvh*hd+Chunk*cc, ks+j*FlashN+bx*Box, vbar)
+						}
 					}
 				}
 			}
@@ -246,6 +275,7 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 
 	// Consumer warpgroups: cw owns queries 64cw.. of the block, its warp
 	// wid rows 16wid.. of those.
+	gpu.SetMaxNRegInc(t, consumerRegs)
 	cw, wid := t.Warp()>>2, t.Warp()&3
 	lane := t.Lane()
 	g, tig := lane>>2, lane&3
@@ -271,7 +301,7 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 	// the wgmmas (C7518/C7519). So the last step (j = ntiles) issues an S
 	// nobody uses, from a K stage already read (its data is stale but
 	// nobody writes it any more), instead of skipping the wgmma.
-	var sn [32]float32
+	var sn [64]float32
 	if ntiles > 0 {
 		// S_0 (the same k-steps as in the loop, stage 0).
 		for !gpu.MbarrierTryWait(t, &bars[fullK], 0) {
@@ -305,7 +335,7 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 		for !gpu.MbarrierTryWait(t, &bars[fullV+sv], (jt/Stages)&1) {
 		}
 		kd := gpu.WGMMADesc(t, &sm[qTile+kvTile*s], 0, 1024, gpu.Swizzle128B)
-		// S = Q·Kᵀ (64×64, f32): hd/16 k-steps; a descriptor step of 2
+		// S = Q·Kᵀ (64×128, f32): hd/16 k-steps; a descriptor step of 2
 		// is 32 bytes (16 dims) inside the swizzled row; the next 64-dim
 		// chunk is FlashM·128 bytes on for Q, FlashN·128 for K (steps of
 		// 16 bytes).
@@ -337,12 +367,12 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 			}
 		}
 		// V as an MN-major B: 8-key groups 1024 bytes apart (sbo), the
-		// 64-dim chunks 8 KiB apart (lbo, used when hd is 128); 4 k-steps
+		// 64-dim chunks 16 KiB apart (lbo, used when hd is 128); 8 k-steps
 		// of 16 keys = 2048 bytes = a descriptor step of 128.
 		vd := gpu.WGMMADesc(t, &sm[qTile+kvTile*(Stages+sv)], FlashN*Chunk*2, 1024, gpu.Swizzle128B)
 		gpu.WGMMAFence(t)
 		//kern:unroll
-		for kk := 0; kk < 4; kk++ {
+		for kk := 0; kk < FlashN/16; kk++ {
 			if bf {
 				gpu.WGMMABF16RegAMajor(t, &o, p[kk], vd+uint64(128*kk), true, gpu.MNMajor)
 			} else {
@@ -392,7 +422,7 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 // to -Inf, only in the tiles that reach either: element e of sc is key
 // k0 + 2·tig + 8·(e/4) + e%2 of row r = (e/2)%2 (rows g and g+8 of the
 // warp; row0 is row g's query).
-func mask(sc [32]float32, k0, lk, lq, first, row0, tig int, causal bool) [32]float32 {
+func mask(sc [64]float32, k0, lk, lq, first, row0, tig int, causal bool) [64]float32 {
 	if k0+FlashN > lk || causal && k0+FlashN-1 > first+lk-lq {
 		var lim [2]int32
 		//kern:unroll
@@ -404,7 +434,7 @@ func mask(sc [32]float32, k0, lk, lq, first, row0, tig int, causal bool) [32]flo
 			lim[r] = int32(lr - k0 - 2*tig)
 		}
 		//kern:unroll
-		for e := 0; e < 32; e++ {
+		for e := 0; e < 64; e++ {
 			if int32(8*(e/4)+e%2) >= lim[(e/2)%2] {
 				sc[e] = negInf()
 			}
@@ -416,17 +446,17 @@ func mask(sc [32]float32, k0, lk, lq, first, row0, tig int, causal bool) [32]flo
 // softmax is the online softmax of one masked tile for the lane's rows
 // g (r=0) and g+8 (r=1), as attnk: it takes the new row maximum (m is
 // the raw maximum: the scale folds into one FFMA per exponent) and
-// returns P packed as the m16n8k16 A fragments of the four k-steps of
+// returns P packed as the m16n8k16 A fragments of the eight k-steps of
 // P·V (the D fragment of S columns 16kk.. is the A fragment of k-step
 // kk: a[r] from n-tile 2kk, a[2+r] from n-tile 2kk+1), the factors alpha
 // that rescale O, and the new m and ℓ. It has no branch: it runs while a
 // wgmma is in flight.
-func softmax[T gpu.Elem, C codec[T]](c C, t gpu.Thread, sc [32]float32, m, l [2]float32, scaleLog2 float32) (p [4][4]uint32, alpha, mo, lo [2]float32) {
+func softmax[T gpu.Elem, C codec[T]](c C, t gpu.Thread, sc [64]float32, m, l [2]float32, scaleLog2 float32) (p [FlashN / 16][4]uint32, alpha, mo, lo [2]float32) {
 	//kern:unroll
 	for r := 0; r < 2; r++ {
 		mx := m[r]
 		//kern:unroll
-		for nt := 0; nt < 8; nt++ {
+		for nt := 0; nt < FlashN/8; nt++ {
 			mx = gpu.Max(mx, gpu.Max(sc[4*nt+2*r], sc[4*nt+2*r+1]))
 		}
 		mx = gpu.Max(mx, gpu.ShflXor(t, mx, 1))
@@ -438,7 +468,7 @@ func softmax[T gpu.Elem, C codec[T]](c C, t gpu.Thread, sc [32]float32, m, l [2]
 		mo[r] = mx
 		sum := float32(0)
 		//kern:unroll
-		for nt := 0; nt < 8; nt++ {
+		for nt := 0; nt < FlashN/8; nt++ {
 			p0 := gpu.Exp2(gpu.FMA(sc[4*nt+2*r], scaleLog2, -msub))
 			p1 := gpu.Exp2(gpu.FMA(sc[4*nt+2*r+1], scaleLog2, -msub))
 			sum += p0 + p1
