@@ -17,24 +17,24 @@ import (
 	"github.com/gokern/kern/ops/internal/attnh64"
 )
 
-// flashHK is the Hopper prefill kernel per element type and head dim.
-var flashHK = [2][2]*kern.Kernel{
-	{attnh.FlashF16D64Kernel.Kernel(), attnh.FlashF16D128Kernel.Kernel()},
-	{attnh.FlashBF16D64Kernel.Kernel(), attnh.FlashBF16D128Kernel.Kernel()},
-}
+// flashHK is the Hopper prefill kernel per element type at head dim 128
+// (attnh: K/V tiles of 128 keys).
+var flashHK = [2]*kern.Kernel{attnh.FlashF16D128Kernel.Kernel(), attnh.FlashBF16D128Kernel.Kernel()}
 
-// flashHK64 is the first version of flashHK (attnh64: K/V tiles of 64
-// keys), run instead when AttentionHopperV1 is set.
+// flashHK64 is the first version (attnh64: K/V tiles of 64 keys) per
+// element type and head dim: head dim 64 always, 128 when
+// AttentionHopperV1 is set.
 var flashHK64 = [2][2]*kern.Kernel{
 	{attnh64.FlashF16D64Kernel.Kernel(), attnh64.FlashF16D128Kernel.Kernel()},
 	{attnh64.FlashBF16D64Kernel.Kernel(), attnh64.FlashBF16D128Kernel.Kernel()},
 }
 
 // AttentionHopperV1, when set, makes FlashAttention run the first Hopper
-// kernels (ops/internal/attnh64, K/V tiles of 64 keys) in place of the
-// current ones (ops/internal/attnh, 128 keys), so that kern bench
-// attention can time both on one GPU. Set it only between launches; it
-// changes nothing off Hopper.
+// kernel at head dim 128 (ops/internal/attnh64, K/V tiles of 64 keys) in
+// place of the current one (ops/internal/attnh, 128 keys), so that kern
+// bench attention can time both on one GPU. Set it only between
+// launches; it changes nothing off Hopper, nor at head dim 64 (always
+// attnh64).
 var AttentionHopperV1 bool
 
 // hopperKernelForTest, when set, replaces the kernel (tests run variants
@@ -61,11 +61,10 @@ func flashHopper[T Half16](queue kern.Queue, s *shape, out, q, k, v *kern.Buffer
 			return fmt.Errorf("%s: %s: %w", s.op, t.name, err)
 		}
 	}
-	rows := attnh.FlashM + 2*attnh.Stages*attnh.FlashN // the Q tile and the K/V stages
-	kf, threads := flashHK[dtypeIndex[T]()-1][hd], attnh.Threads
-	if AttentionHopperV1 {
-		rows, threads = attnh64.FlashM+2*attnh64.Stages*attnh64.FlashN, attnh64.Threads
-		kf = flashHK64[dtypeIndex[T]()-1][hd]
+	// The Q tile and the K/V stages.
+	rows, threads, kf := attnh.FlashM+2*attnh.Stages*attnh.FlashN, attnh.Threads, flashHK[dtypeIndex[T]()-1]
+	if hd == 0 || AttentionHopperV1 {
+		rows, threads, kf = attnh64.FlashM+2*attnh64.Stages*attnh64.FlashN, attnh64.Threads, flashHK64[dtypeIndex[T]()-1][hd]
 	}
 	grid := kern.Blocks(gpu.Dim3{X: (a.MaxSeqQ + attnh.FlashM - 1) / attnh.FlashM, Y: a.Heads, Z: batch}, gpu.Dim3{X: threads, Y: 1, Z: 1}).
 		WithShared(rows * a.HeadDim * 2)
@@ -88,7 +87,7 @@ func FlashAttentionKernels(dev *kern.Device) string {
 		if AttentionHopperV1 {
 			return "sm_90a, first version (TMA, mbarriers, wgmma, 64-key tiles: ops/internal/attnh64)"
 		}
-		return "sm_90a (TMA, mbarriers, wgmma, 128-key tiles: ops/internal/attnh)"
+		return "sm_90a (TMA, mbarriers, wgmma; head dim 128: 128-key tiles, ops/internal/attnh; 64: ops/internal/attnh64)"
 	}
 	return "sm_80 (cp.async, mma.sync: ops/internal/attnk)"
 }
