@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -67,24 +68,30 @@ func TestFlashAttentionHopperSanitizers(t *testing.T) {
 	}, emu.Options{Memcheck: true, Racecheck: true, Synccheck: true})
 }
 
-// TestFlashAttentionHopperV1 runs the first Hopper kernels (attnh64,
-// 64-key tiles), kept selectable by AttentionHopperV1 for timing against
-// the current ones, on a few of the same shapes: ragged tiles, varlen,
-// GQA, causal, both head dims.
-func TestFlashAttentionHopperV1(t *testing.T) {
-	AttentionHopperV1 = true
-	defer func() { AttentionHopperV1 = false }()
-	withHopperAttention(t, func(dev *kern.Device) {
-		for i, c := range []attnCase{flashCases[4], flashCases[5], flashCases[7], flashCases[8]} {
-			t.Run(c.String(), func(t *testing.T) {
-				t.Run("f16", func(t *testing.T) { runAttn[gpu.Half](t, dev, c, uint64(i)) })
-				t.Run("bf16", func(t *testing.T) { runAttn[gpu.BFloat16](t, dev, c, uint64(i)) })
-			})
-		}
-		if got := FlashAttentionKernels(dev); !strings.Contains(got, "attnh64") {
-			t.Errorf("FlashAttentionKernels with AttentionHopperV1 = %q, want attnh64 named", got)
-		}
-	})
+// TestFlashAttentionHopperVersions runs the earlier Hopper kernels,
+// kept selectable by AttentionHopperVersion for timing against the
+// current ones (1: attnh64, 64-key tiles; 2: attnhv2, 128-key tiles), on
+// a few of the same shapes: ragged tiles, varlen, GQA, causal, both head
+// dims.
+func TestFlashAttentionHopperVersions(t *testing.T) {
+	defer func() { AttentionHopperVersion = 0 }()
+	for _, ver := range []struct {
+		v    int
+		name string
+	}{{1, "attnh64"}, {2, "attnhv2"}} {
+		AttentionHopperVersion = ver.v
+		withHopperAttention(t, func(dev *kern.Device) {
+			for i, c := range []attnCase{flashCases[4], flashCases[5], flashCases[7], flashCases[8]} {
+				t.Run(fmt.Sprintf("v%d/%s", ver.v, c), func(t *testing.T) {
+					t.Run("f16", func(t *testing.T) { runAttn[gpu.Half](t, dev, c, uint64(i)) })
+					t.Run("bf16", func(t *testing.T) { runAttn[gpu.BFloat16](t, dev, c, uint64(i)) })
+				})
+			}
+			if got := FlashAttentionKernels(dev); !strings.Contains(got, ver.name) {
+				t.Errorf("FlashAttentionKernels with AttentionHopperVersion %d = %q, want %s named", ver.v, got, ver.name)
+			}
+		})
+	}
 }
 
 // TestFlashAttentionHopperMapCache: tensor maps are kept per buffer, so a

@@ -15,8 +15,9 @@ package main
 //	         are recomputed for dQ).
 //	prefill d256  ops.FlashAttention, causal, at head dim 256 (same
 //	         tokens and heads).
-//	prefill (old)  on Hopper, the prefill rows again with the first
-//	         sm_90a kernels (ops.AttentionHopperV1: 64-key tiles).
+//	prefill (v2), (old)  on Hopper, the prefill rows again with earlier
+//	         sm_90a kernels (ops.AttentionHopperVersion 2: 128-key tiles
+//	         in the first version's order; 1: the first, 64-key tiles).
 //	decode   ops.PagedAttention with split-K off and on, at each
 //	         -decode-ctx context length (bench_paged.go): GB/s counting
 //	         the KV cache it must read, 2·seqs·context·kvHeads·headDim·2
@@ -169,19 +170,24 @@ func benchAttentionOf[T ops.Half16](env *benchEnv, dtype string) error {
 		}},
 	}
 	if ops.HopperAttention(dev) {
-		// The first Hopper kernels (64-key tiles), timed beside the
-		// current ones until a GPU session has chosen between them.
-		v1 := func(f func(kern.Queue) error) func(kern.Queue) error {
+		// The earlier Hopper kernels at head dim 128, timed beside the
+		// current ones until a GPU session has chosen among them.
+		version := func(v int, f func(kern.Queue) error) func(kern.Queue) error {
 			return func(qu kern.Queue) error {
-				ops.AttentionHopperV1 = true
-				defer func() { ops.AttentionHopperV1 = false }()
+				ops.AttentionHopperVersion = v
+				defer func() { ops.AttentionHopperVersion = 0 }()
 				return f(qu)
 			}
 		}
-		cases = append(cases, cases[0], cases[1])
-		n := len(cases)
-		cases[n-2].name, cases[n-2].run = cases[0].name+" (old)", v1(cases[0].run)
-		cases[n-1].name, cases[n-1].run = cases[1].name+" (old)", v1(cases[1].run)
+		for _, v := range []struct {
+			v   int
+			tag string
+		}{{2, " (v2)"}, {1, " (old)"}} {
+			for _, c := range cases[:2] {
+				c.name, c.run = c.name+v.tag, version(v.v, c.run)
+				cases = append(cases, c)
+			}
+		}
 	}
 	for _, c := range cases {
 		sec, err := timeRuns(env.cfg, func() (time.Duration, error) {
