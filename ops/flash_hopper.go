@@ -14,13 +14,34 @@ import (
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
 	"github.com/gokern/kern/ops/internal/attnh"
+	"github.com/gokern/kern/ops/internal/attnh64"
+	"github.com/gokern/kern/ops/internal/attnhv2"
 )
 
-// flashHK is the Hopper prefill kernel per element type and head dim.
-var flashHK = [2][2]*kern.Kernel{
-	{attnh.FlashF16D64Kernel.Kernel(), attnh.FlashF16D128Kernel.Kernel()},
-	{attnh.FlashBF16D64Kernel.Kernel(), attnh.FlashBF16D128Kernel.Kernel()},
+// flashHK is the Hopper prefill kernel per element type at head dim 128
+// (attnh: K/V tiles of 128 keys), and flashHKv2 the second version's
+// (AttentionHopperVersion 2).
+var (
+	flashHK   = [2]*kern.Kernel{attnh.FlashF16D128Kernel.Kernel(), attnh.FlashBF16D128Kernel.Kernel()}
+	flashHKv2 = [2]*kern.Kernel{attnhv2.FlashF16D128Kernel.Kernel(), attnhv2.FlashBF16D128Kernel.Kernel()}
+)
+
+// flashHK64 is the first version (attnh64: K/V tiles of 64 keys) per
+// element type and head dim: head dim 64 always, 128 when
+// AttentionHopperVersion is 1.
+var flashHK64 = [2][2]*kern.Kernel{
+	{attnh64.FlashF16D64Kernel.Kernel(), attnh64.FlashF16D128Kernel.Kernel()},
+	{attnh64.FlashBF16D64Kernel.Kernel(), attnh64.FlashBF16D128Kernel.Kernel()},
 }
+
+// AttentionHopperVersion chooses FlashAttention's Hopper kernel at head
+// dim 128, so that kern bench attention can time the versions on one
+// GPU: 0 the current one (ops/internal/attnh: 128-key tiles,
+// FlashAttention-3's order), 1 the first (ops/internal/attnh64: 64-key
+// tiles), 2 the second (ops/internal/attnhv2: 128-key tiles, the first's
+// order). Set it only between launches; it changes nothing off Hopper,
+// nor at head dim 64 (always attnh64).
+var AttentionHopperVersion int
 
 // hopperKernelForTest, when set, replaces the kernel (tests run variants
 // with planted bugs).
@@ -46,10 +67,16 @@ func flashHopper[T Half16](queue kern.Queue, s *shape, out, q, k, v *kern.Buffer
 			return fmt.Errorf("%s: %s: %w", s.op, t.name, err)
 		}
 	}
-	rows := attnh.FlashM + 2*attnh.Stages*attnh.FlashN // the Q tile and the K/V stages
-	grid := kern.Blocks(gpu.Dim3{X: (a.MaxSeqQ + attnh.FlashM - 1) / attnh.FlashM, Y: a.Heads, Z: batch}, gpu.Dim3{X: attnh.Threads, Y: 1, Z: 1}).
+	// The Q tile and the K/V stages.
+	rows, threads, kf := attnh.FlashM+2*attnh.Stages*attnh.FlashN, attnh.Threads, flashHK[dtypeIndex[T]()-1]
+	switch {
+	case hd == 0 || AttentionHopperVersion == 1:
+		rows, threads, kf = attnh64.FlashM+2*attnh64.Stages*attnh64.FlashN, attnh64.Threads, flashHK64[dtypeIndex[T]()-1][hd]
+	case AttentionHopperVersion == 2:
+		rows, threads, kf = attnhv2.FlashM+2*attnhv2.Stages*attnhv2.FlashN, attnhv2.Threads, flashHKv2[dtypeIndex[T]()-1]
+	}
+	grid := kern.Blocks(gpu.Dim3{X: (a.MaxSeqQ + attnh.FlashM - 1) / attnh.FlashM, Y: a.Heads, Z: batch}, gpu.Dim3{X: threads, Y: 1, Z: 1}).
 		WithShared(rows * a.HeadDim * 2)
-	kf := flashHK[dtypeIndex[T]()-1][hd]
 	if hopperKernelForTest != nil {
 		kf = hopperKernelForTest
 	}
@@ -58,11 +85,21 @@ func flashHopper[T Half16](queue kern.Queue, s *shape, out, q, k, v *kern.Buffer
 		intArg(totalQ), intArg(totalK), intArg(a.Heads), intArg(a.KVHeads), f32Arg(a.scale()*math.Log2E), kern.ScalarArg(a.Causal), kern.ScalarArg(lse != nil))
 }
 
+// HopperAttention reports whether FlashAttention runs its sm_90a kernels
+// on dev (where AttentionHopperVersion chooses among versions).
+func HopperAttention(dev *kern.Device) bool { return hopperKernels(dev) }
+
 // FlashAttentionKernels names the prefill kernels FlashAttention runs on
 // dev, for benchmarks and logs.
 func FlashAttentionKernels(dev *kern.Device) string {
 	if hopperKernels(dev) {
-		return "sm_90a (TMA, mbarriers, wgmma: ops/internal/attnh)"
+		switch AttentionHopperVersion {
+		case 1:
+			return "sm_90a, first version (TMA, mbarriers, wgmma, 64-key tiles: ops/internal/attnh64)"
+		case 2:
+			return "sm_90a, second version (TMA, mbarriers, wgmma, 128-key tiles, softmax under Q·Kᵀ: ops/internal/attnhv2)"
+		}
+		return "sm_90a (TMA, mbarriers, wgmma; head dim 128: 128-key tiles, ops/internal/attnh; 64: ops/internal/attnh64)"
 	}
 	return "sm_80 (cp.async, mma.sync: ops/internal/attnk)"
 }

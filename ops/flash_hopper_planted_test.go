@@ -35,13 +35,15 @@ func TestFlashAttentionHopperPlantedBugs(t *testing.T) {
 		name, old, new string
 		hazard         bool
 	}{
-		{"wrong swizzle on V", "FlashN*Chunk*2, 1024, gpu.Swizzle128B)", "FlashN*Chunk*2, 1024, gpu.Swizzle64B)", false},
+		{"wrong swizzle on V", "\n\tvd := gpu.WGMMADesc(t, &sm[qTile+kvTile*(Stages+sv)], FlashN*Chunk*2, 1024, gpu.Swizzle128B)", "\n\tvd := gpu.WGMMADesc(t, &sm[qTile+kvTile*(Stages+sv)], FlashN*Chunk*2, 1024, gpu.Swizzle64B)", false},
 		{"wrong swizzle on K", "kd := gpu.WGMMADesc(t, &sm[qTile+kvTile*s], 0, 1024, gpu.Swizzle128B)", "kd := gpu.WGMMADesc(t, &sm[qTile+kvTile*s], 0, 1024, gpu.SwizzleNone)", false},
-		{"missing wgmma.wait_group", "\t\tgpu.WGMMAWaitGroup(t, 0) // S_j and P·V_{j-1} are complete\n", "", false},
-		{"skipped wait on full K", "for !gpu.MbarrierTryWait(t, &bars[fullK+s], (j/Stages)&1) {", "for false && !gpu.MbarrierTryWait(t, &bars[fullK+s], (j/Stages)&1) {", true},
-		{"skipped wait on full V", "for !gpu.MbarrierTryWait(t, &bars[fullV+sv], (jt/Stages)&1) {", "for false && !gpu.MbarrierTryWait(t, &bars[fullV+sv], (jt/Stages)&1) {", true},
+		{"missing wgmma.wait_group before the mask", "\t\tgpu.WGMMAWaitGroup(t, 0) // S_j and P·V_{j-1} are complete\n", "", false},
+		{"missing wgmma.wait_group before the softmax", "\t\tgpu.WGMMAWaitGroup(t, 1) // S_j is complete; P·V_{j-1} may run on\n", "", false},
+		{"V released under a running P·V", "\tgpu.WGMMAWaitGroup(t, 0)                // P·V_{j-1} is complete\n", "", false},
+		{"skipped wait on full K", "for !gpu.MbarrierTryWait(t, &bars[fullK+s], ph) {", "for false && !gpu.MbarrierTryWait(t, &bars[fullK+s], ph) {", true},
+		{"skipped wait on full V", "for !gpu.MbarrierTryWait(t, &bars[fullV+sv], phv) {", "for false && !gpu.MbarrierTryWait(t, &bars[fullV+sv], phv) {", true},
 		{"skipped wait on the ragged V tile", "for !gpu.MbarrierTryWait(t, &bars[ragged], 0) {", "for false && !gpu.MbarrierTryWait(t, &bars[ragged], 0) {", true},
-		{"wrong phase on full K", "for !gpu.MbarrierTryWait(t, &bars[fullK+s], (j/Stages)&1) {", "for !gpu.MbarrierTryWait(t, &bars[fullK+s], (j/Stages+1)&1) {", false},
+		{"wrong phase on full K", "for !gpu.MbarrierTryWait(t, &bars[fullK+s], ph) {", "for !gpu.MbarrierTryWait(t, &bars[fullK+s], ph^1) {", false},
 	}
 	for _, b := range bugs {
 		t.Run(b.name, func(t *testing.T) {
@@ -53,7 +55,7 @@ func TestFlashAttentionHopperPlantedBugs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			spec := *attnh.FlashF16D64Kernel.Kernel().Spec()
+			spec := *attnh.FlashF16D128Kernel.Kernel().Spec()
 			spec.Module = &kern.Module{Pkg: spec.Pkg + "_planted", Arch: "sm_90a", PTX: p.PTX}
 			spec.Source, spec.SourceHash = nil, ""
 			hopperKernelForTest = kern.NewKernel(spec)
@@ -79,8 +81,8 @@ func firstLine(err error) string {
 	return s
 }
 
-// runPlanted runs a headDim-64 f16 causal case of up to 6 key tiles per
-// block (each stage of the rings used three times) through the
+// runPlanted runs a headDim-128 f16 causal case of up to 6 key tiles per
+// block (128 keys each: each stage of the rings used three times) through the
 // kernel under test and counts outputs far from float64 (a loose bound:
 // the real kernel's errors are 100 times smaller).
 func runPlanted(t *testing.T, opts emu.Options) (wrong int, err error) {
@@ -88,14 +90,14 @@ func runPlanted(t *testing.T, opts emu.Options) (wrong int, err error) {
 	defer func() { forceHopper = false }()
 	dev := kern.OpenEmulator(opts)
 	defer dev.Close()
-	c := attnCase{lq: []int{150}, lk: []int{400}, heads: 2, kvHeads: 1, hd: 64, causal: true}
+	c := attnCase{lq: []int{150}, lk: []int{650}, heads: 2, kvHeads: 1, hd: 128, causal: true}
 	rng := rand.New(rand.NewPCG(5, 6))
-	q, qw := upload[gpu.Half](t, dev, randn(rng, 150*2*64, 1))
-	k, kw := upload[gpu.Half](t, dev, randn(rng, 400*64, 1))
-	v, vw := upload[gpu.Half](t, dev, randn(rng, 400*64, 1))
-	out := alloc[gpu.Half](t, dev, 150*2*64)
-	cuQ, cuK := uploadT(t, dev, SeqOffsets(150)), uploadT(t, dev, SeqOffsets(400))
-	a := Attention{Heads: 2, KVHeads: 1, HeadDim: 64, Causal: true, MaxSeqQ: 150}
+	q, qw := upload[gpu.Half](t, dev, randn(rng, 150*2*128, 1))
+	k, kw := upload[gpu.Half](t, dev, randn(rng, 650*128, 1))
+	v, vw := upload[gpu.Half](t, dev, randn(rng, 650*128, 1))
+	out := alloc[gpu.Half](t, dev, 150*2*128)
+	cuQ, cuK := uploadT(t, dev, SeqOffsets(150)), uploadT(t, dev, SeqOffsets(650))
+	a := Attention{Heads: 2, KVHeads: 1, HeadDim: 128, Causal: true, MaxSeqQ: 150}
 	err = FlashAttention(dev, out, q, k, v, nil, cuQ, cuK, a)
 	var rep *emu.Report
 	if err != nil && !errors.As(err, &rep) && !errors.Is(err, emu.ErrDeadlock) && !errors.Is(err, emu.ErrMbarrier) {

@@ -1,8 +1,10 @@
 package ops
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/gokern/kern"
@@ -45,13 +47,13 @@ func TestFlashAttentionHopper(t *testing.T) {
 // memcheck, racecheck and synccheck: the hand-over of every K/V stage
 // between the producer warp's TMA copies and the consumer warpgroup's
 // wgmma reads is ordered by mbarriers only (no bar.sync after the
-// start), which racecheck must accept. Five key tiles through two stages
-// reuse each stage; ragged tiles, GQA and causal masks included.
+// start), which racecheck must accept. Five key tiles of 128 through two
+// stages reuse each stage; ragged tiles, GQA and causal masks included.
 func TestFlashAttentionHopperSanitizers(t *testing.T) {
 	withHopperAttention(t, func(dev *kern.Device) {
 		rng := rand.New(rand.NewPCG(9, 10))
 		for _, hd := range []int{64, 128} {
-			c := attnCase{lq: []int{70, 3}, lk: []int{70, 290}, heads: 4, kvHeads: 2, hd: hd, causal: true}
+			c := attnCase{lq: []int{70, 3}, lk: []int{70, 580}, heads: 4, kvHeads: 2, hd: hd, causal: true}
 			nq, nk := sum(c.lq)*c.heads*hd, sum(c.lk)*c.kvHeads*hd
 			q, _ := upload[gpu.Half](t, dev, normals(rng, nq, 1))
 			k, _ := upload[gpu.Half](t, dev, normals(rng, nk, 1))
@@ -64,6 +66,32 @@ func TestFlashAttentionHopperSanitizers(t *testing.T) {
 			}
 		}
 	}, emu.Options{Memcheck: true, Racecheck: true, Synccheck: true})
+}
+
+// TestFlashAttentionHopperVersions runs the earlier Hopper kernels,
+// kept selectable by AttentionHopperVersion for timing against the
+// current ones (1: attnh64, 64-key tiles; 2: attnhv2, 128-key tiles), on
+// a few of the same shapes: ragged tiles, varlen, GQA, causal, both head
+// dims.
+func TestFlashAttentionHopperVersions(t *testing.T) {
+	defer func() { AttentionHopperVersion = 0 }()
+	for _, ver := range []struct {
+		v    int
+		name string
+	}{{1, "attnh64"}, {2, "attnhv2"}} {
+		AttentionHopperVersion = ver.v
+		withHopperAttention(t, func(dev *kern.Device) {
+			for i, c := range []attnCase{flashCases[4], flashCases[5], flashCases[7], flashCases[8]} {
+				t.Run(fmt.Sprintf("v%d/%s", ver.v, c), func(t *testing.T) {
+					t.Run("f16", func(t *testing.T) { runAttn[gpu.Half](t, dev, c, uint64(i)) })
+					t.Run("bf16", func(t *testing.T) { runAttn[gpu.BFloat16](t, dev, c, uint64(i)) })
+				})
+			}
+			if got := FlashAttentionKernels(dev); !strings.Contains(got, ver.name) {
+				t.Errorf("FlashAttentionKernels with AttentionHopperVersion %d = %q, want %s named", ver.v, got, ver.name)
+			}
+		})
+	}
 }
 
 // TestFlashAttentionHopperMapCache: tensor maps are kept per buffer, so a

@@ -15,6 +15,9 @@ package main
 //	         are recomputed for dQ).
 //	prefill d256  ops.FlashAttention, causal, at head dim 256 (same
 //	         tokens and heads).
+//	prefill (v2), (old)  on Hopper, the prefill rows again with earlier
+//	         sm_90a kernels (ops.AttentionHopperVersion 2: 128-key tiles
+//	         in the first version's order; 1: the first, 64-key tiles).
 //	decode   ops.PagedAttention with split-K off and on, at each
 //	         -decode-ctx context length (bench_paged.go): GB/s counting
 //	         the KV cache it must read, 2·seqs·context·kvHeads·headDim·2
@@ -165,6 +168,26 @@ func benchAttentionOf[T ops.Half16](env *benchEnv, dtype string) error {
 		{"prefill d256 causal " + dtype, fmt.Sprintf("%d×%d×%dh×%d", sh.batch, sh.seq, sh.heads, 256), flops / float64(sh.hd) * 256 / 2, false, func(qu kern.Queue) error {
 			return ops.FlashAttention(qu, o256, q256, kv256, kv256, nil, cu, cu, ops.Attention{Heads: sh.heads, KVHeads: sh.kvHeads, HeadDim: 256, MaxSeqQ: sh.seq, Causal: true})
 		}},
+	}
+	if ops.HopperAttention(dev) {
+		// The earlier Hopper kernels at head dim 128, timed beside the
+		// current ones until a GPU session has chosen among them.
+		version := func(v int, f func(kern.Queue) error) func(kern.Queue) error {
+			return func(qu kern.Queue) error {
+				ops.AttentionHopperVersion = v
+				defer func() { ops.AttentionHopperVersion = 0 }()
+				return f(qu)
+			}
+		}
+		for _, v := range []struct {
+			v   int
+			tag string
+		}{{2, " (v2)"}, {1, " (old)"}} {
+			for _, c := range cases[:2] {
+				c.name, c.run = c.name+v.tag, version(v.v, c.run)
+				cases = append(cases, c)
+			}
+		}
 	}
 	for _, c := range cases {
 		sec, err := timeRuns(env.cfg, func() (time.Duration, error) {

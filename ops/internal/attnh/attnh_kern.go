@@ -16,50 +16,7 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/ops/internal/attnh", Arch: "sm_90a", PTX: kernPTX}
 
-// FlashF16D64Kernel launches the kernel FlashF16D64 (flash.go:97).
-var FlashF16D64Kernel = kernFlashF16D64Launcher{kern.NewLauncher(kern.KernelSpec{
-	Name: "FlashF16D64", Pkg: "github.com/gokern/kern/ops/internal/attnh", Entry: "FlashF16D64", Module: kernModule,
-	Params: []kern.Param{
-		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
-		{Name: "lse", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "q", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
-		{Name: "k", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
-		{Name: "v", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
-		{Name: "qmap", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
-		{Name: "kmap", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
-		{Name: "vmap", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
-		{Name: "cuQ", Kind: kern.SliceParam, Elem: "int32", Size: 4},
-		{Name: "cuK", Kind: kern.SliceParam, Elem: "int32", Size: 4},
-		{Name: "totalQ", Kind: kern.ScalarParam, Elem: "int", Size: 8},
-		{Name: "totalK", Kind: kern.ScalarParam, Elem: "int", Size: 8},
-		{Name: "heads", Kind: kern.ScalarParam, Elem: "int", Size: 8},
-		{Name: "kvHeads", Kind: kern.ScalarParam, Elem: "int", Size: 8},
-		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
-		{Name: "causal", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
-		{Name: "wantLSE", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
-	},
-	Block:       gpu.Dim3{X: 288, Y: 1, Z: 1},
-	SharedBytes: 80,
-	Bounds:      false,
-	Sites: []string{
-		"panic at flash.go:124:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
-		"panic at flash.go:128:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
-	},
-	SourceHash: "0bbcbf361a450e94", Source: []string{"flash.go:FlashF16D64", "flash.go:const Box", "flash.go:const Chunk", "flash.go:const Consumers", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:const producer", "flash.go:f16c.pack", "flash.go:f16c.store", "flash.go:flash", "flash.go:mask", "flash.go:negInf", "flash.go:softmax", "flash.go:type codec", "flash.go:type f16c"},
-	Native: func(t gpu.Thread, a []any) {
-		FlashF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]uint64), a[6].([]uint64), a[7].([]uint64), a[8].([]int32), a[9].([]int32), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32), a[15].(bool), a[16].(bool))
-	},
-})}
-
-type kernFlashF16D64Launcher struct{ kern.Launcher }
-
-// Launch runs FlashF16D64 on q over grid; an invalid argument or grid is an
-// error before anything runs.
-func (l kernFlashF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], lse *kern.Buffer[float32], q_ *kern.Buffer[gpu.Half], k *kern.Buffer[gpu.Half], v *kern.Buffer[gpu.Half], qmap *kern.Buffer[uint64], kmap *kern.Buffer[uint64], vmap *kern.Buffer[uint64], cuQ *kern.Buffer[int32], cuK *kern.Buffer[int32], totalQ int, totalK int, heads int, kvHeads int, scaleLog2 float32, causal bool, wantLSE bool) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(lse), kern.BufferArg(q_), kern.BufferArg(k), kern.BufferArg(v), kern.BufferArg(qmap), kern.BufferArg(kmap), kern.BufferArg(vmap), kern.BufferArg(cuQ), kern.BufferArg(cuK), kern.ScalarArg(totalQ), kern.ScalarArg(totalK), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(scaleLog2), kern.ScalarArg(causal), kern.ScalarArg(wantLSE))
-}
-
-// FlashF16D128Kernel launches the kernel FlashF16D128 (flash.go:102).
+// FlashF16D128Kernel launches the kernel FlashF16D128 (flash.go:121).
 var FlashF16D128Kernel = kernFlashF16D128Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "FlashF16D128", Pkg: "github.com/gokern/kern/ops/internal/attnh", Entry: "FlashF16D128", Module: kernModule,
 	Params: []kern.Param{
@@ -81,14 +38,14 @@ var FlashF16D128Kernel = kernFlashF16D128Launcher{kern.NewLauncher(kern.KernelSp
 		{Name: "causal", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 		{Name: "wantLSE", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
-	Block:       gpu.Dim3{X: 288, Y: 1, Z: 1},
+	Block:       gpu.Dim3{X: 384, Y: 1, Z: 1},
 	SharedBytes: 80,
 	Bounds:      false,
 	Sites: []string{
-		"panic at flash.go:124:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
-		"panic at flash.go:128:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
+		"panic at flash.go:142:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
+		"panic at flash.go:146:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 	},
-	SourceHash: "4a2f749373cbbb25", Source: []string{"flash.go:FlashF16D128", "flash.go:const Box", "flash.go:const Chunk", "flash.go:const Consumers", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:const producer", "flash.go:f16c.pack", "flash.go:f16c.store", "flash.go:flash", "flash.go:mask", "flash.go:negInf", "flash.go:softmax", "flash.go:type codec", "flash.go:type f16c"},
+	SourceHash: "a9cd89c0c5aaa9ca", Source: []string{"flash.go:FlashF16D128", "flash.go:const Box", "flash.go:const Chunk", "flash.go:const Consumers", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:const consumerRegs", "flash.go:const emptyK", "flash.go:const emptyV", "flash.go:const fullK", "flash.go:const fullV", "flash.go:const producer", "flash.go:const producerRegs", "flash.go:const ragged", "flash.go:f16c.pack", "flash.go:f16c.store", "flash.go:flash", "flash.go:mask", "flash.go:negInf", "flash.go:newMasker", "flash.go:pack", "flash.go:rescale", "flash.go:softmax", "flash.go:step", "flash.go:type codec", "flash.go:type f16c", "flash.go:type masker"},
 	Native: func(t gpu.Thread, a []any) {
 		FlashF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]uint64), a[6].([]uint64), a[7].([]uint64), a[8].([]int32), a[9].([]int32), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32), a[15].(bool), a[16].(bool))
 	},
@@ -102,50 +59,7 @@ func (l kernFlashF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(lse), kern.BufferArg(q_), kern.BufferArg(k), kern.BufferArg(v), kern.BufferArg(qmap), kern.BufferArg(kmap), kern.BufferArg(vmap), kern.BufferArg(cuQ), kern.BufferArg(cuK), kern.ScalarArg(totalQ), kern.ScalarArg(totalK), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(scaleLog2), kern.ScalarArg(causal), kern.ScalarArg(wantLSE))
 }
 
-// FlashBF16D64Kernel launches the kernel FlashBF16D64 (flash.go:107).
-var FlashBF16D64Kernel = kernFlashBF16D64Launcher{kern.NewLauncher(kern.KernelSpec{
-	Name: "FlashBF16D64", Pkg: "github.com/gokern/kern/ops/internal/attnh", Entry: "FlashBF16D64", Module: kernModule,
-	Params: []kern.Param{
-		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
-		{Name: "lse", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
-		{Name: "q", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
-		{Name: "k", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
-		{Name: "v", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
-		{Name: "qmap", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
-		{Name: "kmap", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
-		{Name: "vmap", Kind: kern.SliceParam, Elem: "uint64", Size: 8},
-		{Name: "cuQ", Kind: kern.SliceParam, Elem: "int32", Size: 4},
-		{Name: "cuK", Kind: kern.SliceParam, Elem: "int32", Size: 4},
-		{Name: "totalQ", Kind: kern.ScalarParam, Elem: "int", Size: 8},
-		{Name: "totalK", Kind: kern.ScalarParam, Elem: "int", Size: 8},
-		{Name: "heads", Kind: kern.ScalarParam, Elem: "int", Size: 8},
-		{Name: "kvHeads", Kind: kern.ScalarParam, Elem: "int", Size: 8},
-		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
-		{Name: "causal", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
-		{Name: "wantLSE", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
-	},
-	Block:       gpu.Dim3{X: 288, Y: 1, Z: 1},
-	SharedBytes: 80,
-	Bounds:      false,
-	Sites: []string{
-		"panic at flash.go:124:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
-		"panic at flash.go:128:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
-	},
-	SourceHash: "bb55e0c60615f0e0", Source: []string{"flash.go:FlashBF16D64", "flash.go:bf16c.pack", "flash.go:bf16c.store", "flash.go:const Box", "flash.go:const Chunk", "flash.go:const Consumers", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:const producer", "flash.go:flash", "flash.go:mask", "flash.go:negInf", "flash.go:softmax", "flash.go:type bf16c", "flash.go:type codec"},
-	Native: func(t gpu.Thread, a []any) {
-		FlashBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]uint64), a[6].([]uint64), a[7].([]uint64), a[8].([]int32), a[9].([]int32), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32), a[15].(bool), a[16].(bool))
-	},
-})}
-
-type kernFlashBF16D64Launcher struct{ kern.Launcher }
-
-// Launch runs FlashBF16D64 on q over grid; an invalid argument or grid is an
-// error before anything runs.
-func (l kernFlashBF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], lse *kern.Buffer[float32], q_ *kern.Buffer[gpu.BFloat16], k *kern.Buffer[gpu.BFloat16], v *kern.Buffer[gpu.BFloat16], qmap *kern.Buffer[uint64], kmap *kern.Buffer[uint64], vmap *kern.Buffer[uint64], cuQ *kern.Buffer[int32], cuK *kern.Buffer[int32], totalQ int, totalK int, heads int, kvHeads int, scaleLog2 float32, causal bool, wantLSE bool) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(lse), kern.BufferArg(q_), kern.BufferArg(k), kern.BufferArg(v), kern.BufferArg(qmap), kern.BufferArg(kmap), kern.BufferArg(vmap), kern.BufferArg(cuQ), kern.BufferArg(cuK), kern.ScalarArg(totalQ), kern.ScalarArg(totalK), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(scaleLog2), kern.ScalarArg(causal), kern.ScalarArg(wantLSE))
-}
-
-// FlashBF16D128Kernel launches the kernel FlashBF16D128 (flash.go:112).
+// FlashBF16D128Kernel launches the kernel FlashBF16D128 (flash.go:126).
 var FlashBF16D128Kernel = kernFlashBF16D128Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "FlashBF16D128", Pkg: "github.com/gokern/kern/ops/internal/attnh", Entry: "FlashBF16D128", Module: kernModule,
 	Params: []kern.Param{
@@ -167,14 +81,14 @@ var FlashBF16D128Kernel = kernFlashBF16D128Launcher{kern.NewLauncher(kern.Kernel
 		{Name: "causal", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 		{Name: "wantLSE", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
-	Block:       gpu.Dim3{X: 288, Y: 1, Z: 1},
+	Block:       gpu.Dim3{X: 384, Y: 1, Z: 1},
 	SharedBytes: 80,
 	Bounds:      false,
 	Sites: []string{
-		"panic at flash.go:124:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
-		"panic at flash.go:128:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
+		"panic at flash.go:142:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
+		"panic at flash.go:146:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 	},
-	SourceHash: "b235466d6da5b304", Source: []string{"flash.go:FlashBF16D128", "flash.go:bf16c.pack", "flash.go:bf16c.store", "flash.go:const Box", "flash.go:const Chunk", "flash.go:const Consumers", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:const producer", "flash.go:flash", "flash.go:mask", "flash.go:negInf", "flash.go:softmax", "flash.go:type bf16c", "flash.go:type codec"},
+	SourceHash: "7a1e4a3c51dc9242", Source: []string{"flash.go:FlashBF16D128", "flash.go:bf16c.pack", "flash.go:bf16c.store", "flash.go:const Box", "flash.go:const Chunk", "flash.go:const Consumers", "flash.go:const FlashM", "flash.go:const FlashN", "flash.go:const Stages", "flash.go:const consumerRegs", "flash.go:const emptyK", "flash.go:const emptyV", "flash.go:const fullK", "flash.go:const fullV", "flash.go:const producer", "flash.go:const producerRegs", "flash.go:const ragged", "flash.go:flash", "flash.go:mask", "flash.go:negInf", "flash.go:newMasker", "flash.go:pack", "flash.go:rescale", "flash.go:softmax", "flash.go:step", "flash.go:type bf16c", "flash.go:type codec", "flash.go:type masker"},
 	Native: func(t gpu.Thread, a []any) {
 		FlashBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]uint64), a[6].([]uint64), a[7].([]uint64), a[8].([]int32), a[9].([]int32), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32), a[15].(bool), a[16].(bool))
 	},

@@ -1,5 +1,6 @@
 // Package attnh holds the Hopper (sm_90a) FlashAttention forward kernels
-// behind ops.FlashAttention on compute capability 9.0: the same
+// at head dim 128 (head dim 64: ops/internal/attnh64) behind
+// ops.FlashAttention on compute capability 9.0: the same
 // algorithm, masks, layouts and outputs as the sm_80 kernels of
 // ops/internal/attnk, with the Hopper machinery in place of mma.sync and
 // cp.async. Q·Kᵀ is a warpgroup MMA (wgmma) with both operands read from

@@ -2,18 +2,34 @@ package attnh
 
 // The kernel: one block owns FlashM = 128 queries of one head of one
 // sequence (grid and masks as ops/flash.go describes for the sm_80
-// kernels). Its 288 threads are two consumer warpgroups (warps 0-3 and
+// kernels). Its 384 threads are two consumer warpgroups (warps 0-3 and
 // 4-7, 64 queries each, 16 rows per warp as wgmma's D layout gives them)
-// that share every K/V tile, and a producer warp (warp 8, one lane
-// issuing TMA copies). FlashAttention-3's structure with its
-// intra-warpgroup overlap of Q·Kᵀ and softmax, without its ping-pong
-// scheduling of the two warpgroups (later work).
+// that share every K/V tile, and a producer warpgroup (warps 8-11) of
+// which one warp works (one lane issuing TMA copies). The producer
+// warpgroup gives its registers to the consumers (setmaxnreg, PTX ISA
+// §9.7.17.1: producerRegs and consumerRegs). FlashAttention-3's structure
+// and order (see the loop: S_j and P_{j-1}·V_{j-1} issued together, the
+// softmax of S_j under P·V), without its ping-pong scheduling of the two
+// warpgroups (that needs named barriers, bar.sync id, count, which gpu/
+// does not have yet).
+//
+// K/V tiles are FlashN = 128 keys (FlashAttention-3's kBlockN at head
+// dim 128; the first version, 64 keys, is kept in ops/internal/attnh64
+// for comparison): S = Q·Kᵀ is one m64n128k16 wgmma per k-step, and the
+// per-tile costs (the mbarrier waits and arrivals, the row maxima's
+// shuffles, the O rescale, the wait for the tensor cores) are paid once
+// per 128 keys instead of twice. Registers at head dim 128: S (64
+// floats per thread), O (64), the previous tile's exponentials (64 until
+// packed into P, 32) and P while its wgmma runs: more than the 168 a
+// 384-thread block starts with, so the consumers take the producers'
+// registers (240 each).
 //
 // Shared memory (dynamic, 1024-byte aligned on sm_90a): the Q tile (128
-// rows), then Stages K tiles and Stages V tiles (64 rows each), every
+// rows), then Stages K tiles and Stages V tiles (128 rows each), every
 // tile stored as headDim/64 chunks of its rows × 128 bytes with the
 // 128-byte swizzle: the layout TMA boxes of 64×64 16-bit values with
-// CU_TENSOR_MAP_SWIZZLE_128B write, one box after another.
+// CU_TENSOR_MAP_SWIZZLE_128B write, one box after another (two boxes of
+// rows per chunk); 160 KiB at head dim 128.
 //
 // As wgmma operands (PTX ISA §9.7.15.5.1, gpu/wgmma.go and
 // gpu/wgmma_major.go): Q is A, K-major (a query row's dims contiguous;
@@ -22,7 +38,7 @@ package attnh
 // +32·(kk%4) bytes inside the swizzled row and one chunk on per 4 steps.
 // V is B of P·V stored K×N = keys × dims with dims contiguous, MN-major:
 // a 64-dim chunk is an 8-key × 128-byte atom every 1024 bytes (sbo),
-// k-step kk (16 keys) at +2048 bytes, the second chunk (headDim 128) 8
+// k-step kk (16 keys) at +2048 bytes, the second chunk (headDim 128) 16
 // KiB on (lbo), so one m64n{headDim}k16 covers all dims.
 //
 // mbarriers (PTX ISA §9.7.13.15): bars[0] Q landed (1 arrival + the Q
@@ -32,11 +48,10 @@ package attnh
 // retired). Tile j uses stage j%Stages of each ring in phase j/Stages:
 // the consumers wait for parity (j/Stages)&1 of full, the producer,
 // before refilling a stage for tile j ≥ Stages, for parity
-// (j/Stages-1)&1 of empty. The consumers pipeline (see the loop): S_j =
-// Q·K_jᵀ runs while tile j-1's softmax and P·V are done, and K_j and
-// V_{j-1} are released when step j ends, so two stages of each give the
-// producer one step to refill. emu's racecheck checks all of this
-// hand-over (emu/race_mbarrier.go).
+// (j/Stages-1)&1 of empty. The consumers pipeline (see the loop): step j
+// releases K_j once S_j has completed and V_{j-1} when it ends, so two
+// stages of each give the producer a step to refill. emu's racecheck
+// checks all of this hand-over (emu/race_mbarrier.go).
 //
 // Ragged tiles: TMA fills rows past the tensor's end with zeros, but
 // rows past a sequence's end inside the batch are the next sequence's
@@ -57,15 +72,24 @@ import (
 
 // Tile sizes and roles.
 const (
-	Consumers = 2                  // consumer warpgroups, 64 queries each
-	FlashM    = 64 * Consumers     // queries per block
-	FlashN    = 64                 // keys per tile
-	Stages    = 2                  // stages of the K ring and of the V ring
-	Threads   = 128*Consumers + 32 // the consumer warpgroups and a producer warp
-	Chunk     = 64                 // values of a TMA box row: 128 bytes, the swizzle's width
-	Box       = 64                 // rows of a TMA box
-	producer  = 4 * Consumers      // the producer's warp index
+	Consumers = 2                   // consumer warpgroups, 64 queries each
+	FlashM    = 64 * Consumers      // queries per block
+	FlashN    = 128                 // keys per tile
+	Stages    = 2                   // stages of the K ring and of the V ring
+	Threads   = 128*Consumers + 128 // the consumer warpgroups and a producer warpgroup
+	Chunk     = 64                  // values of a TMA box row: 128 bytes, the swizzle's width
+	Box       = 64                  // rows of a TMA box
+	producer  = 4 * Consumers       // the producer warp's index (the first of its warpgroup)
+	// Registers per thread after setmaxnreg: 128·producerRegs +
+	// 256·consumerRegs = 64,512 ≤ 64K.
+	producerRegs = 24
+	consumerRegs = 240
 )
+
+// The mbarriers' indices in bars: Q landed, then per stage K full, V
+// full, K empty, V empty, then the ragged V tile's landing (the
+// producer's own).
+const fullK, fullV, emptyK, emptyV, ragged = 1, 1 + Stages, 1 + 2*Stages, 1 + 3*Stages, 1 + 4*Stages
 
 // A codec is a 16-bit element type's conversions from float32.
 type codec[T any] interface {
@@ -93,29 +117,23 @@ func (bf16c) pack(lo, hi float32) uint32 {
 // that every launch names the buffers it reads (the launcher checks them
 // like any argument).
 
-//kern:kernel block=288 nobounds fastmath
-func FlashF16D64(t gpu.Thread, out []gpu.Half, lse []float32, q, k, v []gpu.Half, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
-	flash[gpu.Half, f16c, [32]float32](f16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 64, false)
-}
-
-//kern:kernel block=288 nobounds fastmath
+//kern:kernel block=384 minblocks=1 nobounds fastmath
 func FlashF16D128(t gpu.Thread, out []gpu.Half, lse []float32, q, k, v []gpu.Half, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
 	flash[gpu.Half, f16c, [64]float32](f16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 128, false)
 }
 
-//kern:kernel block=288 nobounds fastmath
-func FlashBF16D64(t gpu.Thread, out []gpu.BFloat16, lse []float32, q, k, v []gpu.BFloat16, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
-	flash[gpu.BFloat16, bf16c, [32]float32](bf16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 64, true)
-}
-
-//kern:kernel block=288 nobounds fastmath
+//kern:kernel block=384 minblocks=1 nobounds fastmath
 func FlashBF16D128(t gpu.Thread, out []gpu.BFloat16, lse []float32, q, k, v []gpu.BFloat16, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool) {
 	flash[gpu.BFloat16, bf16c, [64]float32](bf16c{}, t, out, lse, qmap, kmap, vmap, cuQ, cuK, totalQ, totalK, heads, kvHeads, scaleLog2, causal, wantLSE, 128, true)
 }
 
-// flash is the kernel body; hd (64 or 128) and bf are constants at every
-// call, so the branches on them fold, and O is the accumulator of a
-// 64×hd tile of O ([hd/2]float32: one m64n{hd}k16 wgmma per k-step).
+// flash is the kernel body; hd and bf are constants at every call, so
+// the branches on them fold, and O is the accumulator of a 64×hd tile of
+// O ([hd/2]float32: one m64n{hd}k16 wgmma per k-step). Only head dim 128
+// is compiled (FlashAttention-3 takes 128-key tiles there; each kernel
+// here is about 280 KB of PTX, and the package's file must stay well
+// under 1 MB): head dim 64 runs ops/internal/attnh64's kernels, and the
+// code keeps hd general for a later package of its own.
 func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, lse []float32, qmap, kmap, vmap []uint64, cuQ, cuK []int32, totalQ, totalK, heads, kvHeads int, scaleLog2 float32, causal, wantLSE bool, hd int, bf bool) {
 	b, h, mb := t.BlockIdx().Z, t.BlockIdx().Y, t.BlockIdx().X
 	qs, qe := int(cuQ[b]), int(cuQ[b+1])
@@ -139,7 +157,7 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 	}
 	ntiles := 0
 	if kend > 0 {
-		ntiles = (kend + FlashN - 1) >> 6 // FlashN = 64
+		ntiles = (kend + FlashN - 1) >> 7 // FlashN = 128
 	}
 
 	qTile, kvTile := FlashM*hd, FlashN*hd // values of the Q tile and of one K or V tile
@@ -147,7 +165,6 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 	// bars: Q landed, then per stage K full, V full, K empty, V empty,
 	// then the ragged V tile's landing (the producer's own).
 	bars := gpu.Shared[uint64](t, 2+4*Stages)
-	const fullK, fullV, emptyK, emptyV, ragged = 1, 1 + Stages, 1 + 2*Stages, 1 + 3*Stages, 1 + 4*Stages
 	tid := t.ThreadIdx().X
 	if tid == 0 {
 		gpu.MbarrierInit(t, &bars[0], 1)
@@ -162,7 +179,13 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 	}
 	t.Sync() // the barriers are initialised before anyone uses them
 
-	if t.Warp() == producer {
+	if t.Warp() >= producer {
+		// The producer warpgroup: its registers go to the consumers
+		// (every warp of it, together), and only its first warp works.
+		gpu.SetMaxNRegDec(t, producerRegs)
+		if t.Warp() != producer {
+			return
+		}
 		// Producer: lane 0 issues every copy; the whole warp zeroes the
 		// ragged V tile (ragged below).
 		rj := ntiles // the V tile that runs past the sequence, if any
@@ -192,8 +215,11 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 				kb := qTile + kvTile*s
 				//kern:unroll
 				for cc := 0; cc < 2; cc++ {
-					if cc < hd/Chunk {
-						gpu.TMALoad2D(t, &sm[kb+cc*FlashN*Chunk], &kmap[0], kvh*hd+Chunk*cc, ks+j*FlashN, &bars[fullK+s])
+					//kern:unroll
+					for bx := 0; bx < FlashN/Box; bx++ {
+						if cc < hd/Chunk {
+							gpu.TMALoad2D(t, &sm[kb+cc*FlashN*Chunk+bx*Box*Chunk], &kmap[0], kvh*hd+Chunk*cc, ks+j*FlashN+bx*Box, &bars[fullK+s])
+						}
 					}
 				}
 				if j >= Stages {
@@ -209,8 +235,11 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 				vb := qTile + kvTile*(Stages+s)
 				//kern:unroll
 				for cc := 0; cc < 2; cc++ {
-					if cc < hd/Chunk {
-						gpu.TMALoad2D(t, &sm[vb+cc*FlashN*Chunk], &vmap[0], kvh*hd+Chunk*cc, ks+j*FlashN, vbar)
+					//kern:unroll
+					for bx := 0; bx < FlashN/Box; bx++ {
+						if cc < hd/Chunk {
+							gpu.TMALoad2D(t, &sm[vb+cc*FlashN*Chunk+bx*Box*Chunk], &vmap[0], kvh*hd+Chunk*cc, ks+j*FlashN+bx*Box, vbar)
+						}
 					}
 				}
 			}
@@ -246,6 +275,7 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 
 	// Consumer warpgroups: cw owns queries 64cw.. of the block, its warp
 	// wid rows 16wid.. of those.
+	gpu.SetMaxNRegInc(t, consumerRegs)
 	cw, wid := t.Warp()>>2, t.Warp()&3
 	lane := t.Lane()
 	g, tig := lane>>2, lane&3
@@ -261,21 +291,26 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 		for !gpu.MbarrierTryWait(t, &bars[0], 0) {
 		}
 	}
-	// Software pipeline: step j issues S_j = Q·K_jᵀ, then does tile j-1's
-	// softmax and P·V while S_j runs on the tensor cores, and waits for
-	// both at its end, where it releases K_j and V_{j-1}; the producer
-	// then has one step to refill each stage before it is needed. sn holds
-	// the S being computed, sc the one being used. No wgmma is in flight
-	// across a branch ptxas cannot prove uniform (the loop's own test, a
-	// spin loop, the mask) and none is under one: ptxas would serialise
-	// the wgmmas (C7518/C7519). So the last step (j = ntiles) issues an S
-	// nobody uses, from a K stage already read (its data is stale but
-	// nobody writes it any more), instead of skipping the wgmma.
-	var sn [32]float32
+	// The loop, in FlashAttention-3's order: step j issues S_j = Q·K_jᵀ
+	// and then P_{j-1}·V_{j-1} (O rescaled by tile j-1's alpha in
+	// between, while S_j runs), waits for S_j alone, releases K_j and does
+	// S_j's softmax while P·V runs on the tensor cores, then waits for
+	// P·V, releases V_{j-1} and packs P_j. No wgmma is in flight across a
+	// branch ptxas cannot prove uniform (a spin loop, the loop's test, the
+	// mask: ptxas would serialise the wgmmas, C7518/C7519) and none is
+	// under one: the full barriers are waited for before S_j is issued,
+	// and the tiles that need a mask (masked below) wait for P·V too
+	// before masking. P stays in registers the P·V wgmma reads until that
+	// wgmma has retired: the softmax leaves its exponentials in f32 and
+	// they are packed into P after the wait.
+	var e [64]float32 // the previous tile's exponentials, P before packing
+	mk := newMasker(lk, lq, first, row0, tig, causal)
+	var alpha [2]float32
 	if ntiles > 0 {
-		// S_0 (the same k-steps as in the loop, stage 0).
+		// S_0 (the same k-steps as in step, stage 0) and its softmax.
 		for !gpu.MbarrierTryWait(t, &bars[fullK], 0) {
 		}
+		var sn [64]float32
 		kd := gpu.WGMMADesc(t, &sm[qTile], 0, 1024, gpu.Swizzle128B)
 		gpu.WGMMAFence(t)
 		//kern:unroll
@@ -293,56 +328,37 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 		gpu.WGMMACommitGroup(t)
 		gpu.WGMMAWaitGroup(t, 0)
 		gpu.MbarrierArrive(t, &bars[emptyK]) // this thread is done with K_0
+		e, alpha, m, l = softmax(t, mask(sn, 0, mk), m, l, scaleLog2)
 	}
-	for j := 1; j <= ntiles; j++ {
-		jt, s := j-1, j%Stages // the tile whose S is in sn; S_j's stage
+	// Tiles 1 ≤ j < nfast need no mask in any row of the block (all keys
+	// inside the sequence and, causal, at or left of the block's first
+	// row's diagonal); the rest do.
+	lim := lk
+	if causal {
+		lim = min(lk, mb*FlashM+lk-lq+1)
+	}
+	nfast := 0
+	if lim > 0 {
+		nfast = lim >> 7 // FlashN = 128
+	}
+	for j := 1; j < nfast; j++ {
+		o, e, alpha, m, l = step(c, t, sm, bars, o, e, alpha, m, l, qd, j, hd, mk, scaleLog2, bf, false)
+	}
+	for j := max(nfast, 1); j < ntiles; j++ {
+		o, e, alpha, m, l = step(c, t, sm, bars, o, e, alpha, m, l, qd, j, hd, mk, scaleLog2, bf, true)
+	}
+	if ntiles > 0 {
+		// The last tile's P·V.
+		jt := ntiles - 1
 		sv := jt % Stages
-		sc := mask(sn, jt*FlashN, lk, lq, first, row0, tig, causal)
-		if j < ntiles {
-			for !gpu.MbarrierTryWait(t, &bars[fullK+s], (j/Stages)&1) {
-			}
-		}
 		for !gpu.MbarrierTryWait(t, &bars[fullV+sv], (jt/Stages)&1) {
 		}
-		kd := gpu.WGMMADesc(t, &sm[qTile+kvTile*s], 0, 1024, gpu.Swizzle128B)
-		// S = Q·Kᵀ (64×64, f32): hd/16 k-steps; a descriptor step of 2
-		// is 32 bytes (16 dims) inside the swizzled row; the next 64-dim
-		// chunk is FlashM·128 bytes on for Q, FlashN·128 for K (steps of
-		// 16 bytes).
-		gpu.WGMMAFence(t)
-		//kern:unroll
-		for kk := 0; kk < 8; kk++ {
-			if kk < hd/16 {
-				qstep := uint64(FlashM*8*(kk/4) + 2*(kk%4))
-				kstep := uint64(FlashN*8*(kk/4) + 2*(kk%4))
-				if bf {
-					gpu.WGMMABF16(t, &sn, qd+qstep, kd+kstep, kk > 0)
-				} else {
-					gpu.WGMMAF16(t, &sn, qd+qstep, kd+kstep, kk > 0)
-				}
-			}
-		}
-		gpu.WGMMACommitGroup(t)
-
-		// Tile j-1: softmax, rescale O, then O += P·V.
-		p, alpha, mn, ln := softmax(c, t, sc, m, l, scaleLog2)
-		m, l = mn, ln
-		//kern:unroll
-		for dt := 0; dt < 16; dt++ {
-			if dt < hd/8 {
-				o[4*dt] *= alpha[0]
-				o[4*dt+1] *= alpha[0]
-				o[4*dt+2] *= alpha[1]
-				o[4*dt+3] *= alpha[1]
-			}
-		}
-		// V as an MN-major B: 8-key groups 1024 bytes apart (sbo), the
-		// 64-dim chunks 8 KiB apart (lbo, used when hd is 128); 4 k-steps
-		// of 16 keys = 2048 bytes = a descriptor step of 128.
+		o = rescale(o, alpha, hd)
+		p := pack(c, e)
 		vd := gpu.WGMMADesc(t, &sm[qTile+kvTile*(Stages+sv)], FlashN*Chunk*2, 1024, gpu.Swizzle128B)
 		gpu.WGMMAFence(t)
 		//kern:unroll
-		for kk := 0; kk < 4; kk++ {
+		for kk := 0; kk < FlashN/16; kk++ {
 			if bf {
 				gpu.WGMMABF16RegAMajor(t, &o, p[kk], vd+uint64(128*kk), true, gpu.MNMajor)
 			} else {
@@ -350,15 +366,19 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 			}
 		}
 		gpu.WGMMACommitGroup(t)
-		gpu.WGMMAWaitGroup(t, 0) // S_j and P·V_{j-1} are complete
-		if j < ntiles {
-			gpu.MbarrierArrive(t, &bars[emptyK+s]) // this thread is done with K_j
-		}
-		gpu.MbarrierArrive(t, &bars[emptyV+sv]) // and with V_{j-1}
+		gpu.WGMMAWaitGroup(t, 0)
+		gpu.MbarrierArrive(t, &bars[emptyV+sv]) // this thread is done with V_{ntiles-1}
 	}
 
-	// Finish: the quad's partial sums, O/ℓ, the store and the LSE.
+	// Finish: the quad's partial sums, O/ℓ, the store and the LSE. The
+	// sequence's offset and length and the lane's row and column are
+	// computed again (from the indices and cuQ), not kept in registers
+	// through the loop, where S, P, O and the exponentials fill 240.
 	qStride := heads * hd
+	qs = int(cuQ[t.BlockIdx().Z])
+	lq = int(cuQ[t.BlockIdx().Z+1]) - qs
+	row0 = t.BlockIdx().X*FlashM + 16*t.Warp() + t.Lane()>>2
+	tig = t.Lane() & 3
 	//kern:unroll
 	for r := 0; r < 2; r++ {
 		l[r] += gpu.ShflXor(t, l[r], 1)
@@ -388,23 +408,39 @@ func flash[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, out []T, ls
 	}
 }
 
+// A masker holds what mask needs, in 32 bits (Go's int would hold a
+// 64-bit pair of registers per value through the loop): the sequence's
+// keys lk; diag, the last key the warpgroup's first row sees (causal);
+// and per lane row r (g, g+8) the end of its keys minus 2·tig, the
+// lane's first column.
+type masker struct {
+	lk, diag int32
+	end      [2]int32
+	causal   bool
+}
+
+func newMasker(lk, lq, first, row0, tig int, causal bool) masker {
+	mk := masker{lk: int32(lk), diag: int32(first + lk - lq), causal: causal}
+	//kern:unroll
+	for r := 0; r < 2; r++ {
+		lr := lk
+		if causal {
+			lr = min(lk, row0+8*r+lk-lq+1)
+		}
+		mk.end[r] = int32(lr - 2*tig)
+	}
+	return mk
+}
+
 // mask sets the scores of keys past the sequence or past the diagonal
 // to -Inf, only in the tiles that reach either: element e of sc is key
 // k0 + 2·tig + 8·(e/4) + e%2 of row r = (e/2)%2 (rows g and g+8 of the
-// warp; row0 is row g's query).
-func mask(sc [32]float32, k0, lk, lq, first, row0, tig int, causal bool) [32]float32 {
-	if k0+FlashN > lk || causal && k0+FlashN-1 > first+lk-lq {
-		var lim [2]int32
+// warp).
+func mask(sc [64]float32, k0 int32, mk masker) [64]float32 {
+	if k0+FlashN > mk.lk || mk.causal && k0+FlashN-1 > mk.diag {
+		lim := [2]int32{mk.end[0] - k0, mk.end[1] - k0}
 		//kern:unroll
-		for r := 0; r < 2; r++ {
-			lr := lk
-			if causal {
-				lr = min(lk, row0+8*r+lk-lq+1)
-			}
-			lim[r] = int32(lr - k0 - 2*tig)
-		}
-		//kern:unroll
-		for e := 0; e < 32; e++ {
+		for e := 0; e < 64; e++ {
 			if int32(8*(e/4)+e%2) >= lim[(e/2)%2] {
 				sc[e] = negInf()
 			}
@@ -413,20 +449,98 @@ func mask(sc [32]float32, k0, lk, lq, first, row0, tig int, causal bool) [32]flo
 	return sc
 }
 
+// step is step j ≥ 1 of the consumer's loop (see flash): it takes O,
+// tile j-1's P and alpha and the running m and ℓ, and returns them
+// for tile j. masked (a constant at each call) selects the tiles whose
+// scores need the mask: they wait for P·V before masking, so that no
+// wgmma is in flight across the mask's branch.
+func step[T gpu.Elem, C codec[T], O gpu.WGAccum](c C, t gpu.Thread, sm []T, bars []uint64, o O, e [64]float32, alpha, m, l [2]float32, qd uint64, j, hd int, mk masker, scaleLog2 float32, bf, masked bool) (O, [64]float32, [2]float32, [2]float32, [2]float32) {
+	qTile, kvTile := FlashM*hd, FlashN*hd
+	// Stages and phases in uint32: j ≥ 1, and unsigned division by the
+	// constant Stages is a shift (a signed int one is a call).
+	uj := uint32(j)
+	s, ph := int(uj%Stages), int(uj/Stages)&1 // S_j's stage and phase
+	ujt := uj - 1                             // the tile whose P is in p
+	sv, phv := int(ujt%Stages), int(ujt/Stages)&1
+	for !gpu.MbarrierTryWait(t, &bars[fullK+s], ph) {
+	}
+	for !gpu.MbarrierTryWait(t, &bars[fullV+sv], phv) {
+	}
+	// S = Q·Kᵀ (64×128, f32): hd/16 k-steps; a descriptor step of 2 is
+	// 32 bytes (16 dims) inside the swizzled row; the next 64-dim chunk
+	// is FlashM·128 bytes on for Q, FlashN·128 for K (steps of 16 bytes).
+	var sn [64]float32
+	kd := gpu.WGMMADesc(t, &sm[qTile+kvTile*s], 0, 1024, gpu.Swizzle128B)
+	gpu.WGMMAFence(t)
+	//kern:unroll
+	for kk := 0; kk < 8; kk++ {
+		if kk < hd/16 {
+			qstep := uint64(FlashM*8*(kk/4) + 2*(kk%4))
+			kstep := uint64(FlashN*8*(kk/4) + 2*(kk%4))
+			if bf {
+				gpu.WGMMABF16(t, &sn, qd+qstep, kd+kstep, kk > 0)
+			} else {
+				gpu.WGMMAF16(t, &sn, qd+qstep, kd+kstep, kk > 0)
+			}
+		}
+	}
+	gpu.WGMMACommitGroup(t)
+	// O += P·V for tile j-1, O first rescaled by its alpha. V as an
+	// MN-major B: 8-key groups 1024 bytes apart (sbo), the 64-dim chunks
+	// 16 KiB apart (lbo, used when hd is 128); 8 k-steps of 16 keys =
+	// 2048 bytes = a descriptor step of 128.
+	o = rescale(o, alpha, hd)
+	p := pack(c, e)
+	vd := gpu.WGMMADesc(t, &sm[qTile+kvTile*(Stages+sv)], FlashN*Chunk*2, 1024, gpu.Swizzle128B)
+	gpu.WGMMAFence(t)
+	//kern:unroll
+	for kk := 0; kk < FlashN/16; kk++ {
+		if bf {
+			gpu.WGMMABF16RegAMajor(t, &o, p[kk], vd+uint64(128*kk), true, gpu.MNMajor)
+		} else {
+			gpu.WGMMAF16RegAMajor(t, &o, p[kk], vd+uint64(128*kk), true, gpu.MNMajor)
+		}
+	}
+	gpu.WGMMACommitGroup(t)
+	if masked {
+		gpu.WGMMAWaitGroup(t, 0) // S_j and P·V_{j-1} are complete
+		sn = mask(sn, int32(uj*FlashN), mk)
+	} else {
+		gpu.WGMMAWaitGroup(t, 1) // S_j is complete; P·V_{j-1} may run on
+	}
+	gpu.MbarrierArrive(t, &bars[emptyK+s]) // this thread is done with K_j
+	e, alpha, m, l = softmax(t, sn, m, l, scaleLog2)
+	gpu.WGMMAWaitGroup(t, 0)                // P·V_{j-1} is complete
+	gpu.MbarrierArrive(t, &bars[emptyV+sv]) // and this thread is done with V_{j-1}
+	return o, e, alpha, m, l
+}
+
+// rescale multiplies O's rows g (by alpha[0]) and g+8 (alpha[1]).
+func rescale[O gpu.WGAccum](o O, alpha [2]float32, hd int) O {
+	//kern:unroll
+	for dt := 0; dt < 16; dt++ {
+		if dt < hd/8 {
+			o[4*dt] *= alpha[0]
+			o[4*dt+1] *= alpha[0]
+			o[4*dt+2] *= alpha[1]
+			o[4*dt+3] *= alpha[1]
+		}
+	}
+	return o
+}
+
 // softmax is the online softmax of one masked tile for the lane's rows
 // g (r=0) and g+8 (r=1), as attnk: it takes the new row maximum (m is
 // the raw maximum: the scale folds into one FFMA per exponent) and
-// returns P packed as the m16n8k16 A fragments of the four k-steps of
-// P·V (the D fragment of S columns 16kk.. is the A fragment of k-step
-// kk: a[r] from n-tile 2kk, a[2+r] from n-tile 2kk+1), the factors alpha
-// that rescale O, and the new m and ℓ. It has no branch: it runs while a
+// returns the exponentials e (in sc's layout), the factors alpha that
+// rescale O, and the new m and ℓ. It has no branch: it runs while a
 // wgmma is in flight.
-func softmax[T gpu.Elem, C codec[T]](c C, t gpu.Thread, sc [32]float32, m, l [2]float32, scaleLog2 float32) (p [4][4]uint32, alpha, mo, lo [2]float32) {
+func softmax(t gpu.Thread, sc [64]float32, m, l [2]float32, scaleLog2 float32) (e [64]float32, alpha, mo, lo [2]float32) {
 	//kern:unroll
 	for r := 0; r < 2; r++ {
 		mx := m[r]
 		//kern:unroll
-		for nt := 0; nt < 8; nt++ {
+		for nt := 0; nt < FlashN/8; nt++ {
 			mx = gpu.Max(mx, gpu.Max(sc[4*nt+2*r], sc[4*nt+2*r+1]))
 		}
 		mx = gpu.Max(mx, gpu.ShflXor(t, mx, 1))
@@ -438,15 +552,29 @@ func softmax[T gpu.Elem, C codec[T]](c C, t gpu.Thread, sc [32]float32, m, l [2]
 		mo[r] = mx
 		sum := float32(0)
 		//kern:unroll
-		for nt := 0; nt < 8; nt++ {
-			p0 := gpu.Exp2(gpu.FMA(sc[4*nt+2*r], scaleLog2, -msub))
-			p1 := gpu.Exp2(gpu.FMA(sc[4*nt+2*r+1], scaleLog2, -msub))
-			sum += p0 + p1
-			p[nt/2][r+2*(nt%2)] = c.pack(p0, p1)
+		for nt := 0; nt < FlashN/8; nt++ {
+			e[4*nt+2*r] = gpu.Exp2(gpu.FMA(sc[4*nt+2*r], scaleLog2, -msub))
+			e[4*nt+2*r+1] = gpu.Exp2(gpu.FMA(sc[4*nt+2*r+1], scaleLog2, -msub))
+			sum += e[4*nt+2*r] + e[4*nt+2*r+1]
 		}
 		lo[r] = l[r]*alpha[r] + sum
 	}
-	return p, alpha, mo, lo
+	return e, alpha, mo, lo
+}
+
+// pack converts a tile's exponentials to P, the m16n8k16 A fragments of
+// the eight k-steps of P·V: the D fragment of S columns 16kk.. is the A
+// fragment of k-step kk (a[r] from n-tile 2kk, a[2+r] from n-tile 2kk+1;
+// r=0 row g, r=1 row g+8).
+func pack[T gpu.Elem, C codec[T]](c C, e [64]float32) (p [FlashN / 16][4]uint32) {
+	//kern:unroll
+	for nt := 0; nt < FlashN/8; nt++ {
+		//kern:unroll
+		for r := 0; r < 2; r++ {
+			p[nt/2][r+2*(nt%2)] = c.pack(e[4*nt+2*r], e[4*nt+2*r+1])
+		}
+	}
+	return p
 }
 
 func negInf() float32 { return math.Float32frombits(0xff800000) }
