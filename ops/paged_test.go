@@ -97,7 +97,7 @@ func roundedSeqs[T Half16](xs [][]float64) [][]float64 {
 	return out
 }
 
-func runPaged[T Half16](t *testing.T, dev *kern.Device, c pagedCase, seed uint64) {
+func runPaged[T Half16](t *testing.T, dev *kern.Device, c pagedCase, version int, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	maxLen := maxOf(c.lens)
 	maxPages := (maxLen+c.pageSize-1)/c.pageSize + 1
@@ -118,7 +118,7 @@ func runPaged[T Half16](t *testing.T, dev *kern.Device, c pagedCase, seed uint64
 		t.Fatal(err)
 	}
 	defer sl.Free()
-	p := Paged{Heads: c.heads, KVHeads: c.kvHeads, HeadDim: c.hd, PageSize: c.pageSize, MaxPages: maxPages, Partition: c.partition}
+	p := Paged{Heads: c.heads, KVHeads: c.kvHeads, HeadDim: c.hd, PageSize: c.pageSize, MaxPages: maxPages, Partition: c.partition, Version: version}
 	var scratch *SplitScratch
 	if c.partition > 0 {
 		scratch, err = NewSplitScratch(dev, seqs, c.heads, c.hd, p.Splits(maxLen))
@@ -139,18 +139,33 @@ func runPaged[T Half16](t *testing.T, dev *kern.Device, c pagedCase, seed uint64
 		want = append(want, o...)
 		mag = append(mag, m...)
 	}
-	// P stays float32 here (no rounding to T), so the error is float32
-	// accumulation (scores, sums, exp2.approx) plus one rounding to T.
-	compare(t, "out", download(t, out), want, tol{abs: tiny[T](), rel: unit[T]() + 0x1p-18, srel: 0x1p-18}, mag)
+	// v1 keeps P in float32 (no rounding to T), so its error is float32
+	// accumulation (scores, sums, exp2.approx) plus one rounding to T; v2
+	// rounds P to T for the tensor cores, a unit of T of Σ p|v| / Σ p more.
+	tl := tol{abs: tiny[T](), rel: unit[T]() + 0x1p-18, srel: 0x1p-18}
+	if PagedVersion(p) == 2 {
+		tl.srel = 2 * unit[T]()
+	}
+	compare(t, "out", download(t, out), want, tl, mag)
+}
+
+// pagedVersions are the kernel versions PagedAttention has at head dim hd.
+func pagedVersions(hd int) []int {
+	if hd == 256 {
+		return []int{1}
+	}
+	return []int{1, 2}
 }
 
 func TestPagedAttention(t *testing.T) {
 	eachDevice(t, func(t *testing.T, dev *kern.Device) {
 		for i, c := range pagedCases {
-			t.Run(c.String(), func(t *testing.T) {
-				t.Run("f16", func(t *testing.T) { runPaged[gpu.Half](t, dev, c, uint64(i)) })
-				t.Run("bf16", func(t *testing.T) { runPaged[gpu.BFloat16](t, dev, c, uint64(i)) })
-			})
+			for _, v := range pagedVersions(c.hd) {
+				t.Run(fmt.Sprintf("%v/v%d", c, v), func(t *testing.T) {
+					t.Run("f16", func(t *testing.T) { runPaged[gpu.Half](t, dev, c, v, uint64(i)) })
+					t.Run("bf16", func(t *testing.T) { runPaged[gpu.BFloat16](t, dev, c, v, uint64(i)) })
+				})
+			}
 		}
 	})
 }
@@ -315,6 +330,8 @@ func TestPagedErrors(t *testing.T) {
 	wantErr(t, "scratch", run(Paged{Heads: 2, KVHeads: 1, HeadDim: 64, PageSize: 16, MaxPages: 8, Partition: 64}, i32(make([]int32, 16)...), i32(5, 5), 100), "needs a SplitScratch")
 	wantErr(t, "table", run(p, i32(0, 1, 2), i32(5, 5), 5), "blockTable has 3 elements")
 	wantErr(t, "max len", run(p, i32(0, 1, 2, 0), i32(5, 5), 33), "exceeds MaxPages×PageSize")
+	v2at256 := Paged{Heads: 2, KVHeads: 1, HeadDim: 256, PageSize: 16, MaxPages: 2, Version: 2}
+	wantErr(t, "version", PagedAttention(dev, h(2*2*256), h(2*2*256), h(3*16*256), h(3*16*256), i32(0, 1, 2, 0), i32(5, 5), 5, v2at256, nil), "Version = 2 at head dim 256")
 	// On the device: a page outside the cache, a length beyond the table.
 	wantErr(t, "bad page", run(p, i32(0, 7, 2, 0), i32(20, 5), 20), "not a page of the cache")
 	wantErr(t, "bad length", run(p, i32(0, 1, 2, 0), i32(40, 5), 32), "beyond its block table")
@@ -424,4 +441,31 @@ func pagedMatchesFlash(t *testing.T, hd int) {
 	// not, and each rounds its output: they differ by at most about two
 	// float16 units of Σ p|v| ≤ max |v| (< 5 for these normals).
 	compare(t, "paged vs flash", download(t, paged), download(t, flash), tol{abs: 2 * 0x1p-11 * 5}, nil)
+}
+
+// TestDecodePartition checks the split-K choice: unsplit when the grid
+// already covers two blocks per SM, else the smallest multiple of 64 that
+// reaches that, never a single split.
+func TestDecodePartition(t *testing.T) {
+	for _, c := range []struct{ sms, seqs, heads, kvHeads, maxLen, want int }{
+		{132, 1, 32, 8, 576, 64},      // 8 blocks: 33 splits wanted, 9 of 64 tokens
+		{132, 1, 32, 8, 32768, 1024},  // 8 blocks → 33 splits of ⌈32768/33⌉ → 1024
+		{132, 4, 32, 8, 4096, 512},    // 32 blocks → 9 splits → 512
+		{132, 64, 32, 8, 4096, 0},     // 512 blocks: enough
+		{132, 1, 64, 4, 8192, 256},    // group 16: 2 blocks per KV head, 8 blocks
+		{132, 1, 32, 8, 64, 0},        // one chunk: nothing to cut
+		{0, 1, 32, 8, 576, 64},        // no SM count: an H100's
+		{16, 2, 16, 2, 1000, 128},     // 4 blocks → 8 splits of ⌈1000/8⌉ → 128
+		{132, 256, 32, 8, 1 << 20, 0}, // many sequences
+		{132, 1, 8, 8, 100, 64},       // 8 blocks, 2 splits of 64
+		{132, 0, 32, 8, 1000, 0},      // no sequences
+	} {
+		got := DecodePartition(c.sms, c.seqs, c.heads, c.kvHeads, c.maxLen)
+		if got != c.want {
+			t.Errorf("DecodePartition(%d SMs, %d seqs, %d/%d heads, %d) = %d, want %d", c.sms, c.seqs, c.heads, c.kvHeads, c.maxLen, got, c.want)
+		}
+		if got != 0 && (got%64 != 0 || got >= c.maxLen) {
+			t.Errorf("DecodePartition(%v) = %d: not a multiple of 64 below maxLen", c, got)
+		}
+	}
 }
