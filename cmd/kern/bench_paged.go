@@ -19,9 +19,10 @@ package main
 // sequence, which leaves most SMs idle when there are few sequences.
 //
 // Rows: "decode" and "decode split-K" run the kernel the op picks
-// (ops.PagedVersion: v2, the tensor-core one, at head dims 64 and 128);
-// "decode v1" and "decode split-K v1" the CUDA-core v1 beside it, on the
-// same buffers; "decode split-K auto" the partition ops.DecodePartition
+// (ops.PagedVersion: v3, tensor cores and the next step's loads in
+// flight, at head dims 64 and 128); "decode v2"/"decode split-K v2" and
+// "decode v1"/"decode split-K v1" the other versions beside it (ops/paged.go
+// describes them), on the same buffers; "decode split-K auto" the partition ops.DecodePartition
 // picks for the device (a row only when that is split-K and not 512).
 // Each row's note names the version and the splits.
 
@@ -76,8 +77,8 @@ func pagedDecodeCase[T ops.Half16](env *benchEnv, s *kern.Stream, sh attnShape, 
 		return err
 	}
 	defer scratch.Free()
-	v1, splitV1 := paged, split
-	v1.Version, splitV1.Version = 1, 1
+	v1, splitV1, v2, splitV2 := paged, split, paged, split
+	v1.Version, splitV1.Version, v2.Version, splitV2.Version = 1, 1, 2, 2
 	kvBytes := 2 * float64(seqs) * float64(ctx) * float64(sh.dKV) * float64(sh.hd) * 2
 	size := fmt.Sprintf("%d×%d×%d/%dh", seqs, ctx, sh.dHeads, sh.dKV)
 	for _, c := range []struct {
@@ -87,12 +88,14 @@ func pagedDecodeCase[T ops.Half16](env *benchEnv, s *kern.Stream, sh attnShape, 
 	}{
 		{"decode " + dtype, paged, nil},
 		{"decode split-K " + dtype, split, scratch},
+		{"decode v2 " + dtype, v2, nil},
+		{"decode split-K v2 " + dtype, splitV2, scratch},
 		{"decode v1 " + dtype, v1, nil},
 		{"decode split-K v1 " + dtype, splitV1, scratch},
 		{"decode split-K auto " + dtype, auto, scratch},
 	} {
-		if c.p == auto && (auto.Partition == 0 || auto.Partition == split.Partition) {
-			continue
+		if c.p == auto && (auto.Partition == 0 || auto.Partition == split.Partition) || c.p.Version == 2 && sh.hd == 256 {
+			continue // the same as another row, or v2 where it has no kernel
 		}
 		sec, err := timeRuns(env.cfg, func() (time.Duration, error) {
 			return timeOnStream(s, func() error { return ops.PagedAttention(s, o, q, kc, vc, bt, sl, ctx, c.p, c.sc) })

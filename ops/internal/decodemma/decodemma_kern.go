@@ -16,7 +16,7 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/ops/internal/decodemma", Arch: "sm_80", PTX: kernPTX}
 
-// PagedF16D64Kernel launches the kernel PagedF16D64 (paged.go:26).
+// PagedF16D64Kernel launches the kernel PagedF16D64 (paged.go:27).
 var PagedF16D64Kernel = kernPagedF16D64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "PagedF16D64", Pkg: "github.com/gokern/kern/ops/internal/decodemma", Entry: "PagedF16D64", Module: kernModule,
 	Params: []kern.Param{
@@ -40,11 +40,11 @@ var PagedF16D64Kernel = kernPagedF16D64Launcher{kern.NewLauncher(kern.KernelSpec
 	SharedBytes: 18944,
 	Bounds:      false,
 	Sites: []string{
-		"panic at paged.go:93:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:96:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:111:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:125:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:128:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:143:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "6a42f5584d0ed7ce", Source: []string{"paged.go:PagedF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack8", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "5a8090a1b54014d7", Source: []string{"paged.go:PagedF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack8", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -58,7 +58,49 @@ func (l kernPagedF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
 }
 
-// PagedF16D128Kernel launches the kernel PagedF16D128 (paged.go:32).
+// PagedAheadF16D64Kernel launches the kernel PagedAheadF16D64 (paged.go:33).
+var PagedAheadF16D64Kernel = kernPagedAheadF16D64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "PagedAheadF16D64", Pkg: "github.com/gokern/kern/ops/internal/decodemma", Entry: "PagedAheadF16D64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "po", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "pml", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "q", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "kc", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "vc", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "blockTable", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "seqLens", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "heads", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "kvHeads", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "bsShift", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "maxBlocks", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "npages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "partition", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
+	},
+	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
+	SharedBytes: 18944,
+	Bounds:      false,
+	Sites: []string{
+		"panic at paged.go:125:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:128:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:143:8: ops.PagedAttention: a block table entry is not a page of the cache",
+	},
+	SourceHash: "62e22e42b0c2ee60", Source: []string{"paged.go:PagedAheadF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack8", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
+	Native: func(t gpu.Thread, a []any) {
+		PagedAheadF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
+	},
+})}
+
+type kernPagedAheadF16D64Launcher struct{ kern.Launcher }
+
+// Launch runs PagedAheadF16D64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernPagedAheadF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], po *kern.Buffer[float32], pml *kern.Buffer[float32], q_ *kern.Buffer[gpu.Half], kc *kern.Buffer[gpu.Half], vc *kern.Buffer[gpu.Half], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
+}
+
+// PagedF16D128Kernel launches the kernel PagedF16D128 (paged.go:39).
 var PagedF16D128Kernel = kernPagedF16D128Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "PagedF16D128", Pkg: "github.com/gokern/kern/ops/internal/decodemma", Entry: "PagedF16D128", Module: kernModule,
 	Params: []kern.Param{
@@ -82,11 +124,11 @@ var PagedF16D128Kernel = kernPagedF16D128Launcher{kern.NewLauncher(kern.KernelSp
 	SharedBytes: 18944,
 	Bounds:      false,
 	Sites: []string{
-		"panic at paged.go:93:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:96:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:111:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:125:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:128:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:143:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "22581e3f8fe5baab", Source: []string{"paged.go:PagedF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack8", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "585644c604cb0357", Source: []string{"paged.go:PagedF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack8", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -100,7 +142,49 @@ func (l kernPagedF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
 }
 
-// PagedBF16D64Kernel launches the kernel PagedBF16D64 (paged.go:38).
+// PagedAheadF16D128Kernel launches the kernel PagedAheadF16D128 (paged.go:45).
+var PagedAheadF16D128Kernel = kernPagedAheadF16D128Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "PagedAheadF16D128", Pkg: "github.com/gokern/kern/ops/internal/decodemma", Entry: "PagedAheadF16D128", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "po", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "pml", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "q", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "kc", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "vc", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "blockTable", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "seqLens", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "heads", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "kvHeads", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "bsShift", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "maxBlocks", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "npages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "partition", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
+	},
+	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
+	SharedBytes: 18944,
+	Bounds:      false,
+	Sites: []string{
+		"panic at paged.go:125:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:128:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:143:8: ops.PagedAttention: a block table entry is not a page of the cache",
+	},
+	SourceHash: "5346db7005d5ac9b", Source: []string{"paged.go:PagedAheadF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack8", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
+	Native: func(t gpu.Thread, a []any) {
+		PagedAheadF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
+	},
+})}
+
+type kernPagedAheadF16D128Launcher struct{ kern.Launcher }
+
+// Launch runs PagedAheadF16D128 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernPagedAheadF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], po *kern.Buffer[float32], pml *kern.Buffer[float32], q_ *kern.Buffer[gpu.Half], kc *kern.Buffer[gpu.Half], vc *kern.Buffer[gpu.Half], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
+}
+
+// PagedBF16D64Kernel launches the kernel PagedBF16D64 (paged.go:51).
 var PagedBF16D64Kernel = kernPagedBF16D64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "PagedBF16D64", Pkg: "github.com/gokern/kern/ops/internal/decodemma", Entry: "PagedBF16D64", Module: kernModule,
 	Params: []kern.Param{
@@ -124,11 +208,11 @@ var PagedBF16D64Kernel = kernPagedBF16D64Launcher{kern.NewLauncher(kern.KernelSp
 	SharedBytes: 18944,
 	Bounds:      false,
 	Sites: []string{
-		"panic at paged.go:93:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:96:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:111:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:125:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:128:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:143:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "5d330671d288fd2f", Source: []string{"paged.go:PagedBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack8", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "3762196d61a1826f", Source: []string{"paged.go:PagedBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack8", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -142,7 +226,49 @@ func (l kernPagedBF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
 }
 
-// PagedBF16D128Kernel launches the kernel PagedBF16D128 (paged.go:44).
+// PagedAheadBF16D64Kernel launches the kernel PagedAheadBF16D64 (paged.go:57).
+var PagedAheadBF16D64Kernel = kernPagedAheadBF16D64Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "PagedAheadBF16D64", Pkg: "github.com/gokern/kern/ops/internal/decodemma", Entry: "PagedAheadBF16D64", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "po", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "pml", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "q", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "kc", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "vc", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "blockTable", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "seqLens", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "heads", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "kvHeads", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "bsShift", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "maxBlocks", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "npages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "partition", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
+	},
+	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
+	SharedBytes: 18944,
+	Bounds:      false,
+	Sites: []string{
+		"panic at paged.go:125:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:128:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:143:8: ops.PagedAttention: a block table entry is not a page of the cache",
+	},
+	SourceHash: "331f99e6159b687a", Source: []string{"paged.go:PagedAheadBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack8", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
+	Native: func(t gpu.Thread, a []any) {
+		PagedAheadBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
+	},
+})}
+
+type kernPagedAheadBF16D64Launcher struct{ kern.Launcher }
+
+// Launch runs PagedAheadBF16D64 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernPagedAheadBF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], q_ *kern.Buffer[gpu.BFloat16], kc *kern.Buffer[gpu.BFloat16], vc *kern.Buffer[gpu.BFloat16], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
+}
+
+// PagedBF16D128Kernel launches the kernel PagedBF16D128 (paged.go:63).
 var PagedBF16D128Kernel = kernPagedBF16D128Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "PagedBF16D128", Pkg: "github.com/gokern/kern/ops/internal/decodemma", Entry: "PagedBF16D128", Module: kernModule,
 	Params: []kern.Param{
@@ -166,11 +292,11 @@ var PagedBF16D128Kernel = kernPagedBF16D128Launcher{kern.NewLauncher(kern.Kernel
 	SharedBytes: 18944,
 	Bounds:      false,
 	Sites: []string{
-		"panic at paged.go:93:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:96:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:111:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:125:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:128:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:143:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "29b95a30968b2cff", Source: []string{"paged.go:PagedBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack8", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "3d4516aeabc502a1", Source: []string{"paged.go:PagedBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack8", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -181,5 +307,47 @@ type kernPagedBF16D128Launcher struct{ kern.Launcher }
 // Launch runs PagedBF16D128 on q over grid; an invalid argument or grid is an
 // error before anything runs.
 func (l kernPagedBF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], q_ *kern.Buffer[gpu.BFloat16], kc *kern.Buffer[gpu.BFloat16], vc *kern.Buffer[gpu.BFloat16], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
+}
+
+// PagedAheadBF16D128Kernel launches the kernel PagedAheadBF16D128 (paged.go:69).
+var PagedAheadBF16D128Kernel = kernPagedAheadBF16D128Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "PagedAheadBF16D128", Pkg: "github.com/gokern/kern/ops/internal/decodemma", Entry: "PagedAheadBF16D128", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "po", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "pml", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "q", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "kc", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "vc", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "blockTable", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "seqLens", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "heads", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "kvHeads", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "bsShift", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "maxBlocks", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "npages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "partition", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
+	},
+	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
+	SharedBytes: 18944,
+	Bounds:      false,
+	Sites: []string{
+		"panic at paged.go:125:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:128:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:143:8: ops.PagedAttention: a block table entry is not a page of the cache",
+	},
+	SourceHash: "096559755f8aa7c6", Source: []string{"paged.go:PagedAheadBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack8", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
+	Native: func(t gpu.Thread, a []any) {
+		PagedAheadBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
+	},
+})}
+
+type kernPagedAheadBF16D128Launcher struct{ kern.Launcher }
+
+// Launch runs PagedAheadBF16D128 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernPagedAheadBF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], q_ *kern.Buffer[gpu.BFloat16], kc *kern.Buffer[gpu.BFloat16], vc *kern.Buffer[gpu.BFloat16], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
 }

@@ -10,7 +10,8 @@ import (
 )
 
 // Tiling: a block takes up to Group query heads of one KV head (the N of
-// both products); each of its warps walks Step tokens at a time.
+// both products); each of its warps walks Step tokens at a time. The
+// Paged* kernels are ops' v2, the PagedAhead* ones its v3.
 const (
 	Group = 8
 	Step  = 16
@@ -25,25 +26,49 @@ const (
 //kern:kernel block=128 nobounds
 func PagedF16D64(t gpu.Thread, out []gpu.Half, po, pml []float32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
-	paged(f16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, red)
+	paged(f16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, false, red)
+}
+
+//kern:kernel block=128 nobounds
+func PagedAheadF16D64(t gpu.Thread, out []gpu.Half, po, pml []float32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
+	red := gpu.Shared[float32](t, warps*redRows*Group)
+	paged(f16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, true, red)
 }
 
 //kern:kernel block=128 nobounds
 func PagedF16D128(t gpu.Thread, out []gpu.Half, po, pml []float32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
-	paged(f16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, red)
+	paged(f16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, false, red)
+}
+
+//kern:kernel block=128 nobounds
+func PagedAheadF16D128(t gpu.Thread, out []gpu.Half, po, pml []float32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
+	red := gpu.Shared[float32](t, warps*redRows*Group)
+	paged(f16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, true, red)
 }
 
 //kern:kernel block=128 nobounds
 func PagedBF16D64(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
-	paged(bf16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, red)
+	paged(bf16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, false, red)
+}
+
+//kern:kernel block=128 nobounds
+func PagedAheadBF16D64(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
+	red := gpu.Shared[float32](t, warps*redRows*Group)
+	paged(bf16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, true, red)
 }
 
 //kern:kernel block=128 nobounds
 func PagedBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
-	paged(bf16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, red)
+	paged(bf16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, false, red)
+}
+
+//kern:kernel block=128 nobounds
+func PagedAheadBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
+	red := gpu.Shared[float32](t, warps*redRows*Group)
+	paged(bf16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, true, red)
 }
 
 // paged is the decode body. Block (split, kvHead·headChunks + chunk, seq)
@@ -55,12 +80,19 @@ func PagedBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, q, kc, v
 // fragment layouts), one step at tokens tb..tb+15, all in one page (tb is
 // a multiple of 16, pages hold 16 or 32):
 //
-//  1. loads, all issued before the first product: the page number (read
-//     one step ahead), then K of tokens tb+gid and tb+8+gid, dims
-//     32i+8tig..+7, and V of tokens tb+2tig, +1, +8, +9, dims
-//     64r+8gid..+7, each a 16-byte load. Tokens past the split's end are
-//     clamped to its last token (a row of the same page) and their scores
-//     masked, so no load sits under a branch.
+//  1. loads: the page number (read one step ahead), then K of tokens
+//     tb+gid and tb+8+gid, dims 32i+8tig..+7, and V of tokens tb+2tig,
+//     +1, +8, +9, dims 64r+8gid..+7, each 16 bytes as two 8-byte loads
+//     (ld.v4.b16: a Load8 of 16-bit elements is split into halves that
+//     ptxas re-packs with a PRMT each, and the packs wait on the load).
+//     Tokens past the split's end are clamped to its last token (a row of
+//     the same page) and their scores masked, so no load sits under a
+//     per-lane branch. Without ahead (v2) the step's products follow its
+//     loads in the same iteration, and ptxas issues about half of the
+//     loads after the first product; with ahead (v3) the iteration loads
+//     the warp's next step into a second register set and computes the
+//     step loaded an iteration earlier, so all 32 loads go out back to
+//     back in a block of their own, a whole step before their use.
 //  2. S = Q·Kᵀ, two m16n8k16 tiles of 8 tokens (A = the group's queries,
 //     rows 8..15 zero; B = K). A dot product does not care in which order
 //     it meets its dims, so k-step 2i+h takes the dims that make both
@@ -80,7 +112,7 @@ func PagedBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, q, kc, v
 // P is rounded to T to enter the second product (as FlashAttention-2
 // does); ℓ sums the unrounded P, so the error is a unit of T relative to
 // Σ P·|v| / ℓ. Empty warps and splits keep m = -inf, ℓ = 0 and write 0.
-func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32, q, kc, vc []T, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32, hd int, red []float32) {
+func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32, q, kc, vc []T, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32, hd int, ahead bool, red []float32) {
 	split, hy, seq := t.BlockIdx().X, t.BlockIdx().Y, t.BlockIdx().Z
 	nsplit := t.GridDim().X
 	// 32-bit divisions: a 64-bit one is a subroutine call in SASS.
@@ -116,13 +148,13 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 	gid, tig := lane>>2, lane&3
 	// The A fragments of S = Q·Kᵀ: head gid, dims 32i+8tig..+7 (zero for
 	// heads past the group).
-	var qf [8][4]uint32
+	var qf [4][4]uint32
 	if gid < ng {
 		qrow := (seq*heads+kvh*group+g0+gid)*hd + 8*tig
 		//kern:unroll
-		for i := 0; i < 8; i++ {
+		for i := 0; i < 4; i++ {
 			if i < hd/32 {
-				qf[i] = c.pack8(gpu.Load8(q, qrow+32*i))
+				qf[i] = c.pack8(q, qrow+32*i)
 			}
 		}
 	}
@@ -132,41 +164,59 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 	last := t1 - 1
 	m, l := negInf(), float32(0)
 	var acc [8][4]float32
-	tb := t0 + Step*warp
-	pg := int(blockTable[btRow+max(min(tb, last), 0)>>bsShift])
+	// The iteration at step tb loads step lt = tb+dist into the n*
+	// registers (its page number read the iteration before). Without
+	// ahead, dist is 0 and it computes from them at once; with it, dist
+	// is the warp's next step and it computes step tb from the registers
+	// the previous iteration loaded (the first iteration, tb < t0, only
+	// loads).
+	var kx, ky, nkx, nky [4][4]uint32 // K of tokens tb+gid, tb+8+gid
+	var va, vb, vcc, vd, nva, nvb, nvc, nvd [2][4]uint32
+	dist := 0
+	if ahead {
+		dist = warps * Step
+	}
+	tb := t0 + Step*warp - dist
+	pg := int(blockTable[btRow+max(min(tb+dist, last), 0)>>bsShift])
 	for ; tb < t1; tb += warps * Step {
-		// 1. loads: next step's page, then this step's K and V rows.
-		pbase := (pg<<bsShift)*rowStride + kvh*hd
-		pg = int(blockTable[btRow+min(tb+warps*Step, last)>>bsShift])
-		k0 := pbase + (min(tb+gid, last)&pmask)*rowStride + 8*tig
-		k1 := pbase + (min(tb+8+gid, last)&pmask)*rowStride + 8*tig
-		var kx, ky [8][4]uint32
-		//kern:unroll
-		for i := 0; i < 8; i++ {
-			if i < hd/32 {
-				kx[i] = c.pack8(gpu.Load8(kc, k0+32*i))
-				ky[i] = c.pack8(gpu.Load8(kc, k1+32*i))
+		// 1. loads
+		if lt := tb + dist; !ahead || lt < t1 {
+			pbase := (pg<<bsShift)*rowStride + kvh*hd
+			pg = int(blockTable[btRow+min(lt+warps*Step, last)>>bsShift])
+			k0 := pbase + (min(lt+gid, last)&pmask)*rowStride + 8*tig
+			k1 := pbase + (min(lt+8+gid, last)&pmask)*rowStride + 8*tig
+			//kern:unroll
+			for i := 0; i < 4; i++ {
+				if i < hd/32 {
+					nkx[i] = c.pack8(kc, k0+32*i)
+					nky[i] = c.pack8(kc, k1+32*i)
+				}
+			}
+			v0 := pbase + (min(lt+2*tig, last)&pmask)*rowStride + 8*gid
+			v1 := pbase + (min(lt+2*tig+1, last)&pmask)*rowStride + 8*gid
+			v2 := pbase + (min(lt+8+2*tig, last)&pmask)*rowStride + 8*gid
+			v3 := pbase + (min(lt+9+2*tig, last)&pmask)*rowStride + 8*gid
+			//kern:unroll
+			for r := 0; r < 2; r++ {
+				if r < hd/64 {
+					nva[r] = c.pack8(vc, v0+64*r)
+					nvb[r] = c.pack8(vc, v1+64*r)
+					nvc[r] = c.pack8(vc, v2+64*r)
+					nvd[r] = c.pack8(vc, v3+64*r)
+				}
 			}
 		}
-		v0 := pbase + (min(tb+2*tig, last)&pmask)*rowStride + 8*gid
-		v1 := pbase + (min(tb+2*tig+1, last)&pmask)*rowStride + 8*gid
-		v2 := pbase + (min(tb+8+2*tig, last)&pmask)*rowStride + 8*gid
-		v3 := pbase + (min(tb+9+2*tig, last)&pmask)*rowStride + 8*gid
-		var va, vb, vcc, vd [2][4]uint32
-		//kern:unroll
-		for r := 0; r < 2; r++ {
-			if r < hd/64 {
-				va[r] = c.pack8(gpu.Load8(vc, v0+64*r))
-				vb[r] = c.pack8(gpu.Load8(vc, v1+64*r))
-				vcc[r] = c.pack8(gpu.Load8(vc, v2+64*r))
-				vd[r] = c.pack8(gpu.Load8(vc, v3+64*r))
-			}
+		if !ahead {
+			kx, ky, va, vb, vcc, vd = nkx, nky, nva, nvb, nvc, nvd
+		} else if tb < t0 {
+			kx, ky, va, vb, vcc, vd = nkx, nky, nva, nvb, nvc, nvd
+			continue
 		}
 
 		// 2. S = Q·Kᵀ
 		var sa, sb [4]float32
 		//kern:unroll
-		for i := 0; i < 8; i++ {
+		for i := 0; i < 4; i++ {
 			if i < hd/32 {
 				//kern:unroll
 				for h := 0; h < 2; h++ {
@@ -218,6 +268,9 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 				}
 				acc[mt] = c.mma(t, a, pb, [4]float32{acc[mt][0] * al0, acc[mt][1] * al1, acc[mt][2] * al0, acc[mt][3] * al1})
 			}
+		}
+		if ahead {
+			kx, ky, va, vb, vcc, vd = nkx, nky, nva, nvb, nvc, nvd
 		}
 	}
 
@@ -281,7 +334,8 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 type codec[T any] interface {
 	store(float32) T
 	pack(lo, hi float32) uint32
-	pack8(x [8]T) [4]uint32
+	// pack8 loads s[i .. i+7] as four packed pairs.
+	pack8(s []T, i int) [4]uint32
 	mma(t gpu.Thread, a [4]uint32, b [2]uint32, c [4]float32) [4]float32
 }
 
@@ -289,8 +343,9 @@ type f16m struct{}
 
 func (f16m) store(v float32) gpu.Half   { return gpu.ToHalf(v) }
 func (f16m) pack(lo, hi float32) uint32 { return gpu.PackHalf2(gpu.ToHalf(lo), gpu.ToHalf(hi)) }
-func (f16m) pack8(x [8]gpu.Half) [4]uint32 {
-	return [4]uint32{gpu.PackHalf2(x[0], x[1]), gpu.PackHalf2(x[2], x[3]), gpu.PackHalf2(x[4], x[5]), gpu.PackHalf2(x[6], x[7])}
+func (f16m) pack8(s []gpu.Half, i int) [4]uint32 {
+	x, y := gpu.Load4(s, i), gpu.Load4(s, i+4)
+	return [4]uint32{gpu.PackHalf2(x[0], x[1]), gpu.PackHalf2(x[2], x[3]), gpu.PackHalf2(y[0], y[1]), gpu.PackHalf2(y[2], y[3])}
 }
 func (f16m) mma(t gpu.Thread, a [4]uint32, b [2]uint32, c [4]float32) [4]float32 {
 	return gpu.MMAF16(t, a, b, c)
@@ -302,8 +357,9 @@ func (bf16m) store(v float32) gpu.BFloat16 { return gpu.ToBFloat16(v) }
 func (bf16m) pack(lo, hi float32) uint32 {
 	return gpu.PackBFloat162(gpu.ToBFloat16(lo), gpu.ToBFloat16(hi))
 }
-func (bf16m) pack8(x [8]gpu.BFloat16) [4]uint32 {
-	return [4]uint32{gpu.PackBFloat162(x[0], x[1]), gpu.PackBFloat162(x[2], x[3]), gpu.PackBFloat162(x[4], x[5]), gpu.PackBFloat162(x[6], x[7])}
+func (bf16m) pack8(s []gpu.BFloat16, i int) [4]uint32 {
+	x, y := gpu.Load4(s, i), gpu.Load4(s, i+4)
+	return [4]uint32{gpu.PackBFloat162(x[0], x[1]), gpu.PackBFloat162(x[2], x[3]), gpu.PackBFloat162(y[0], y[1]), gpu.PackBFloat162(y[2], y[3])}
 }
 func (bf16m) mma(t gpu.Thread, a [4]uint32, b [2]uint32, c [4]float32) [4]float32 {
 	return gpu.MMABF16(t, a, b, c)
