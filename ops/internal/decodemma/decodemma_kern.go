@@ -16,7 +16,7 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/ops/internal/decodemma", Arch: "sm_80", PTX: kernPTX}
 
-// PagedF16D64Kernel launches the kernel PagedF16D64 (paged.go:27).
+// PagedF16D64Kernel launches the kernel PagedF16D64 (paged.go:28).
 var PagedF16D64Kernel = kernPagedF16D64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "PagedF16D64", Pkg: "github.com/gokern/kern/ops/internal/decodemma", Entry: "PagedF16D64", Module: kernModule,
 	Params: []kern.Param{
@@ -37,14 +37,14 @@ var PagedF16D64Kernel = kernPagedF16D64Launcher{kern.NewLauncher(kern.KernelSpec
 		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
 	},
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
-	SharedBytes: 18944,
+	SharedBytes: 20992,
 	Bounds:      false,
 	Sites: []string{
-		"panic at paged.go:125:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:128:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:143:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:129:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:132:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:147:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "5a8090a1b54014d7", Source: []string{"paged.go:PagedF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack8", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "f77d4d02a934b2c7", Source: []string{"paged.go:PagedF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -58,7 +58,7 @@ func (l kernPagedF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
 }
 
-// PagedAheadF16D64Kernel launches the kernel PagedAheadF16D64 (paged.go:33).
+// PagedAheadF16D64Kernel launches the kernel PagedAheadF16D64 (paged.go:34).
 var PagedAheadF16D64Kernel = kernPagedAheadF16D64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "PagedAheadF16D64", Pkg: "github.com/gokern/kern/ops/internal/decodemma", Entry: "PagedAheadF16D64", Module: kernModule,
 	Params: []kern.Param{
@@ -79,14 +79,14 @@ var PagedAheadF16D64Kernel = kernPagedAheadF16D64Launcher{kern.NewLauncher(kern.
 		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
 	},
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
-	SharedBytes: 18944,
+	SharedBytes: 20992,
 	Bounds:      false,
 	Sites: []string{
-		"panic at paged.go:125:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:128:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:143:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:129:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:132:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:147:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "62e22e42b0c2ee60", Source: []string{"paged.go:PagedAheadF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack8", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "6c582e5f7416b77c", Source: []string{"paged.go:PagedAheadF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedAheadF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -100,7 +100,7 @@ func (l kernPagedAheadF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
 }
 
-// PagedF16D128Kernel launches the kernel PagedF16D128 (paged.go:39).
+// PagedF16D128Kernel launches the kernel PagedF16D128 (paged.go:40).
 var PagedF16D128Kernel = kernPagedF16D128Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "PagedF16D128", Pkg: "github.com/gokern/kern/ops/internal/decodemma", Entry: "PagedF16D128", Module: kernModule,
 	Params: []kern.Param{
@@ -121,14 +121,14 @@ var PagedF16D128Kernel = kernPagedF16D128Launcher{kern.NewLauncher(kern.KernelSp
 		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
 	},
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
-	SharedBytes: 18944,
+	SharedBytes: 20992,
 	Bounds:      false,
 	Sites: []string{
-		"panic at paged.go:125:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:128:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:143:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:129:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:132:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:147:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "585644c604cb0357", Source: []string{"paged.go:PagedF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack8", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "283f5ec718d08a5a", Source: []string{"paged.go:PagedF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -142,7 +142,7 @@ func (l kernPagedF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
 }
 
-// PagedAheadF16D128Kernel launches the kernel PagedAheadF16D128 (paged.go:45).
+// PagedAheadF16D128Kernel launches the kernel PagedAheadF16D128 (paged.go:46).
 var PagedAheadF16D128Kernel = kernPagedAheadF16D128Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "PagedAheadF16D128", Pkg: "github.com/gokern/kern/ops/internal/decodemma", Entry: "PagedAheadF16D128", Module: kernModule,
 	Params: []kern.Param{
@@ -163,14 +163,14 @@ var PagedAheadF16D128Kernel = kernPagedAheadF16D128Launcher{kern.NewLauncher(ker
 		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
 	},
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
-	SharedBytes: 18944,
+	SharedBytes: 20992,
 	Bounds:      false,
 	Sites: []string{
-		"panic at paged.go:125:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:128:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:143:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:129:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:132:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:147:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "5346db7005d5ac9b", Source: []string{"paged.go:PagedAheadF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack8", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "b87c8d817fffcf3e", Source: []string{"paged.go:PagedAheadF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedAheadF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -184,7 +184,7 @@ func (l kernPagedAheadF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out 
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
 }
 
-// PagedBF16D64Kernel launches the kernel PagedBF16D64 (paged.go:51).
+// PagedBF16D64Kernel launches the kernel PagedBF16D64 (paged.go:52).
 var PagedBF16D64Kernel = kernPagedBF16D64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "PagedBF16D64", Pkg: "github.com/gokern/kern/ops/internal/decodemma", Entry: "PagedBF16D64", Module: kernModule,
 	Params: []kern.Param{
@@ -205,14 +205,14 @@ var PagedBF16D64Kernel = kernPagedBF16D64Launcher{kern.NewLauncher(kern.KernelSp
 		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
 	},
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
-	SharedBytes: 18944,
+	SharedBytes: 20992,
 	Bounds:      false,
 	Sites: []string{
-		"panic at paged.go:125:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:128:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:143:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:129:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:132:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:147:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "3762196d61a1826f", Source: []string{"paged.go:PagedBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack8", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "7e60d50a764d2a0f", Source: []string{"paged.go:PagedBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -226,7 +226,7 @@ func (l kernPagedBF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
 }
 
-// PagedAheadBF16D64Kernel launches the kernel PagedAheadBF16D64 (paged.go:57).
+// PagedAheadBF16D64Kernel launches the kernel PagedAheadBF16D64 (paged.go:58).
 var PagedAheadBF16D64Kernel = kernPagedAheadBF16D64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "PagedAheadBF16D64", Pkg: "github.com/gokern/kern/ops/internal/decodemma", Entry: "PagedAheadBF16D64", Module: kernModule,
 	Params: []kern.Param{
@@ -247,14 +247,14 @@ var PagedAheadBF16D64Kernel = kernPagedAheadBF16D64Launcher{kern.NewLauncher(ker
 		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
 	},
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
-	SharedBytes: 18944,
+	SharedBytes: 20992,
 	Bounds:      false,
 	Sites: []string{
-		"panic at paged.go:125:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:128:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:143:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:129:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:132:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:147:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "331f99e6159b687a", Source: []string{"paged.go:PagedAheadBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack8", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "e1cd231a340a9213", Source: []string{"paged.go:PagedAheadBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedAheadBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -268,7 +268,7 @@ func (l kernPagedAheadBF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out 
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
 }
 
-// PagedBF16D128Kernel launches the kernel PagedBF16D128 (paged.go:63).
+// PagedBF16D128Kernel launches the kernel PagedBF16D128 (paged.go:64).
 var PagedBF16D128Kernel = kernPagedBF16D128Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "PagedBF16D128", Pkg: "github.com/gokern/kern/ops/internal/decodemma", Entry: "PagedBF16D128", Module: kernModule,
 	Params: []kern.Param{
@@ -289,14 +289,14 @@ var PagedBF16D128Kernel = kernPagedBF16D128Launcher{kern.NewLauncher(kern.Kernel
 		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
 	},
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
-	SharedBytes: 18944,
+	SharedBytes: 20992,
 	Bounds:      false,
 	Sites: []string{
-		"panic at paged.go:125:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:128:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:143:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:129:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:132:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:147:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "3d4516aeabc502a1", Source: []string{"paged.go:PagedBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack8", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "4c6d09825a36722b", Source: []string{"paged.go:PagedBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -310,7 +310,7 @@ func (l kernPagedBF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *ker
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
 }
 
-// PagedAheadBF16D128Kernel launches the kernel PagedAheadBF16D128 (paged.go:69).
+// PagedAheadBF16D128Kernel launches the kernel PagedAheadBF16D128 (paged.go:70).
 var PagedAheadBF16D128Kernel = kernPagedAheadBF16D128Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "PagedAheadBF16D128", Pkg: "github.com/gokern/kern/ops/internal/decodemma", Entry: "PagedAheadBF16D128", Module: kernModule,
 	Params: []kern.Param{
@@ -331,14 +331,14 @@ var PagedAheadBF16D128Kernel = kernPagedAheadBF16D128Launcher{kern.NewLauncher(k
 		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
 	},
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
-	SharedBytes: 18944,
+	SharedBytes: 20992,
 	Bounds:      false,
 	Sites: []string{
-		"panic at paged.go:125:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:128:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:143:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:129:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:132:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:147:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "096559755f8aa7c6", Source: []string{"paged.go:PagedAheadBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack8", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "e366e3bfa0b4572c", Source: []string{"paged.go:PagedAheadBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedAheadBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},

@@ -17,10 +17,11 @@ const (
 	Step  = 16
 	warps = 4
 	// red holds each warp's Oᵀ as rows of Group heads, one row per dim,
-	// row d at d + d/8 (redRows rows for a warp at head dim 128): a lane's
+	// row d at d + d/4 (redRows rows for a warp at head dim 128): a lane's
 	// 8-byte stores (two heads of one dim) in a half warp then cover dims
-	// 8gid + c, gid < 4, at banks 8gid + 8c + 2tig mod 32, all distinct.
-	redRows = 128 + 128/8
+	// 4gid + c, gid < 4, c even, at banks 8(gid + c + c/4) + 2tig mod 32,
+	// all distinct; the final reads take 4 consecutive rows per warp.
+	redRows = 128 + 128/4
 )
 
 //kern:kernel block=128 nobounds
@@ -81,10 +82,13 @@ func PagedAheadBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, q, 
 // a multiple of 16, pages hold 16 or 32):
 //
 //  1. loads: the page number (read one step ahead), then K of tokens
-//     tb+gid and tb+8+gid, dims 32i+8tig..+7, and V of tokens tb+2tig,
-//     +1, +8, +9, dims 64r+8gid..+7, each 16 bytes as two 8-byte loads
-//     (ld.v4.b16: a Load8 of 16-bit elements is split into halves that
-//     ptxas re-packs with a PRMT each, and the packs wait on the load).
+//     tb+gid and tb+8+gid, dims 16s+4tig..+3 for each k-step s, and V of
+//     tokens tb+2tig, +1, +8, +9, dims 32j+4gid..+3, each an 8-byte
+//     load (ld.v4.b16, already the packed pairs an mma takes; a Load8 of
+//     16-bit elements is split into halves that ptxas re-packs with a
+//     PRMT each, and the packs wait on the load). Each load instruction
+//     reads whole 32-byte sectors: a quad 32 bytes of a K row, 8 lanes
+//     64 bytes of a V row.
 //     Tokens past the split's end are clamped to its last token (a row of
 //     the same page) and their scores masked, so no load sits under a
 //     per-lane branch. Without ahead (v2) the step's products follow its
@@ -96,9 +100,9 @@ func PagedAheadBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, q, 
 //  2. S = Q·Kᵀ, two m16n8k16 tiles of 8 tokens (A = the group's queries,
 //     rows 8..15 zero; B = K). A dot product does not care in which order
 //     it meets its dims, so k-step 2i+h takes the dims that make both
-//     fragments plain 16-byte loads: k = 2tig+e ↔ dim 32i+8tig+4h+e and
-//     k = 2tig+8+e ↔ 32i+8tig+4h+2+e, for Q (loaded once, unscaled, exact)
-//     as for K. Lane (gid, tig) gets head gid's scores at tokens tb+2tig,
+//     fragments plain 8-byte loads: in k-step s, k = 2tig+e ↔ dim
+//     16s+4tig+e and k = 2tig+8+e ↔ 16s+4tig+2+e, for Q (loaded once,
+//     unscaled, exact) as for K. Lane (gid, tig) gets head gid's scores at tokens tb+2tig,
 //     +1 (tile 0) and tb+8+2tig, +1 (tile 1).
 //  3. online softmax per head on the quad of lanes that holds it (two
 //     xor-shuffles for the max); P = 2^(s·scale - m) is rounded to T.
@@ -106,7 +110,7 @@ func PagedAheadBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, q, 
 //     step's 16 tokens: the B fragment is exactly the lane's two packed
 //     P pairs (no shuffle), and the A fragment pairs two tokens' values
 //     of one dim, a prmt of the two tokens' loaded words. M-tile mt covers
-//     dims D, D+1 with D = 64(mt/4) + 8gid + 2(mt%4) (rows gid, gid+8), so
+//     dims D, D+1 with D = 32(mt/2) + 4gid + 2(mt%2) (rows gid, gid+8), so
 //     lane (gid, tig) accumulates heads 2tig, 2tig+1 at dims D, D+1.
 //
 // P is rounded to T to enter the second product (as FlashAttention-2
@@ -146,15 +150,15 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 	ls := gpu.Shared[float32](t, warps*Group)
 
 	gid, tig := lane>>2, lane&3
-	// The A fragments of S = Q·Kᵀ: head gid, dims 32i+8tig..+7 (zero for
+	// The A fragments of S = Q·Kᵀ: head gid, dims 16s+4tig..+3 per k-step s (zero for
 	// heads past the group).
-	var qf [4][4]uint32
+	var qf [8][2]uint32
 	if gid < ng {
-		qrow := (seq*heads+kvh*group+g0+gid)*hd + 8*tig
+		qrow := (seq*heads+kvh*group+g0+gid)*hd + 4*tig
 		//kern:unroll
-		for i := 0; i < 4; i++ {
-			if i < hd/32 {
-				qf[i] = c.pack8(q, qrow+32*i)
+		for s := 0; s < 8; s++ {
+			if s < hd/16 {
+				qf[s] = c.pack4(q, qrow+16*s)
 			}
 		}
 	}
@@ -170,8 +174,8 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 	// is the warp's next step and it computes step tb from the registers
 	// the previous iteration loaded (the first iteration, tb < t0, only
 	// loads).
-	var kx, ky, nkx, nky [4][4]uint32 // K of tokens tb+gid, tb+8+gid
-	var va, vb, vcc, vd, nva, nvb, nvc, nvd [2][4]uint32
+	var kx, ky, nkx, nky [8][2]uint32 // K of tokens tb+gid, tb+8+gid, per k-step
+	var va, vb, vcc, vd, nva, nvb, nvc, nvd [4][2]uint32
 	dist := 0
 	if ahead {
 		dist = warps * Step
@@ -183,26 +187,26 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 		if lt := tb + dist; !ahead || lt < t1 {
 			pbase := (pg<<bsShift)*rowStride + kvh*hd
 			pg = int(blockTable[btRow+min(lt+warps*Step, last)>>bsShift])
-			k0 := pbase + (min(lt+gid, last)&pmask)*rowStride + 8*tig
-			k1 := pbase + (min(lt+8+gid, last)&pmask)*rowStride + 8*tig
+			k0 := pbase + (min(lt+gid, last)&pmask)*rowStride + 4*tig
+			k1 := pbase + (min(lt+8+gid, last)&pmask)*rowStride + 4*tig
 			//kern:unroll
-			for i := 0; i < 4; i++ {
-				if i < hd/32 {
-					nkx[i] = c.pack8(kc, k0+32*i)
-					nky[i] = c.pack8(kc, k1+32*i)
+			for s := 0; s < 8; s++ {
+				if s < hd/16 {
+					nkx[s] = c.pack4(kc, k0+16*s)
+					nky[s] = c.pack4(kc, k1+16*s)
 				}
 			}
-			v0 := pbase + (min(lt+2*tig, last)&pmask)*rowStride + 8*gid
-			v1 := pbase + (min(lt+2*tig+1, last)&pmask)*rowStride + 8*gid
-			v2 := pbase + (min(lt+8+2*tig, last)&pmask)*rowStride + 8*gid
-			v3 := pbase + (min(lt+9+2*tig, last)&pmask)*rowStride + 8*gid
+			v0 := pbase + (min(lt+2*tig, last)&pmask)*rowStride + 4*gid
+			v1 := pbase + (min(lt+2*tig+1, last)&pmask)*rowStride + 4*gid
+			v2 := pbase + (min(lt+8+2*tig, last)&pmask)*rowStride + 4*gid
+			v3 := pbase + (min(lt+9+2*tig, last)&pmask)*rowStride + 4*gid
 			//kern:unroll
-			for r := 0; r < 2; r++ {
-				if r < hd/64 {
-					nva[r] = c.pack8(vc, v0+64*r)
-					nvb[r] = c.pack8(vc, v1+64*r)
-					nvc[r] = c.pack8(vc, v2+64*r)
-					nvd[r] = c.pack8(vc, v3+64*r)
+			for j := 0; j < 4; j++ {
+				if j < hd/32 {
+					nva[j] = c.pack4(vc, v0+32*j)
+					nvb[j] = c.pack4(vc, v1+32*j)
+					nvc[j] = c.pack4(vc, v2+32*j)
+					nvd[j] = c.pack4(vc, v3+32*j)
 				}
 			}
 		}
@@ -216,14 +220,11 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 		// 2. S = Q·Kᵀ
 		var sa, sb [4]float32
 		//kern:unroll
-		for i := 0; i < 4; i++ {
-			if i < hd/32 {
-				//kern:unroll
-				for h := 0; h < 2; h++ {
-					a := [4]uint32{qf[i][2*h], 0, qf[i][2*h+1], 0}
-					sa = c.mma(t, a, [2]uint32{kx[i][2*h], kx[i][2*h+1]}, sa)
-					sb = c.mma(t, a, [2]uint32{ky[i][2*h], ky[i][2*h+1]}, sb)
-				}
+		for s := 0; s < 8; s++ {
+			if s < hd/16 {
+				a := [4]uint32{qf[s][0], 0, qf[s][1], 0}
+				sa = c.mma(t, a, kx[s], sa)
+				sb = c.mma(t, a, ky[s], sb)
 			}
 		}
 
@@ -261,7 +262,7 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 		//kern:unroll
 		for mt := 0; mt < 8; mt++ {
 			if mt < hd/16 {
-				r, w := mt/4, mt%4
+				r, w := mt/2, mt%2
 				a := [4]uint32{
 					gpu.Prmt(va[r][w], vb[r][w], 0x5410), gpu.Prmt(va[r][w], vb[r][w], 0x7632),
 					gpu.Prmt(vcc[r][w], vd[r][w], 0x5410), gpu.Prmt(vcc[r][w], vd[r][w], 0x7632),
@@ -275,7 +276,7 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 	}
 
 	// The warps meet in shared memory (red's layout is at redRows).
-	wrows := hd + hd/8
+	wrows := hd + hd/4
 	l += gpu.ShflXor(t, l, 1)
 	l += gpu.ShflXor(t, l, 2)
 	if tig == 0 {
@@ -284,9 +285,9 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 	//kern:unroll
 	for mt := 0; mt < 8; mt++ {
 		if mt < hd/16 {
-			d := 64*(mt/4) + 8*gid + 2*(mt%4)
-			gpu.Store2(red, (warp*wrows+d+d>>3)*Group+2*tig, [2]float32{acc[mt][0], acc[mt][1]})
-			gpu.Store2(red, (warp*wrows+d+1+(d+1)>>3)*Group+2*tig, [2]float32{acc[mt][2], acc[mt][3]})
+			d := 32*(mt/2) + 4*gid + 2*(mt%2)
+			gpu.Store2(red, (warp*wrows+d+d>>2)*Group+2*tig, [2]float32{acc[mt][0], acc[mt][1]})
+			gpu.Store2(red, (warp*wrows+d+1+(d+1)>>2)*Group+2*tig, [2]float32{acc[mt][2], acc[mt][3]})
 		}
 	}
 	t.Sync()
@@ -309,7 +310,7 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 		//kern:unroll
 		for w := 0; w < warps; w++ {
 			f := gpu.Exp2(ms[w*Group+g] - msub)
-			s = gpu.FMA(f, red[(w*wrows+d+d>>3)*Group+g], s)
+			s = gpu.FMA(f, red[(w*wrows+d+d>>2)*Group+g], s)
 			lt = gpu.FMA(f, ls[w*Group+g], lt)
 		}
 		o := float32(0)
@@ -334,8 +335,8 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 type codec[T any] interface {
 	store(float32) T
 	pack(lo, hi float32) uint32
-	// pack8 loads s[i .. i+7] as four packed pairs.
-	pack8(s []T, i int) [4]uint32
+	// pack4 loads s[i .. i+3] as two packed pairs.
+	pack4(s []T, i int) [2]uint32
 	mma(t gpu.Thread, a [4]uint32, b [2]uint32, c [4]float32) [4]float32
 }
 
@@ -343,9 +344,9 @@ type f16m struct{}
 
 func (f16m) store(v float32) gpu.Half   { return gpu.ToHalf(v) }
 func (f16m) pack(lo, hi float32) uint32 { return gpu.PackHalf2(gpu.ToHalf(lo), gpu.ToHalf(hi)) }
-func (f16m) pack8(s []gpu.Half, i int) [4]uint32 {
-	x, y := gpu.Load4(s, i), gpu.Load4(s, i+4)
-	return [4]uint32{gpu.PackHalf2(x[0], x[1]), gpu.PackHalf2(x[2], x[3]), gpu.PackHalf2(y[0], y[1]), gpu.PackHalf2(y[2], y[3])}
+func (f16m) pack4(s []gpu.Half, i int) [2]uint32 {
+	x := gpu.Load4(s, i)
+	return [2]uint32{gpu.PackHalf2(x[0], x[1]), gpu.PackHalf2(x[2], x[3])}
 }
 func (f16m) mma(t gpu.Thread, a [4]uint32, b [2]uint32, c [4]float32) [4]float32 {
 	return gpu.MMAF16(t, a, b, c)
@@ -357,9 +358,9 @@ func (bf16m) store(v float32) gpu.BFloat16 { return gpu.ToBFloat16(v) }
 func (bf16m) pack(lo, hi float32) uint32 {
 	return gpu.PackBFloat162(gpu.ToBFloat16(lo), gpu.ToBFloat16(hi))
 }
-func (bf16m) pack8(s []gpu.BFloat16, i int) [4]uint32 {
-	x, y := gpu.Load4(s, i), gpu.Load4(s, i+4)
-	return [4]uint32{gpu.PackBFloat162(x[0], x[1]), gpu.PackBFloat162(x[2], x[3]), gpu.PackBFloat162(y[0], y[1]), gpu.PackBFloat162(y[2], y[3])}
+func (bf16m) pack4(s []gpu.BFloat16, i int) [2]uint32 {
+	x := gpu.Load4(s, i)
+	return [2]uint32{gpu.PackBFloat162(x[0], x[1]), gpu.PackBFloat162(x[2], x[3])}
 }
 func (bf16m) mma(t gpu.Thread, a [4]uint32, b [2]uint32, c [4]float32) [4]float32 {
 	return gpu.MMABF16(t, a, b, c)
