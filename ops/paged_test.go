@@ -450,21 +450,24 @@ func pagedMatchesFlash(t *testing.T, hd int) {
 }
 
 // TestDecodePartition checks the split-K choice: unsplit when the grid
-// already covers two blocks per SM, else the smallest multiple of 64 that
-// reaches that, never a single split.
+// already has 8 blocks per SM, else splits toward that, each a multiple
+// of 64 tokens between 64 and 512, never a single split.
 func TestDecodePartition(t *testing.T) {
 	for _, c := range []struct{ sms, seqs, heads, kvHeads, maxLen, want int }{
-		{132, 1, 32, 8, 576, 64},      // 8 blocks: 33 splits wanted, 9 of 64 tokens
-		{132, 1, 32, 8, 32768, 1024},  // 8 blocks → 33 splits of ⌈32768/33⌉ → 1024
-		{132, 4, 32, 8, 4096, 512},    // 32 blocks → 9 splits → 512
-		{132, 64, 32, 8, 4096, 0},     // 512 blocks: enough
-		{132, 1, 64, 4, 8192, 256},    // group 16: 2 blocks per KV head, 8 blocks
-		{132, 1, 32, 8, 64, 0},        // one chunk: nothing to cut
-		{0, 1, 32, 8, 576, 64},        // no SM count: an H100's
-		{16, 2, 16, 2, 1000, 128},     // 4 blocks → 8 splits of ⌈1000/8⌉ → 128
-		{132, 256, 32, 8, 1 << 20, 0}, // many sequences
-		{132, 1, 8, 8, 100, 64},       // 8 blocks, 2 splits of 64
-		{132, 0, 32, 8, 1000, 0},      // no sequences
+		{132, 1, 32, 8, 576, 64},    // 8 blocks: 132 splits wanted, 9 of 64 tokens
+		{132, 8, 32, 8, 32768, 512}, // 64 blocks: 17 splits wanted, capped at 512 tokens (64 splits)
+		{132, 4, 32, 8, 4096, 128},  // 32 blocks: 33 splits wanted → 128 tokens
+		{132, 64, 32, 8, 4096, 512}, // 512 blocks: 3 splits wanted → 1408, capped
+		{132, 256, 32, 8, 1024, 0},  // 2048 blocks: enough
+		{132, 1, 64, 4, 8192, 64},   // group 16: 2 blocks per KV head, 8 blocks
+		{132, 1, 32, 8, 64, 0},      // one chunk: nothing to cut
+		{0, 1, 32, 8, 576, 64},      // no SM count: an H100's
+		{16, 16, 16, 2, 1000, 256},  // 32 blocks → 4 splits of ⌈1000/4⌉ → 256
+		{132, 1, 8, 8, 100, 64},     // 8 blocks, 2 splits of 64
+		{132, 0, 32, 8, 1000, 0},    // no sequences
+		{16, 2, 16, 2, 300, 64},     // 4 blocks → 32 splits wanted → 64
+		{132, 1, 32, 8, 512, 64},    // 8 blocks → 64 × 8 splits
+		{132, 100, 32, 8, 600, 320}, // 800 blocks → 2 splits of 320
 	} {
 		got := DecodePartition(c.sms, c.seqs, c.heads, c.kvHeads, c.maxLen)
 		if got != c.want {
