@@ -20,10 +20,11 @@ package main
 //
 // Rows: "decode" and "decode split-K" run the kernel the op picks
 // (ops.PagedVersion: v3, tensor cores and the next step's loads in
-// flight, at head dims 64 and 128); "decode v2"/"decode split-K v2" and
-// "decode v1"/"decode split-K v1" the other versions beside it (ops/paged.go
-// describes them), on the same buffers; "decode split-K auto" the partition ops.DecodePartition
-// picks for the device (a row only when that is split-K and not 512).
+// flight, at head dims 64 and 128); "decode v2", "decode split-K v2",
+// "decode v1" and "decode split-K v1" the other versions beside it
+// (ops/paged.go describes them), on the same buffers; "decode split-K
+// auto" the partition ops.DecodePartition picks for the device (a row
+// only when that is split-K and not sh.partition).
 // Each row's note names the version and the splits.
 
 import (
@@ -85,16 +86,17 @@ func pagedDecodeCase[T ops.Half16](env *benchEnv, s *kern.Stream, sh attnShape, 
 		name string
 		p    ops.Paged
 		sc   *ops.SplitScratch
+		auto bool
 	}{
-		{"decode " + dtype, paged, nil},
-		{"decode split-K " + dtype, split, scratch},
-		{"decode v2 " + dtype, v2, nil},
-		{"decode split-K v2 " + dtype, splitV2, scratch},
-		{"decode v1 " + dtype, v1, nil},
-		{"decode split-K v1 " + dtype, splitV1, scratch},
-		{"decode split-K auto " + dtype, auto, scratch},
+		{"decode " + dtype, paged, nil, false},
+		{"decode split-K " + dtype, split, scratch, false},
+		{"decode v2 " + dtype, v2, nil, false},
+		{"decode split-K v2 " + dtype, splitV2, scratch, false},
+		{"decode v1 " + dtype, v1, nil, false},
+		{"decode split-K v1 " + dtype, splitV1, scratch, false},
+		{"decode split-K auto " + dtype, auto, scratch, true},
 	} {
-		if c.p == auto && (auto.Partition == 0 || auto.Partition == split.Partition) || c.p.Version == 2 && sh.hd == 256 {
+		if c.auto && (auto.Partition == 0 || auto.Partition == split.Partition) || c.p.Version == 2 && sh.hd == 256 {
 			continue // the same as another row, or v2 where it has no kernel
 		}
 		sec, err := timeRuns(env.cfg, func() (time.Duration, error) {
