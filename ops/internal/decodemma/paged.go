@@ -83,27 +83,27 @@ func PagedAheadBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, q, 
 //
 //  1. loads: the page number (read one step ahead), then K of tokens
 //     tb+gid and tb+8+gid, dims 16s+4tig..+3 for each k-step s, and V of
-//     tokens tb+2tig, +1, +8, +9, dims 32j+4gid..+3, each an 8-byte
-//     load (ld.v4.b16, already the packed pairs an mma takes; a Load8 of
+//     tokens tb+2tig, +1, +8, +9, dims 32j+4gid..+3, each an 8-byte load
+//     (ld.v4.b16, already the packed pairs an mma takes; a Load8 of
 //     16-bit elements is split into halves that ptxas re-packs with a
 //     PRMT each, and the packs wait on the load). Each load instruction
-//     reads whole 32-byte sectors: a quad 32 bytes of a K row, 8 lanes
-//     64 bytes of a V row.
-//     Tokens past the split's end are clamped to its last token (a row of
-//     the same page) and their scores masked, so no load sits under a
-//     per-lane branch. Without ahead (v2) the step's products follow its
-//     loads in the same iteration, and ptxas issues about half of the
-//     loads after the first product; with ahead (v3) the iteration loads
-//     the warp's next step into a second register set and computes the
-//     step loaded an iteration earlier, so all 32 loads go out back to
-//     back in a block of their own, a whole step before their use.
+//     reads whole 32-byte sectors: a quad 32 bytes of a K row, 8 lanes 64
+//     bytes of a V row. Tokens past the split's end are clamped to its
+//     last token (a row of the same page) and their scores masked, so no
+//     load sits under a per-lane branch. Without ahead (v2) the step's
+//     products follow its loads in the same iteration, and ptxas issues
+//     about half of the loads after the first product; with ahead (v3)
+//     the iteration loads the warp's next step into a second register
+//     set and computes the step loaded an iteration earlier, so all 32
+//     loads go out back to back in a block of their own, a whole step
+//     before their use.
 //  2. S = Q·Kᵀ, two m16n8k16 tiles of 8 tokens (A = the group's queries,
 //     rows 8..15 zero; B = K). A dot product does not care in which order
-//     it meets its dims, so k-step 2i+h takes the dims that make both
+//     it meets its dims, so each k-step takes the dims that make both
 //     fragments plain 8-byte loads: in k-step s, k = 2tig+e ↔ dim
 //     16s+4tig+e and k = 2tig+8+e ↔ 16s+4tig+2+e, for Q (loaded once,
-//     unscaled, exact) as for K. Lane (gid, tig) gets head gid's scores at tokens tb+2tig,
-//     +1 (tile 0) and tb+8+2tig, +1 (tile 1).
+//     unscaled, exact) as for K. Lane (gid, tig) gets head gid's scores
+//     at tokens tb+2tig, +1 (tile 0) and tb+8+2tig, +1 (tile 1).
 //  3. online softmax per head on the quad of lanes that holds it (two
 //     xor-shuffles for the max); P = 2^(s·scale - m) is rounded to T.
 //  4. Oᵀ += Vᵀ·Pᵀ, m16n8k16 with M = 16 dims, N = the 8 heads, K = the
