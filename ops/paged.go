@@ -41,9 +41,34 @@ package ops
 // (a bad one is reported as a *kern.DeviceError), so the loops carry no
 // bounds checks (the kernels are nobounds).
 //
-// Versions: v1 only (CUDA-core dot products; a decode step reads every
-// KV byte once and does 2 flops per byte, so it is bound by memory, not
-// by the tensor cores).
+// Versions (Paged.Version picks one; 0 lets the op choose: v3 at head
+// dims 64 and 128, v1 at 256):
+//
+//   - v1 (ops/internal/decodek): CUDA-core dot products, 64-token chunks
+//     shared by the block's four warps (scores, a block barrier, the
+//     softmax, a barrier, P·V). Its main loop is about 5000 SASS per warp
+//     and 16 tokens (shared-memory query reads, shuffle sums and a block
+//     table load before every K and V row), which caps it near 1.6 TB/s
+//     on an H100 even with every load's latency hidden; measured 1.2.
+//   - v2 (ops/internal/decodemma): both products on the tensor cores
+//     (m16n8k16; the query group is the N of P·V and padded to 16 rows in
+//     Q·Kᵀ), each warp its own online softmax over 16-token steps, no
+//     block barrier in the loop, a step's page number read one step ahead
+//     and its K and V loads (clamped, not branched) written before the
+//     products. About 370 SASS per warp and 16 tokens at head dim 128,
+//     142-152 registers; ptxas issues about half the step's loads after
+//     its first product, so a step waits on memory twice.
+//   - v3: v2 software-pipelined: each iteration issues the next step's
+//     loads into a second set of registers, then computes the current
+//     step from the set loaded an iteration earlier, so one memory
+//     latency per step overlaps a whole step of work. About 540 SASS per
+//     step (the register copies) and 242 registers, so 2 blocks per SM
+//     where v2 has 3.
+//
+// v2 and v3 round P to T for the second product (FlashAttention-2 does
+// the same), so their error is a unit of T relative to Σ p·|v| / Σ p
+// where v1's is float32's. They have no kernels at head dim 256 (their
+// register arrays would not fit), which stays on v1.
 
 import (
 	"fmt"
@@ -52,6 +77,7 @@ import (
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
 	"github.com/gokern/kern/ops/internal/decodek"
+	"github.com/gokern/kern/ops/internal/decodemma"
 )
 
 var (
@@ -60,6 +86,16 @@ var (
 		{decodek.PagedBF16D64Kernel.Kernel(), decodek.PagedBF16D128Kernel.Kernel(), decodek.PagedBF16D256Kernel.Kernel()},
 	}
 	pagedReduceK = [2]*kern.Kernel{decodek.PagedReduceF16Kernel.Kernel(), decodek.PagedReduceBF16Kernel.Kernel()}
+
+	// v2 and v3, per element type and head dim (64, 128).
+	pagedK2 = [2][2]*kern.Kernel{
+		{decodemma.PagedF16D64Kernel.Kernel(), decodemma.PagedF16D128Kernel.Kernel()},
+		{decodemma.PagedBF16D64Kernel.Kernel(), decodemma.PagedBF16D128Kernel.Kernel()},
+	}
+	pagedK3 = [2][2]*kern.Kernel{
+		{decodemma.PagedAheadF16D64Kernel.Kernel(), decodemma.PagedAheadF16D128Kernel.Kernel()},
+		{decodemma.PagedAheadBF16D64Kernel.Kernel(), decodemma.PagedAheadBF16D128Kernel.Kernel()},
+	}
 )
 
 // Paged is the shape and options of a PagedAttention call.
@@ -71,8 +107,20 @@ type Paged struct {
 	// Scale multiplies q·k before the softmax; 0 means 1/√HeadDim.
 	Scale float32
 	// Partition is the split-K size in tokens, a multiple of 64; 0 turns
-	// split-K off.
+	// split-K off. DecodePartition picks one that fills a GPU.
 	Partition int
+	// Version is the kernel (see the file header): 0 lets the op choose
+	// (PagedVersion), 1, 2 or 3 asks for one; v2 and v3 exist at head
+	// dims 64 and 128 only.
+	Version int
+}
+
+// PagedVersion is the kernel version PagedAttention runs for p.
+func PagedVersion(p Paged) int {
+	if p.Version == 0 && (p.HeadDim == 64 || p.HeadDim == 128) {
+		return 3
+	}
+	return max(p.Version, 1)
 }
 
 // Splits is the number of splits of a sequence of up to maxSeqLen tokens.
@@ -133,6 +181,10 @@ func PagedAttention[T Half16](queue kern.Queue, out, q, kCache, vCache *kern.Buf
 	if p.Partition < 0 || p.Partition%decodek.PagedChunk != 0 {
 		s.fail("Partition = %d, want 0 or a positive multiple of %d", p.Partition, decodek.PagedChunk)
 	}
+	version := PagedVersion(p)
+	if version < 1 || version > 3 || version > 1 && hd == 2 {
+		s.fail("Version = %d at head dim %d, want 0, 1 or (head dim 64 or 128) 2 or 3", p.Version, p.HeadDim)
+	}
 	if s.err == nil && maxSeqLen > p.MaxPages*p.PageSize {
 		s.fail("maxSeqLen = %d exceeds MaxPages×PageSize = %d", maxSeqLen, p.MaxPages*p.PageSize)
 	}
@@ -180,7 +232,14 @@ func PagedAttention[T Half16](queue kern.Queue, out, q, kCache, vCache *kern.Buf
 	chunks := (p.Heads/p.KVHeads + decodek.PagedGroup - 1) / decodek.PagedGroup
 	dt := dtypeIndex[T]() - 1
 	grid := kern.Blocks(gpu.Dim3{X: splits, Y: p.KVHeads * chunks, Z: seqs}, gpu.Dim3{X: 128, Y: 1, Z: 1})
-	err := s.launch(pagedK[dt][hd], queue, grid, bufArg(out), bufArg(po), bufArg(pml), bufArg(q), bufArg(kCache), bufArg(vCache),
+	k := pagedK[dt][hd]
+	switch version {
+	case 2:
+		k = pagedK2[dt][hd]
+	case 3:
+		k = pagedK3[dt][hd]
+	}
+	err := s.launch(k, queue, grid, bufArg(out), bufArg(po), bufArg(pml), bufArg(q), bufArg(kCache), bufArg(vCache),
 		bufArg(blockTable), bufArg(seqLens), intArg(p.Heads), intArg(p.KVHeads), intArg(shift), intArg(p.MaxPages), intArg(kCache.Len()/page), intArg(partition),
 		f32Arg(scale*math.Log2E))
 	if err != nil || splits == 1 {

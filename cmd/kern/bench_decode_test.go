@@ -113,8 +113,11 @@ func checkStubJSON(t *testing.T, path string) {
 			}
 		}
 	}
-	if decode != 4*(len(decodeFormats)+1)*2 || attn != 4 || kernSquare != 4 {
-		t.Errorf("%d matmul decode rows, %d attention decode rows, %d kern Matmul rows; want 32 (bf16 twice), 4, 4", decode, attn, kernSquare)
+	// Attention: 6 decode rows (v3, v2, v1, each unsplit and split-K) at
+	// contexts 64 and 128, and split-K at DecodePartition's choice at 128
+	// (2 splits of 64 on the stub's 108 SMs; at 64 it is unsplit).
+	if decode != 4*(len(decodeFormats)+1)*2 || attn != 13 || kernSquare != 4 {
+		t.Errorf("%d matmul decode rows, %d attention decode rows, %d kern Matmul rows; want 32 (bf16 twice), 13, 4", decode, attn, kernSquare)
 	}
 }
 

@@ -17,6 +17,15 @@ package main
 // Split-K cuts each sequence into sh.partition-token pieces (512 on a
 // GPU) and adds ops' reduce kernel; without it a block walks a whole
 // sequence, which leaves most SMs idle when there are few sequences.
+//
+// Rows: "decode" and "decode split-K" run the kernel the op picks
+// (ops.PagedVersion: v3, tensor cores and the next step's loads in
+// flight, at head dims 64 and 128); "decode v2", "decode split-K v2",
+// "decode v1" and "decode split-K v1" the other versions beside it
+// (ops/paged.go describes them), on the same buffers; "decode split-K
+// auto" the partition ops.DecodePartition picks for the device (a row
+// only when that is split-K and not sh.partition).
+// Each row's note names the version and the splits.
 
 import (
 	"fmt"
@@ -62,21 +71,34 @@ func pagedDecodeCase[T ops.Half16](env *benchEnv, s *kern.Stream, sh attnShape, 
 	paged := ops.Paged{Heads: sh.dHeads, KVHeads: sh.dKV, HeadDim: sh.hd, PageSize: sh.page, MaxPages: pagesPer}
 	split := paged
 	split.Partition = sh.partition
-	scratch, err := ops.NewSplitScratch(dev, seqs, sh.dHeads, sh.hd, split.Splits(ctx))
+	auto := paged
+	auto.Partition = ops.DecodePartition(dev.Multiprocessors(), seqs, sh.dHeads, sh.dKV, ctx)
+	scratch, err := ops.NewSplitScratch(dev, seqs, sh.dHeads, sh.hd, max(split.Splits(ctx), auto.Splits(ctx)))
 	if err != nil {
 		return err
 	}
 	defer scratch.Free()
+	v1, splitV1, v2, splitV2 := paged, split, paged, split
+	v1.Version, splitV1.Version, v2.Version, splitV2.Version = 1, 1, 2, 2
 	kvBytes := 2 * float64(seqs) * float64(ctx) * float64(sh.dKV) * float64(sh.hd) * 2
 	size := fmt.Sprintf("%d×%d×%d/%dh", seqs, ctx, sh.dHeads, sh.dKV)
 	for _, c := range []struct {
 		name string
 		p    ops.Paged
 		sc   *ops.SplitScratch
+		auto bool
 	}{
-		{"decode " + dtype, paged, nil},
-		{"decode split-K " + dtype, split, scratch},
+		{"decode " + dtype, paged, nil, false},
+		{"decode split-K " + dtype, split, scratch, false},
+		{"decode v2 " + dtype, v2, nil, false},
+		{"decode split-K v2 " + dtype, splitV2, scratch, false},
+		{"decode v1 " + dtype, v1, nil, false},
+		{"decode split-K v1 " + dtype, splitV1, scratch, false},
+		{"decode split-K auto " + dtype, auto, scratch, true},
 	} {
+		if c.auto && (auto.Partition == 0 || auto.Partition == split.Partition) || c.p.Version == 2 && sh.hd == 256 {
+			continue // the same as another row, or v2 where it has no kernel
+		}
 		sec, err := timeRuns(env.cfg, func() (time.Duration, error) {
 			return timeOnStream(s, func() error { return ops.PagedAttention(s, o, q, kc, vc, bt, sl, ctx, c.p, c.sc) })
 		})
@@ -87,8 +109,9 @@ func pagedDecodeCase[T ops.Half16](env *benchEnv, s *kern.Stream, sh attnShape, 
 		if env.isCUDA() {
 			row.peak = env.pctOfPeak(kvBytes / sec)
 		}
+		row.note = fmt.Sprintf("v%d", ops.PagedVersion(c.p))
 		if c.sc != nil {
-			row.note = fmt.Sprintf("%d splits of %d tokens", c.p.Splits(ctx), c.p.Partition)
+			row.note += fmt.Sprintf(", %d splits of %d tokens", c.p.Splits(ctx), c.p.Partition)
 		}
 		env.add(row)
 	}

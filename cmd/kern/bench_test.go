@@ -37,7 +37,7 @@ func TestBenchOnTheEmulator(t *testing.T) {
 		t.Errorf("no attention row for prefill d256:\n%s", out)
 	}
 	for _, size := range []string{"2×256×4/2h", "1×512×4/2h"} {
-		for _, c := range []string{"decode f16", "decode split-K f16"} {
+		for _, c := range []string{"decode f16", "decode split-K f16", "decode v2 f16", "decode split-K v2 f16", "decode v1 f16", "decode split-K v1 f16", "decode split-K auto f16"} {
 			if !tableHasRow(out, "attention", c, size) {
 				t.Errorf("no attention row for %s %s:\n%s", c, size, out)
 			}

@@ -43,16 +43,14 @@ type opsState struct {
 	// partition is decode attention's split-K size in positions (a
 	// multiple of 64): a sequence longer than it is attended by several
 	// blocks per KV head, so a small batch with long contexts still
-	// fills the GPU.
+	// fills the GPU. 0 (UseOps' choice) takes ops.DecodePartition's for
+	// each batch shape: fixed per shape, as a captured graph needs.
 	partition int
 	// slots and kg/vg: a prefill step's key slots and its keys and values
 	// gathered from the pool, grown as needed.
 	slots  *kern.Buffer[int32]
 	kg, vg any // *kern.Buffer[T]
 }
-
-// defaultPartition is vLLM's split-K size for decode attention.
-const defaultPartition = 512
 
 // UsingOps reports whether UseOps switched the model to the ops path.
 func (m *Model) UsingOps() bool { return m.ops != nil }
@@ -113,7 +111,7 @@ func (m *Model) UseOps() error {
 		w.free()
 		delete(m.ws, k)
 	}
-	m.ops = &opsState{dt: dt, hd: hd, partition: defaultPartition}
+	m.ops = &opsState{dt: dt, hd: hd}
 	return nil
 }
 

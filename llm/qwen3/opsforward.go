@@ -36,6 +36,7 @@ type opsBufs[T ops.Half16] struct {
 	seqLens  *kern.Buffer[int32]   // [S] positions after the step
 	cuQ, cuK *kern.Buffer[int32]   // [S+1] FlashAttention's offsets
 	split    *ops.SplitScratch     // PagedAttention's split-K partials, made on the first decode step
+	splits   int                   // the splits split holds (0: none yet)
 }
 
 func (b *opsBufs[T]) free() {
@@ -168,15 +169,22 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 	// Decode attention is split-K over the longest sequence the page
 	// table can hold, not the batch's longest: a grid fixed per shape (a
 	// graph can replay it), splits past a sequence's end skipped.
-	paged := ops.Paged{Heads: nh, KVHeads: nkv, HeadDim: hd, PageSize: pool.PageSize, MaxPages: w.P,
-		Scale: float32(1 / math.Sqrt(float64(D))), Partition: m.ops.partition}
 	pagedLen := w.P * pool.PageSize
-	if n := paged.Splits(pagedLen); decode && n > 1 && b.split == nil {
+	part := m.ops.partition
+	if part == 0 {
+		part = ops.DecodePartition(m.dev.Multiprocessors(), S, nh, nkv, pagedLen)
+	}
+	paged := ops.Paged{Heads: nh, KVHeads: nkv, HeadDim: hd, PageSize: pool.PageSize, MaxPages: w.P,
+		Scale: float32(1 / math.Sqrt(float64(D))), Partition: part}
+	if n := paged.Splits(pagedLen); decode && n > 1 && n > b.splits {
 		sc, err := ops.NewSplitScratch(m.dev, S, nh, hd, n)
 		if err != nil {
 			return fmt.Errorf("qwen3: attention split-K scratch: %w", err)
 		}
-		b.split = sc
+		if b.split != nil {
+			b.split.Free()
+		}
+		b.split, b.splits = sc, n
 	}
 	for _, u := range []struct {
 		b  *kern.Buffer[int32]

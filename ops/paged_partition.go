@@ -1,0 +1,39 @@
+package ops
+
+import "github.com/gokern/kern/ops/internal/decodek"
+
+// DecodePartition picks PagedAttention's split-K size (Paged.Partition)
+// for seqs sequences of up to maxSeqLen tokens on a GPU of sms
+// multiprocessors (kern.Device.Multiprocessors; 0, as on the emulator,
+// counts as 132, an H100's).
+//
+// Without splits the grid is seqs × kvHeads·⌈(heads/kvHeads)/8⌉ blocks.
+// When that is at least 8 per SM (about four waves of v3, which fits 2
+// blocks per SM; enough that the last wave's idle SMs cost little) it
+// returns 0, split-K off, which saves the reduce kernel. Otherwise it
+// cuts the sequences into enough splits to reach 8 per SM: a multiple
+// of 64 tokens, at most 512 (vLLM's size, which measured best for v1 at
+// long contexts: more, shorter blocks balance better) and at least 64.
+// A decode step at batch 1, 8 KV heads and a 576-token context is then
+// 9 splits of 64 tokens, 72 blocks, where 512 gives 16.
+func DecodePartition(sms, seqs, heads, kvHeads, maxSeqLen int) int {
+	if sms <= 0 {
+		sms = 132
+	}
+	c := decodek.PagedChunk
+	if seqs <= 0 || kvHeads <= 0 || heads < kvHeads || maxSeqLen <= c {
+		return 0
+	}
+	blocks := seqs * kvHeads * ((heads/kvHeads + decodek.PagedGroup - 1) / decodek.PagedGroup)
+	target := 8 * sms
+	if blocks >= target {
+		return 0
+	}
+	splits := (target + blocks - 1) / blocks
+	part := ((maxSeqLen+splits-1)/splits + c - 1) / c * c
+	part = min(max(part, c), 512)
+	if part >= maxSeqLen {
+		return 0
+	}
+	return part
+}
