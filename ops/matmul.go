@@ -259,7 +259,11 @@ func matmulRun[In Half16, O Float](s *shape, v int, cfg tcConfig, q kern.Queue, 
 	case mmGEMV:
 		args = append(args, intArg(int(o.Act)))
 		grid := blocks1(ceilDiv(n, gemvtc.Rows), gemvtc.Threads).WithShared(gemvtc.Shared)
-		return s.launch(gemvtc.Kernels[ii][oi], q, grid, args...)
+		ks := &gemvtc.Kernels
+		if m <= 8 {
+			ks = &gemvtc.Narrow // one tile of x: three blocks per SM
+		}
+		return s.launch(ks[ii][oi], q, grid, args...)
 	case mmGEMVv1:
 		args = append(args, intArg(int(o.Act)))
 		grid := blocks1(ceilDiv(n, gemv.RowsPerBlock), gemv.Warps*32).WithShared(gemv.Shared)

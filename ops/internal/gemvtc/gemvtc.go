@@ -74,33 +74,66 @@ const (
 
 //kern:kernel block=256 nobounds
 func gemvtcF16F32(t gpu.Thread, out []float32, x, w []gpu.Half, bias, res []float32, m, n, k, act int) {
-	gemvtc(f16g{}, f32c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act)
+	gemvtc(f16g{}, f32c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, m > 8)
 }
 
 //kern:kernel block=256 nobounds
 func gemvtcF16F16(t gpu.Thread, out []gpu.Half, x, w []gpu.Half, bias, res []gpu.Half, m, n, k, act int) {
-	gemvtc(f16g{}, f16c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act)
+	gemvtc(f16g{}, f16c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, m > 8)
 }
 
 //kern:kernel block=256 nobounds
 func gemvtcBF16F32(t gpu.Thread, out []float32, x, w []gpu.BFloat16, bias, res []float32, m, n, k, act int) {
-	gemvtc(bf16g{}, f32c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act)
+	gemvtc(bf16g{}, f32c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, m > 8)
 }
 
 //kern:kernel block=256 nobounds
 func gemvtcBF16BF16(t gpu.Thread, out []gpu.BFloat16, x, w []gpu.BFloat16, bias, res []gpu.BFloat16, m, n, k, act int) {
-	gemvtc(bf16g{}, bf16c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act)
+	gemvtc(bf16g{}, bf16c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, m > 8)
+}
+
+// The narrow kernels take M ≤ 8 only: without the second tile of x
+// (constant false after inlining) a thread needs fewer registers, so
+// three blocks fit an SM where the kernels above fit two (minblocks=3:
+// ptxas keeps them at 85 registers), half as many warps again with
+// weights in flight, and Qwen3-4B's 384 blocks of its q/k/v projection
+// run in one wave of an H100 instead of 1.5.
+
+//kern:kernel block=256 minblocks=3 nobounds
+func gemvtcNarrowF16F32(t gpu.Thread, out []float32, x, w []gpu.Half, bias, res []float32, m, n, k, act int) {
+	gemvtc(f16g{}, f32c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, false)
+}
+
+//kern:kernel block=256 minblocks=3 nobounds
+func gemvtcNarrowF16F16(t gpu.Thread, out []gpu.Half, x, w []gpu.Half, bias, res []gpu.Half, m, n, k, act int) {
+	gemvtc(f16g{}, f16c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, false)
+}
+
+//kern:kernel block=256 minblocks=3 nobounds
+func gemvtcNarrowBF16F32(t gpu.Thread, out []float32, x, w []gpu.BFloat16, bias, res []float32, m, n, k, act int) {
+	gemvtc(bf16g{}, f32c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, false)
+}
+
+//kern:kernel block=256 minblocks=3 nobounds
+func gemvtcNarrowBF16BF16(t gpu.Thread, out []gpu.BFloat16, x, w []gpu.BFloat16, bias, res []gpu.BFloat16, m, n, k, act int) {
+	gemvtc(bf16g{}, bf16c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, false)
 }
 
 // Kernels are v2's kernels, indexed [input: f16, bf16][output: f32, the
-// input type], like ops.Matmul's tables.
-var Kernels = [2][2]*kern.Kernel{
-	{gemvtcF16F32Kernel.Kernel(), gemvtcF16F16Kernel.Kernel()},
-	{gemvtcBF16F32Kernel.Kernel(), gemvtcBF16BF16Kernel.Kernel()},
-}
+// input type], like ops.Matmul's tables; Narrow the same for M ≤ 8.
+var (
+	Kernels = [2][2]*kern.Kernel{
+		{gemvtcF16F32Kernel.Kernel(), gemvtcF16F16Kernel.Kernel()},
+		{gemvtcBF16F32Kernel.Kernel(), gemvtcBF16BF16Kernel.Kernel()},
+	}
+	Narrow = [2][2]*kern.Kernel{
+		{gemvtcNarrowF16F32Kernel.Kernel(), gemvtcNarrowF16F16Kernel.Kernel()},
+		{gemvtcNarrowBF16F32Kernel.Kernel(), gemvtcNarrowBF16BF16Kernel.Kernel()},
+	}
+)
 
 func gemvtc[A gpu.Elem, O any, CA tcCodec[A], CO codec[O]](ca CA, co CO, t gpu.Thread, red []float32,
-	out []O, x, w []A, bias, res []O, m, n, k, act int) {
+	out []O, x, w []A, bias, res []O, m, n, k, act int, two bool) {
 	n0 := t.BlockIdx().X * Rows
 	l, wp := t.Lane(), t.Warp()
 	g, q := l>>2, l&3
@@ -110,7 +143,7 @@ func gemvtc[A gpu.Elem, O any, CA tcCodec[A], CO codec[O]](ca CA, co CO, t gpu.T
 	wb := int32(min(n0+g+8, n-1)*k + q*8)
 	xa := int32(min(g, m-1)*k + q*8)
 	xb := int32(min(g+8, m-1)*k + q*8)
-	two := m > 8 // warp-uniform: the second tile of x
+	// two (warp-uniform) is the second tile of x: m > 8.
 	k32, q8 := int32(k), int32(q*8)
 	full := k32 >> 5 // chunks wholly inside K
 	var acc0, acc1 [4]float32

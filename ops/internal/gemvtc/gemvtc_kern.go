@@ -32,7 +32,7 @@ var gemvtcF16F32Kernel = kernGemvtcF16F32Launcher{kern.NewLauncher(kern.KernelSp
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "1e1d01d672f58a75", Source: []string{"gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16g", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
+	SourceHash: "750a5fbe16fe8749", Source: []string{"gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16g", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int))
 	},
@@ -62,7 +62,7 @@ var gemvtcF16F16Kernel = kernGemvtcF16F16Launcher{kern.NewLauncher(kern.KernelSp
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "90da7facfecb6a4b", Source: []string{"gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16c.load", "gemvtc.go:f16c.store", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcF16F16", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16c", "gemvtc.go:type f16g", "gemvtc.go:type tcCodec"},
+	SourceHash: "64c252f7fcfd1c03", Source: []string{"gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16c.load", "gemvtc.go:f16c.store", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcF16F16", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16c", "gemvtc.go:type f16g", "gemvtc.go:type tcCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].(int), a[6].(int), a[7].(int), a[8].(int))
 	},
@@ -92,7 +92,7 @@ var gemvtcBF16F32Kernel = kernGemvtcBF16F32Launcher{kern.NewLauncher(kern.Kernel
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "64182df7c81d8426", Source: []string{"gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcBF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
+	SourceHash: "bbd5accd5a980a8c", Source: []string{"gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcBF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int))
 	},
@@ -122,7 +122,7 @@ var gemvtcBF16BF16Kernel = kernGemvtcBF16BF16Launcher{kern.NewLauncher(kern.Kern
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "3b2ac0ad9548842a", Source: []string{"gemvtc.go:bf16c.load", "gemvtc.go:bf16c.store", "gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcBF16BF16", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16c", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type tcCodec"},
+	SourceHash: "022345c3e659da3e", Source: []string{"gemvtc.go:bf16c.load", "gemvtc.go:bf16c.store", "gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcBF16BF16", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16c", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type tcCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].(int), a[6].(int), a[7].(int), a[8].(int))
 	},
@@ -133,5 +133,125 @@ type kernGemvtcBF16BF16Launcher struct{ kern.Launcher }
 // Launch runs gemvtcBF16BF16 on q over grid; an invalid argument or grid is an
 // error before anything runs.
 func (l kernGemvtcBF16BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.BFloat16], w *kern.Buffer[gpu.BFloat16], bias *kern.Buffer[gpu.BFloat16], res *kern.Buffer[gpu.BFloat16], m int, n int, k int, act int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act))
+}
+
+// gemvtcNarrowF16F32Kernel launches the kernel gemvtcNarrowF16F32 (gemvtc.go:103).
+var gemvtcNarrowF16F32Kernel = kernGemvtcNarrowF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "gemvtcNarrowF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemvtc", Entry: "gemvtcNarrowF16F32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "w", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "bias", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "res", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "act", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds:     false,
+	SourceHash: "6e6a32f81bafe518", Source: []string{"gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16g", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
+	Native: func(t gpu.Thread, a []any) {
+		gemvtcNarrowF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int))
+	},
+})}
+
+type kernGemvtcNarrowF16F32Launcher struct{ kern.Launcher }
+
+// Launch runs gemvtcNarrowF16F32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernGemvtcNarrowF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[gpu.Half], w *kern.Buffer[gpu.Half], bias *kern.Buffer[float32], res *kern.Buffer[float32], m int, n int, k int, act int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act))
+}
+
+// gemvtcNarrowF16F16Kernel launches the kernel gemvtcNarrowF16F16 (gemvtc.go:108).
+var gemvtcNarrowF16F16Kernel = kernGemvtcNarrowF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "gemvtcNarrowF16F16", Pkg: "github.com/gokern/kern/ops/internal/gemvtc", Entry: "gemvtcNarrowF16F16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "w", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "bias", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "res", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "act", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds:     false,
+	SourceHash: "c7fd136917f6313d", Source: []string{"gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16c.load", "gemvtc.go:f16c.store", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowF16F16", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16c", "gemvtc.go:type f16g", "gemvtc.go:type tcCodec"},
+	Native: func(t gpu.Thread, a []any) {
+		gemvtcNarrowF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].(int), a[6].(int), a[7].(int), a[8].(int))
+	},
+})}
+
+type kernGemvtcNarrowF16F16Launcher struct{ kern.Launcher }
+
+// Launch runs gemvtcNarrowF16F16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernGemvtcNarrowF16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[gpu.Half], w *kern.Buffer[gpu.Half], bias *kern.Buffer[gpu.Half], res *kern.Buffer[gpu.Half], m int, n int, k int, act int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act))
+}
+
+// gemvtcNarrowBF16F32Kernel launches the kernel gemvtcNarrowBF16F32 (gemvtc.go:113).
+var gemvtcNarrowBF16F32Kernel = kernGemvtcNarrowBF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "gemvtcNarrowBF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemvtc", Entry: "gemvtcNarrowBF16F32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "w", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "bias", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "res", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "act", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds:     false,
+	SourceHash: "a7c7d654b86f280e", Source: []string{"gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowBF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
+	Native: func(t gpu.Thread, a []any) {
+		gemvtcNarrowBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int))
+	},
+})}
+
+type kernGemvtcNarrowBF16F32Launcher struct{ kern.Launcher }
+
+// Launch runs gemvtcNarrowBF16F32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernGemvtcNarrowBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[gpu.BFloat16], w *kern.Buffer[gpu.BFloat16], bias *kern.Buffer[float32], res *kern.Buffer[float32], m int, n int, k int, act int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act))
+}
+
+// gemvtcNarrowBF16BF16Kernel launches the kernel gemvtcNarrowBF16BF16 (gemvtc.go:118).
+var gemvtcNarrowBF16BF16Kernel = kernGemvtcNarrowBF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "gemvtcNarrowBF16BF16", Pkg: "github.com/gokern/kern/ops/internal/gemvtc", Entry: "gemvtcNarrowBF16BF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "w", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "bias", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "res", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "m", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "act", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds:     false,
+	SourceHash: "19810cfaac88d8ba", Source: []string{"gemvtc.go:bf16c.load", "gemvtc.go:bf16c.store", "gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowBF16BF16", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16c", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type tcCodec"},
+	Native: func(t gpu.Thread, a []any) {
+		gemvtcNarrowBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].(int), a[6].(int), a[7].(int), a[8].(int))
+	},
+})}
+
+type kernGemvtcNarrowBF16BF16Launcher struct{ kern.Launcher }
+
+// Launch runs gemvtcNarrowBF16BF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernGemvtcNarrowBF16BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.BFloat16], w *kern.Buffer[gpu.BFloat16], bias *kern.Buffer[gpu.BFloat16], res *kern.Buffer[gpu.BFloat16], m int, n int, k int, act int) error {
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act))
 }
