@@ -15,16 +15,11 @@ import (
 	"github.com/gokern/kern/gpu"
 	"github.com/gokern/kern/ops/internal/attnh"
 	"github.com/gokern/kern/ops/internal/attnh64"
-	"github.com/gokern/kern/ops/internal/attnhv2"
 )
 
 // flashHK is the Hopper prefill kernel per element type at head dim 128
-// (attnh: K/V tiles of 128 keys), and flashHKv2 the second version's
-// (AttentionHopperVersion 2).
-var (
-	flashHK   = [2]*kern.Kernel{attnh.FlashF16D128Kernel.Kernel(), attnh.FlashBF16D128Kernel.Kernel()}
-	flashHKv2 = [2]*kern.Kernel{attnhv2.FlashF16D128Kernel.Kernel(), attnhv2.FlashBF16D128Kernel.Kernel()}
-)
+// (attnh: K/V tiles of 128 keys).
+var flashHK = [2]*kern.Kernel{attnh.FlashF16D128Kernel.Kernel(), attnh.FlashBF16D128Kernel.Kernel()}
 
 // flashHK64 is the first version (attnh64: K/V tiles of 64 keys) per
 // element type and head dim: head dim 64 always, 128 when
@@ -38,9 +33,10 @@ var flashHK64 = [2][2]*kern.Kernel{
 // dim 128, so that kern bench attention can time the versions on one
 // GPU: 0 the current one (ops/internal/attnh: 128-key tiles,
 // FlashAttention-3's order), 1 the first (ops/internal/attnh64: 64-key
-// tiles), 2 the second (ops/internal/attnhv2: 128-key tiles, the first's
-// order). Set it only between launches; it changes nothing off Hopper,
-// nor at head dim 64 (always attnh64).
+// tiles). On an H100 (docs/performance-gpu.md) 0 ran 629 TFLOP/s, 1 466,
+// and a second version (128-key tiles in the first's order, since
+// removed) 591. Set it only between launches; it changes nothing off
+// Hopper, nor at head dim 64 (always attnh64).
 var AttentionHopperVersion int
 
 // hopperKernelForTest, when set, replaces the kernel (tests run variants
@@ -72,8 +68,6 @@ func flashHopper[T Half16](queue kern.Queue, s *shape, out, q, k, v *kern.Buffer
 	switch {
 	case hd == 0 || AttentionHopperVersion == 1:
 		rows, threads, kf = attnh64.FlashM+2*attnh64.Stages*attnh64.FlashN, attnh64.Threads, flashHK64[dtypeIndex[T]()-1][hd]
-	case AttentionHopperVersion == 2:
-		rows, threads, kf = attnhv2.FlashM+2*attnhv2.Stages*attnhv2.FlashN, attnhv2.Threads, flashHKv2[dtypeIndex[T]()-1]
 	}
 	grid := kern.Blocks(gpu.Dim3{X: (a.MaxSeqQ + attnh.FlashM - 1) / attnh.FlashM, Y: a.Heads, Z: batch}, gpu.Dim3{X: threads, Y: 1, Z: 1}).
 		WithShared(rows * a.HeadDim * 2)
@@ -96,8 +90,6 @@ func FlashAttentionKernels(dev *kern.Device) string {
 		switch AttentionHopperVersion {
 		case 1:
 			return "sm_90a, first version (TMA, mbarriers, wgmma, 64-key tiles: ops/internal/attnh64)"
-		case 2:
-			return "sm_90a, second version (TMA, mbarriers, wgmma, 128-key tiles, softmax under Q·Kᵀ: ops/internal/attnhv2)"
 		}
 		return "sm_90a (TMA, mbarriers, wgmma; head dim 128: 128-key tiles, ops/internal/attnh; 64: ops/internal/attnh64)"
 	}

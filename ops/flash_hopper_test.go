@@ -68,17 +68,16 @@ func TestFlashAttentionHopperSanitizers(t *testing.T) {
 	}, emu.Options{Memcheck: true, Racecheck: true, Synccheck: true})
 }
 
-// TestFlashAttentionHopperVersions runs the earlier Hopper kernels,
-// kept selectable by AttentionHopperVersion for timing against the
-// current ones (1: attnh64, 64-key tiles; 2: attnhv2, 128-key tiles), on
-// a few of the same shapes: ragged tiles, varlen, GQA, causal, both head
-// dims.
+// TestFlashAttentionHopperVersions runs the first Hopper kernel, kept
+// selectable by AttentionHopperVersion for timing against the current
+// one (1: attnh64, 64-key tiles), on a few of the same shapes: ragged
+// tiles, varlen, GQA, causal, both head dims.
 func TestFlashAttentionHopperVersions(t *testing.T) {
 	defer func() { AttentionHopperVersion = 0 }()
 	for _, ver := range []struct {
 		v    int
 		name string
-	}{{1, "attnh64"}, {2, "attnhv2"}} {
+	}{{1, "attnh64"}} {
 		AttentionHopperVersion = ver.v
 		withHopperAttention(t, func(dev *kern.Device) {
 			for i, c := range []attnCase{flashCases[4], flashCases[5], flashCases[7], flashCases[8]} {

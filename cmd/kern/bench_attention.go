@@ -15,9 +15,8 @@ package main
 //	         are recomputed for dQ).
 //	prefill d256  ops.FlashAttention, causal, at head dim 256 (same
 //	         tokens and heads).
-//	prefill (v2), (old)  on Hopper, the prefill rows again with earlier
-//	         sm_90a kernels (ops.AttentionHopperVersion 2: 128-key tiles
-//	         in the first version's order; 1: the first, 64-key tiles).
+//	prefill (old)  on Hopper, the prefill rows again with the first
+//	         sm_90a kernel (ops.AttentionHopperVersion 1: 64-key tiles).
 //	decode   ops.PagedAttention with split-K off and on, at each
 //	         -decode-ctx context length (bench_paged.go): GB/s counting
 //	         the KV cache it must read, 2·seqs·context·kvHeads·headDim·2
@@ -170,8 +169,8 @@ func benchAttentionOf[T ops.Half16](env *benchEnv, dtype string) error {
 		}},
 	}
 	if ops.HopperAttention(dev) {
-		// The earlier Hopper kernels at head dim 128, timed beside the
-		// current ones until a GPU session has chosen among them.
+		// The first Hopper kernel at head dim 128, timed beside the
+		// current one.
 		version := func(v int, f func(kern.Queue) error) func(kern.Queue) error {
 			return func(qu kern.Queue) error {
 				ops.AttentionHopperVersion = v
@@ -182,7 +181,7 @@ func benchAttentionOf[T ops.Half16](env *benchEnv, dtype string) error {
 		for _, v := range []struct {
 			v   int
 			tag string
-		}{{2, " (v2)"}, {1, " (old)"}} {
+		}{{1, " (old)"}} {
 			for _, c := range cases[:2] {
 				c.name, c.run = c.name+v.tag, version(v.v, c.run)
 				cases = append(cases, c)
