@@ -88,10 +88,8 @@ for ph in $phases; do
 		# by Nsight Compute, summed per kernel name.
 		ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 		step 150 "$out/profile.txt" "$ncu" --csv --print-summary per-kernel --metrics gpu__time_duration.sum \
-			--launch-skip 1200 --launch-count 540 "$bin/qwen3" bench -preset qwen3-0.6b -ops -graphs=false -prompt 64 -n 3
+			--launch-skip 600 --launch-count 300 "$bin/qwen3" bench -preset qwen3-0.6b -ops -graphs=false -prompt 64 -n 4
 		step 60 "$out/profile.txt" "$bin/qwen3" bench -preset qwen3-0.6b -ops -graphs=false -prompt 64 -n 64
-		step 120 "$out/profile.txt" "$ncu" --csv --print-summary per-kernel --metrics gpu__time_duration.sum \
-			--launch-skip 400 --launch-count 200 "$bin/qwen3" bench -preset qwen3-0.6b -prompt 64 -n 3
 		step 60 "$out/profile.txt" "$bin/qwen3" bench -preset qwen3-0.6b -ops -prompt 64 -n 64
 		;;
 	e2e)
@@ -103,7 +101,7 @@ for ph in $phases; do
 		step 60 "$out/e2e.txt" "$bin/qwen3" generate -model "$tiny" -tokenizer "$tok" -device "${KERN_GPU_DEVICE:-cuda}" -ops -q -prompt "Hello" -n 16
 		"$bin/qwen3" serve -model "$tiny" -tokenizer "$tok" -device "${KERN_GPU_DEVICE:-cuda}" -ops -name tiny -q -addr 127.0.0.1:8089 >>"$out/e2e.txt" 2>&1 &
 		srv=$!
-		for _ in $(seq 60); do curl -sf 127.0.0.1:8089/health >/dev/null 2>&1 && break; sleep 0.5; done
+		for _ in $(seq 60); do curl -sf 127.0.0.1:8089/ready >/dev/null 2>&1 && break; sleep 0.5; done
 		body='{"model":"tiny","messages":[{"role":"user","content":"Hi"}],"max_tokens":12,"temperature":0}'
 		step 30 "$out/e2e.txt" curl -sS -H 'Content-Type: application/json' -d "$body" 127.0.0.1:8089/v1/chat/completions
 		sbody='{"model":"tiny","messages":[{"role":"user","content":"Hi"}],"max_tokens":12,"temperature":0,"stream":true}'
