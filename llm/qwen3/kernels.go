@@ -16,8 +16,6 @@ package qwen3
 //	          replaces them through the Matmul interface.
 
 import (
-	"math"
-
 	"github.com/gokern/kern/gpu"
 )
 
@@ -113,28 +111,12 @@ func ropeRows(t gpu.Thread, out, x []float32, pos []int32, heads, headDim int, r
 	}
 	i := g % half
 	vec := g / half // row·heads + head
-	f, sq := 1.0, ratio
-	for e := i; e > 0; e >>= 1 {
-		if e&1 != 0 {
-			f *= sq
-		}
-		sq *= sq
-	}
-	a := float64(pos[vec/heads]) * f
-	k := math.Floor(a*(1/(2*math.Pi)) + 0.5)
-	r := a - k*twoPiHi - k*twoPiLo
-	sin, cos := gpu.Sin(float32(r)), gpu.Cos(float32(r))
+	sin, cos := ropeSinCos(int(pos[vec/heads]), i, ratio)
 	lo := vec*headDim + i
 	x1, x2 := x[lo], x[lo+half]
 	out[lo] = x1*cos - x2*sin
 	out[lo+half] = x2*cos + x1*sin
 }
-
-// 2π = twoPiHi + twoPiLo to about 2^-106.
-const (
-	twoPiHi = 6.283185307179586
-	twoPiLo = 2.4492935982947064e-16
-)
 
 //kern:kernel block=256
 func kvWrite(t gpu.Thread, cache, x []float32, slot []int32, kvDim int) {

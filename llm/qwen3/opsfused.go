@@ -114,8 +114,9 @@ func qkvPrep[T any, C scodec[T]](c C, t gpu.Thread, q, kCache, vCache []T, qkv, 
 	}
 }
 
-// ropeSinCos is the rotation of pair i at position pos, as ropeRows and
-// ops.KVCacheWrite compute it: the angle pos·ratio^i in float64, reduced
+// ropeSinCos is the rotation of pair i at position pos (ropeRows and
+// qkvPrep; ops.KVCacheWrite has its own copy, kernels inlining only their
+// own package's helpers): the angle pos·ratio^i in float64, reduced
 // modulo 2π in double-double, then sin and cos in float32.
 func ropeSinCos(pos, i int, ratio float64) (float32, float32) {
 	f, sq := 1.0, ratio
@@ -130,6 +131,12 @@ func ropeSinCos(pos, i int, ratio float64) (float32, float32) {
 	r := a - k*twoPiHi - k*twoPiLo
 	return gpu.Sin(float32(r)), gpu.Cos(float32(r))
 }
+
+// 2π = twoPiHi + twoPiLo to about 2^-106.
+const (
+	twoPiHi = 6.283185307179586
+	twoPiLo = 2.4492935982947064e-16
+)
 
 //kern:kernel block=256
 func rmsNormCastBF16(t gpu.Thread, out []gpu.BFloat16, x, w []float32, cols int, eps float32) {

@@ -16,7 +16,7 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/llm/qwen3", Arch: "sm_80", PTX: kernPTX}
 
-// matmulF32Kernel launches the kernel matmulF32 (kernels.go:56).
+// matmulF32Kernel launches the kernel matmulF32 (kernels.go:54).
 var matmulF32Kernel = kernMatmulF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "matmulF32", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmulF32", Module: kernModule,
 	Params: []kern.Param{
@@ -30,11 +30,11 @@ var matmulF32Kernel = kernMatmulF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:76:12: integer divide by zero",
-		"panic at kernels.go:77:14: integer divide by zero",
-		"kernels.go:80:18",
-		"kernels.go:80:35",
-		"kernels.go:84:6",
+		"panic at kernels.go:74:12: integer divide by zero",
+		"panic at kernels.go:75:14: integer divide by zero",
+		"kernels.go:78:18",
+		"kernels.go:78:35",
+		"kernels.go:82:6",
 	},
 	SourceHash: "7aee7b39fe6a3daa", Source: []string{"kernels.go:f32w.load", "kernels.go:matmulF32", "kernels.go:matmulWarp", "kernels.go:type f32w", "kernels.go:type wcodec"},
 	Native: func(t gpu.Thread, a []any) {
@@ -50,7 +50,7 @@ func (l kernMatmulF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Bu
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
 }
 
-// matmulF16Kernel launches the kernel matmulF16 (kernels.go:61).
+// matmulF16Kernel launches the kernel matmulF16 (kernels.go:59).
 var matmulF16Kernel = kernMatmulF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "matmulF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmulF16", Module: kernModule,
 	Params: []kern.Param{
@@ -64,11 +64,11 @@ var matmulF16Kernel = kernMatmulF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:76:12: integer divide by zero",
-		"panic at kernels.go:77:14: integer divide by zero",
-		"kernels.go:80:18",
-		"kernels.go:80:35",
-		"kernels.go:84:6",
+		"panic at kernels.go:74:12: integer divide by zero",
+		"panic at kernels.go:75:14: integer divide by zero",
+		"kernels.go:78:18",
+		"kernels.go:78:35",
+		"kernels.go:82:6",
 	},
 	SourceHash: "a3e0893ae9e46064", Source: []string{"kernels.go:f16w.load", "kernels.go:matmulF16", "kernels.go:matmulWarp", "kernels.go:type f16w", "kernels.go:type wcodec"},
 	Native: func(t gpu.Thread, a []any) {
@@ -84,7 +84,7 @@ func (l kernMatmulF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Bu
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
 }
 
-// matmulBF16Kernel launches the kernel matmulBF16 (kernels.go:66).
+// matmulBF16Kernel launches the kernel matmulBF16 (kernels.go:64).
 var matmulBF16Kernel = kernMatmulBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "matmulBF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmulBF16", Module: kernModule,
 	Params: []kern.Param{
@@ -98,11 +98,11 @@ var matmulBF16Kernel = kernMatmulBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:76:12: integer divide by zero",
-		"panic at kernels.go:77:14: integer divide by zero",
-		"kernels.go:80:18",
-		"kernels.go:80:35",
-		"kernels.go:84:6",
+		"panic at kernels.go:74:12: integer divide by zero",
+		"panic at kernels.go:75:14: integer divide by zero",
+		"kernels.go:78:18",
+		"kernels.go:78:35",
+		"kernels.go:82:6",
 	},
 	SourceHash: "e83a4a8804ec1c6b", Source: []string{"kernels.go:bf16w.load", "kernels.go:matmulBF16", "kernels.go:matmulWarp", "kernels.go:type bf16w", "kernels.go:type wcodec"},
 	Native: func(t gpu.Thread, a []any) {
@@ -118,7 +118,7 @@ func (l kernMatmulBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
 }
 
-// ropeRowsKernel launches the kernel ropeRows (kernels.go:108).
+// ropeRowsKernel launches the kernel ropeRows (kernels.go:106).
 var ropeRowsKernel = kernRopeRowsLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "ropeRows", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "ropeRows", Module: kernModule,
 	Params: []kern.Param{
@@ -132,16 +132,16 @@ var ropeRowsKernel = kernRopeRowsLauncher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:114:9: integer divide by zero",
-		"panic at kernels.go:115:11: integer divide by zero",
-		"panic at kernels.go:123:22: integer divide by zero",
-		"kernels.go:123:18",
-		"kernels.go:128:13",
-		"kernels.go:128:20",
-		"kernels.go:129:5",
-		"kernels.go:130:5",
+		"panic at kernels.go:112:9: integer divide by zero",
+		"panic at kernels.go:113:11: integer divide by zero",
+		"panic at kernels.go:114:36: integer divide by zero",
+		"kernels.go:114:32",
+		"kernels.go:116:13",
+		"kernels.go:116:20",
+		"kernels.go:117:5",
+		"kernels.go:118:5",
 	},
-	SourceHash: "50410d3bd981b9c4", Source: []string{"kernels.go:const twoPiHi", "kernels.go:const twoPiLo", "kernels.go:ropeRows"},
+	SourceHash: "b24bd8ab9630dca9", Source: []string{"kernels.go:ropeRows", "opsfused.go:const twoPiHi", "opsfused.go:const twoPiLo", "opsfused.go:ropeSinCos"},
 	Native: func(t gpu.Thread, a []any) {
 		ropeRows(t, a[0].([]float32), a[1].([]float32), a[2].([]int32), a[3].(int), a[4].(int), a[5].(float64))
 	},
@@ -155,7 +155,7 @@ func (l kernRopeRowsLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buf
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(pos), kern.ScalarArg(heads), kern.ScalarArg(headDim), kern.ScalarArg(ratio))
 }
 
-// kvWriteKernel launches the kernel kvWrite (kernels.go:140).
+// kvWriteKernel launches the kernel kvWrite (kernels.go:122).
 var kvWriteKernel = kernKvWriteLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "kvWrite", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "kvWrite", Module: kernModule,
 	Params: []kern.Param{
@@ -167,10 +167,10 @@ var kvWriteKernel = kernKvWriteLauncher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:143:19: integer divide by zero",
-		"kernels.go:143:17",
-		"panic at kernels.go:143:35: integer divide by zero",
-		"kernels.go:143:8",
+		"panic at kernels.go:125:19: integer divide by zero",
+		"kernels.go:125:17",
+		"panic at kernels.go:125:35: integer divide by zero",
+		"kernels.go:125:8",
 	},
 	SourceHash: "07075c34bbcbaa88", Source: []string{"kernels.go:kvWrite"},
 	Native: func(t gpu.Thread, a []any) {
@@ -186,7 +186,7 @@ func (l kernKvWriteLauncher) Launch(q kern.Queue, grid kern.Grid, cache *kern.Bu
 	return l.Kernel().Launch(q, grid, kern.BufferArg(cache), kern.BufferArg(x), kern.BufferArg(slot), kern.ScalarArg(kvDim))
 }
 
-// gatherRowsKernel launches the kernel gatherRows (kernels.go:148).
+// gatherRowsKernel launches the kernel gatherRows (kernels.go:130).
 var gatherRowsKernel = kernGatherRowsLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gatherRows", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "gatherRows", Module: kernModule,
 	Params: []kern.Param{
@@ -198,10 +198,10 @@ var gatherRowsKernel = kernGatherRowsLauncher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:151:24: integer divide by zero",
-		"kernels.go:151:22",
-		"panic at kernels.go:151:38: integer divide by zero",
-		"kernels.go:151:13",
+		"panic at kernels.go:133:24: integer divide by zero",
+		"kernels.go:133:22",
+		"panic at kernels.go:133:38: integer divide by zero",
+		"kernels.go:133:13",
 	},
 	SourceHash: "fffdbf3b60114cbf", Source: []string{"kernels.go:gatherRows"},
 	Native: func(t gpu.Thread, a []any) {
@@ -217,7 +217,7 @@ func (l kernGatherRowsLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(rows), kern.ScalarArg(cols))
 }
 
-// matmul4F32Kernel launches the kernel matmul4F32 (kernels.go:156).
+// matmul4F32Kernel launches the kernel matmul4F32 (kernels.go:138).
 var matmul4F32Kernel = kernMatmul4F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "matmul4F32", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmul4F32", Module: kernModule,
 	Params: []kern.Param{
@@ -231,22 +231,22 @@ var matmul4F32Kernel = kernMatmul4F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:181:14: integer divide by zero",
-		"panic at kernels.go:182:13: integer divide by zero",
-		"kernels.go:36:18",
-		"kernels.go:36:18",
-		"kernels.go:190:20",
-		"kernels.go:190:20",
-		"kernels.go:190:20",
-		"kernels.go:190:20",
-		"kernels.go:190:20",
-		"kernels.go:190:20",
-		"kernels.go:190:20",
-		"kernels.go:190:20",
-		"kernels.go:204:8",
-		"kernels.go:204:8",
-		"kernels.go:204:8",
-		"kernels.go:204:8",
+		"panic at kernels.go:163:14: integer divide by zero",
+		"panic at kernels.go:164:13: integer divide by zero",
+		"kernels.go:34:18",
+		"kernels.go:34:18",
+		"kernels.go:172:20",
+		"kernels.go:172:20",
+		"kernels.go:172:20",
+		"kernels.go:172:20",
+		"kernels.go:172:20",
+		"kernels.go:172:20",
+		"kernels.go:172:20",
+		"kernels.go:172:20",
+		"kernels.go:186:8",
+		"kernels.go:186:8",
+		"kernels.go:186:8",
+		"kernels.go:186:8",
 	},
 	SourceHash: "054bb835f426bcc8", Source: []string{"kernels.go:f32w.load4", "kernels.go:matmul4F32", "kernels.go:matmulWarp4", "kernels.go:type f32w", "kernels.go:type wcodec"},
 	Native: func(t gpu.Thread, a []any) {
@@ -262,7 +262,7 @@ func (l kernMatmul4F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
 }
 
-// matmul4F16Kernel launches the kernel matmul4F16 (kernels.go:161).
+// matmul4F16Kernel launches the kernel matmul4F16 (kernels.go:143).
 var matmul4F16Kernel = kernMatmul4F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "matmul4F16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmul4F16", Module: kernModule,
 	Params: []kern.Param{
@@ -276,22 +276,22 @@ var matmul4F16Kernel = kernMatmul4F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:181:14: integer divide by zero",
-		"panic at kernels.go:182:13: integer divide by zero",
-		"kernels.go:43:16",
-		"kernels.go:43:16",
-		"kernels.go:190:20",
-		"kernels.go:190:20",
-		"kernels.go:190:20",
-		"kernels.go:190:20",
-		"kernels.go:190:20",
-		"kernels.go:190:20",
-		"kernels.go:190:20",
-		"kernels.go:190:20",
-		"kernels.go:204:8",
-		"kernels.go:204:8",
-		"kernels.go:204:8",
-		"kernels.go:204:8",
+		"panic at kernels.go:163:14: integer divide by zero",
+		"panic at kernels.go:164:13: integer divide by zero",
+		"kernels.go:41:16",
+		"kernels.go:41:16",
+		"kernels.go:172:20",
+		"kernels.go:172:20",
+		"kernels.go:172:20",
+		"kernels.go:172:20",
+		"kernels.go:172:20",
+		"kernels.go:172:20",
+		"kernels.go:172:20",
+		"kernels.go:172:20",
+		"kernels.go:186:8",
+		"kernels.go:186:8",
+		"kernels.go:186:8",
+		"kernels.go:186:8",
 	},
 	SourceHash: "61451ee0ae0aaa42", Source: []string{"kernels.go:f16w.load4", "kernels.go:matmul4F16", "kernels.go:matmulWarp4", "kernels.go:type f16w", "kernels.go:type wcodec"},
 	Native: func(t gpu.Thread, a []any) {
@@ -307,7 +307,7 @@ func (l kernMatmul4F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
 }
 
-// matmul4BF16Kernel launches the kernel matmul4BF16 (kernels.go:166).
+// matmul4BF16Kernel launches the kernel matmul4BF16 (kernels.go:148).
 var matmul4BF16Kernel = kernMatmul4BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "matmul4BF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmul4BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -321,22 +321,22 @@ var matmul4BF16Kernel = kernMatmul4BF16Launcher{kern.NewLauncher(kern.KernelSpec
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:181:14: integer divide by zero",
-		"panic at kernels.go:182:13: integer divide by zero",
-		"kernels.go:51:16",
-		"kernels.go:51:16",
-		"kernels.go:190:20",
-		"kernels.go:190:20",
-		"kernels.go:190:20",
-		"kernels.go:190:20",
-		"kernels.go:190:20",
-		"kernels.go:190:20",
-		"kernels.go:190:20",
-		"kernels.go:190:20",
-		"kernels.go:204:8",
-		"kernels.go:204:8",
-		"kernels.go:204:8",
-		"kernels.go:204:8",
+		"panic at kernels.go:163:14: integer divide by zero",
+		"panic at kernels.go:164:13: integer divide by zero",
+		"kernels.go:49:16",
+		"kernels.go:49:16",
+		"kernels.go:172:20",
+		"kernels.go:172:20",
+		"kernels.go:172:20",
+		"kernels.go:172:20",
+		"kernels.go:172:20",
+		"kernels.go:172:20",
+		"kernels.go:172:20",
+		"kernels.go:172:20",
+		"kernels.go:186:8",
+		"kernels.go:186:8",
+		"kernels.go:186:8",
+		"kernels.go:186:8",
 	},
 	SourceHash: "a04817e1d1531e9d", Source: []string{"kernels.go:bf16w.load4", "kernels.go:matmul4BF16", "kernels.go:matmulWarp4", "kernels.go:type bf16w", "kernels.go:type wcodec"},
 	Native: func(t gpu.Thread, a []any) {
@@ -352,7 +352,7 @@ func (l kernMatmul4BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
 }
 
-// attentionPagedKernel launches the kernel attentionPaged (kernels.go:211).
+// attentionPagedKernel launches the kernel attentionPaged (kernels.go:193).
 var attentionPagedKernel = kernAttentionPagedLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "attentionPaged", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "attentionPaged", Module: kernModule,
 	Params: []kern.Param{
@@ -375,26 +375,26 @@ var attentionPagedKernel = kernAttentionPagedLauncher{kern.NewLauncher(kern.Kern
 	Block:  gpu.Dim3{X: 32, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:213:13: integer divide by zero",
-		"panic at kernels.go:214:11: integer divide by zero",
-		"panic at kernels.go:215:20: integer divide by zero",
-		"panic at kernels.go:215:11: integer divide by zero",
-		"kernels.go:216:14",
-		"kernels.go:217:18",
-		"panic at kernels.go:224:25: integer divide by zero",
-		"kernels.go:224:20",
-		"panic at kernels.go:224:49: integer divide by zero",
-		"kernels.go:228:17",
-		"kernels.go:228:27",
-		"kernels.go:231:9",
-		"kernels.go:237:22",
-		"kernels.go:238:9",
-		"panic at kernels.go:247:26: integer divide by zero",
-		"kernels.go:247:21",
-		"panic at kernels.go:247:50: integer divide by zero",
-		"kernels.go:248:24",
-		"kernels.go:248:34",
-		"kernels.go:250:6",
+		"panic at kernels.go:195:13: integer divide by zero",
+		"panic at kernels.go:196:11: integer divide by zero",
+		"panic at kernels.go:197:20: integer divide by zero",
+		"panic at kernels.go:197:11: integer divide by zero",
+		"kernels.go:198:14",
+		"kernels.go:199:18",
+		"panic at kernels.go:206:25: integer divide by zero",
+		"kernels.go:206:20",
+		"panic at kernels.go:206:49: integer divide by zero",
+		"kernels.go:210:17",
+		"kernels.go:210:27",
+		"kernels.go:213:9",
+		"kernels.go:219:22",
+		"kernels.go:220:9",
+		"panic at kernels.go:229:26: integer divide by zero",
+		"kernels.go:229:21",
+		"panic at kernels.go:229:50: integer divide by zero",
+		"kernels.go:230:24",
+		"kernels.go:230:34",
+		"kernels.go:232:6",
 	},
 	SourceHash: "473a9b46a6ed8ead", Source: []string{"kernels.go:attentionPaged"},
 	Native: func(t gpu.Thread, a []any) {
@@ -488,7 +488,7 @@ var qkvPrepBF16Kernel = kernQkvPrepBF16Launcher{kern.NewLauncher(kern.KernelSpec
 		"opsfused.go:78:30",
 		"opsfused.go:78:45",
 	},
-	SourceHash: "31e027f568a72ad1", Source: []string{"kernels.go:const twoPiHi", "kernels.go:const twoPiLo", "kernels.go:type bf16w", "opsfused.go:const qkvPairs", "opsfused.go:qkvPrep", "opsfused.go:qkvPrepBF16", "opsfused.go:ropeSinCos", "opskernels.go:bf16w.store", "opskernels.go:type scodec"},
+	SourceHash: "116ef54c29e7c6fe", Source: []string{"kernels.go:type bf16w", "opsfused.go:const qkvPairs", "opsfused.go:const twoPiHi", "opsfused.go:const twoPiLo", "opsfused.go:qkvPrep", "opsfused.go:qkvPrepBF16", "opsfused.go:ropeSinCos", "opskernels.go:bf16w.store", "opskernels.go:type scodec"},
 	Native: func(t gpu.Thread, a []any) {
 		qkvPrepBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].([]float32), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(bool), a[14].(float32), a[15].(float64))
 	},
@@ -580,7 +580,7 @@ var qkvPrepF16Kernel = kernQkvPrepF16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"opsfused.go:78:30",
 		"opsfused.go:78:45",
 	},
-	SourceHash: "cf07b86cc3d7bd3b", Source: []string{"kernels.go:const twoPiHi", "kernels.go:const twoPiLo", "kernels.go:type f16w", "opsfused.go:const qkvPairs", "opsfused.go:qkvPrep", "opsfused.go:qkvPrepF16", "opsfused.go:ropeSinCos", "opskernels.go:f16w.store", "opskernels.go:type scodec"},
+	SourceHash: "757c4ffb09caacb7", Source: []string{"kernels.go:type f16w", "opsfused.go:const qkvPairs", "opsfused.go:const twoPiHi", "opsfused.go:const twoPiLo", "opsfused.go:qkvPrep", "opsfused.go:qkvPrepF16", "opsfused.go:ropeSinCos", "opskernels.go:f16w.store", "opskernels.go:type scodec"},
 	Native: func(t gpu.Thread, a []any) {
 		qkvPrepF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].([]float32), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(bool), a[14].(float32), a[15].(float64))
 	},
@@ -594,7 +594,7 @@ func (l kernQkvPrepF16Launcher) Launch(q kern.Queue, grid kern.Grid, q_ *kern.Bu
 	return l.Kernel().Launch(q, grid, kern.BufferArg(q_), kern.BufferArg(kCache), kern.BufferArg(vCache), kern.BufferArg(qkv), kern.BufferArg(qNorm), kern.BufferArg(kNorm), kern.BufferArg(pos), kern.BufferArg(slots), kern.ScalarArg(rows), kern.ScalarArg(nh), kern.ScalarArg(nkv), kern.ScalarArg(d), kern.ScalarArg(hd), kern.ScalarArg(norm), kern.ScalarArg(eps), kern.ScalarArg(ratio))
 }
 
-// rmsNormCastBF16Kernel launches the kernel rmsNormCastBF16 (opsfused.go:135).
+// rmsNormCastBF16Kernel launches the kernel rmsNormCastBF16 (opsfused.go:142).
 var rmsNormCastBF16Kernel = kernRmsNormCastBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "rmsNormCastBF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "rmsNormCastBF16", Module: kernModule,
 	Params: []kern.Param{
@@ -608,10 +608,10 @@ var rmsNormCastBF16Kernel = kernRmsNormCastBF16Launcher{kern.NewLauncher(kern.Ke
 	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
-		"opsfused.go:148:9",
-		"opsfused.go:153:26",
-		"opsfused.go:153:42",
-		"opsfused.go:153:6",
+		"opsfused.go:155:9",
+		"opsfused.go:160:26",
+		"opsfused.go:160:42",
+		"opsfused.go:160:6",
 	},
 	SourceHash: "b68156aabf5c5589", Source: []string{"kernels.go:type bf16w", "opsfused.go:rmsNormCast", "opsfused.go:rmsNormCastBF16", "opskernels.go:bf16w.store", "opskernels.go:type scodec"},
 	Native: func(t gpu.Thread, a []any) {
@@ -627,7 +627,7 @@ func (l kernRmsNormCastBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *k
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(cols), kern.ScalarArg(eps))
 }
 
-// rmsNormCastF16Kernel launches the kernel rmsNormCastF16 (opsfused.go:140).
+// rmsNormCastF16Kernel launches the kernel rmsNormCastF16 (opsfused.go:147).
 var rmsNormCastF16Kernel = kernRmsNormCastF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "rmsNormCastF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "rmsNormCastF16", Module: kernModule,
 	Params: []kern.Param{
@@ -641,10 +641,10 @@ var rmsNormCastF16Kernel = kernRmsNormCastF16Launcher{kern.NewLauncher(kern.Kern
 	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
-		"opsfused.go:148:9",
-		"opsfused.go:153:26",
-		"opsfused.go:153:42",
-		"opsfused.go:153:6",
+		"opsfused.go:155:9",
+		"opsfused.go:160:26",
+		"opsfused.go:160:42",
+		"opsfused.go:160:6",
 	},
 	SourceHash: "09ffd4c77051c4df", Source: []string{"kernels.go:type f16w", "opsfused.go:rmsNormCast", "opsfused.go:rmsNormCastF16", "opskernels.go:f16w.store", "opskernels.go:type scodec"},
 	Native: func(t gpu.Thread, a []any) {
