@@ -59,6 +59,9 @@ func (g *bceGen) index(d int) string {
 	}
 	x := g.index(d - 1)
 	c := strconv.Itoa(1 + g.r.IntN(37))
+	if g.r.IntN(10) == 0 { // a helper's result (ranges.go's callee)
+		return g.pick([]string{"hxor", "hpick", "hnest"}) + "(" + x + ", " + g.index(d-1) + ")"
+	}
 	switch g.r.IntN(13) {
 	case 0:
 		return "(" + x + " + " + g.index(d-1) + ")"
@@ -252,8 +255,25 @@ func bceKernel(seed uint64, bx, by, S int, hoist bool) string {
 	g.line("\tout[o] = acc")
 	g.line("}")
 	g.b.WriteString("}\n")
+	g.b.WriteString(bceHelpers)
 	return g.b.String()
 }
+
+// bceHelpers are the helpers random indices call: a swizzle as gpu/tile's
+// (non-negative when both operands are), a pick with two returns (one
+// may be negative) and a helper calling a helper.
+const bceHelpers = `
+func hxor(x, y int) int { return x ^ (y >> 1 & 3) }
+
+func hpick(x, y int) int {
+	if x < y {
+		return x
+	}
+	return y - 1
+}
+
+func hnest(x, y int) int { return hxor(x&15, y) + hpick(y, 9) }
+`
 
 // bceRun is one launch's observable result.
 type bceRun struct {
@@ -426,5 +446,50 @@ func K(t gpu.Thread, x, out []int32) {
 	}
 	if c := p.Kernels[0].Checks; !strings.Contains(strings.Join(c.KeptAt, " "), "k.go:9:13") {
 		t.Errorf("s[i] under i < cap(s) was proven: kept %v", c.KeptAt)
+	}
+}
+
+// A helper's result is bounded from its body with the call's arguments:
+// gpu/tile's swizzle ch ^ (r>>1&3) of ch < 4 stays below 4, so the index
+// into a shared array of 4·32 is proven; the same helper given ch < 8
+// may reach 7 and keeps its check, and so does a helper whose other
+// return can be negative.
+func TestHelperResultBoundsAnIndex(t *testing.T) {
+	src := `package k
+
+import "github.com/gokern/kern/gpu"
+
+func swz(r, ch int) int { return ch ^ (r >> 1 & 3) }
+
+func pick(x, y int) int {
+	if x < y {
+		return x
+	}
+	return y - 1
+}
+
+//kern:kernel block=128
+func K(t gpu.Thread, out []int32) {
+	s := gpu.Shared[int32](t, 4*32)
+	r, ch := t.ThreadIdx().X>>2, t.ThreadIdx().X&3
+	s[r+32*swz(r, ch)] = 1
+	t.Sync()
+	x := s[r+32*swz(r, t.ThreadIdx().X&7)]
+	x += s[pick(r, ch)]
+	out[0] = x
+}
+`
+	p, err := CompileSource(Config{}, "k.go", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := strings.Join(p.Kernels[0].Checks.KeptAt, " ")
+	if strings.Contains(kept, "k.go:18:3") {
+		t.Errorf("s[r+32*swz(r, ch)] with ch < 4 was not proven: kept %v", kept)
+	}
+	for _, at := range []string{"k.go:20:8", "k.go:21:8"} {
+		if !strings.Contains(kept, at) {
+			t.Errorf("the check at %s was proven: kept %v", at, kept)
+		}
 	}
 }

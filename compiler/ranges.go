@@ -16,7 +16,10 @@ package compiler
 // Sources of bounds: constants, small integer types, gpu thread and block
 // indices (bounded by the kernel's block= shape, which launch enforces per
 // dimension, or else by the device limits every GPU shares), len of a
-// gpu.Shared array, and the launch limits on buffer sizes (maxLen).
+// gpu.Shared array, the launch limits on buffer sizes (maxLen), and
+// the result of a call to a helper with one result, bounded from the
+// helper's body with its parameters bounded by the call's arguments
+// (callee: gpu/tile's swizzle of a chunk and a row stays a chunk).
 // Loop-carried phis are solved by checking a candidate interval for
 // inductiveness: assume it, evaluate the incoming values, and accept it
 // if they fall inside; a counter with constant start and step also keeps
@@ -47,6 +50,9 @@ type rangeCtx struct {
 	// or the constant length of a gpu.Shared array passed in.
 	arg    func(p *ssa.Parameter) interval
 	argLen func(p *ssa.Parameter) interval
+	// nest counts the helper calls whose results this analysis is
+	// bounding (callee), which stops recursion.
+	nest int
 	// assumed holds the candidate intervals of phis being solved.
 	assumed map[*ssa.Phi]interval
 	memo    map[rangeKey]interval
@@ -389,7 +395,10 @@ func (rc *rangeCtx) call(v *ssa.Call, b *ssa.BasicBlock, depth int) interval {
 	if fn == nil {
 		return unknown
 	}
-	name, _ := gpuIntrinsicName(fn)
+	name, intrinsic := gpuIntrinsicName(fn)
+	if !intrinsic {
+		return rc.callee(v, fn, b, depth)
+	}
 	switch name {
 	case "Thread.GlobalX", "Thread.GlobalY", "Thread.GlobalZ":
 		d := int(name[len(name)-1] - 'X')
@@ -628,4 +637,46 @@ func gcd(a, b int64) int64 {
 		a, b = b, a%b
 	}
 	return a
+}
+
+// maxNest bounds how many helper calls deep callee looks.
+const maxNest = 2
+
+// callee bounds the result of a call to a helper with one result (such
+// as gpu/tile's swizzle, swz(r, ch) = ch ^ (r>>1&3)): the join over the
+// helper's returns of the returned value, its parameters bounded by the
+// call's arguments as used in b. A helper with free variables, or one
+// nested too deep, is unknown.
+func (rc *rangeCtx) callee(v *ssa.Call, fn *ssa.Function, b *ssa.BasicBlock, depth int) interval {
+	if depth == 0 || rc.nest >= maxNest || fn.Signature.Results().Len() != 1 || len(fn.FreeVars) > 0 ||
+		len(fn.Blocks) == 0 || len(fn.Params) != len(v.Call.Args) {
+		return unknown
+	}
+	sub := newRangeCtx(fn, rc.block)
+	sub.nest = rc.nest + 1
+	sub.arg = func(p *ssa.Parameter) interval {
+		for i, q := range fn.Params {
+			if q == p {
+				return rc.at(v.Call.Args[i], b, depth-1)
+			}
+		}
+		return unknown
+	}
+	r, first := unknown, true
+	for _, blk := range fn.Blocks {
+		ret, ok := blk.Instrs[len(blk.Instrs)-1].(*ssa.Return)
+		if !ok {
+			continue
+		}
+		x := sub.rangeAt(ret.Results[0], blk)
+		if !x.ok {
+			return unknown
+		}
+		if first {
+			r, first = x, false
+		} else {
+			r = r.join(x)
+		}
+	}
+	return r
 }

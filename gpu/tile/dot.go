@@ -103,19 +103,25 @@ func Dot[T gpu.Elem, C MMA[T]](t gpu.Thread, acc Acc, a, b Operand[T, C]) Acc {
 	// matrices 2, 3 are the next n8 tile, 1, 3 the next k chunk.
 	lr, lc := (l>>3&1)<<3|l&7, l>>4
 	lb, lk := (l>>4)<<3|l&7, l>>3&1
+	// The warp's 32 rows of A and the 64 rows of B as arrays of known
+	// size: one bounds check per operand and call (the conversion), after
+	// which the range analysis proves every ldmatrix address from the
+	// lane arithmetic (a too-small operand still fails the conversion).
+	as := (*[32 * BK]T)(a.s[w0*BK:])
+	bs := (*[64 * BK]T)(b.s)
 	//kern:unroll
 	for kk := range BK / 16 {
 		var fb [8][2]uint32
 		//kern:unroll
 		for p := range 4 {
-			f := gpu.LdMatrixX4(t, &b.s[(p*16+lb)*BK+swz(lb, 2*kk+lk)*8])
+			f := gpu.LdMatrixX4(t, &bs[(p*16+lb)*BK+swz(lb, 2*kk+lk)*8])
 			fb[2*p], fb[2*p+1] = [2]uint32{f[0], f[1]}, [2]uint32{f[2], f[3]}
 		}
 		//kern:unroll
 		for i := range 2 {
 			// Rows w0+16i+lr share lr's bits 1..2 (w0 is a multiple of
-			// 32), hence its swizzle.
-			fa := gpu.LdMatrixX4(t, &a.s[(w0+i*16+lr)*BK+swz(lr, 2*kk+lc)*8])
+			// 32), hence its swizzle; as starts at row w0.
+			fa := gpu.LdMatrixX4(t, &as[(i*16+lr)*BK+swz(lr, 2*kk+lc)*8])
 			//kern:unroll
 			for j := range 8 {
 				acc.v[i][j] = c.mma(t, fa, fb[j], acc.v[i][j])
