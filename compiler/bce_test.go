@@ -353,7 +353,7 @@ func testBCE(t *testing.T, hoist bool) {
 	if n, err := strconv.Atoi(os.Getenv("KERN_RANDOM")); err == nil {
 		kernels = n
 	}
-	skipped, hoisted, byBW := 0, 0, 0
+	skipped, hoisted, byBW, pure := 0, 0, 0, 0
 	for k := range kernels {
 		r := rand.New(rand.NewPCG(uint64(k), map[bool]uint64{false: 77, true: 78}[hoist]))
 		bx, by := 1+r.IntN(48), 1+r.IntN(3)
@@ -373,6 +373,9 @@ func testBCE(t *testing.T, hoist bool) {
 		hoisted += opt.Kernels[0].Checks.Hoisted
 		if strings.Contains(src, "+= bw {") && opt.Kernels[0].Checks.Hoisted > 0 {
 			byBW++ // likely a hoisted loop whose step anchorStep puts into the limit
+		}
+		if strings.Contains(opt.PTX, "hoisted_early") {
+			pure++ // a pure loop: the entry edge decides the fault (hoist_pure.go)
 		}
 		ref, err := CompileSource(Config{KeepChecks: true}, "k.go", []byte(src))
 		if err != nil {
@@ -419,7 +422,10 @@ func testBCE(t *testing.T, hoist bool) {
 	if hoist && byBW == 0 {
 		t.Errorf("no kernel hoists checks with a step computed before the loop: the generator needs fixing")
 	}
-	t.Logf("%d checks hoisted; %d kernels hoist with a loop stepping by bw", hoisted, byBW)
+	if hoist && pure == 0 {
+		t.Errorf("no kernel has a pure hoisted loop: the generator needs fixing")
+	}
+	t.Logf("%d checks hoisted; %d kernels hoist with a loop stepping by bw, %d with a pure loop", hoisted, byBW, pure)
 	if skipped > kernels/4 {
 		t.Errorf("%d of %d random kernels did not type-check: the generator needs fixing", skipped, kernels)
 	}

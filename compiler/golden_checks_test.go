@@ -17,7 +17,11 @@ func init() {
 			mustNotContain(t, p, k, `kern_error`)
 		}
 		mustContain(t, p, "IntOps", `^div\.s64 `)
-		mustContain(t, p, "IntOps", `^rem\.s64 `)
+		// x % d after x / d is x − (x/d)·d: one division, no rem.
+		mustNotContain(t, p, "IntOps", `^rem\.s64 `)
+		// Signed / and % by powers of two: biased shifts, no division.
+		mustNotContain(t, p, "SignedPow2", `^(div|rem)\.`)
+		mustContain(t, p, "SignedPow2", `^shr\.s64 `)
 		mustContain(t, p, "UintOps", `^div\.u32 `)
 		mustContain(t, p, "UintOps", `^shr\.u32 `)
 		// Go's float arithmetic rounds each operation: explicit .rn keeps
@@ -279,11 +283,19 @@ func init() {
 		}
 		for _, k := range []string{"Strided", "Tiles", "StoreFirst"} {
 			mustContain(t, p, k, `^min\.s64 `)
+		}
+		for _, k := range []string{"Strided", "StoreFirst"} {
 			mustContain(t, p, k, `^\$L\d+_hoisted_fault:`)
+		}
+		// Tiles's loop is pure (hoist_pure.go): the entry edge decides the
+		// fault and the loop tests k0 < k; the others test the limit.
+		mustContain(t, p, "Tiles", `^\$L\d+_hoisted_early:`)
+		for _, k := range []string{"Strided", "StoreFirst"} {
+			mustNotContain(t, p, k, `hoisted_early`)
 		}
 		// Tiles's two pointers step by 8 floats on the back edge.
 		mustContain(t, p, "Tiles", `^add\.s64 %rd\d+, %rd\d+, 32;`)
-		if sites := kernelOf(t, p, "StoreFirst").Sites; len(sites) != 2 || sites[0] != "hoist.go:42:6" || sites[1] != "hoist.go:43:6" {
+		if sites := kernelOf(t, p, "StoreFirst").Sites; len(sites) != 2 || sites[0] != "hoist.go:45:6" || sites[1] != "hoist.go:46:6" {
 			t.Errorf("StoreFirst: sites %q, want the hoisted out[j] (in the cold block the header lowers) and the kept out[j+off]", sites)
 		}
 	}

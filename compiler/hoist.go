@@ -55,6 +55,10 @@ type hoistLoop struct {
 	groups []*hoistGroup
 	access []hoistAccess // in program order
 	limit  ir.Reg        // allocated on first emission
+	// pure: the loop has no effect a fault could cut short (hoist_pure.go),
+	// so the entry edge decides the fault and the loop tests iv < N.
+	pure bool
+	cold *ir.Block // the hoisted_fault block, once allocated
 }
 
 // hoistGroup is the accesses x[iv+b+c] of one slice and one symbolic b.
@@ -189,6 +193,7 @@ func (kb *kernelBuilder) planLoop(fr *frame, h *ssa.BasicBlock) *hoistLoop {
 	if len(pl.access) == 0 {
 		return nil
 	}
+	pl.pure = pl.pureLoop(fr, body)
 	for _, g := range pl.groups {
 		g.nonNeg = true
 	}

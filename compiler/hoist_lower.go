@@ -38,6 +38,9 @@ func (kb *kernelBuilder) emitHoistEntry(fr *frame, pl *hoistLoop) {
 		kb.emitHoistPointer(fr, g, base, iv0)
 	}
 	kb.anchorStep(fr, pl, bound)
+	if pl.pure {
+		kb.emitPureEntry(fr, pl, iv0, bound)
+	}
 }
 
 // anchorStep makes the limit depend on a step computed before the loop:
@@ -134,9 +137,13 @@ func (kb *kernelBuilder) emitHoistIf(fr *frame, pl *hoistLoop) {
 	iv := kb.phiVal(fr, pl.iv).ops[0]
 	cond := kb.b.New(ir.Pred)
 	kb.b.Pos = pl.header.Instrs[len(pl.header.Instrs)-1].(*ssa.If).Cond.Pos()
-	kb.b.Setp(ir.LT, ir.S64, cond, iv, ir.R(pl.limit))
+	limit := ir.R(pl.limit)
+	if pl.pure {
+		limit = kb.value(fr, pl.bound).ops[0] // the entry edge tested the rest
+	}
+	kb.b.Setp(ir.LT, ir.S64, cond, iv, limit)
 	exit := kb.f.NewBlock("hoisted_exit")
-	cold := kb.f.NewBlock("hoisted_fault")
+	cold := kb.hoistCold(pl)
 	// The body has no phis and no other way in (planLoop).
 	fr.reach(h.Succs[0])
 	kb.b.BraIf(cond, false, fr.blocks[h.Succs[0].Index])
@@ -144,9 +151,11 @@ func (kb *kernelBuilder) emitHoistIf(fr *frame, pl *hoistLoop) {
 	saved, savedPos := kb.b.B, kb.b.Pos
 
 	kb.b.B = exit
-	early := kb.b.New(ir.Pred)
-	kb.b.Setp(ir.LT, ir.S64, early, iv, kb.value(fr, pl.bound).ops[0])
-	kb.b.BraIf(early, false, cold)
+	if !pl.pure {
+		early := kb.b.New(ir.Pred)
+		kb.b.Setp(ir.LT, ir.S64, early, iv, kb.value(fr, pl.bound).ops[0])
+		kb.b.BraIf(early, false, cold)
+	}
 	kb.edge(fr, h, h.Succs[1])
 
 	// The checks of the faulting iteration, in program order; one fails.

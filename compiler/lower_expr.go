@@ -406,6 +406,21 @@ func (kb *kernelBuilder) lowerDivRem(fr *frame, in *ssa.BinOp, op ir.Op, st ir.T
 		}
 		return out
 	}
+	if c, ok := constInt(in.Y); ok && st.IsSigned() && c > 1 && c&(c-1) == 0 && st.Bits() >= 32 {
+		kb.signedDivPow2(op, st, r, kb.reg(a, st), c)
+		return out
+	}
+	if q := divPartner(in); op == ir.OpRem && q != nil {
+		// x % y after x / y: r = x − (x/y)·y, Go's truncated remainder
+		// (also for MinInt / −1, where both wrap), instead of a second
+		// division; clang's DivRemPairs does the same.
+		if qv := fr.vals[q]; qv != nil && len(qv.ops) == 1 {
+			p := kb.b.New(st)
+			kb.b.Arith(ir.OpMul, st, p, qv.ops[0], b)
+			kb.b.Arith(ir.OpSub, st, r, a, ir.R(p))
+			return out
+		}
+	}
 	if st.Bits() == 64 && xr.within(span(0, 1<<32-1)) && yr.within(span(1, 1<<32-1)) {
 		x32, y32, q32 := kb.b.New(ir.U32), kb.b.New(ir.U32), kb.b.New(ir.U32)
 		kb.b.Cvt(ir.U32, ir.U64, "", x32, ir.R(kb.reg(a, st)))
@@ -416,4 +431,47 @@ func (kb *kernelBuilder) lowerDivRem(fr *frame, in *ssa.BinOp, op ir.Op, st ir.T
 	}
 	kb.b.Arith(op, st, r, a, b)
 	return out
+}
+
+// signedDivPow2 lowers x / c or x % c for a signed x that may be negative
+// and c = 2^sh > 1 without a division (PTX's 64-bit div and rem are
+// subroutine calls even for a constant divisor): Go truncates toward zero,
+// so a negative x is biased by c−1 before the arithmetic shift,
+//
+//	bias = (x >> (bits−1)) >>> (bits−sh)   // c−1 if x < 0, else 0
+//	x / c = (x + bias) >> sh
+//	x % c = x − ((x + bias) & −c)
+//
+// x + bias cannot overflow: bias is 0 unless x is negative.
+func (kb *kernelBuilder) signedDivPow2(op ir.Op, st ir.Type, dst, x ir.Reg, c int64) {
+	sh := 0
+	for v := c; v > 1; v >>= 1 {
+		sh++
+	}
+	bits := st.Bits()
+	sign, bias, t := kb.b.New(st), kb.b.New(st), kb.b.New(st)
+	kb.b.Shift(ir.OpShr, st, sign, ir.R(x), ir.Imm(ir.U32, uint64(bits-1)))
+	kb.b.Shift(ir.OpShr, st.Unsigned(), bias, ir.R(sign), ir.Imm(ir.U32, uint64(bits-sh)))
+	kb.b.Arith(ir.OpAdd, st, t, ir.R(x), ir.R(bias))
+	if op == ir.OpDiv {
+		kb.b.Shift(ir.OpShr, st, dst, ir.R(t), ir.Imm(ir.U32, uint64(sh)))
+		return
+	}
+	m := kb.b.New(st)
+	kb.b.Arith(ir.OpAnd, st, m, ir.R(t), ir.Imm(st, uint64(-c)))
+	kb.b.Arith(ir.OpSub, st, dst, ir.R(x), ir.R(m))
+}
+
+// divPartner returns the x / y that precedes x % y (in) in its block, with
+// the same operands, or nil.
+func divPartner(in *ssa.BinOp) *ssa.BinOp {
+	for _, i := range in.Block().Instrs {
+		if i == in {
+			return nil
+		}
+		if d, ok := i.(*ssa.BinOp); ok && d.Op == token.QUO && d.X == in.X && d.Y == in.Y {
+			return d
+		}
+	}
+	return nil
 }

@@ -13,6 +13,18 @@ func IntOps(t gpu.Thread, a, b, out []int) {
 	}
 }
 
+// SignedPow2 divides a possibly negative int by powers of two: a biased
+// shift and a mask, no div.s64/rem.s64 (PTX's are subroutine calls).
+//
+//kern:kernel
+func SignedPow2(t gpu.Thread, a, out []int) {
+	i := t.GlobalX()
+	if i < len(out) && i < len(a) {
+		x := a[i]
+		out[i] = x/8 + x%16 + int(int32(x)/4)
+	}
+}
+
 //kern:kernel
 func UintOps(t gpu.Thread, a []uint32, out []uint32) {
 	i := t.GlobalX()

@@ -20,7 +20,10 @@ func Strided(t gpu.Thread, w, out []float32, n, off int) {
 }
 
 // Tiles: three accesses in two groups (b = row*k + tg, and b + k), each
-// walked by a pointer advanced 8 elements per iteration.
+// walked by a pointer advanced 8 elements per iteration. The loop only
+// loads and adds, so it is pure (hoist_pure.go): the entry edge jumps to
+// the cold block when some iteration would fault, and the loop tests
+// k0 < k.
 //
 //kern:kernel block=32
 func Tiles(t gpu.Thread, a, out []float32, k int) {

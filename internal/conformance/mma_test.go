@@ -1,8 +1,10 @@
 package conformance
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/gokern/kern"
@@ -73,4 +75,27 @@ func BenchmarkEmuMMA512(b *testing.B) {
 		}
 	}
 	b.ReportMetric(2*m*n*k/1e9*float64(b.N)/b.Elapsed().Seconds(), "GFLOP/s")
+}
+
+// A too-short A (one element): the k loop's checks are hoisted and, the
+// loop being pure (loads and mma only), decided before it
+// (compiler/hoist_pure.go). Every lane faults in the first iteration, so
+// no mma runs short of a lane (which the emulator traps, as the hardware
+// leaves it undefined), and the fault is reported at one of a's accesses
+// in the loop with a's length.
+func TestMatMulMMAShortA(t *testing.T) {
+	const m, n, k = 16, 8, 32
+	a, bt, _ := mmaInputs(m, n, k, 3)
+	for _, dev := range devices() {
+		da, db := must(kern.Upload(dev, a[:1])), must(kern.Upload(dev, bt))
+		dc := must(kern.Alloc[float32](dev, m*n))
+		err := MatMulMMAKernel.Launch(dev, kern.Blocks(gpu.Dim3{X: 1}, gpu.Dim3{X: 128}), da, db, dc, m, n, k)
+		var de *kern.DeviceError
+		if !errors.As(err, &de) {
+			t.Fatalf("%s: err = %v, want a *kern.DeviceError", dev.Kind(), err)
+		}
+		if line := strings.TrimPrefix(de.Site, "kernels.go:"); len(line) < 3 || line[:3] < "275" || line[:3] > "278" || de.Length != 1 || de.Index < 1 {
+			t.Errorf("%s: %q at %s index %d length %d, want a's access in the k loop (kernels.go:275-278), index ≥ 1, length 1", dev.Kind(), de.Message, de.Site, de.Index, de.Length)
+		}
+	}
 }
