@@ -20,7 +20,7 @@ package compiler
 //
 // The check is on the AST with types: it follows a parameter into the
 // helpers it is passed to (by the callee's parameter), so generic helpers
-// such as ops' softmaxTile are summarised once per declaration.
+// such as ops/internal/tilerow's softmaxTile are summarised once per declaration.
 
 import (
 	"fmt"

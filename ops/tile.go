@@ -6,7 +6,8 @@ package ops
 // registers and stored; the hand-written v1/v2 stream the row from memory
 // twice instead. Shapes, layouts and numerics are those of softmax.go and
 // norm.go (float32 arithmetic whatever T, rounded once on the store);
-// blocks are one per row, rowThreads(cols) threads, as v1.
+// blocks are one per row, rowThreads(cols) threads, as v1. The kernels
+// are in ops/internal/tilerow.
 //
 // They are kept beside the hand-written versions to compare (tests against
 // the same float64 references; SASS per row in docs/performance.md). The
@@ -16,96 +17,17 @@ import (
 	"fmt"
 
 	"github.com/gokern/kern"
-	"github.com/gokern/kern/gpu"
-	"github.com/gokern/kern/gpu/tile"
+	"github.com/gokern/kern/ops/internal/tilerow"
 )
-
-// ---------------------------------------------------------------------------
-// kernels
-
-// softmaxTile is softmax v3: max, exp, sum and scale on one tile.
-func softmaxTile[R tile.Regs, C tile.Codec[T], T any](t gpu.Thread, out, x []T, cols int) {
-	r := tile.Load[R](t, tile.Input[C](x).Row(tile.RowOf(t), cols), tile.NegInf())
-	e := r.SubS(r.ReduceMax(t)).Exp()
-	tile.Store(t, tile.Rows[C](t, out, cols), e.DivS(e.ReduceSum(t)))
-}
-
-// rmsNormTile is RMSNorm v3: the sum of squares and the scale on one tile.
-func rmsNormTile[R tile.Regs, C tile.Codec[T], T any](t gpu.Thread, out, x, w []T, cols int, eps float32) {
-	r := tile.Load[R](t, tile.Input[C](x).Row(tile.RowOf(t), cols), 0)
-	s := gpu.Rsqrt(r.SumSquares(t)/float32(cols) + eps)
-	g := tile.Load[R](t, tile.Input[C](w), 0)
-	tile.Store(t, tile.Rows[C](t, out, cols), r.MulS(s).Mul(g))
-}
-
-//kern:kernel block=256
-func softmaxTile4F32(t gpu.Thread, out, x []float32, cols int) {
-	softmaxTile[[4]float32, tile.F32](t, out, x, cols)
-}
-
-//kern:kernel block=256
-func softmaxTile4F16(t gpu.Thread, out, x []gpu.Half, cols int) {
-	softmaxTile[[4]float32, tile.F16](t, out, x, cols)
-}
-
-//kern:kernel block=256
-func softmaxTile4BF16(t gpu.Thread, out, x []gpu.BFloat16, cols int) {
-	softmaxTile[[4]float32, tile.BF16](t, out, x, cols)
-}
-
-//kern:kernel block=256
-func softmaxTile16F32(t gpu.Thread, out, x []float32, cols int) {
-	softmaxTile[[16]float32, tile.F32](t, out, x, cols)
-}
-
-//kern:kernel block=256
-func softmaxTile16F16(t gpu.Thread, out, x []gpu.Half, cols int) {
-	softmaxTile[[16]float32, tile.F16](t, out, x, cols)
-}
-
-//kern:kernel block=256
-func softmaxTile16BF16(t gpu.Thread, out, x []gpu.BFloat16, cols int) {
-	softmaxTile[[16]float32, tile.BF16](t, out, x, cols)
-}
-
-//kern:kernel block=256
-func rmsNormTile4F32(t gpu.Thread, out, x, weight []float32, cols int, eps float32) {
-	rmsNormTile[[4]float32, tile.F32](t, out, x, weight, cols, eps)
-}
-
-//kern:kernel block=256
-func rmsNormTile4F16(t gpu.Thread, out, x, weight []gpu.Half, cols int, eps float32) {
-	rmsNormTile[[4]float32, tile.F16](t, out, x, weight, cols, eps)
-}
-
-//kern:kernel block=256
-func rmsNormTile4BF16(t gpu.Thread, out, x, weight []gpu.BFloat16, cols int, eps float32) {
-	rmsNormTile[[4]float32, tile.BF16](t, out, x, weight, cols, eps)
-}
-
-//kern:kernel block=256
-func rmsNormTile16F32(t gpu.Thread, out, x, weight []float32, cols int, eps float32) {
-	rmsNormTile[[16]float32, tile.F32](t, out, x, weight, cols, eps)
-}
-
-//kern:kernel block=256
-func rmsNormTile16F16(t gpu.Thread, out, x, weight []gpu.Half, cols int, eps float32) {
-	rmsNormTile[[16]float32, tile.F16](t, out, x, weight, cols, eps)
-}
-
-//kern:kernel block=256
-func rmsNormTile16BF16(t gpu.Thread, out, x, weight []gpu.BFloat16, cols int, eps float32) {
-	rmsNormTile[[16]float32, tile.BF16](t, out, x, weight, cols, eps)
-}
 
 // ---------------------------------------------------------------------------
 // Go API (package-internal: the versions are compared, not exported)
 
 var (
-	softmaxTile4K  = kset{softmaxTile4F32Kernel.Kernel(), softmaxTile4F16Kernel.Kernel(), softmaxTile4BF16Kernel.Kernel()}
-	softmaxTile16K = kset{softmaxTile16F32Kernel.Kernel(), softmaxTile16F16Kernel.Kernel(), softmaxTile16BF16Kernel.Kernel()}
-	rmsNormTile4K  = kset{rmsNormTile4F32Kernel.Kernel(), rmsNormTile4F16Kernel.Kernel(), rmsNormTile4BF16Kernel.Kernel()}
-	rmsNormTile16K = kset{rmsNormTile16F32Kernel.Kernel(), rmsNormTile16F16Kernel.Kernel(), rmsNormTile16BF16Kernel.Kernel()}
+	softmaxTile4K  = kset(tilerow.Softmax4)
+	softmaxTile16K = kset(tilerow.Softmax16)
+	rmsNormTile4K  = kset(tilerow.RMSNorm4)
+	rmsNormTile16K = kset(tilerow.RMSNorm16)
 )
 
 // tileK is the per-thread register count (K) of the smallest tile of
