@@ -39,20 +39,12 @@ func siluMulF16(t gpu.Thread, out, gate, up []gpu.Half) { siluMul(f16c{}, t, out
 func siluMulBF16(t gpu.Thread, out, gate, up []gpu.BFloat16) { siluMul(bf16c{}, t, out, gate, up) }
 
 func siluMul[T any, C codec[T]](c C, t gpu.Thread, out, gate, up []T) {
-	i, s := t.GlobalX(), t.GridDim().X*t.BlockDim().X
-	var g, u [perThread]float32
+	g, u := loadN(c, t, gate, len(out)), loadN(c, t, up, len(out))
 	//kern:unroll
-	for k := 0; k < perThread; k++ {
-		if j := i + k*s; j < len(out) {
-			g[k], u[k] = c.load(gate[j]), c.load(up[j])
-		}
+	for k := range perThread {
+		g[k] = g[k] / (1 + gpu.Exp(-g[k])) * u[k]
 	}
-	//kern:unroll
-	for k := 0; k < perThread; k++ {
-		if j := i + k*s; j < len(out) {
-			out[j] = c.store(g[k] / (1 + gpu.Exp(-g[k])) * u[k])
-		}
-	}
+	storeN(c, t, out, g)
 }
 
 //kern:kernel block=256
@@ -65,20 +57,12 @@ func geluF16(t gpu.Thread, out, x []gpu.Half) { gelu(f16c{}, t, out, x) }
 func geluBF16(t gpu.Thread, out, x []gpu.BFloat16) { gelu(bf16c{}, t, out, x) }
 
 func gelu[T any, C codec[T]](c C, t gpu.Thread, out, x []T) {
-	i, s := t.GlobalX(), t.GridDim().X*t.BlockDim().X
-	var v [perThread]float32
+	v := loadN(c, t, x, len(out))
 	//kern:unroll
-	for k := 0; k < perThread; k++ {
-		if j := i + k*s; j < len(out) {
-			v[k] = c.load(x[j])
-		}
+	for k := range perThread {
+		v[k] = 0.5 * v[k] * (1 + gpu.Erf(v[k]*sqrtHalf))
 	}
-	//kern:unroll
-	for k := 0; k < perThread; k++ {
-		if j := i + k*s; j < len(out) {
-			out[j] = c.store(0.5 * v[k] * (1 + gpu.Erf(v[k]*sqrtHalf)))
-		}
-	}
+	storeN(c, t, out, v)
 }
 
 //kern:kernel block=256
@@ -91,21 +75,13 @@ func geluTanhF16(t gpu.Thread, out, x []gpu.Half) { geluTanh(f16c{}, t, out, x) 
 func geluTanhBF16(t gpu.Thread, out, x []gpu.BFloat16) { geluTanh(bf16c{}, t, out, x) }
 
 func geluTanh[T any, C codec[T]](c C, t gpu.Thread, out, x []T) {
-	i, s := t.GlobalX(), t.GridDim().X*t.BlockDim().X
-	var v [perThread]float32
+	v := loadN(c, t, x, len(out))
 	//kern:unroll
-	for k := 0; k < perThread; k++ {
-		if j := i + k*s; j < len(out) {
-			v[k] = c.load(x[j])
-		}
+	for k := range perThread {
+		u := sqrt2OverPi * (v[k] + 0.044715*v[k]*v[k]*v[k])
+		v[k] = 0.5 * v[k] * (1 + gpu.Tanh(u))
 	}
-	//kern:unroll
-	for k := 0; k < perThread; k++ {
-		if j := i + k*s; j < len(out) {
-			u := sqrt2OverPi * (v[k] + 0.044715*v[k]*v[k]*v[k])
-			out[j] = c.store(0.5 * v[k] * (1 + gpu.Tanh(u)))
-		}
-	}
+	storeN(c, t, out, v)
 }
 
 const (

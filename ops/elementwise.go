@@ -37,20 +37,12 @@ func addF16(t gpu.Thread, out, a, b []gpu.Half) { add(f16c{}, t, out, a, b) }
 func addBF16(t gpu.Thread, out, a, b []gpu.BFloat16) { add(bf16c{}, t, out, a, b) }
 
 func add[T any, C codec[T]](c C, t gpu.Thread, out, a, b []T) {
-	i, s := t.GlobalX(), t.GridDim().X*t.BlockDim().X
-	var x, y [perThread]float32
+	x, y := loadN(c, t, a, len(out)), loadN(c, t, b, len(out))
 	//kern:unroll
-	for k := 0; k < perThread; k++ {
-		if j := i + k*s; j < len(out) {
-			x[k], y[k] = c.load(a[j]), c.load(b[j])
-		}
+	for k := range perThread {
+		x[k] += y[k]
 	}
-	//kern:unroll
-	for k := 0; k < perThread; k++ {
-		if j := i + k*s; j < len(out) {
-			out[j] = c.store(x[k] + y[k])
-		}
-	}
+	storeN(c, t, out, x)
 }
 
 //kern:kernel block=256
@@ -63,20 +55,12 @@ func mulF16(t gpu.Thread, out, a, b []gpu.Half) { mul(f16c{}, t, out, a, b) }
 func mulBF16(t gpu.Thread, out, a, b []gpu.BFloat16) { mul(bf16c{}, t, out, a, b) }
 
 func mul[T any, C codec[T]](c C, t gpu.Thread, out, a, b []T) {
-	i, s := t.GlobalX(), t.GridDim().X*t.BlockDim().X
-	var x, y [perThread]float32
+	x, y := loadN(c, t, a, len(out)), loadN(c, t, b, len(out))
 	//kern:unroll
-	for k := 0; k < perThread; k++ {
-		if j := i + k*s; j < len(out) {
-			x[k], y[k] = c.load(a[j]), c.load(b[j])
-		}
+	for k := range perThread {
+		x[k] *= y[k]
 	}
-	//kern:unroll
-	for k := 0; k < perThread; k++ {
-		if j := i + k*s; j < len(out) {
-			out[j] = c.store(x[k] * y[k])
-		}
-	}
+	storeN(c, t, out, x)
 }
 
 //kern:kernel block=256
@@ -89,20 +73,12 @@ func scaleF16(t gpu.Thread, out, x []gpu.Half, s float32) { scale(f16c{}, t, out
 func scaleBF16(t gpu.Thread, out, x []gpu.BFloat16, s float32) { scale(bf16c{}, t, out, x, s) }
 
 func scale[T any, C codec[T]](c C, t gpu.Thread, out, x []T, s float32) {
-	i, st := t.GlobalX(), t.GridDim().X*t.BlockDim().X
-	var v [perThread]float32
+	v := loadN(c, t, x, len(out))
 	//kern:unroll
-	for k := 0; k < perThread; k++ {
-		if j := i + k*st; j < len(out) {
-			v[k] = c.load(x[j])
-		}
+	for k := range perThread {
+		v[k] = s * v[k]
 	}
-	//kern:unroll
-	for k := 0; k < perThread; k++ {
-		if j := i + k*st; j < len(out) {
-			out[j] = c.store(s * v[k])
-		}
-	}
+	storeN(c, t, out, v)
 }
 
 // Casts, named cast<From><To>.
@@ -126,18 +102,32 @@ func castBF16F32(t gpu.Thread, out []float32, x []gpu.BFloat16) { cast(bf16c{}, 
 func castBF16F16(t gpu.Thread, out []gpu.Half, x []gpu.BFloat16) { cast(bf16c{}, f16c{}, t, out, x) }
 
 func cast[A, B any, CA codec[A], CB codec[B]](ca CA, cb CB, t gpu.Thread, out []B, x []A) {
+	storeN(cb, t, out, loadN(ca, t, x, len(out)))
+}
+
+// loadN reads the perThread elements of x the thread moves (see
+// perThread) that are below n, all loads issued before any is used; the
+// others are 0.
+func loadN[T any, C codec[T]](c C, t gpu.Thread, x []T, n int) [perThread]float32 {
 	i, s := t.GlobalX(), t.GridDim().X*t.BlockDim().X
 	var v [perThread]float32
 	//kern:unroll
 	for k := 0; k < perThread; k++ {
-		if j := i + k*s; j < len(out) {
-			v[k] = ca.load(x[j])
+		if j := i + k*s; j < n {
+			v[k] = c.load(x[j])
 		}
 	}
+	return v
+}
+
+// storeN writes the thread's perThread elements of out, as loadN reads
+// them.
+func storeN[T any, C codec[T]](c C, t gpu.Thread, out []T, v [perThread]float32) {
+	i, s := t.GlobalX(), t.GridDim().X*t.BlockDim().X
 	//kern:unroll
 	for k := 0; k < perThread; k++ {
 		if j := i + k*s; j < len(out) {
-			out[j] = cb.store(v[k])
+			out[j] = c.store(v[k])
 		}
 	}
 }

@@ -27,16 +27,16 @@ var siluMulF32Kernel = kernSiluMulF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"activation.go:47:28",
-		"activation.go:47:43",
-		"activation.go:47:28",
-		"activation.go:47:43",
-		"activation.go:47:28",
-		"activation.go:47:43",
-		"activation.go:47:28",
-		"activation.go:47:43",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
 	},
-	SourceHash: "2c7845bc1ce3a329", Source: []string{"activation.go:const perThread", "activation.go:siluMul", "activation.go:siluMulF32", "dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c"},
+	SourceHash: "2da9140137acc192", Source: []string{"activation.go:const perThread", "activation.go:siluMul", "activation.go:siluMulF32", "dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "elementwise.go:loadN", "elementwise.go:storeN"},
 	Native: func(t gpu.Thread, a []any) { siluMulF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32)) },
 })}
 
@@ -59,16 +59,16 @@ var siluMulF16Kernel = kernSiluMulF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"activation.go:47:28",
-		"activation.go:47:43",
-		"activation.go:47:28",
-		"activation.go:47:43",
-		"activation.go:47:28",
-		"activation.go:47:43",
-		"activation.go:47:28",
-		"activation.go:47:43",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
 	},
-	SourceHash: "050a57e59455c1e9", Source: []string{"activation.go:const perThread", "activation.go:siluMul", "activation.go:siluMulF16", "dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c"},
+	SourceHash: "b13b88a47293231e", Source: []string{"activation.go:const perThread", "activation.go:siluMul", "activation.go:siluMulF16", "dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "elementwise.go:loadN", "elementwise.go:storeN"},
 	Native: func(t gpu.Thread, a []any) { siluMulF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half)) },
 })}
 
@@ -91,16 +91,16 @@ var siluMulBF16Kernel = kernSiluMulBF16Launcher{kern.NewLauncher(kern.KernelSpec
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"activation.go:47:28",
-		"activation.go:47:43",
-		"activation.go:47:28",
-		"activation.go:47:43",
-		"activation.go:47:28",
-		"activation.go:47:43",
-		"activation.go:47:28",
-		"activation.go:47:43",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
 	},
-	SourceHash: "112ffeb38f754e42", Source: []string{"activation.go:const perThread", "activation.go:siluMul", "activation.go:siluMulBF16", "dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec"},
+	SourceHash: "fbed17b607aca1b6", Source: []string{"activation.go:const perThread", "activation.go:siluMul", "activation.go:siluMulBF16", "dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "elementwise.go:loadN", "elementwise.go:storeN"},
 	Native: func(t gpu.Thread, a []any) {
 		siluMulBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16))
 	},
@@ -114,7 +114,7 @@ func (l kernSiluMulBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(gate), kern.BufferArg(up))
 }
 
-// geluF32Kernel launches the kernel geluF32 (activation.go:59).
+// geluF32Kernel launches the kernel geluF32 (activation.go:51).
 var geluF32Kernel = kernGeluF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "geluF32", Pkg: "github.com/gokern/kern/ops", Entry: "geluF32", Module: kernModule,
 	Params: []kern.Param{
@@ -124,12 +124,12 @@ var geluF32Kernel = kernGeluF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"activation.go:73:19",
-		"activation.go:73:19",
-		"activation.go:73:19",
-		"activation.go:73:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
 	},
-	SourceHash: "6e863a46ab7cb1a9", Source: []string{"activation.go:const perThread", "activation.go:const sqrtHalf", "activation.go:gelu", "activation.go:geluF32", "dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c"},
+	SourceHash: "79ede5ba09c2a53c", Source: []string{"activation.go:const perThread", "activation.go:const sqrtHalf", "activation.go:gelu", "activation.go:geluF32", "dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "elementwise.go:loadN", "elementwise.go:storeN"},
 	Native: func(t gpu.Thread, a []any) { geluF32(t, a[0].([]float32), a[1].([]float32)) },
 })}
 
@@ -141,7 +141,7 @@ func (l kernGeluF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buff
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
-// geluF16Kernel launches the kernel geluF16 (activation.go:62).
+// geluF16Kernel launches the kernel geluF16 (activation.go:54).
 var geluF16Kernel = kernGeluF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "geluF16", Pkg: "github.com/gokern/kern/ops", Entry: "geluF16", Module: kernModule,
 	Params: []kern.Param{
@@ -151,12 +151,12 @@ var geluF16Kernel = kernGeluF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"activation.go:73:19",
-		"activation.go:73:19",
-		"activation.go:73:19",
-		"activation.go:73:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
 	},
-	SourceHash: "9176eae0df811d47", Source: []string{"activation.go:const perThread", "activation.go:const sqrtHalf", "activation.go:gelu", "activation.go:geluF16", "dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c"},
+	SourceHash: "1f17c6a909affda1", Source: []string{"activation.go:const perThread", "activation.go:const sqrtHalf", "activation.go:gelu", "activation.go:geluF16", "dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "elementwise.go:loadN", "elementwise.go:storeN"},
 	Native: func(t gpu.Thread, a []any) { geluF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half)) },
 })}
 
@@ -168,7 +168,7 @@ func (l kernGeluF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buff
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
-// geluBF16Kernel launches the kernel geluBF16 (activation.go:65).
+// geluBF16Kernel launches the kernel geluBF16 (activation.go:57).
 var geluBF16Kernel = kernGeluBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "geluBF16", Pkg: "github.com/gokern/kern/ops", Entry: "geluBF16", Module: kernModule,
 	Params: []kern.Param{
@@ -178,12 +178,12 @@ var geluBF16Kernel = kernGeluBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"activation.go:73:19",
-		"activation.go:73:19",
-		"activation.go:73:19",
-		"activation.go:73:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
 	},
-	SourceHash: "b689c3f873cc95a5", Source: []string{"activation.go:const perThread", "activation.go:const sqrtHalf", "activation.go:gelu", "activation.go:geluBF16", "dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec"},
+	SourceHash: "0b46735109f36e45", Source: []string{"activation.go:const perThread", "activation.go:const sqrtHalf", "activation.go:gelu", "activation.go:geluBF16", "dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "elementwise.go:loadN", "elementwise.go:storeN"},
 	Native: func(t gpu.Thread, a []any) { geluBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16)) },
 })}
 
@@ -195,7 +195,7 @@ func (l kernGeluBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buf
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
-// geluTanhF32Kernel launches the kernel geluTanhF32 (activation.go:85).
+// geluTanhF32Kernel launches the kernel geluTanhF32 (activation.go:69).
 var geluTanhF32Kernel = kernGeluTanhF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "geluTanhF32", Pkg: "github.com/gokern/kern/ops", Entry: "geluTanhF32", Module: kernModule,
 	Params: []kern.Param{
@@ -205,12 +205,12 @@ var geluTanhF32Kernel = kernGeluTanhF32Launcher{kern.NewLauncher(kern.KernelSpec
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"activation.go:99:19",
-		"activation.go:99:19",
-		"activation.go:99:19",
-		"activation.go:99:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
 	},
-	SourceHash: "6d070e3d67007355", Source: []string{"activation.go:const perThread", "activation.go:const sqrt2OverPi", "activation.go:geluTanh", "activation.go:geluTanhF32", "dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c"},
+	SourceHash: "5aefd5d78c125ee9", Source: []string{"activation.go:const perThread", "activation.go:const sqrt2OverPi", "activation.go:geluTanh", "activation.go:geluTanhF32", "dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "elementwise.go:loadN", "elementwise.go:storeN"},
 	Native: func(t gpu.Thread, a []any) { geluTanhF32(t, a[0].([]float32), a[1].([]float32)) },
 })}
 
@@ -222,7 +222,7 @@ func (l kernGeluTanhF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
-// geluTanhF16Kernel launches the kernel geluTanhF16 (activation.go:88).
+// geluTanhF16Kernel launches the kernel geluTanhF16 (activation.go:72).
 var geluTanhF16Kernel = kernGeluTanhF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "geluTanhF16", Pkg: "github.com/gokern/kern/ops", Entry: "geluTanhF16", Module: kernModule,
 	Params: []kern.Param{
@@ -232,12 +232,12 @@ var geluTanhF16Kernel = kernGeluTanhF16Launcher{kern.NewLauncher(kern.KernelSpec
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"activation.go:99:19",
-		"activation.go:99:19",
-		"activation.go:99:19",
-		"activation.go:99:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
 	},
-	SourceHash: "0dedb540bb7d237c", Source: []string{"activation.go:const perThread", "activation.go:const sqrt2OverPi", "activation.go:geluTanh", "activation.go:geluTanhF16", "dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c"},
+	SourceHash: "040773a2cbcb4a85", Source: []string{"activation.go:const perThread", "activation.go:const sqrt2OverPi", "activation.go:geluTanh", "activation.go:geluTanhF16", "dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "elementwise.go:loadN", "elementwise.go:storeN"},
 	Native: func(t gpu.Thread, a []any) { geluTanhF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half)) },
 })}
 
@@ -249,7 +249,7 @@ func (l kernGeluTanhF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
-// geluTanhBF16Kernel launches the kernel geluTanhBF16 (activation.go:91).
+// geluTanhBF16Kernel launches the kernel geluTanhBF16 (activation.go:75).
 var geluTanhBF16Kernel = kernGeluTanhBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "geluTanhBF16", Pkg: "github.com/gokern/kern/ops", Entry: "geluTanhBF16", Module: kernModule,
 	Params: []kern.Param{
@@ -259,12 +259,12 @@ var geluTanhBF16Kernel = kernGeluTanhBF16Launcher{kern.NewLauncher(kern.KernelSp
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"activation.go:99:19",
-		"activation.go:99:19",
-		"activation.go:99:19",
-		"activation.go:99:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
 	},
-	SourceHash: "309ea83e4f2abb45", Source: []string{"activation.go:const perThread", "activation.go:const sqrt2OverPi", "activation.go:geluTanh", "activation.go:geluTanhBF16", "dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec"},
+	SourceHash: "6b1ccdc5a48a33af", Source: []string{"activation.go:const perThread", "activation.go:const sqrt2OverPi", "activation.go:geluTanh", "activation.go:geluTanhBF16", "dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "elementwise.go:loadN", "elementwise.go:storeN"},
 	Native: func(t gpu.Thread, a []any) { geluTanhBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16)) },
 })}
 
@@ -414,16 +414,16 @@ var addF32Kernel = kernAddF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:45:25",
-		"elementwise.go:45:39",
-		"elementwise.go:45:25",
-		"elementwise.go:45:39",
-		"elementwise.go:45:25",
-		"elementwise.go:45:39",
-		"elementwise.go:45:25",
-		"elementwise.go:45:39",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
 	},
-	SourceHash: "6c09f9ceea7d5368", Source: []string{"activation.go:const perThread", "dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "elementwise.go:add", "elementwise.go:addF32"},
+	SourceHash: "1a036f347cb9958c", Source: []string{"activation.go:const perThread", "dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "elementwise.go:add", "elementwise.go:addF32", "elementwise.go:loadN", "elementwise.go:storeN"},
 	Native: func(t gpu.Thread, a []any) { addF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32)) },
 })}
 
@@ -446,16 +446,16 @@ var addF16Kernel = kernAddF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:45:25",
-		"elementwise.go:45:39",
-		"elementwise.go:45:25",
-		"elementwise.go:45:39",
-		"elementwise.go:45:25",
-		"elementwise.go:45:39",
-		"elementwise.go:45:25",
-		"elementwise.go:45:39",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
 	},
-	SourceHash: "9a2f1742c719f2a8", Source: []string{"activation.go:const perThread", "dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "elementwise.go:add", "elementwise.go:addF16"},
+	SourceHash: "490465f76df43b7f", Source: []string{"activation.go:const perThread", "dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "elementwise.go:add", "elementwise.go:addF16", "elementwise.go:loadN", "elementwise.go:storeN"},
 	Native: func(t gpu.Thread, a []any) { addF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half)) },
 })}
 
@@ -478,16 +478,16 @@ var addBF16Kernel = kernAddBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:45:25",
-		"elementwise.go:45:39",
-		"elementwise.go:45:25",
-		"elementwise.go:45:39",
-		"elementwise.go:45:25",
-		"elementwise.go:45:39",
-		"elementwise.go:45:25",
-		"elementwise.go:45:39",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
 	},
-	SourceHash: "1481b78742179173", Source: []string{"activation.go:const perThread", "dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "elementwise.go:add", "elementwise.go:addBF16"},
+	SourceHash: "78443362555d60ce", Source: []string{"activation.go:const perThread", "dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "elementwise.go:add", "elementwise.go:addBF16", "elementwise.go:loadN", "elementwise.go:storeN"},
 	Native: func(t gpu.Thread, a []any) {
 		addBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16))
 	},
@@ -501,7 +501,7 @@ func (l kernAddBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buff
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b))
 }
 
-// mulF32Kernel launches the kernel mulF32 (elementwise.go:57).
+// mulF32Kernel launches the kernel mulF32 (elementwise.go:49).
 var mulF32Kernel = kernMulF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "mulF32", Pkg: "github.com/gokern/kern/ops", Entry: "mulF32", Module: kernModule,
 	Params: []kern.Param{
@@ -512,16 +512,16 @@ var mulF32Kernel = kernMulF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:71:25",
-		"elementwise.go:71:39",
-		"elementwise.go:71:25",
-		"elementwise.go:71:39",
-		"elementwise.go:71:25",
-		"elementwise.go:71:39",
-		"elementwise.go:71:25",
-		"elementwise.go:71:39",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
 	},
-	SourceHash: "87fb9b40c63df9f7", Source: []string{"activation.go:const perThread", "dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "elementwise.go:mul", "elementwise.go:mulF32"},
+	SourceHash: "06f61a213bd4ba4c", Source: []string{"activation.go:const perThread", "dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "elementwise.go:loadN", "elementwise.go:mul", "elementwise.go:mulF32", "elementwise.go:storeN"},
 	Native: func(t gpu.Thread, a []any) { mulF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32)) },
 })}
 
@@ -533,7 +533,7 @@ func (l kernMulF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffe
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b))
 }
 
-// mulF16Kernel launches the kernel mulF16 (elementwise.go:60).
+// mulF16Kernel launches the kernel mulF16 (elementwise.go:52).
 var mulF16Kernel = kernMulF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "mulF16", Pkg: "github.com/gokern/kern/ops", Entry: "mulF16", Module: kernModule,
 	Params: []kern.Param{
@@ -544,16 +544,16 @@ var mulF16Kernel = kernMulF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:71:25",
-		"elementwise.go:71:39",
-		"elementwise.go:71:25",
-		"elementwise.go:71:39",
-		"elementwise.go:71:25",
-		"elementwise.go:71:39",
-		"elementwise.go:71:25",
-		"elementwise.go:71:39",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
 	},
-	SourceHash: "d8625ad76fa2f9f5", Source: []string{"activation.go:const perThread", "dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "elementwise.go:mul", "elementwise.go:mulF16"},
+	SourceHash: "91f621a74b7af20d", Source: []string{"activation.go:const perThread", "dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "elementwise.go:loadN", "elementwise.go:mul", "elementwise.go:mulF16", "elementwise.go:storeN"},
 	Native: func(t gpu.Thread, a []any) { mulF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half)) },
 })}
 
@@ -565,7 +565,7 @@ func (l kernMulF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffe
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b))
 }
 
-// mulBF16Kernel launches the kernel mulBF16 (elementwise.go:63).
+// mulBF16Kernel launches the kernel mulBF16 (elementwise.go:55).
 var mulBF16Kernel = kernMulBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "mulBF16", Pkg: "github.com/gokern/kern/ops", Entry: "mulBF16", Module: kernModule,
 	Params: []kern.Param{
@@ -576,16 +576,16 @@ var mulBF16Kernel = kernMulBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:71:25",
-		"elementwise.go:71:39",
-		"elementwise.go:71:25",
-		"elementwise.go:71:39",
-		"elementwise.go:71:25",
-		"elementwise.go:71:39",
-		"elementwise.go:71:25",
-		"elementwise.go:71:39",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
 	},
-	SourceHash: "cd12fb9bdd736f56", Source: []string{"activation.go:const perThread", "dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "elementwise.go:mul", "elementwise.go:mulBF16"},
+	SourceHash: "c53e6da6f195be80", Source: []string{"activation.go:const perThread", "dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "elementwise.go:loadN", "elementwise.go:mul", "elementwise.go:mulBF16", "elementwise.go:storeN"},
 	Native: func(t gpu.Thread, a []any) {
 		mulBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16))
 	},
@@ -599,7 +599,7 @@ func (l kernMulBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buff
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(a), kern.BufferArg(b))
 }
 
-// scaleF32Kernel launches the kernel scaleF32 (elementwise.go:83).
+// scaleF32Kernel launches the kernel scaleF32 (elementwise.go:67).
 var scaleF32Kernel = kernScaleF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "scaleF32", Pkg: "github.com/gokern/kern/ops", Entry: "scaleF32", Module: kernModule,
 	Params: []kern.Param{
@@ -610,12 +610,12 @@ var scaleF32Kernel = kernScaleF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:97:19",
-		"elementwise.go:97:19",
-		"elementwise.go:97:19",
-		"elementwise.go:97:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
 	},
-	SourceHash: "9499ab9191ec5d80", Source: []string{"activation.go:const perThread", "dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "elementwise.go:scale", "elementwise.go:scaleF32"},
+	SourceHash: "f94eafbfe39b5fce", Source: []string{"activation.go:const perThread", "dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "elementwise.go:loadN", "elementwise.go:scale", "elementwise.go:scaleF32", "elementwise.go:storeN"},
 	Native: func(t gpu.Thread, a []any) { scaleF32(t, a[0].([]float32), a[1].([]float32), a[2].(float32)) },
 })}
 
@@ -627,7 +627,7 @@ func (l kernScaleF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buf
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(s))
 }
 
-// scaleF16Kernel launches the kernel scaleF16 (elementwise.go:86).
+// scaleF16Kernel launches the kernel scaleF16 (elementwise.go:70).
 var scaleF16Kernel = kernScaleF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "scaleF16", Pkg: "github.com/gokern/kern/ops", Entry: "scaleF16", Module: kernModule,
 	Params: []kern.Param{
@@ -638,12 +638,12 @@ var scaleF16Kernel = kernScaleF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:97:19",
-		"elementwise.go:97:19",
-		"elementwise.go:97:19",
-		"elementwise.go:97:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
 	},
-	SourceHash: "5e5d4431db6581b0", Source: []string{"activation.go:const perThread", "dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "elementwise.go:scale", "elementwise.go:scaleF16"},
+	SourceHash: "55e187aeaeb0d528", Source: []string{"activation.go:const perThread", "dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "elementwise.go:loadN", "elementwise.go:scale", "elementwise.go:scaleF16", "elementwise.go:storeN"},
 	Native: func(t gpu.Thread, a []any) { scaleF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].(float32)) },
 })}
 
@@ -655,7 +655,7 @@ func (l kernScaleF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buf
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(s))
 }
 
-// scaleBF16Kernel launches the kernel scaleBF16 (elementwise.go:89).
+// scaleBF16Kernel launches the kernel scaleBF16 (elementwise.go:73).
 var scaleBF16Kernel = kernScaleBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "scaleBF16", Pkg: "github.com/gokern/kern/ops", Entry: "scaleBF16", Module: kernModule,
 	Params: []kern.Param{
@@ -666,12 +666,12 @@ var scaleBF16Kernel = kernScaleBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:97:19",
-		"elementwise.go:97:19",
-		"elementwise.go:97:19",
-		"elementwise.go:97:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
 	},
-	SourceHash: "d5fed387902a9082", Source: []string{"activation.go:const perThread", "dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "elementwise.go:scale", "elementwise.go:scaleBF16"},
+	SourceHash: "349c1cb38395d111", Source: []string{"activation.go:const perThread", "dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "elementwise.go:loadN", "elementwise.go:scale", "elementwise.go:scaleBF16", "elementwise.go:storeN"},
 	Native: func(t gpu.Thread, a []any) {
 		scaleBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].(float32))
 	},
@@ -685,7 +685,7 @@ func (l kernScaleBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Bu
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(s))
 }
 
-// castF32F16Kernel launches the kernel castF32F16 (elementwise.go:111).
+// castF32F16Kernel launches the kernel castF32F16 (elementwise.go:87).
 var castF32F16Kernel = kernCastF32F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "castF32F16", Pkg: "github.com/gokern/kern/ops", Entry: "castF32F16", Module: kernModule,
 	Params: []kern.Param{
@@ -695,12 +695,12 @@ var castF32F16Kernel = kernCastF32F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:134:20",
-		"elementwise.go:134:20",
-		"elementwise.go:134:20",
-		"elementwise.go:134:20",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
 	},
-	SourceHash: "6ee0126a63737a92", Source: []string{"activation.go:const perThread", "dtype.go:f16c.store", "dtype.go:f32c.load", "dtype.go:type codec", "dtype.go:type f16c", "dtype.go:type f32c", "elementwise.go:cast", "elementwise.go:castF32F16"},
+	SourceHash: "07e4ef0d82225b81", Source: []string{"activation.go:const perThread", "dtype.go:f16c.store", "dtype.go:f32c.load", "dtype.go:type codec", "dtype.go:type f16c", "dtype.go:type f32c", "elementwise.go:cast", "elementwise.go:castF32F16", "elementwise.go:loadN", "elementwise.go:storeN"},
 	Native: func(t gpu.Thread, a []any) { castF32F16(t, a[0].([]gpu.Half), a[1].([]float32)) },
 })}
 
@@ -712,7 +712,7 @@ func (l kernCastF32F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
-// castF32BF16Kernel launches the kernel castF32BF16 (elementwise.go:114).
+// castF32BF16Kernel launches the kernel castF32BF16 (elementwise.go:90).
 var castF32BF16Kernel = kernCastF32BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "castF32BF16", Pkg: "github.com/gokern/kern/ops", Entry: "castF32BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -722,12 +722,12 @@ var castF32BF16Kernel = kernCastF32BF16Launcher{kern.NewLauncher(kern.KernelSpec
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:134:20",
-		"elementwise.go:134:20",
-		"elementwise.go:134:20",
-		"elementwise.go:134:20",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
 	},
-	SourceHash: "7442498d98ba9f40", Source: []string{"activation.go:const perThread", "dtype.go:bf16c.store", "dtype.go:f32c.load", "dtype.go:type bf16c", "dtype.go:type codec", "dtype.go:type f32c", "elementwise.go:cast", "elementwise.go:castF32BF16"},
+	SourceHash: "945bfc7a64a56da4", Source: []string{"activation.go:const perThread", "dtype.go:bf16c.store", "dtype.go:f32c.load", "dtype.go:type bf16c", "dtype.go:type codec", "dtype.go:type f32c", "elementwise.go:cast", "elementwise.go:castF32BF16", "elementwise.go:loadN", "elementwise.go:storeN"},
 	Native: func(t gpu.Thread, a []any) { castF32BF16(t, a[0].([]gpu.BFloat16), a[1].([]float32)) },
 })}
 
@@ -739,7 +739,7 @@ func (l kernCastF32BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
-// castF16F32Kernel launches the kernel castF16F32 (elementwise.go:117).
+// castF16F32Kernel launches the kernel castF16F32 (elementwise.go:93).
 var castF16F32Kernel = kernCastF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "castF16F32", Pkg: "github.com/gokern/kern/ops", Entry: "castF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -749,12 +749,12 @@ var castF16F32Kernel = kernCastF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:134:20",
-		"elementwise.go:134:20",
-		"elementwise.go:134:20",
-		"elementwise.go:134:20",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
 	},
-	SourceHash: "a941be232386be6a", Source: []string{"activation.go:const perThread", "dtype.go:f16c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f16c", "dtype.go:type f32c", "elementwise.go:cast", "elementwise.go:castF16F32"},
+	SourceHash: "f2f45a9c81202488", Source: []string{"activation.go:const perThread", "dtype.go:f16c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f16c", "dtype.go:type f32c", "elementwise.go:cast", "elementwise.go:castF16F32", "elementwise.go:loadN", "elementwise.go:storeN"},
 	Native: func(t gpu.Thread, a []any) { castF16F32(t, a[0].([]float32), a[1].([]gpu.Half)) },
 })}
 
@@ -766,7 +766,7 @@ func (l kernCastF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
-// castF16BF16Kernel launches the kernel castF16BF16 (elementwise.go:120).
+// castF16BF16Kernel launches the kernel castF16BF16 (elementwise.go:96).
 var castF16BF16Kernel = kernCastF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "castF16BF16", Pkg: "github.com/gokern/kern/ops", Entry: "castF16BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -776,12 +776,12 @@ var castF16BF16Kernel = kernCastF16BF16Launcher{kern.NewLauncher(kern.KernelSpec
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:134:20",
-		"elementwise.go:134:20",
-		"elementwise.go:134:20",
-		"elementwise.go:134:20",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
 	},
-	SourceHash: "a5ac6bfb37d2fac4", Source: []string{"activation.go:const perThread", "dtype.go:bf16c.store", "dtype.go:f16c.load", "dtype.go:type bf16c", "dtype.go:type codec", "dtype.go:type f16c", "elementwise.go:cast", "elementwise.go:castF16BF16"},
+	SourceHash: "ddc2668ed6199e01", Source: []string{"activation.go:const perThread", "dtype.go:bf16c.store", "dtype.go:f16c.load", "dtype.go:type bf16c", "dtype.go:type codec", "dtype.go:type f16c", "elementwise.go:cast", "elementwise.go:castF16BF16", "elementwise.go:loadN", "elementwise.go:storeN"},
 	Native: func(t gpu.Thread, a []any) { castF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.Half)) },
 })}
 
@@ -793,7 +793,7 @@ func (l kernCastF16BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
-// castBF16F32Kernel launches the kernel castBF16F32 (elementwise.go:123).
+// castBF16F32Kernel launches the kernel castBF16F32 (elementwise.go:99).
 var castBF16F32Kernel = kernCastBF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "castBF16F32", Pkg: "github.com/gokern/kern/ops", Entry: "castBF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -803,12 +803,12 @@ var castBF16F32Kernel = kernCastBF16F32Launcher{kern.NewLauncher(kern.KernelSpec
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:134:20",
-		"elementwise.go:134:20",
-		"elementwise.go:134:20",
-		"elementwise.go:134:20",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
 	},
-	SourceHash: "7ff4a3e0a31d0d12", Source: []string{"activation.go:const perThread", "dtype.go:bf16c.load", "dtype.go:f32c.store", "dtype.go:type bf16c", "dtype.go:type codec", "dtype.go:type f32c", "elementwise.go:cast", "elementwise.go:castBF16F32"},
+	SourceHash: "fca76940481f3d24", Source: []string{"activation.go:const perThread", "dtype.go:bf16c.load", "dtype.go:f32c.store", "dtype.go:type bf16c", "dtype.go:type codec", "dtype.go:type f32c", "elementwise.go:cast", "elementwise.go:castBF16F32", "elementwise.go:loadN", "elementwise.go:storeN"},
 	Native: func(t gpu.Thread, a []any) { castBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16)) },
 })}
 
@@ -820,7 +820,7 @@ func (l kernCastBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x))
 }
 
-// castBF16F16Kernel launches the kernel castBF16F16 (elementwise.go:126).
+// castBF16F16Kernel launches the kernel castBF16F16 (elementwise.go:102).
 var castBF16F16Kernel = kernCastBF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "castBF16F16", Pkg: "github.com/gokern/kern/ops", Entry: "castBF16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -830,12 +830,12 @@ var castBF16F16Kernel = kernCastBF16F16Launcher{kern.NewLauncher(kern.KernelSpec
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"elementwise.go:134:20",
-		"elementwise.go:134:20",
-		"elementwise.go:134:20",
-		"elementwise.go:134:20",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
+		"elementwise.go:117:19",
 	},
-	SourceHash: "7dee6d37deabccd5", Source: []string{"activation.go:const perThread", "dtype.go:bf16c.load", "dtype.go:f16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "dtype.go:type f16c", "elementwise.go:cast", "elementwise.go:castBF16F16"},
+	SourceHash: "ab0af31b834ddd62", Source: []string{"activation.go:const perThread", "dtype.go:bf16c.load", "dtype.go:f16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "dtype.go:type f16c", "elementwise.go:cast", "elementwise.go:castBF16F16", "elementwise.go:loadN", "elementwise.go:storeN"},
 	Native: func(t gpu.Thread, a []any) { castBF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.BFloat16)) },
 })}
 
