@@ -101,4 +101,7 @@ func TestRoPEShapeErrors(t *testing.T) {
 	wantErr(t, "pos", RoPE(dev, out, x, 2, 3, 4, -1, 1e4), "ops.RoPE", "posOffset = -1")
 	wantErr(t, "far", RoPE(dev, out, x, 2, 3, 4, 1<<24, 1e4), "ops.RoPE", "2^24")
 	wantErr(t, "nil", RoPE(dev, nil, x, 2, 3, 4, 0, 1e4), "ops.RoPE", "out is nil")
+	// 2^33 elements: refused before the buffers are looked at (the kernel
+	// indexes in 32 bits).
+	wantErr(t, "2^32", RoPE(dev, out, x, 1<<22, 32, 64, 0, 1e4), "ops.RoPE", "fewer than 2^32 elements")
 }
