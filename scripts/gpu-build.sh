@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds what scripts/gpu-session.sh runs on a lent GPU machine, which has
 # no Go toolchain: the kern and qwen3 commands and the -tags gpu test
-# binaries of every package with GPU tests, into .gpubin/ (ignored; add
-# "/.gpubin/" to .git/info/exclude), plus a copy of ../shared/qwen3-ref for
-# the engine's reference tests, packed into .gpupack/ (ignored too). Run
-# from the repository root.
+# binaries of every package with GPU tests, into .gpubin/, plus a copy of
+# ../shared/qwen3-ref for the engine's reference tests, packed into
+# .gpupack/ (both in .gitignore: binaries are never committed). Run from
+# the repository root.
 set -euo pipefail
 out=.gpubin
 mkdir -p "$out"
