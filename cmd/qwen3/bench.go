@@ -107,13 +107,14 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		prompt[i] = int32((i*7919 + 13) % c.VocabSize)
 	}
 	logits := make([]float32, c.VocabSize)
-	step := func(ids []int32) (int32, error) {
+	ids := prompt
+	step := func() error {
 		out, err := m.Forward(cache, ids, false)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		if err := out.CopyTo(logits); err != nil {
-			return 0, err
+			return err
 		}
 		best := 0
 		for j, v := range logits {
@@ -121,36 +122,47 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				best = j
 			}
 		}
-		return int32(best), nil
+		ids = []int32{int32(best)}
+		return nil
 	}
-	path := forwardPath(m)
 	fmt.Fprintf(stdout, "device: %s\nforward: %s\nmodel: %d layers, hidden %d, heads %d/%d×%d, vocab %d; weights %.1f MB\n",
-		dev, path, c.NumHiddenLayers, c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, c.VocabSize, float64(m.WeightBytes())/1e6)
+		dev, forwardPath(m), c.NumHiddenLayers, c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, c.VocabSize, float64(m.WeightBytes())/1e6)
+	return timeSteps(ctx, stdout, m, 1, *promptLen, *steps, *bw, step)
+}
+
+// timeSteps times step's first call (the prefill of batch prompts of
+// promptLen tokens) and then steps calls (one token per sequence), and
+// prints the rates and the bytes a decode step reads at least: every
+// weight once, and the K and V of the positions so far, at the mean
+// position.
+func timeSteps(ctx context.Context, stdout io.Writer, m *qwen3.Model, batch, promptLen, steps int, bw float64, step func() error) error {
 	t0 := time.Now()
-	tok, err := step(prompt)
-	if err != nil {
+	if err := step(); err != nil {
 		return err
 	}
 	pre := time.Since(t0)
 	t0 = time.Now()
-	for s := 0; s < *steps; s++ {
+	for s := 0; s < steps; s++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if tok, err = step([]int32{tok}); err != nil {
+		if err := step(); err != nil {
 			return err
 		}
 	}
-	dec := time.Since(t0) / time.Duration(max(*steps, 1))
-	// Bytes a decode step reads at least: every weight once, and the K
-	// and V of the positions so far, at the mean position.
-	kv := m.KVBytesPerPosition() * int64(*promptLen+*steps/2)
+	dec := time.Since(t0) / time.Duration(max(steps, 1))
+	kv := m.KVBytesPerPosition() * int64(batch) * int64(promptLen+steps/2)
 	bytes := float64(m.WeightBytes() + kv)
 	gbs := bytes / dec.Seconds() / 1e9
-	fmt.Fprintf(stdout, "prefill: %d tokens in %v (%.1f tokens/s)\n", *promptLen, pre.Round(time.Microsecond), float64(*promptLen)/pre.Seconds())
-	fmt.Fprintf(stdout, "decode: %v per token (%.1f tokens/s), %.1f MB read per token at least: %.1f GB/s", dec.Round(time.Microsecond), 1/dec.Seconds(), bytes/1e6, gbs)
-	if *bw > 0 {
-		fmt.Fprintf(stdout, " = %.1f%% of %.0f GB/s", 100*gbs / *bw, *bw)
+	if batch == 1 {
+		fmt.Fprintf(stdout, "prefill: %d tokens in %v (%.1f tokens/s)\n", promptLen, pre.Round(time.Microsecond), float64(promptLen)/pre.Seconds())
+		fmt.Fprintf(stdout, "decode: %v per token (%.1f tokens/s), %.1f MB read per token at least: %.1f GB/s", dec.Round(time.Microsecond), 1/dec.Seconds(), bytes/1e6, gbs)
+	} else {
+		fmt.Fprintf(stdout, "prefill: %d×%d tokens in %v (%.1f tokens/s)\n", batch, promptLen, pre.Round(time.Microsecond), float64(batch*promptLen)/pre.Seconds())
+		fmt.Fprintf(stdout, "decode: %v per step of %d tokens (%.1f tokens/s), %.1f MB read per step at least: %.1f GB/s", dec.Round(time.Microsecond), batch, float64(batch)/dec.Seconds(), bytes/1e6, gbs)
+	}
+	if bw > 0 {
+		fmt.Fprintf(stdout, " = %.1f%% of %.0f GB/s", 100*gbs/bw, bw)
 	}
 	fmt.Fprintln(stdout)
 	return nil
@@ -202,31 +214,7 @@ func benchBatch(ctx context.Context, stdout io.Writer, dev *kern.Device, m *qwen
 	}
 	fmt.Fprintf(stdout, "device: %s\nforward: %s, %d sequences\nmodel: %d layers, hidden %d, heads %d/%d×%d; weights %.1f MB\n",
 		dev, forwardPath(m), batch, c.NumHiddenLayers, c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, float64(m.WeightBytes())/1e6)
-	t0 := time.Now()
-	if err := step(); err != nil {
-		return err
-	}
-	pre := time.Since(t0)
-	t0 = time.Now()
-	for s := 0; s < steps; s++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := step(); err != nil {
-			return err
-		}
-	}
-	dec := time.Since(t0) / time.Duration(max(steps, 1))
-	kv := m.KVBytesPerPosition() * int64(batch) * int64(promptLen+steps/2)
-	bytes := float64(m.WeightBytes() + kv)
-	gbs := bytes / dec.Seconds() / 1e9
-	fmt.Fprintf(stdout, "prefill: %d×%d tokens in %v (%.1f tokens/s)\n", batch, promptLen, pre.Round(time.Microsecond), float64(batch*promptLen)/pre.Seconds())
-	fmt.Fprintf(stdout, "decode: %v per step of %d tokens (%.1f tokens/s), %.1f MB read per step at least: %.1f GB/s", dec.Round(time.Microsecond), batch, float64(batch)/dec.Seconds(), bytes/1e6, gbs)
-	if bw > 0 {
-		fmt.Fprintf(stdout, " = %.1f%% of %.0f GB/s", 100*gbs/bw, bw)
-	}
-	fmt.Fprintln(stdout)
-	return nil
+	return timeSteps(ctx, stdout, m, batch, promptLen, steps, bw, step)
 }
 
 // forwardPath names the forward pass m runs.
