@@ -40,7 +40,7 @@ package ops
 //	v2 pipelined (internal/mm/tc.go): 3-stage cp.async, swizzled shared memory,
 //	   ldmatrix, a 64×32 warp tile; the block tile is a config from
 //	   matmulConfigs, chosen by shape.
-//	gemv (internal/gemvtc): M ≤ 16 with WeightNK, a weight-streaming kernel
+//	gemv (internal/gemvtc): M ≤ 16 with WeightNK (any M with KernelGEMV), a weight-streaming kernel
 //	   on the tensor cores (v2; W straight into registers, split over K in
 //	   the block). Its first version (internal/gemv: cp.async stages, FMAs,
 //	   a pass over W per 4 rows of x) runs instead while GEMVv1 is set.
@@ -91,7 +91,31 @@ type MatmulOpts[O Float] struct {
 	Bias     *kern.Buffer[O] // [N], or nil
 	Residual *kern.Buffer[O] // the shape of c, or nil
 	Act      Activation
+	Kernel   MatmulKernel
 }
+
+// MatmulKernel chooses between Matmul's kernel families.
+//
+// KernelAuto picks by shape: the decode GEMV for M ≤ 16, the tensor-core
+// tiles above. A row of c then sums in an order that depends on M, so
+// the same row can round differently when batched with others. The two
+// fixed families are batch-invariant: each row of c is computed by the
+// same instructions in the same order whatever M is and whatever rows
+// share the call, so it is bit-identical to the row multiplied alone.
+// A server that batches requests and promises each one the output it
+// would get alone runs its decode steps with KernelGEMV and its prefills
+// with KernelTiles.
+type MatmulKernel int
+
+const (
+	KernelAuto MatmulKernel = iota
+	// KernelGEMV is the decode GEMV for any M (a pass over W per 16 rows
+	// of a), with WeightNK; RowMajorKN runs the tiles.
+	KernelGEMV
+	// KernelTiles is the tensor-core tiles for any M, their size chosen by
+	// N alone.
+	KernelTiles
+)
 
 // tcConfig is one block tile of v2: warpsM×warpsN warps of 64×32.
 type tcConfig struct {
@@ -159,7 +183,14 @@ func Matmul[In Half16, O Float](q kern.Queue, c *kern.Buffer[O], a, b *kern.Buff
 	if err != nil || m == 0 || n == 0 {
 		return err
 	}
-	v = hopperPick(v, queueDevice(q), o.Layout, m, n) // matmul_hopper.go
+	tm := m // the rows the tiles are chosen for
+	if o.Kernel == KernelTiles {
+		// Chosen by N alone, as for many rows: the 128×128 and 64×64
+		// tiles sum a row alike (a warp's 64×32 tile, k16 steps in order)
+		// but the Hopper kernels may not sum as the sm_80 ones do.
+		tm = 1 << 20
+	}
+	v = hopperPick(v, queueDevice(q), o.Layout, tm, n) // matmul_hopper.go
 	err = matmulRun(s, v, pickConfig(m, n), q, c, a, b, m, n, k, o)
 	if (v == mmHopper || v == mmHopperWide) && errors.Is(err, kern.ErrNoTensorMaps) {
 		// A driver without tensor maps: the sm_80 kernel needs none.
@@ -215,6 +246,9 @@ func matmulCheck[In Half16, O Float](s *shape, c *kern.Buffer[O], a, b *kern.Buf
 	if o.Layout != WeightNK && o.Layout != RowMajorKN {
 		s.fail("unknown layout %d", o.Layout)
 	}
+	if o.Kernel < KernelAuto || o.Kernel > KernelTiles {
+		s.fail("unknown kernel family %d", o.Kernel)
+	}
 	buf(s, "a", a, s.mul(m, k), fmt.Sprintf("m×k = %d×%d", m, k))
 	bshape := "n×k"
 	if o.Layout == RowMajorKN {
@@ -237,7 +271,9 @@ func matmulCheck[In Half16, O Float](s *shape, c *kern.Buffer[O], a, b *kern.Buf
 	switch {
 	case k%8 != 0 || (o.Layout == RowMajorKN && n%8 != 0):
 		return mmV1, nil
-	case m <= gemvtc.MaxM && o.Layout == WeightNK:
+	case o.Kernel == KernelGEMV && o.Layout == WeightNK:
+		return mmGEMV, nil
+	case o.Kernel == KernelAuto && m <= gemvtc.MaxM && o.Layout == WeightNK:
 		return gemvVersion(), nil
 	}
 	return mmV2, nil
@@ -258,7 +294,8 @@ func matmulRun[In Half16, O Float](s *shape, v int, cfg tcConfig, q kern.Queue, 
 	switch v {
 	case mmGEMV:
 		args = append(args, intArg(int(o.Act)))
-		grid := blocks1(ceilDiv(n, gemvtc.Rows), gemvtc.Threads).WithShared(gemvtc.Shared)
+		grid := kern.Blocks(gpu.Dim3{X: ceilDiv(n, gemvtc.Rows), Y: ceilDiv(m, gemvtc.MaxM), Z: 1},
+			gpu.Dim3{X: gemvtc.Threads, Y: 1, Z: 1}).WithShared(gemvtc.Shared)
 		ks := &gemvtc.Kernels
 		if m <= 8 {
 			ks = &gemvtc.Narrow // one tile of x: three blocks per SM

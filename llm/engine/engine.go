@@ -76,12 +76,11 @@ type Options struct {
 	// Ops runs the forward pass on package ops (qwen3.Model.UseOps: bf16
 	// or f16 activations and KV cache, tensor-core matmul and attention)
 	// with decode steps replayed from graphs. It needs bf16 or f16
-	// weights (not GGUF, which loads as float32), and gives up two
-	// guarantees of the float32 path: logits within 2e-3 of an fp32
-	// reference (see llm/qwen3/ops.go), and a request's tokens being
-	// exactly those of a solo run whatever it is batched with (the ops
-	// pick their kernels, and so the summation order, by the batch's
-	// shape).
+	// weights (not GGUF, which loads as float32), and gives up one
+	// guarantee of the float32 path: logits within 2e-3 of an fp32
+	// reference (see llm/qwen3/ops.go). A request's tokens are still
+	// exactly those of a solo run whatever it is batched with (batch
+	// invariance, llm/qwen3/ops.go).
 	Ops bool
 	// OpsMatmul keeps the float32 path but runs its projections on
 	// ops.Matmul over activations split into two 16-bit halves

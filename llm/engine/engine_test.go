@@ -145,9 +145,21 @@ func TestStopWriter(t *testing.T) {
 
 // TestBatchedRequestsMatchSolo: six concurrent sampled requests are
 // batched (one step holds several) and each gets exactly the tokens it
-// gets alone.
+// gets alone, on the float32 path and on the ops path.
 func TestBatchedRequestsMatchSolo(t *testing.T) {
-	e := open(t, kern.OpenEmulator(), "tiny-qwen3-hd32")
+	for _, ops := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ops=%v", ops), func(t *testing.T) {
+			e, err := Open(kern.OpenEmulator(), fixture.Model(t, "tiny-qwen3-hd32"), Options{TokenizerDir: fixture.Tokenizer(t), Ops: ops})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(e.Close)
+			testBatchedRequestsMatchSolo(t, e)
+		})
+	}
+}
+
+func testBatchedRequestsMatchSolo(t *testing.T, e *Engine) {
 	const n = 6
 	req := func(i int) Request {
 		return Request{Prompt: e.Tok.Encode(strings.Repeat("hello world ", i+1)), MaxTokens: 2 + i%3,

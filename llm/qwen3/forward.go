@@ -184,6 +184,9 @@ func (m *Model) forward(seqs []*Seq, tokens [][]int32, all bool) (*kern.Buffer[f
 	if len(seqs) == 0 || len(seqs) != len(tokens) {
 		return nil, fmt.Errorf("qwen3: forward of %d sequences with %d token lists", len(seqs), len(tokens))
 	}
+	if m.ops != nil && mixedStep(tokens) {
+		return m.forwardSplit(seqs, tokens)
+	}
 	R, P := 0, 0
 	seen := map[*Seq]bool{}
 	for i, s := range seqs {
@@ -472,4 +475,69 @@ func (m *Model) layersForward(pool *KVPool, w *workspace, ctx int, all bool) err
 		return err
 	}
 	return m.trace("logits", L, w.logits, R, V)
+}
+
+// mixedStep reports whether a step has both sequences that decode (one
+// token) and sequences that prefill (more).
+func mixedStep(tokens [][]int32) bool {
+	ones := 0
+	for _, t := range tokens {
+		if len(t) == 1 {
+			ones++
+		}
+	}
+	return ones > 0 && ones < len(tokens)
+}
+
+// forwardSplit runs a step of the ops path that mixes decoding and
+// prefilling sequences as a prefill pass and a decode pass, so that each
+// sequence runs the kernels it runs alone (batch invariance, ops.go), and
+// returns the logits of both in the batch's order, [len(seqs), vocab].
+// An error in the second pass leaves the first pass's sequences advanced.
+func (m *Model) forwardSplit(seqs []*Seq, tokens [][]int32) (*kern.Buffer[float32], error) {
+	seen := map[*Seq]bool{}
+	for i, s := range seqs {
+		if seen[s] {
+			return nil, fmt.Errorf("qwen3: sequence %d appears twice in the batch", i)
+		}
+		seen[s] = true
+	}
+	V := m.Config.VocabSize
+	o := m.ops
+	if o.mixed != nil && o.mixed.Len() != len(seqs)*V { // the caller's shape, exactly
+		o.mixed.Free()
+		o.mixed = nil
+	}
+	out, err := grow(m.dev, &o.mixed, len(seqs)*V)
+	if err == nil {
+		_, err = grow(m.dev, &o.mixedAt, len(seqs))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("qwen3: logits of a mixed step: %w", err)
+	}
+	for _, decode := range []bool{false, true} {
+		var ss []*Seq
+		var ts [][]int32
+		var at []int32
+		for i, s := range seqs {
+			if (len(tokens[i]) == 1) == decode {
+				ss, ts, at = append(ss, s), append(ts, tokens[i]), append(at, int32(i))
+			}
+		}
+		logits, err := m.forward(ss, ts, false)
+		if err != nil {
+			return nil, err
+		}
+		rows := make([]int32, o.mixedAt.Len())
+		copy(rows, at)
+		if err := o.mixedAt.CopyFrom(rows); err != nil {
+			return nil, fmt.Errorf("qwen3: logits of a mixed step: %w", err)
+		}
+		// Before the next pass, which may free this pass's workspace.
+		err = scatterRowsKernel.Launch(m.queue(), kern.Cover(len(at)*V), out, logits, o.mixedAt, len(at), V)
+		if err != nil {
+			return nil, fmt.Errorf("qwen3: logits of a mixed step: %w", err)
+		}
+	}
+	return out, nil
 }

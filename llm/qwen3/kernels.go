@@ -101,6 +101,7 @@ func matmulWarp[T any, C wcodec[T]](c C, t gpu.Thread, out, x []float32, w []T, 
 //	              pass 2 exp and sum, pass 3 each lane a slice of headDim.
 //	              v1 only; flash attention is another issue.
 //	gatherRows    out[i, :] = x[rows[i], :]: the last row of each sequence.
+//	scatterRows   out[rows[i], :] = x[i, :]: a mixed step's logits.
 
 //kern:kernel block=256
 func ropeRows(t gpu.Thread, out, x []float32, pos []int32, heads, headDim int, ratio float64) {
@@ -131,6 +132,17 @@ func gatherRows(t gpu.Thread, out, x []float32, rows []int32, cols int) {
 	i := t.GlobalX()
 	if i < len(out) {
 		out[i] = x[int(rows[i/cols])*cols+i%cols]
+	}
+}
+
+// scatterRows is out[rows[i], :] = x[i, :] for i < n: a pass's logits
+// into a mixed step's (forwardSplit).
+//
+//kern:kernel block=256
+func scatterRows(t gpu.Thread, out, x []float32, rows []int32, n, cols int) {
+	i := t.GlobalX()
+	if i < n*cols {
+		out[int(rows[i/cols])*cols+i%cols] = x[i]
 	}
 }
 

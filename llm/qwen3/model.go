@@ -182,7 +182,7 @@ func (m *Model) Free() {
 		m.scores = nil
 	}
 	if m.ops != nil {
-		m.ops.free()
+		m.ops.freeAll()
 	}
 	if f, ok := m.Matmul.(interface{ Free() }); ok { // OpsMatmul's scratch
 		f.Free()

@@ -20,6 +20,18 @@ package qwen3
 // the same roundings applied (ops_test.go) and for identical greedy
 // tokens.
 //
+// Batch invariance: a sequence's logits on this path are bit-identical
+// whatever it is batched with, as on the float32 path, so that a server
+// gives each request what it would get alone. Every kernel of a step
+// computes a row (or a sequence's attention) by the same instructions in
+// the same order whatever the batch holds, given the step's kind: a
+// decode step (every sequence one token) runs the projections on the
+// GEMV (ops.KernelGEMV) and attention on PagedAttention with a split-K
+// size chosen for one sequence; a prefill step on the tensor-core tiles
+// (ops.KernelTiles) and FlashAttention. A step mixing the two kinds runs
+// as one pass of each (forwardSplit), a sequence's kind being that of its
+// own tokens, which is what it gets alone too.
+//
 // Layout on this path: weights as loaded (bf16 or f16; gate and up
 // interleaved into one [2I, H] weight for the fused SwiGLU epilogue),
 // the residual stream float32 (o_proj and down_proj add it in their
@@ -44,8 +56,15 @@ type opsState struct {
 	// multiple of 64): a sequence longer than it is attended by several
 	// blocks per KV head, so a small batch with long contexts still
 	// fills the GPU. 0 (UseOps' choice) takes ops.DecodePartition's for
-	// each batch shape: fixed per shape, as a captured graph needs.
+	// one sequence: the same whatever the batch (a sequence's sum order
+	// must not depend on its neighbours: batch invariance, below), and
+	// fixed per shape, as a captured graph needs.
 	partition int
+	// mixed and mixedAt: a step that mixes decodes with prefills runs
+	// as two passes (forwardSplit) whose logits meet in mixed, rows
+	// placed by mixedAt. Not freed by free, which a prefill pass calls.
+	mixed   *kern.Buffer[float32]
+	mixedAt *kern.Buffer[int32]
 	// slots and kg/vg: a prefill step's key slots and its keys and values
 	// gathered from the pool, grown as needed.
 	slots  *kern.Buffer[int32]
@@ -250,6 +269,18 @@ func grow[T gpu.Elem](dev *kern.Device, b **kern.Buffer[T], n int) (*kern.Buffer
 	}
 	*b = nb
 	return nb, nil
+}
+
+// freeAll frees everything, free's buffers and the split steps' too.
+func (o *opsState) freeAll() {
+	o.free()
+	if o.mixed != nil {
+		o.mixed.Free()
+	}
+	if o.mixedAt != nil {
+		o.mixedAt.Free()
+	}
+	o.mixed, o.mixedAt = nil, nil
 }
 
 func (o *opsState) free() {

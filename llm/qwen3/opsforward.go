@@ -3,11 +3,12 @@ package qwen3
 // The forward pass on package ops (see ops.go for why and when):
 //
 //	x (float32) → RMSNorm → cast → q, k, v in one ops.Matmul (stacked
-//	weights; GEMV for ≤ 16 rows), split apart → QK-norm, RoPE of q
+//	weights; the GEMV in a decode step, the tiles in a prefill), split apart → QK-norm, RoPE of q
 //	(float32) → pad/cast to the cache's type
 //	→ ops.KVCacheWrite (RoPE of k fused when the head needs no padding)
 //	→ attention: ops.PagedAttention when every sequence decodes one
-//	  token, else ops.FlashAttention (varlen, causal) over the keys
+//	  token (a decode step), else ops.FlashAttention (varlen, causal; a
+//	  prefill step, every sequence more than one token) over the keys
 //	  gathered from the pages → o_proj with the residual fused
 //	→ RMSNorm → cast → gate/up with the SwiGLU epilogue (16-bit out)
 //	→ down_proj with the residual fused → … → final norm, lm_head.
@@ -172,7 +173,13 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 	pagedLen := w.P * pool.PageSize
 	part := m.ops.partition
 	if part == 0 {
-		part = ops.DecodePartition(m.dev.Multiprocessors(), S, nh, nkv, pagedLen)
+		part = ops.DecodePartition(m.dev.Multiprocessors(), 1, nh, nkv, pagedLen)
+	}
+	// The projections' kernel family, by the step's kind alone (batch
+	// invariance, ops.go).
+	kind := ops.KernelTiles
+	if decode {
+		kind = ops.KernelGEMV
 	}
 	paged := ops.Paged{Heads: nh, KVHeads: nkv, HeadDim: hd, PageSize: pool.PageSize, MaxPages: w.P,
 		Scale: float32(1 / math.Sqrt(float64(D))), Partition: part}
@@ -246,7 +253,7 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 				return err
 			}
 			// q, k and v in one projection (stackQKV), then apart.
-			if err := s(y.q.Name, ops.Matmul(q, b.qkv, b.h, wbuf[T](y.q), R, y.q.Out, H, ops.MatmulOpts[float32]{})); err != nil {
+			if err := s(y.q.Name, ops.Matmul(q, b.qkv, b.h, wbuf[T](y.q), R, y.q.Out, H, ops.MatmulOpts[float32]{Kernel: kind})); err != nil {
 				return err
 			}
 			if m.Trace == nil {
@@ -340,7 +347,7 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 				}
 			}
 			// x2 = x + a·Woᵀ
-			err = ops.Matmul(q, w.x2, b.au, wbuf[T](y.o), R, H, cfg.QDim(), ops.MatmulOpts[float32]{Residual: w.x})
+			err = ops.Matmul(q, w.x2, b.au, wbuf[T](y.o), R, H, cfg.QDim(), ops.MatmulOpts[float32]{Residual: w.x, Kernel: kind})
 			if err := s("o_proj", err); err != nil {
 				return err
 			}
@@ -353,12 +360,12 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 			if err := tr("mlp_norm", w.h, H); err != nil {
 				return err
 			}
-			err = ops.Matmul(q, b.act, b.h, wbuf[T](y.gate), R, 2*I, H, ops.MatmulOpts[T]{Act: ops.ActSwiGLU})
+			err = ops.Matmul(q, b.act, b.h, wbuf[T](y.gate), R, 2*I, H, ops.MatmulOpts[T]{Act: ops.ActSwiGLU, Kernel: kind})
 			if err := s("gate_up_proj", err); err != nil {
 				return err
 			}
 			// x = x2 + act·Wdownᵀ
-			err = ops.Matmul(q, w.x, b.act, wbuf[T](y.down), R, H, I, ops.MatmulOpts[float32]{Residual: w.x2})
+			err = ops.Matmul(q, w.x, b.act, wbuf[T](y.down), R, H, I, ops.MatmulOpts[float32]{Residual: w.x2, Kernel: kind})
 			if err := s("down_proj", err); err != nil {
 				return err
 			}
@@ -374,7 +381,7 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 		if err := step(-1, "final norm", rmsNormCastLaunch(q, b.hn, w.hl, m.norm, S, H, eps)); err != nil {
 			return err
 		}
-		if err := step(-1, "lm_head", ops.Matmul(q, w.logitsLast, b.hn, lm, S, V, H, ops.MatmulOpts[float32]{})); err != nil {
+		if err := step(-1, "lm_head", ops.Matmul(q, w.logitsLast, b.hn, lm, S, V, H, ops.MatmulOpts[float32]{Kernel: kind})); err != nil {
 			return err
 		}
 		if !all {
@@ -389,7 +396,7 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 		if err := step(-1, "final norm cast", ops.Cast(q, b.h, w.h, R*H)); err != nil {
 			return err
 		}
-		if err := step(-1, "lm_head", ops.Matmul(q, w.logits, b.h, lm, R, V, H, ops.MatmulOpts[float32]{})); err != nil {
+		if err := step(-1, "lm_head", ops.Matmul(q, w.logits, b.h, lm, R, V, H, ops.MatmulOpts[float32]{Kernel: kind})); err != nil {
 			return err
 		}
 		return m.trace("logits", L, w.logits, R, V)

@@ -118,7 +118,7 @@ func (l kernMatmulBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
 }
 
-// ropeRowsKernel launches the kernel ropeRows (kernels.go:106).
+// ropeRowsKernel launches the kernel ropeRows (kernels.go:107).
 var ropeRowsKernel = kernRopeRowsLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "ropeRows", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "ropeRows", Module: kernModule,
 	Params: []kern.Param{
@@ -132,14 +132,14 @@ var ropeRowsKernel = kernRopeRowsLauncher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:112:9: integer divide by zero",
-		"panic at kernels.go:113:11: integer divide by zero",
-		"panic at kernels.go:114:36: integer divide by zero",
-		"kernels.go:114:32",
-		"kernels.go:116:13",
-		"kernels.go:116:20",
-		"kernels.go:117:5",
+		"panic at kernels.go:113:9: integer divide by zero",
+		"panic at kernels.go:114:11: integer divide by zero",
+		"panic at kernels.go:115:36: integer divide by zero",
+		"kernels.go:115:32",
+		"kernels.go:117:13",
+		"kernels.go:117:20",
 		"kernels.go:118:5",
+		"kernels.go:119:5",
 	},
 	SourceHash: "b24bd8ab9630dca9", Source: []string{"kernels.go:ropeRows", "opsfused.go:const twoPiHi", "opsfused.go:const twoPiLo", "opsfused.go:ropeSinCos"},
 	Native: func(t gpu.Thread, a []any) {
@@ -155,7 +155,7 @@ func (l kernRopeRowsLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buf
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(pos), kern.ScalarArg(heads), kern.ScalarArg(headDim), kern.ScalarArg(ratio))
 }
 
-// kvWriteKernel launches the kernel kvWrite (kernels.go:122).
+// kvWriteKernel launches the kernel kvWrite (kernels.go:123).
 var kvWriteKernel = kernKvWriteLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "kvWrite", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "kvWrite", Module: kernModule,
 	Params: []kern.Param{
@@ -167,10 +167,10 @@ var kvWriteKernel = kernKvWriteLauncher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:125:19: integer divide by zero",
-		"kernels.go:125:17",
-		"panic at kernels.go:125:35: integer divide by zero",
-		"kernels.go:125:8",
+		"panic at kernels.go:126:19: integer divide by zero",
+		"kernels.go:126:17",
+		"panic at kernels.go:126:35: integer divide by zero",
+		"kernels.go:126:8",
 	},
 	SourceHash: "07075c34bbcbaa88", Source: []string{"kernels.go:kvWrite"},
 	Native: func(t gpu.Thread, a []any) {
@@ -186,7 +186,7 @@ func (l kernKvWriteLauncher) Launch(q kern.Queue, grid kern.Grid, cache *kern.Bu
 	return l.Kernel().Launch(q, grid, kern.BufferArg(cache), kern.BufferArg(x), kern.BufferArg(slot), kern.ScalarArg(kvDim))
 }
 
-// gatherRowsKernel launches the kernel gatherRows (kernels.go:130).
+// gatherRowsKernel launches the kernel gatherRows (kernels.go:131).
 var gatherRowsKernel = kernGatherRowsLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gatherRows", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "gatherRows", Module: kernModule,
 	Params: []kern.Param{
@@ -198,10 +198,10 @@ var gatherRowsKernel = kernGatherRowsLauncher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:133:24: integer divide by zero",
-		"kernels.go:133:22",
-		"panic at kernels.go:133:38: integer divide by zero",
-		"kernels.go:133:13",
+		"panic at kernels.go:134:24: integer divide by zero",
+		"kernels.go:134:22",
+		"panic at kernels.go:134:38: integer divide by zero",
+		"kernels.go:134:13",
 	},
 	SourceHash: "fffdbf3b60114cbf", Source: []string{"kernels.go:gatherRows"},
 	Native: func(t gpu.Thread, a []any) {
@@ -217,7 +217,40 @@ func (l kernGatherRowsLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(rows), kern.ScalarArg(cols))
 }
 
-// matmul4F32Kernel launches the kernel matmul4F32 (kernels.go:138).
+// scatterRowsKernel launches the kernel scatterRows (kernels.go:142).
+var scatterRowsKernel = kernScatterRowsLauncher{kern.NewLauncher(kern.KernelSpec{
+	Name: "scatterRows", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "scatterRows", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "rows", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at kernels.go:145:17: integer divide by zero",
+		"kernels.go:145:15",
+		"panic at kernels.go:145:31: integer divide by zero",
+		"kernels.go:145:41",
+		"kernels.go:145:6",
+	},
+	SourceHash: "27f965b48c93ed2c", Source: []string{"kernels.go:scatterRows"},
+	Native: func(t gpu.Thread, a []any) {
+		scatterRows(t, a[0].([]float32), a[1].([]float32), a[2].([]int32), a[3].(int), a[4].(int))
+	},
+})}
+
+type kernScatterRowsLauncher struct{ kern.Launcher }
+
+// Launch runs scatterRows on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernScatterRowsLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], rows *kern.Buffer[int32], n int, cols int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(rows), kern.ScalarArg(n), kern.ScalarArg(cols))
+}
+
+// matmul4F32Kernel launches the kernel matmul4F32 (kernels.go:150).
 var matmul4F32Kernel = kernMatmul4F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "matmul4F32", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmul4F32", Module: kernModule,
 	Params: []kern.Param{
@@ -231,22 +264,22 @@ var matmul4F32Kernel = kernMatmul4F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:163:14: integer divide by zero",
-		"panic at kernels.go:164:13: integer divide by zero",
+		"panic at kernels.go:175:14: integer divide by zero",
+		"panic at kernels.go:176:13: integer divide by zero",
 		"kernels.go:34:18",
 		"kernels.go:34:18",
-		"kernels.go:172:20",
-		"kernels.go:172:20",
-		"kernels.go:172:20",
-		"kernels.go:172:20",
-		"kernels.go:172:20",
-		"kernels.go:172:20",
-		"kernels.go:172:20",
-		"kernels.go:172:20",
-		"kernels.go:186:8",
-		"kernels.go:186:8",
-		"kernels.go:186:8",
-		"kernels.go:186:8",
+		"kernels.go:184:20",
+		"kernels.go:184:20",
+		"kernels.go:184:20",
+		"kernels.go:184:20",
+		"kernels.go:184:20",
+		"kernels.go:184:20",
+		"kernels.go:184:20",
+		"kernels.go:184:20",
+		"kernels.go:198:8",
+		"kernels.go:198:8",
+		"kernels.go:198:8",
+		"kernels.go:198:8",
 	},
 	SourceHash: "054bb835f426bcc8", Source: []string{"kernels.go:f32w.load4", "kernels.go:matmul4F32", "kernels.go:matmulWarp4", "kernels.go:type f32w", "kernels.go:type wcodec"},
 	Native: func(t gpu.Thread, a []any) {
@@ -262,7 +295,7 @@ func (l kernMatmul4F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
 }
 
-// matmul4F16Kernel launches the kernel matmul4F16 (kernels.go:143).
+// matmul4F16Kernel launches the kernel matmul4F16 (kernels.go:155).
 var matmul4F16Kernel = kernMatmul4F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "matmul4F16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmul4F16", Module: kernModule,
 	Params: []kern.Param{
@@ -276,22 +309,22 @@ var matmul4F16Kernel = kernMatmul4F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:163:14: integer divide by zero",
-		"panic at kernels.go:164:13: integer divide by zero",
+		"panic at kernels.go:175:14: integer divide by zero",
+		"panic at kernels.go:176:13: integer divide by zero",
 		"kernels.go:41:16",
 		"kernels.go:41:16",
-		"kernels.go:172:20",
-		"kernels.go:172:20",
-		"kernels.go:172:20",
-		"kernels.go:172:20",
-		"kernels.go:172:20",
-		"kernels.go:172:20",
-		"kernels.go:172:20",
-		"kernels.go:172:20",
-		"kernels.go:186:8",
-		"kernels.go:186:8",
-		"kernels.go:186:8",
-		"kernels.go:186:8",
+		"kernels.go:184:20",
+		"kernels.go:184:20",
+		"kernels.go:184:20",
+		"kernels.go:184:20",
+		"kernels.go:184:20",
+		"kernels.go:184:20",
+		"kernels.go:184:20",
+		"kernels.go:184:20",
+		"kernels.go:198:8",
+		"kernels.go:198:8",
+		"kernels.go:198:8",
+		"kernels.go:198:8",
 	},
 	SourceHash: "61451ee0ae0aaa42", Source: []string{"kernels.go:f16w.load4", "kernels.go:matmul4F16", "kernels.go:matmulWarp4", "kernels.go:type f16w", "kernels.go:type wcodec"},
 	Native: func(t gpu.Thread, a []any) {
@@ -307,7 +340,7 @@ func (l kernMatmul4F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
 }
 
-// matmul4BF16Kernel launches the kernel matmul4BF16 (kernels.go:148).
+// matmul4BF16Kernel launches the kernel matmul4BF16 (kernels.go:160).
 var matmul4BF16Kernel = kernMatmul4BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "matmul4BF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmul4BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -321,22 +354,22 @@ var matmul4BF16Kernel = kernMatmul4BF16Launcher{kern.NewLauncher(kern.KernelSpec
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:163:14: integer divide by zero",
-		"panic at kernels.go:164:13: integer divide by zero",
+		"panic at kernels.go:175:14: integer divide by zero",
+		"panic at kernels.go:176:13: integer divide by zero",
 		"kernels.go:49:16",
 		"kernels.go:49:16",
-		"kernels.go:172:20",
-		"kernels.go:172:20",
-		"kernels.go:172:20",
-		"kernels.go:172:20",
-		"kernels.go:172:20",
-		"kernels.go:172:20",
-		"kernels.go:172:20",
-		"kernels.go:172:20",
-		"kernels.go:186:8",
-		"kernels.go:186:8",
-		"kernels.go:186:8",
-		"kernels.go:186:8",
+		"kernels.go:184:20",
+		"kernels.go:184:20",
+		"kernels.go:184:20",
+		"kernels.go:184:20",
+		"kernels.go:184:20",
+		"kernels.go:184:20",
+		"kernels.go:184:20",
+		"kernels.go:184:20",
+		"kernels.go:198:8",
+		"kernels.go:198:8",
+		"kernels.go:198:8",
+		"kernels.go:198:8",
 	},
 	SourceHash: "a04817e1d1531e9d", Source: []string{"kernels.go:bf16w.load4", "kernels.go:matmul4BF16", "kernels.go:matmulWarp4", "kernels.go:type bf16w", "kernels.go:type wcodec"},
 	Native: func(t gpu.Thread, a []any) {
@@ -352,7 +385,7 @@ func (l kernMatmul4BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
 }
 
-// attentionPagedKernel launches the kernel attentionPaged (kernels.go:193).
+// attentionPagedKernel launches the kernel attentionPaged (kernels.go:205).
 var attentionPagedKernel = kernAttentionPagedLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "attentionPaged", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "attentionPaged", Module: kernModule,
 	Params: []kern.Param{
@@ -375,26 +408,26 @@ var attentionPagedKernel = kernAttentionPagedLauncher{kern.NewLauncher(kern.Kern
 	Block:  gpu.Dim3{X: 32, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kernels.go:195:13: integer divide by zero",
-		"panic at kernels.go:196:11: integer divide by zero",
-		"panic at kernels.go:197:20: integer divide by zero",
-		"panic at kernels.go:197:11: integer divide by zero",
-		"kernels.go:198:14",
-		"kernels.go:199:18",
-		"panic at kernels.go:206:25: integer divide by zero",
-		"kernels.go:206:20",
-		"panic at kernels.go:206:49: integer divide by zero",
-		"kernels.go:210:17",
-		"kernels.go:210:27",
-		"kernels.go:213:9",
-		"kernels.go:219:22",
-		"kernels.go:220:9",
-		"panic at kernels.go:229:26: integer divide by zero",
-		"kernels.go:229:21",
-		"panic at kernels.go:229:50: integer divide by zero",
-		"kernels.go:230:24",
-		"kernels.go:230:34",
-		"kernels.go:232:6",
+		"panic at kernels.go:207:13: integer divide by zero",
+		"panic at kernels.go:208:11: integer divide by zero",
+		"panic at kernels.go:209:20: integer divide by zero",
+		"panic at kernels.go:209:11: integer divide by zero",
+		"kernels.go:210:14",
+		"kernels.go:211:18",
+		"panic at kernels.go:218:25: integer divide by zero",
+		"kernels.go:218:20",
+		"panic at kernels.go:218:49: integer divide by zero",
+		"kernels.go:222:17",
+		"kernels.go:222:27",
+		"kernels.go:225:9",
+		"kernels.go:231:22",
+		"kernels.go:232:9",
+		"panic at kernels.go:241:26: integer divide by zero",
+		"kernels.go:241:21",
+		"panic at kernels.go:241:50: integer divide by zero",
+		"kernels.go:242:24",
+		"kernels.go:242:34",
+		"kernels.go:244:6",
 	},
 	SourceHash: "473a9b46a6ed8ead", Source: []string{"kernels.go:attentionPaged"},
 	Native: func(t gpu.Thread, a []any) {

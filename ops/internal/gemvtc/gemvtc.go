@@ -31,6 +31,12 @@ package gemvtc
 // eight groups read the same 64 bytes, one request), rows of W past N to
 // row N-1; both only feed output columns that are never stored.
 //
+// Rows of x: block (bx, by) takes rows 16·by … 16·by+15, so any M runs
+// (ops.Matmul's KernelGEMV), W read once per 16 rows. A row's sum is the
+// same instructions in the same order whatever M is and whichever block
+// holds it (the mma computes each output element alone; the K split and
+// the reduction below do not depend on M): the GEMV is batch-invariant.
+//
 // Block: 8 warps on the same 16 rows of W, split over K: warp w takes
 // chunks w, w+8, w+16, …, tcUnroll of them per iteration, all loads of an
 // iteration issued before its mma (4 × 2 × 16 bytes of W per lane in
@@ -62,7 +68,7 @@ const (
 	Rows    = 16           // rows of W per block (columns of out)
 	Threads = tcWarps * 32 // threads per block
 	Shared  = tcWarps * 256 * 4
-	MaxM    = 16 // rows of x the kernel takes
+	MaxM    = 16 // rows of x a block takes (grid y: ⌈M/16⌉ blocks)
 )
 
 const (
@@ -135,15 +141,17 @@ var (
 func gemvtc[A gpu.Elem, O any, CA tcCodec[A], CO codec[O]](ca CA, co CO, t gpu.Thread, red []float32,
 	out []O, x, w []A, bias, res []O, m, n, k, act int, two bool) {
 	n0 := t.BlockIdx().X * Rows
+	r0 := t.BlockIdx().Y * MaxM // the block's rows of x: r0 … r0+15
 	l, wp := t.Lane(), t.Warp()
 	g, q := l>>2, l&3
 	// The lane's offsets at chunk 0 (32-bit: Matmul keeps every buffer
 	// under 2³¹ elements).
 	wa := int32(min(n0+g, n-1)*k + q*8)
 	wb := int32(min(n0+g+8, n-1)*k + q*8)
-	xa := int32(min(g, m-1)*k + q*8)
-	xb := int32(min(g+8, m-1)*k + q*8)
-	// two (warp-uniform) is the second tile of x: m > 8.
+	xa := int32(min(r0+g, m-1)*k + q*8)
+	xb := int32(min(r0+g+8, m-1)*k + q*8)
+	// two (uniform) is the second tile of x: m > 8. A last block of 8
+	// rows or fewer runs it too, on rows clamped to m-1, never stored.
 	k32, q8 := int32(k), int32(q*8)
 	full := k32 >> 5 // chunks wholly inside K
 	var acc0, acc1 [4]float32
@@ -201,7 +209,7 @@ func gemvtc[A gpu.Elem, O any, CA tcCodec[A], CO codec[O]](ca CA, co CO, t gpu.T
 		}
 		v1 := gpu.ShflXor(t, v, 8) // W row r^1: lane j^8
 		r := (j & 127) >> 3
-		row := (j>>7)*8 + (j&7 ^ (r>>2)&1)
+		row := r0 + (j>>7)*8 + (j&7 ^ (r>>2)&1)
 		if col := n0 + r; r&1 == 0 && col < n {
 			tcStore(co, out, bias, res, row, col, m, n, act, v, v1)
 		}

@@ -16,7 +16,7 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/ops/internal/gemvtc", Arch: "sm_80", PTX: kernPTX}
 
-// gemvtcF16F32Kernel launches the kernel gemvtcF16F32 (gemvtc.go:76).
+// gemvtcF16F32Kernel launches the kernel gemvtcF16F32 (gemvtc.go:82).
 var gemvtcF16F32Kernel = kernGemvtcF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemvtcF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemvtc", Entry: "gemvtcF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -32,7 +32,7 @@ var gemvtcF16F32Kernel = kernGemvtcF16F32Launcher{kern.NewLauncher(kern.KernelSp
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "750a5fbe16fe8749", Source: []string{"gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16g", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
+	SourceHash: "f095c7c2bc4bbbc8", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16g", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int))
 	},
@@ -46,7 +46,7 @@ func (l kernGemvtcF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act))
 }
 
-// gemvtcF16F16Kernel launches the kernel gemvtcF16F16 (gemvtc.go:81).
+// gemvtcF16F16Kernel launches the kernel gemvtcF16F16 (gemvtc.go:87).
 var gemvtcF16F16Kernel = kernGemvtcF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemvtcF16F16", Pkg: "github.com/gokern/kern/ops/internal/gemvtc", Entry: "gemvtcF16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -62,7 +62,7 @@ var gemvtcF16F16Kernel = kernGemvtcF16F16Launcher{kern.NewLauncher(kern.KernelSp
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "64c252f7fcfd1c03", Source: []string{"gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16c.load", "gemvtc.go:f16c.store", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcF16F16", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16c", "gemvtc.go:type f16g", "gemvtc.go:type tcCodec"},
+	SourceHash: "a62cac59141e380c", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16c.load", "gemvtc.go:f16c.store", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcF16F16", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16c", "gemvtc.go:type f16g", "gemvtc.go:type tcCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].(int), a[6].(int), a[7].(int), a[8].(int))
 	},
@@ -76,7 +76,7 @@ func (l kernGemvtcF16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act))
 }
 
-// gemvtcBF16F32Kernel launches the kernel gemvtcBF16F32 (gemvtc.go:86).
+// gemvtcBF16F32Kernel launches the kernel gemvtcBF16F32 (gemvtc.go:92).
 var gemvtcBF16F32Kernel = kernGemvtcBF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemvtcBF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemvtc", Entry: "gemvtcBF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -92,7 +92,7 @@ var gemvtcBF16F32Kernel = kernGemvtcBF16F32Launcher{kern.NewLauncher(kern.Kernel
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "bbd5accd5a980a8c", Source: []string{"gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcBF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
+	SourceHash: "1437cbe86e67abae", Source: []string{"gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcBF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int))
 	},
@@ -106,7 +106,7 @@ func (l kernGemvtcBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *ker
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act))
 }
 
-// gemvtcBF16BF16Kernel launches the kernel gemvtcBF16BF16 (gemvtc.go:91).
+// gemvtcBF16BF16Kernel launches the kernel gemvtcBF16BF16 (gemvtc.go:97).
 var gemvtcBF16BF16Kernel = kernGemvtcBF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemvtcBF16BF16", Pkg: "github.com/gokern/kern/ops/internal/gemvtc", Entry: "gemvtcBF16BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -122,7 +122,7 @@ var gemvtcBF16BF16Kernel = kernGemvtcBF16BF16Launcher{kern.NewLauncher(kern.Kern
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "022345c3e659da3e", Source: []string{"gemvtc.go:bf16c.load", "gemvtc.go:bf16c.store", "gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcBF16BF16", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16c", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type tcCodec"},
+	SourceHash: "18d7adf20c85f193", Source: []string{"gemvtc.go:bf16c.load", "gemvtc.go:bf16c.store", "gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcBF16BF16", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16c", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type tcCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].(int), a[6].(int), a[7].(int), a[8].(int))
 	},
@@ -136,7 +136,7 @@ func (l kernGemvtcBF16BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *ke
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act))
 }
 
-// gemvtcNarrowF16F32Kernel launches the kernel gemvtcNarrowF16F32 (gemvtc.go:103).
+// gemvtcNarrowF16F32Kernel launches the kernel gemvtcNarrowF16F32 (gemvtc.go:109).
 var gemvtcNarrowF16F32Kernel = kernGemvtcNarrowF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemvtcNarrowF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemvtc", Entry: "gemvtcNarrowF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -152,7 +152,7 @@ var gemvtcNarrowF16F32Kernel = kernGemvtcNarrowF16F32Launcher{kern.NewLauncher(k
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "6e6a32f81bafe518", Source: []string{"gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16g", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
+	SourceHash: "5471c08bf71d2d84", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16g", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcNarrowF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int))
 	},
@@ -166,7 +166,7 @@ func (l kernGemvtcNarrowF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act))
 }
 
-// gemvtcNarrowF16F16Kernel launches the kernel gemvtcNarrowF16F16 (gemvtc.go:108).
+// gemvtcNarrowF16F16Kernel launches the kernel gemvtcNarrowF16F16 (gemvtc.go:114).
 var gemvtcNarrowF16F16Kernel = kernGemvtcNarrowF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemvtcNarrowF16F16", Pkg: "github.com/gokern/kern/ops/internal/gemvtc", Entry: "gemvtcNarrowF16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -182,7 +182,7 @@ var gemvtcNarrowF16F16Kernel = kernGemvtcNarrowF16F16Launcher{kern.NewLauncher(k
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "c7fd136917f6313d", Source: []string{"gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16c.load", "gemvtc.go:f16c.store", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowF16F16", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16c", "gemvtc.go:type f16g", "gemvtc.go:type tcCodec"},
+	SourceHash: "07743351a99f7e18", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16c.load", "gemvtc.go:f16c.store", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowF16F16", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16c", "gemvtc.go:type f16g", "gemvtc.go:type tcCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcNarrowF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].(int), a[6].(int), a[7].(int), a[8].(int))
 	},
@@ -196,7 +196,7 @@ func (l kernGemvtcNarrowF16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act))
 }
 
-// gemvtcNarrowBF16F32Kernel launches the kernel gemvtcNarrowBF16F32 (gemvtc.go:113).
+// gemvtcNarrowBF16F32Kernel launches the kernel gemvtcNarrowBF16F32 (gemvtc.go:119).
 var gemvtcNarrowBF16F32Kernel = kernGemvtcNarrowBF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemvtcNarrowBF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemvtc", Entry: "gemvtcNarrowBF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -212,7 +212,7 @@ var gemvtcNarrowBF16F32Kernel = kernGemvtcNarrowBF16F32Launcher{kern.NewLauncher
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "a7c7d654b86f280e", Source: []string{"gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowBF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
+	SourceHash: "5f2d05e8d5099036", Source: []string{"gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowBF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcNarrowBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int))
 	},
@@ -226,7 +226,7 @@ func (l kernGemvtcNarrowBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, ou
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act))
 }
 
-// gemvtcNarrowBF16BF16Kernel launches the kernel gemvtcNarrowBF16BF16 (gemvtc.go:118).
+// gemvtcNarrowBF16BF16Kernel launches the kernel gemvtcNarrowBF16BF16 (gemvtc.go:124).
 var gemvtcNarrowBF16BF16Kernel = kernGemvtcNarrowBF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemvtcNarrowBF16BF16", Pkg: "github.com/gokern/kern/ops/internal/gemvtc", Entry: "gemvtcNarrowBF16BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -242,7 +242,7 @@ var gemvtcNarrowBF16BF16Kernel = kernGemvtcNarrowBF16BF16Launcher{kern.NewLaunch
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "19810cfaac88d8ba", Source: []string{"gemvtc.go:bf16c.load", "gemvtc.go:bf16c.store", "gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowBF16BF16", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16c", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type tcCodec"},
+	SourceHash: "24a702c801b10eaf", Source: []string{"gemvtc.go:bf16c.load", "gemvtc.go:bf16c.store", "gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowBF16BF16", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16c", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type tcCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcNarrowBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].(int), a[6].(int), a[7].(int), a[8].(int))
 	},
