@@ -13,7 +13,7 @@ go build -ldflags="$ld" -o "$out/kern" ./cmd/kern
 go build -ldflags="$ld" -o "$out/qwen3" ./cmd/qwen3
 go build -ldflags="$ld" -o "$out/fused_silu_gate" ./examples/fused_silu_gate # the README's main job
 # package directory → test binary name
-for p in . ./cuda ./cublas ./ops ./llm/qwen3 ./internal/conformance; do
+for p in . ./cuda ./cublas ./ops ./llm/qwen3 ./llm/engine ./internal/conformance; do
 	n=${p#./}; n=${n//\//_}; [ "$n" = . ] && n=root
 	go test -c -tags gpu -ldflags="$ld" -o "$out/$n.test" "$p"
 done

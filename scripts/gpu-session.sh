@@ -72,7 +72,7 @@ for ph in $phases; do
 		# directory (their testdata), each with its own limit; their
 		# lines go to one file as they come, prefixed with the binary.
 		pids=()
-		for t in root cuda cublas ops llm_qwen3 internal_conformance gomlx; do
+		for t in root cuda cublas ops llm_qwen3 llm_engine internal_conformance gomlx; do
 			dir=${t//_//}; [ $t = root ] && dir=.; [ $t = llm_qwen3 ] && dir=llm/qwen3
 			( cd "$root/$dir" && step 150 /dev/stdout "$bin/$t.test" -test.timeout 145s 2>&1 |
 				grep --line-buffered -v '^=== \|^    --- PASS\|^--- PASS' |

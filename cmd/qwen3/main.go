@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 
 	"github.com/gokern/kern"
@@ -56,7 +57,7 @@ type common struct {
 	quiet              bool
 	tp                 int
 	tpComm             string
-	ops                bool
+	ops                opsMode
 	opsMatmul          bool
 }
 
@@ -79,7 +80,8 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.quiet, "q", false, "no loading progress or statistics on stderr")
 	fs.IntVar(&c.tp, "tp", 1, "tensor parallelism: split the model over this many devices (Megatron layout, see llm/tp); with -device cuda:N, rank r is on GPU N+r")
 	fs.StringVar(&c.tpComm, "tp-comm", "", "with -tp: local (one process, a goroutine per rank, any device), socket (a process per rank, collectives through rank 0 over Unix sockets, any device) or nccl (a process per GPU); default nccl on cuda, else local")
-	fs.BoolVar(&c.ops, "ops", false, "forward pass on package ops: bf16/f16 activations and KV cache, tensor cores, decode graphs (bf16/f16 weights)")
+	c.ops = opsAuto
+	fs.Var(&c.ops, "ops", "forward pass on package ops: bf16/f16 activations and KV cache, tensor cores, decode graphs (bf16/f16 weights); auto: on a GPU where the model allows it, -ops=false: the float32 path")
 	fs.BoolVar(&c.opsMatmul, "ops-matmul", false, "float32 forward pass with its projections on ops.Matmul over split activations (float32 accuracy, tensor cores)")
 }
 
@@ -140,11 +142,18 @@ func (c *common) open(ctx context.Context, stderr io.Writer) (e *engine.Engine, 
 		dev.Close()
 		return nil, nil, err
 	}
+	if s, ok := e.Model.(engine.Single); ok && !c.quiet {
+		path := "float32"
+		if s.M.UsingOps() {
+			path = "ops (bf16/f16 activations, tensor cores)"
+		}
+		fmt.Fprintf(stderr, "forward pass: %s\n", path)
+	}
 	return e, func() { e.Close(); dev.Close() }, nil
 }
 
 func (c *common) options(progress func(done, total int64)) engine.Options {
-	return engine.Options{TokenizerDir: c.tok, Context: c.ctxLen, KVPositions: c.kvTokens, NoPrefixCache: c.noPrefixCache, OnKVEvents: c.onKVEvents, Progress: progress, Ops: c.ops, OpsMatmul: c.opsMatmul}
+	return engine.Options{TokenizerDir: c.tok, Context: c.ctxLen, KVPositions: c.kvTokens, NoPrefixCache: c.noPrefixCache, OnKVEvents: c.onKVEvents, Progress: progress, Ops: c.ops == opsOn, OpsWhereFast: c.ops == opsAuto, OpsMatmul: c.opsMatmul}
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -167,4 +176,34 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return nil
 	}
 	return fmt.Errorf("unknown mode %q; %s", args[0], usage)
+}
+
+// opsMode is the -ops flag: auto (the default), or a boolean.
+type opsMode string
+
+const (
+	opsAuto opsMode = "auto"
+	opsOn   opsMode = "true"
+	opsOff  opsMode = "false"
+)
+
+func (o *opsMode) String() string { return string(*o) }
+
+// IsBoolFlag lets -ops stand alone for -ops=true.
+func (o *opsMode) IsBoolFlag() bool { return true }
+
+func (o *opsMode) Set(v string) error {
+	if v == string(opsAuto) {
+		*o = opsAuto
+		return nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return fmt.Errorf("want auto, true or false")
+	}
+	*o = opsOff
+	if b {
+		*o = opsOn
+	}
+	return nil
 }

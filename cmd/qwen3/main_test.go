@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -123,5 +124,41 @@ func TestBenchRandomWeights(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"bench", "-device", "emu", "-preset", "tiny", "-batch", "0"}, nil, &out, io.Discard); err == nil {
 		t.Error("-batch 0: no error")
+	}
+}
+
+// TestOpsFlag: -ops is auto unless given; alone it is true; it takes
+// auto, true and false, and nothing else.
+func TestOpsFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want opsMode
+	}{
+		{nil, opsAuto},
+		{[]string{"-ops"}, opsOn},
+		{[]string{"-ops=false"}, opsOff},
+		{[]string{"-ops=auto"}, opsAuto},
+		{[]string{"-ops=1"}, opsOn},
+	} {
+		var cm common
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		cm.register(fs)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatalf("%q: %v", c.args, err)
+		}
+		if cm.ops != c.want {
+			t.Errorf("%q: -ops %s, want %s", c.args, cm.ops, c.want)
+		}
+		o := cm.options(nil)
+		if o.Ops != (c.want == opsOn) || o.OpsWhereFast != (c.want == opsAuto) {
+			t.Errorf("%q: options Ops %v OpsWhereFast %v", c.args, o.Ops, o.OpsWhereFast)
+		}
+	}
+	var cm common
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cm.register(fs)
+	if err := fs.Parse([]string{"-ops=fast"}); err == nil || !strings.Contains(err.Error(), "want auto, true or false") {
+		t.Errorf("-ops=fast: %v", err)
 	}
 }

@@ -82,6 +82,12 @@ type Options struct {
 	// exactly those of a solo run whatever it is batched with (batch
 	// invariance, llm/qwen3/ops.go).
 	Ops bool
+	// OpsWhereFast turns Ops on where it is the fast path and can run: a
+	// GPU (a cuda device), the model on one device, weights all bf16 or
+	// all f16 (qwen3.Model.OpsSupported). Elsewhere (the emulator, native
+	// mode, GGUF, tensor parallelism) the float32 path runs. The qwen3
+	// command's default.
+	OpsWhereFast bool
 	// OpsMatmul keeps the float32 path but runs its projections on
 	// ops.Matmul over activations split into two 16-bit halves
 	// (qwen3.OpsMatmul): float32 accuracy (the 2e-3 bound holds) on the
@@ -147,6 +153,9 @@ func NewRunner(m Runner, cfg *qwen3.Config, gen *qwen3.GenerationConfig, tok *to
 		kvPos = 2 * ctxLen
 	}
 	kvPos = max(kvPos, ctxLen)
+	if s, ok := m.(Single); ok && opt.OpsWhereFast && !opt.Ops && !opt.OpsMatmul {
+		opt.Ops = s.M.Device().Kind() == "cuda" && s.M.OpsSupported() == nil
+	}
 	if opt.Ops || opt.OpsMatmul {
 		s, ok := m.(Single)
 		if !ok {

@@ -276,3 +276,17 @@ func greedyOnOps(t *testing.T, opt Options) {
 		t.Errorf("Matmul is %T, want *qwen3.OpsMatmul", m.Matmul)
 	}
 }
+
+// TestOpsWhereFast: the emulator is not where the ops path is the fast
+// one, so OpsWhereFast keeps the float32 path there (on a GPU the gpu
+// tests open the engine with it).
+func TestOpsWhereFast(t *testing.T) {
+	e, err := Open(kern.OpenEmulator(), fixture.Model(t, "tiny-qwen3-hd32"), Options{TokenizerDir: fixture.Tokenizer(t), OpsWhereFast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if e.Model.(Single).M.UsingOps() {
+		t.Error("OpsWhereFast on the emulator: the ops path")
+	}
+}

@@ -85,28 +85,10 @@ func (m *Model) UseOps() error {
 	if m.ops != nil {
 		return nil
 	}
-	c := m.Config
-	switch {
-	case m.tp != nil:
-		return errors.New("qwen3: UseOps: tensor-parallel shards are not on the ops path yet (the residual is fused into o_proj and down_proj, before their all-reduce)")
-	case c.HeadDim > 128:
-		return fmt.Errorf("qwen3: UseOps: head_dim %d: the attention ops take at most 128", c.HeadDim)
-	case c.HeadDim%2 != 0:
-		return fmt.Errorf("qwen3: UseOps: head_dim %d is odd", c.HeadDim)
+	if err := m.OpsSupported(); err != nil {
+		return err
 	}
-	dt := m.embed.DType
-	if dt != safetensors.BF16 && dt != safetensors.F16 {
-		return fmt.Errorf("qwen3: UseOps: the weights are %s; the ops path takes bf16 or f16", dt)
-	}
-	ws := []*Weight{m.lmHead}
-	for _, y := range m.layers {
-		ws = append(ws, y.q, y.k, y.v, y.o, y.gate, y.up, y.down)
-	}
-	for _, w := range ws {
-		if w.DType != dt {
-			return fmt.Errorf("qwen3: UseOps: %s is %s, the embedding %s: the ops path takes one weight type", w.Name, w.DType, dt)
-		}
-	}
+	c, dt := m.Config, m.embed.DType
 	for i := range m.layers {
 		var err error
 		if dt == safetensors.BF16 {
@@ -131,6 +113,37 @@ func (m *Model) UseOps() error {
 		delete(m.ws, k)
 	}
 	m.ops = &opsState{dt: dt, hd: hd}
+	return nil
+}
+
+// OpsSupported reports, without changing the model, why UseOps would
+// refuse it (nil: it would not): a tensor-parallel shard, a head_dim the
+// attention ops do not take, weights not all bf16 or all f16.
+func (m *Model) OpsSupported() error {
+	c := m.Config
+	switch {
+	case m.ops != nil:
+		return nil
+	case m.tp != nil:
+		return errors.New("qwen3: UseOps: tensor-parallel shards are not on the ops path yet (the residual is fused into o_proj and down_proj, before their all-reduce)")
+	case c.HeadDim > 128:
+		return fmt.Errorf("qwen3: UseOps: head_dim %d: the attention ops take at most 128", c.HeadDim)
+	case c.HeadDim%2 != 0:
+		return fmt.Errorf("qwen3: UseOps: head_dim %d is odd", c.HeadDim)
+	}
+	dt := m.embed.DType
+	if dt != safetensors.BF16 && dt != safetensors.F16 {
+		return fmt.Errorf("qwen3: UseOps: the weights are %s; the ops path takes bf16 or f16", dt)
+	}
+	ws := []*Weight{m.lmHead}
+	for _, y := range m.layers {
+		ws = append(ws, y.q, y.k, y.v, y.o, y.gate, y.up, y.down)
+	}
+	for _, w := range ws {
+		if w.DType != dt {
+			return fmt.Errorf("qwen3: UseOps: %s is %s, the embedding %s: the ops path takes one weight type", w.Name, w.DType, dt)
+		}
+	}
 	return nil
 }
 
