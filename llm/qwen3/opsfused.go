@@ -36,12 +36,12 @@ import (
 // 2·32·qkvPairs = 512.
 const qkvPairs = 8
 
-//kern:kernel block=128
+//kern:kernel block=128 minblocks=1
 func qkvPrepBF16(t gpu.Thread, q, kCache, vCache []gpu.BFloat16, qkv, qNorm, kNorm []float32, pos, slots []int32, rows, nh, nkv, d, hd int, norm bool, eps float32, ratio float64) {
 	qkvPrep(bf16w{}, t, q, kCache, vCache, qkv, qNorm, kNorm, pos, slots, rows, nh, nkv, d, hd, norm, eps, ratio)
 }
 
-//kern:kernel block=128
+//kern:kernel block=128 minblocks=1
 func qkvPrepF16(t gpu.Thread, q, kCache, vCache []gpu.Half, qkv, qNorm, kNorm []float32, pos, slots []int32, rows, nh, nkv, d, hd int, norm bool, eps float32, ratio float64) {
 	qkvPrep(f16w{}, t, q, kCache, vCache, qkv, qNorm, kNorm, pos, slots, rows, nh, nkv, d, hd, norm, eps, ratio)
 }
@@ -52,35 +52,43 @@ func qkvPrep[T any, C scodec[T]](c C, t gpu.Thread, q, kCache, vCache []T, qkv, 
 	if vec >= rows*heads {
 		return
 	}
-	r, j := vec/heads, vec%heads
+	r, j := int(int32(vec)/int32(heads)), int(int32(vec)%int32(heads)) // 32-bit: no division subroutine
 	lane, half := t.Lane(), d/2
 	base := vec * d // qkv's row r is [q heads | k heads | v heads], d each
-	var x1, x2 [qkvPairs]float32
-	ss := float32(0)
+	isV := j >= nh+nkv
+	w := qNorm
+	if j >= nh {
+		w = kNorm
+	}
+	// Every global load first, then the arithmetic: a decode step's
+	// launch is a single dependent round trip to memory, not one per
+	// stage (the vector, the norm weights, the position, the slot).
+	at := int(pos[r])
+	slot := int(slots[r])
+	var x1, x2, w1, w2 [qkvPairs]float32
 	//kern:unroll
 	for p := 0; p < qkvPairs; p++ {
 		if i := lane + 32*p; i < half {
 			x1[p], x2[p] = qkv[base+i], qkv[base+i+half]
-			ss = gpu.FMA(x1[p], x1[p], ss)
-			ss = gpu.FMA(x2[p], x2[p], ss)
+			if !isV && norm {
+				w1[p], w2[p] = w[i], w[i+half]
+			}
 		}
 	}
-	isV := j >= nh+nkv
 	if !isV && norm {
-		w := qNorm
-		if j >= nh {
-			w = kNorm
+		ss := float32(0)
+		//kern:unroll
+		for p := 0; p < qkvPairs; p++ {
+			ss = gpu.FMA(x1[p], x1[p], ss) // zero past half
+			ss = gpu.FMA(x2[p], x2[p], ss)
 		}
 		rs := gpu.Rsqrt(gpu.WarpSum(t, ss)/float32(d) + eps)
 		//kern:unroll
 		for p := 0; p < qkvPairs; p++ {
-			if i := lane + 32*p; i < half {
-				x1[p], x2[p] = x1[p]*rs*w[i], x2[p]*rs*w[i+half]
-			}
+			x1[p], x2[p] = x1[p]*rs*w1[p], x2[p]*rs*w2[p]
 		}
 	}
 	if !isV {
-		at := int(pos[r])
 		//kern:unroll
 		for p := 0; p < qkvPairs; p++ {
 			if i := lane + 32*p; i < half {
@@ -94,7 +102,6 @@ func qkvPrep[T any, C scodec[T]](c C, t gpu.Thread, q, kCache, vCache []T, qkv, 
 	if j < nh {
 		out, dst = q, (r*nh+j)*hd
 	} else {
-		slot := int(slots[r])
 		if slot < 0 {
 			return
 		}
@@ -150,16 +157,51 @@ func rmsNormCastF16(t gpu.Thread, out []gpu.Half, x, w []float32, cols int, eps 
 
 func rmsNormCast[T any, C scodec[T]](c C, t gpu.Thread, out []T, x, w []float32, cols int, eps float32) {
 	base := t.BlockIdx().X * cols
+	tid, nt := t.ThreadIdx().X, normThreads // rmsNormCastLaunch's block
+	if cols <= normRegs*nt {
+		// The row and the weights in registers, every load issued before
+		// the first use: one round trip to memory, where the loops below
+		// wait for one per element a thread handles.
+		var v, wv [normRegs]float32
+		//kern:unroll
+		for k := 0; k < normRegs; k++ {
+			if j := tid + k*nt; j < cols {
+				v[k], wv[k] = x[base+j], w[j]
+			}
+		}
+		ss := float32(0)
+		//kern:unroll
+		for k := 0; k < normRegs; k++ {
+			ss = gpu.FMA(v[k], v[k], ss) // zero past the row's end
+		}
+		r := gpu.Rsqrt(gpu.BlockSum(t, ss)/float32(cols) + eps)
+		//kern:unroll
+		for k := 0; k < normRegs; k++ {
+			if j := tid + k*nt; j < cols {
+				out[base+j] = c.store(v[k] * r * wv[k])
+			}
+		}
+		return
+	}
 	ss := float32(0)
-	for j := t.ThreadIdx().X; j < cols; j += t.BlockDim().X {
+	for j := tid; j < cols; j += nt {
 		v := x[base+j]
 		ss = gpu.FMA(v, v, ss)
 	}
 	r := gpu.Rsqrt(gpu.BlockSum(t, ss)/float32(cols) + eps)
-	for j := t.ThreadIdx().X; j < cols; j += t.BlockDim().X {
+	for j := tid; j < cols; j += nt {
 		out[base+j] = c.store(x[base+j] * r * w[j])
 	}
 }
+
+// normRegs is the elements of a row a thread of rmsNormCast holds in
+// registers: rows up to 16·256 = 4096 (Qwen3 up to 8B) in one pass.
+// normThreads is its block, a constant so that the 32 addresses are
+// one base and immediate offsets.
+const (
+	normRegs    = 16
+	normThreads = 256
+)
 
 // qkvPrepLaunch runs qkvPrep over rows rows (qNorm and kNorm nil for a
 // model without QK-norm; ratio is RoPE's θ^(-2/d)).
@@ -185,7 +227,7 @@ func qkvPrepLaunch[T ops.Half16](qu kern.Queue, q, kCache, vCache *kern.Buffer[T
 
 // rmsNormCastLaunch runs rmsNormCast over rows rows of cols.
 func rmsNormCastLaunch[T ops.Half16](qu kern.Queue, out *kern.Buffer[T], x, w *kern.Buffer[float32], rows, cols int, eps float32) error {
-	grid := kern.Blocks(gpu.Dim3{X: rows, Y: 1, Z: 1}, gpu.Dim3{X: 256, Y: 1, Z: 1})
+	grid := kern.Blocks(gpu.Dim3{X: rows, Y: 1, Z: 1}, gpu.Dim3{X: normThreads, Y: 1, Z: 1})
 	switch o := any(out).(type) {
 	case *kern.Buffer[gpu.BFloat16]:
 		return rmsNormCastBF16Kernel.Launch(qu, grid, o, x, w, cols, eps)
