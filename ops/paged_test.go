@@ -35,6 +35,9 @@ var pagedCases = []pagedCase{
 	{lens: []int{33, 190}, heads: 12, kvHeads: 1, hd: 128, pageSize: 16, partition: 64},
 	{lens: []int{1, 17, 100}, heads: 4, kvHeads: 2, hd: 256, pageSize: 16},
 	{lens: []int{150, 3, 0}, heads: 8, kvHeads: 1, hd: 256, pageSize: 32, partition: 64},
+	// more splits than the reduce loads at once (8): 11, and 17 at hd 256
+	{lens: []int{700, 5}, heads: 4, kvHeads: 2, hd: 64, pageSize: 16, partition: 64},
+	{lens: []int{1100, 64}, heads: 2, kvHeads: 1, hd: 256, pageSize: 32, partition: 64},
 	// Lengths either side of v2/v3's 16-token steps and 64-token rounds,
 	// with splits of 192 (three rounds): tail masks, warps with no step,
 	// a split whose last round is partial. v1 is left out: at bf16 it

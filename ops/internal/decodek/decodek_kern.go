@@ -283,7 +283,7 @@ var PagedReduceF16Kernel = kernPagedReduceF16Launcher{kern.NewLauncher(kern.Kern
 	},
 	Block:      gpu.Dim3{X: 128, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "9f9566950372f851", Source: []string{"paged.go:PagedReduceF16", "paged.go:f16m.store", "paged.go:negInf", "paged.go:pagedReduce", "paged.go:type codec", "paged.go:type f16m"},
+	SourceHash: "342e14cfe9c98c46", Source: []string{"paged.go:PagedReduceF16", "paged.go:const reduceBatch", "paged.go:f16m.store", "paged.go:negInf", "paged.go:pagedReduce", "paged.go:reduceDim", "paged.go:type codec", "paged.go:type f16m"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedReduceF16(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int), a[7].(int))
 	},
@@ -312,7 +312,7 @@ var PagedReduceBF16Kernel = kernPagedReduceBF16Launcher{kern.NewLauncher(kern.Ke
 	},
 	Block:      gpu.Dim3{X: 128, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "6b9480b9637675dc", Source: []string{"paged.go:PagedReduceBF16", "paged.go:bf16m.store", "paged.go:negInf", "paged.go:pagedReduce", "paged.go:type bf16m", "paged.go:type codec"},
+	SourceHash: "4030860157ff92d1", Source: []string{"paged.go:PagedReduceBF16", "paged.go:bf16m.store", "paged.go:const reduceBatch", "paged.go:negInf", "paged.go:pagedReduce", "paged.go:reduceDim", "paged.go:type bf16m", "paged.go:type codec"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedReduceBF16(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int), a[7].(int))
 	},
