@@ -182,7 +182,7 @@ func (kb *kernelBuilder) emitHoistIf(fr *frame, pl *hoistLoop) {
 		kb.b.BraIf(p, false, blk)
 		cur := kb.b.B
 		kb.b.B = blk
-		kb.b.Mov(ir.U64, kb.failRegs[0], ir.Imm(ir.U64, kb.siteCode(site)))
+		kb.b.Mov(ir.U32, kb.failRegs[0], ir.Imm(ir.U32, kb.siteCode(site)))
 		kb.b.Bra(kb.failHandler())
 		kb.b.B = cur
 	}
