@@ -35,15 +35,15 @@ func stubFaultNext(t *testing.T) func(kernel string, slot []byte) {
 
 // slotBytes lays out an error slot as compiler.ErrorSlot documents it.
 func slotBytes(kernel, site int, index, length uint64, thread, block gpu.Dim3) []byte {
-	words := []uint64{
-		uint64(kernel+1)<<32 | uint64(site+1), index, length,
-		uint64(thread.X) | uint64(thread.Y)<<16 | uint64(thread.Z)<<32,
-		uint64(block.X) | uint64(block.Y)<<32 | uint64(block.Z)<<48,
-	}
-	out := make([]byte, 8*len(words))
-	for i, w := range words {
-		binary.LittleEndian.PutUint64(out[8*i:], w)
-	}
+	out := make([]byte, 48)
+	le := binary.LittleEndian
+	le.PutUint32(out[0:], uint32(kernel+1)<<16|uint32(site+1))
+	le.PutUint64(out[8:], uint64(block.X)|uint64(block.Y)<<32|uint64(block.Z)<<48)
+	le.PutUint64(out[16:], index)
+	le.PutUint64(out[24:], length)
+	le.PutUint32(out[32:], uint32(thread.X))
+	le.PutUint32(out[36:], uint32(thread.Y))
+	le.PutUint32(out[40:], uint32(thread.Z))
 	return out
 }
 

@@ -21,8 +21,8 @@ import (
 )
 
 // errorSlotBytes is compiler.ErrorSlotBytes (package kern does not import
-// the compiler): five u64 words, see compiler.ErrorSlot.
-const errorSlotBytes = 40
+// the compiler), the layout decodeSlot reads: see compiler.ErrorSlot.
+const errorSlotBytes = 48
 
 // DeviceError is a fault inside a kernel: a failed bounds check, an
 // integer division by zero, a panic, or on the emulator and in native
@@ -95,24 +95,38 @@ func dimTuple(d gpu.Dim3) string { return fmt.Sprintf("(%d,%d,%d)", d.X, d.Y, d.
 
 var blockWide = gpu.Dim3{X: -1, Y: -1, Z: -1}
 
-// decodeSlot reads the error slot's bytes (see compiler.ErrorSlot).
-func decodeSlot(raw []byte) (s [5]uint64) {
-	for i := range s {
-		if (i+1)*8 <= len(raw) {
-			s[i] = binary.LittleEndian.Uint64(raw[i*8:])
-		}
+// slotRecord is the error slot's content (compiler.ErrorSlot's layout).
+type slotRecord struct {
+	// code is the kernel index + 1 << 16 | the site index + 1; 0 when no
+	// check failed.
+	code          uint32
+	index, length uint64
+	thread, block [3]uint32
+}
+
+// decodeSlot reads the error slot's bytes (compiler.ErrorSlot's layout;
+// a shorter raw reads as zeros past its end).
+func decodeSlot(raw []byte) slotRecord {
+	var b [errorSlotBytes]byte
+	copy(b[:], raw)
+	u32 := func(off int) uint32 { return binary.LittleEndian.Uint32(b[off:]) }
+	return slotRecord{
+		code:   u32(0),
+		index:  binary.LittleEndian.Uint64(b[16:]),
+		length: binary.LittleEndian.Uint64(b[24:]),
+		thread: [3]uint32{u32(32), u32(36), u32(40)},
+		block:  [3]uint32{u32(8), u32(12) & 0xffff, u32(12) >> 16},
 	}
-	return s
 }
 
 // slotError decodes a module's error slot: the kernel index + 1 in the
-// high half of the first word, the site index + 1 in the low half. It
-// returns nil for an empty slot.
-func (m *Module) slotError(slot [5]uint64) error {
-	if slot[0] == 0 {
+// high half of the code, the site index + 1 in the low half. It returns
+// nil for an empty slot.
+func (m *Module) slotError(slot slotRecord) error {
+	if slot.code == 0 {
 		return nil
 	}
-	ki, site := int(slot[0]>>32)-1, int(slot[0]&0xffffffff)-1
+	ki, site := int(slot.code>>16)-1, int(slot.code&0xffff)-1
 	if ki < 0 || ki >= len(m.kernels) {
 		return fmt.Errorf("kern: a kernel of package %s failed a device check (unknown kernel %d)", m.Pkg, ki)
 	}
@@ -121,11 +135,11 @@ func (m *Module) slotError(slot [5]uint64) error {
 	if site >= 0 && site < len(k.spec.Sites) {
 		where = k.spec.Sites[site]
 	}
-	t, c := slot[3], slot[4]
+	t, c := slot.thread, slot.block
 	e := &DeviceError{
 		Kernel: k.spec.Name,
-		Thread: gpu.Dim3{X: int(t & 0xffff), Y: int(t >> 16 & 0xffff), Z: int(t >> 32 & 0xffff)},
-		Block:  gpu.Dim3{X: int(c & 0xffffffff), Y: int(c >> 32 & 0xffff), Z: int(c >> 48)},
+		Thread: gpu.Dim3{X: int(t[0]), Y: int(t[1]), Z: int(t[2])},
+		Block:  gpu.Dim3{X: int(c[0]), Y: int(c[1]), Z: int(c[2])},
 	}
 	if p, ok := strings.CutPrefix(where, "panic at "); ok {
 		// "file.go:12:7: message"
@@ -136,7 +150,7 @@ func (m *Module) slotError(slot [5]uint64) error {
 		return e
 	}
 	e.Site, e.Message = where, "index out of range"
-	e.Index, e.Length = int64(slot[1]), int64(slot[2])
+	e.Index, e.Length = int64(slot.index), int64(slot.length)
 	return e
 }
 

@@ -10,8 +10,9 @@ import (
 
 // RawErrorSlots synchronizes a CUDA device and returns every loaded
 // module's error slot as the kernels left it, without clearing it: for
-// tests that diagnose the device-side fault path.
-func RawErrorSlots(d *Device) (map[string][5]uint64, error) {
+// tests that diagnose the device-side fault path. The site code is
+// ErrorSlotCode(slot).
+func RawErrorSlots(d *Device) (map[string][]byte, error) {
 	c, ok := d.b.(*cudaBackend)
 	if !ok {
 		return nil, nil
@@ -22,13 +23,16 @@ func RawErrorSlots(d *Device) (map[string][5]uint64, error) {
 	c.mu.Lock()
 	mods := append([]*cudaModule(nil), c.mods...)
 	c.mu.Unlock()
-	out := map[string][5]uint64{}
+	out := map[string][]byte{}
 	for _, cm := range mods {
 		var raw [errorSlotBytes]byte
 		if err := c.do(func() error { return cuda.MemcpyDtoH(unsafe.Pointer(&raw[0]), cm.slot, errorSlotBytes) }); err != nil {
 			return nil, err
 		}
-		out[cm.m.Pkg] = decodeSlot(raw[:])
+		out[cm.m.Pkg] = raw[:]
 	}
 	return out, nil
 }
+
+// ErrorSlotCode is the site code in a raw error slot (0: no check failed).
+func ErrorSlotCode(raw []byte) uint32 { return decodeSlot(raw).code }

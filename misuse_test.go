@@ -197,9 +197,9 @@ func TestTwoDevicesAreNamedApart(t *testing.T) {
 func TestOldErrorSlotAsksToRegenerate(t *testing.T) {
 	spec := *tk.AxpyKernel.Kernel().Spec()
 	old := *spec.Module
-	old.PTX = strings.Replace(old.PTX, "kern_error[5]", "kern_error[4]", 1)
+	old.PTX = strings.Replace(old.PTX, ".align 16 .b64 kern_error[6]", ".align 8 .b64 kern_error[5]", 1)
 	if old.PTX == spec.Module.PTX {
-		t.Fatal("the test kernels' PTX has no 5-word error slot")
+		t.Fatal("the test kernels' PTX has no 6-word error slot")
 	}
 	spec.Module = &kern.Module{Pkg: old.Pkg, Arch: old.Arch, PTX: old.PTX}
 	k := kern.NewKernel(spec)
@@ -207,5 +207,5 @@ func TestOldErrorSlotAsksToRegenerate(t *testing.T) {
 	x, _ := kern.Upload(dev, []float32{1})
 	y, _ := kern.Upload(dev, []float32{1})
 	err := k.Launch(dev, kern.Cover(1), kern.ScalarArg(float32(1)), kern.BufferArg(x), kern.BufferArg(y))
-	wantErr(t, "a 4-word error slot", err, "Axpy", "32-byte error slot", "re-run go generate")
+	wantErr(t, "a 5-word error slot", err, "Axpy", "40-byte error slot", "re-run go generate")
 }

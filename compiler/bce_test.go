@@ -314,20 +314,12 @@ func runBCE(t *testing.T, p *Package, block, grid [3]int, inLen, n int) bceRun {
 	if err := dev.Launch(m, "K", emu.LaunchConfig{Grid: grid, Block: block, Params: params}); err != nil {
 		res.err = true
 	}
-	slot, _, err := dev.Global(m, ErrorSlot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	word := make([]byte, 24)
-	if err := dev.Read(slot, word); err != nil {
-		t.Fatal(err)
-	}
-	res.idx, res.n = binary.LittleEndian.Uint64(word[8:]), binary.LittleEndian.Uint64(word[16:])
-	if code := binary.LittleEndian.Uint64(word); code != 0 {
-		site := int(code&0xffffffff) - 1
+	rec := readSlot(t, dev, m)
+	res.idx, res.n = rec.index, rec.length
+	if rec.code != 0 {
 		res.site = "?"
-		if site >= 0 && site < len(p.Kernels[0].Sites) {
-			res.site = p.Kernels[0].Sites[site]
+		if rec.site >= 0 && rec.site < len(p.Kernels[0].Sites) {
+			res.site = p.Kernels[0].Sites[rec.site]
 		}
 	}
 	got := make([]byte, 4*nout)

@@ -177,7 +177,7 @@ func compileTyped(cfg Config, fset *token.FileSet, pkg *types.Package, files []*
 	}
 
 	c.mod = &ir.Module{Target: tgt.name, FileIndex: map[string]int{}}
-	c.mod.Vars = append(c.mod.Vars, &ir.Var{Name: ErrorSlot, Space: ir.Global, Align: 8, Size: ErrorSlotBytes})
+	c.mod.Vars = append(c.mod.Vars, &ir.Var{Name: ErrorSlot, Space: ir.Global, Align: 16, Size: ErrorSlotBytes})
 	out := &Package{Path: pkg.Path(), Name: pkg.Name(), Dir: dir, Arch: tgt.name, Module: c.mod}
 	for _, k := range kernels {
 		fn := c.ssaPkg.Func(k.decl.Name.Name)

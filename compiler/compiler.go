@@ -113,19 +113,38 @@ type Param struct {
 	Writes bool // the kernel stores to the slice or uses it in an atomic
 }
 
-// ErrorSlot is the name of the module's .global error slot: five u64
-// words written by the first failing device bounds check or panic:
+// ErrorSlot is the name of the module's .global error slot (48 bytes,
+// 16-byte aligned), written by the first failing device bounds check or
+// panic of a launch:
 //
-//	0: site code, kernel index + 1 << 32 | site index + 1
-//	1, 2: the index and length of a failed bounds check
-//	3: the thread, tid.x | tid.y<<16 | tid.z<<32
-//	4: the block, ctaid.x | ctaid.y<<32 | ctaid.z<<48
+//	 0: u32 site code, kernel index + 1 << 16 | site index + 1, set by
+//	    the compare-and-swap that elects the failing thread that writes
+//	    the rest; 0 while no check has failed
+//	 4: u32 unused, 0
+//	 8: u64 block, ctaid.x | ctaid.y<<32 | ctaid.z<<48
+//	16: u64 index, u64 length of a failed bounds check   (one st.v2.u64)
+//	32: u32 tid.x, tid.y                                 (one st.v2.u32)
+//	40: u32 tid.z
+//	44: u32 unused, 0
 //
-// The host zeroes it and reads it after launches.
+// A u32 code and unpacked thread indices keep the failure handler short
+// (one register per site for the code, no shifts for the thread); the
+// code at offset 0 lets the atomic take the slot's address as it is (an
+// ATOMG has no address offset: one at 40 cost four more instructions).
+// The host zeroes the slot and reads it after launches (package kern,
+// decodeSlot).
 const ErrorSlot = "kern_error"
 
 // ErrorSlotBytes is the size of the error slot.
-const ErrorSlotBytes = 40
+const ErrorSlotBytes = 48
+
+// The error slot's fields' byte offsets (see ErrorSlot).
+const (
+	slotCode   = 0
+	slotBlock  = 8
+	slotIndex  = 16
+	slotThread = 32
+)
 
 func (c Config) arch() string {
 	if c.Arch == "" {

@@ -310,7 +310,7 @@ func init() {
 			if sites := kernelOf(t, p, k).Sites; len(sites) != want {
 				t.Errorf("%s: check sites %q, want %d", k, sites, want)
 			}
-			mustContain(t, p, k, `^atom\.global\.cas\.b64 %rd\d+, \[kern_error\], 0, %rd\d+;`)
+			mustContain(t, p, k, `^atom\.global\.cas\.b32 %r\d+, \[kern_error\], 0, %r\d+;`)
 		}
 		if k := kernelOf(t, p, "NoBounds"); k.Bounds {
 			t.Errorf("NoBounds: Kernel.Bounds is true")

@@ -5,7 +5,6 @@ package compiler
 // reports the access the next iteration would fault on.
 
 import (
-	"fmt"
 	"go/token"
 
 	"golang.org/x/tools/go/ssa"
@@ -161,6 +160,7 @@ func (kb *kernelBuilder) emitHoistIf(fr *frame, pl *hoistLoop) {
 	// The checks of the faulting iteration, in program order; one fails.
 	kb.b.B = cold
 	bases := map[*hoistGroup]ir.Operand{}
+	var lenOf ssa.Value // the slice whose length the length register holds
 	for _, a := range pl.access {
 		kb.b.Pos = a.ia.Pos()
 		at, ok := bases[a.g] // b+iv
@@ -169,22 +169,26 @@ func (kb *kernelBuilder) emitHoistIf(fr *frame, pl *hoistLoop) {
 			bases[a.g] = at
 		}
 		// The index and length go straight to the failure registers,
-		// so each site's block only names the site.
+		// so each site's block only names the site; the checks run in
+		// one straight line, so the length is moved only when the
+		// slice changes (2 SASS per check less in MatMulMMA's 12).
 		kb.failHandler()
 		idx, n := kb.failRegs[1], kb.failRegs[2]
 		kb.b.Mov(ir.S64, idx, kb.add64(at, ir.Imm(ir.S64, uint64(a.c))))
-		kb.b.Mov(ir.S64, n, kb.value(fr, a.g.x).ops[1])
-		p := kb.b.New(ir.Pred)
-		kb.b.Setp(ir.HS, ir.U64, p, ir.R(idx), ir.R(n))
-		blk := kb.f.NewBlock(fmt.Sprintf("oob%d", len(kb.k.Sites)))
+		if a.g.x != lenOf {
+			kb.b.Mov(ir.S64, n, kb.value(fr, a.g.x).ops[1])
+			lenOf = a.g.x
+		}
+		// The site code too is set before the check, and a failing
+		// check branches to the handler itself: this straight line runs
+		// only on a faulting iteration, so it need not keep the code's
+		// move off the passing path, and no site needs a block of its own.
 		site := len(kb.k.Sites)
 		kb.k.Sites = append(kb.k.Sites, kb.posString(a.ia.Pos()))
-		kb.b.BraIf(p, false, blk)
-		cur := kb.b.B
-		kb.b.B = blk
-		kb.b.Mov(ir.U64, kb.failRegs[0], ir.Imm(ir.U64, kb.siteCode(site)))
-		kb.b.Bra(kb.failHandler())
-		kb.b.B = cur
+		kb.b.Mov(ir.U32, kb.failRegs[0], ir.Imm(ir.U32, kb.siteCode(site)))
+		p := kb.b.New(ir.Pred)
+		kb.b.Setp(ir.HS, ir.U64, p, ir.R(idx), ir.R(n))
+		kb.b.BraIf(p, false, kb.failHandler())
 	}
 	kb.b.Exit() // not reached
 	kb.b.B, kb.b.Pos = saved, savedPos

@@ -37,6 +37,8 @@ type kernelBuilder struct {
 	index int
 	// reportedSize is set once KernelTooLarge has been reported.
 	reportedSize bool
+	// reportedSites is set once a site code overflow has been reported.
+	reportedSites bool
 	// checks records each bounds-check site's outcome: true when some
 	// copy of it keeps its device check.
 	checks map[token.Pos]bool
@@ -47,13 +49,24 @@ type kernelBuilder struct {
 	hoistedAt map[token.Pos]bool
 }
 
-// siteCode is what a failing check writes to the error slot's first word:
-// the kernel's index in the module + 1 in the high half (the slot is shared
-// by the module's kernels, and a GPU reports it only at the next sync) and
-// the site's index + 1 in the low half.
+// siteCode is what a failing check writes to the error slot's code word
+// (a u32, so that the failure handler's compare-and-swap and each site's
+// block move one register, not two): the kernel's index in the module + 1
+// in the high half (the slot is shared by the module's kernels, and a GPU
+// reports it only at the next sync) and the site's index + 1 in the low
+// half. A kernel with more sites, or a package with more kernels, than
+// the halves hold is reported once as KernelTooLarge.
 func (kb *kernelBuilder) siteCode(site int) uint64 {
-	return uint64(kb.index+1)<<32 | uint64(site+1)
+	if (site+1 > maxSiteCode || kb.index+1 > maxSiteCode) && !kb.reportedSites {
+		kb.reportedSites = true
+		kb.d.list = append(kb.d.list, Diagnostic{Pos: kb.k.Pos, Code: KernelTooLarge,
+			Msg: fmt.Sprintf("kernel %s has more than %d device checks, or its package more than %d kernels: the error slot's site code cannot name them; split the kernel or the package", kb.k.Name, maxSiteCode, maxSiteCode)})
+	}
+	return uint64((kb.index+1)&maxSiteCode)<<16 | uint64((site+1)&maxSiteCode)
 }
+
+// maxSiteCode bounds each half of a site code.
+const maxSiteCode = 0xffff
 
 func (c *pkgCtx) compileKernel(fn *ssa.Function, decl *ast.FuncDecl, dir directive) *Kernel {
 	pos := decl.Name.Pos()

@@ -522,7 +522,7 @@ func (kb *kernelBuilder) reportFailure(desc string, idx, n ir.Operand) {
 	site := len(kb.k.Sites)
 	kb.k.Sites = append(kb.k.Sites, desc)
 	handler := kb.failHandler()
-	kb.b.Mov(ir.U64, kb.failRegs[0], ir.Imm(ir.U64, kb.siteCode(site)))
+	kb.b.Mov(ir.U32, kb.failRegs[0], ir.Imm(ir.U32, kb.siteCode(site)))
 	kb.b.Mov(ir.U64, kb.failRegs[1], idx)
 	kb.b.Mov(ir.U64, kb.failRegs[2], n)
 	kb.b.Bra(handler)
@@ -546,55 +546,54 @@ func baseName(s string) string {
 }
 
 // failHandler returns the block that records the first failing check of a
-// launch in the error slot and ends the thread.
+// launch in the error slot and ends the thread. The record's layout is
+// ErrorSlot's: a u32 compare-and-swap of the site code elects the failing
+// thread that writes the rest, the index and length go in one v2.u64
+// store, the thread as raw u32 special registers, the block as one packed
+// u64. A kernel's SASS carries this block once (ptxas compiles a module
+// whole, so a .func would be cloned into every kernel's text all the
+// same), and each site's block only moves its site code, index and
+// length here.
 func (kb *kernelBuilder) failHandler() *ir.Block {
 	if kb.fail != nil {
 		return kb.fail
 	}
 	saved, savedPos := kb.b.B, kb.b.Pos
-	for i := range kb.failRegs {
-		kb.failRegs[i] = kb.b.New(ir.U64)
-	}
+	kb.failRegs = [3]ir.Reg{kb.b.New(ir.U32), kb.b.New(ir.U64), kb.b.New(ir.U64)}
 	kb.fail = kb.f.NewBlock("bounds_fail")
 	done := kb.f.NewBlock("bounds_exit")
 	kb.b.B, kb.b.Pos = kb.fail, token.NoPos
-	old := kb.b.New(ir.U64)
-	kb.b.Atom(ir.Global, "cas", ir.B64, old, ir.SymAddr(ErrorSlot, 0), ir.Imm(ir.B64, 0), ir.R(kb.failRegs[0]))
-	first := kb.b.New(ir.Pred)
-	kb.b.Setp(ir.EQ, ir.U64, first, ir.R(old), ir.Imm(ir.U64, 0))
-	kb.b.BraIf(first, true, done)
-	kb.b.St(ir.Global, ir.U64, ir.SymAddr(ErrorSlot, 8), ir.R(kb.failRegs[1]))
-	kb.b.St(ir.Global, ir.U64, ir.SymAddr(ErrorSlot, 16), ir.R(kb.failRegs[2]))
-	// The failing thread, packed so that the host can name it in 3-D
-	// whatever the launch shape: tid.x | tid.y<<16 | tid.z<<32 (each is
-	// below 1024), and ctaid.x | ctaid.y<<32 | ctaid.z<<48 (x below 2^31,
-	// y and z below 2^16). Both packings share three u32 and three u64
-	// registers, as many as the one global x index this slot word held
-	// before, so that adding the block did not renumber every kernel's
-	// registers.
-	r32 := [3]ir.Reg{kb.b.New(ir.U32), kb.b.New(ir.U32), kb.b.New(ir.U32)}
-	r64 := [3]ir.Reg{kb.b.New(ir.U64), kb.b.New(ir.U64), kb.b.New(ir.U64)}
-	kb.b.St(ir.Global, ir.U64, ir.SymAddr(ErrorSlot, 24), ir.R(kb.packed(r32, r64, "%tid", 16, 32)))
-	kb.b.St(ir.Global, ir.U64, ir.SymAddr(ErrorSlot, 32), ir.R(kb.packed(r32, r64, "%ctaid", 32, 48)))
+	old := kb.b.New(ir.U32)
+	kb.b.Atom(ir.Global, "cas", ir.B32, old, ir.SymAddr(ErrorSlot, slotCode), ir.Imm(ir.B32, 0), ir.R(kb.failRegs[0]))
+	taken := kb.b.New(ir.Pred)
+	kb.b.Setp(ir.NE, ir.U32, taken, ir.R(old), ir.Imm(ir.U32, 0))
+	kb.b.BraIf(taken, false, done)
+	kb.b.St(ir.Global, ir.U64, ir.SymAddr(ErrorSlot, slotIndex), ir.Vec(kb.failRegs[1], kb.failRegs[2]))
+	r := [3]ir.Reg{kb.b.New(ir.U32), kb.b.New(ir.U32), kb.b.New(ir.U32)}
+	for i, sr := range []string{"%tid.x", "%tid.y", "%tid.z"} {
+		kb.b.Mov(ir.U32, r[i], ir.Special(sr))
+	}
+	kb.b.St(ir.Global, ir.U32, ir.SymAddr(ErrorSlot, slotThread), ir.Vec(r[0], r[1]))
+	kb.b.St(ir.Global, ir.U32, ir.SymAddr(ErrorSlot, slotThread+8), ir.R(r[2]))
+	// The block packed, as the raw ctaid registers in vector registers
+	// made ptxas keep the body's copies of them live to the handler and
+	// raised some kernels' register counts by 6 or 7 (ptxas 13.5): packed,
+	// they go through the uniform datapath.
+	w := [3]ir.Reg{kb.b.New(ir.U64), kb.b.New(ir.U64), kb.b.New(ir.U64)}
+	for i, sr := range []string{"%ctaid.x", "%ctaid.y", "%ctaid.z"} {
+		kb.b.Mov(ir.U32, r[i], ir.Special(sr))
+		kb.b.Cvt(ir.U64, ir.U32, "", w[i], ir.R(r[i]))
+	}
+	kb.b.Shift(ir.OpShl, ir.B64, w[1], ir.R(w[1]), ir.Imm(ir.U32, 32))
+	kb.b.Shift(ir.OpShl, ir.B64, w[2], ir.R(w[2]), ir.Imm(ir.U32, 48))
+	kb.b.Arith(ir.OpOr, ir.B64, w[0], ir.R(w[0]), ir.R(w[1]))
+	kb.b.Arith(ir.OpOr, ir.B64, w[0], ir.R(w[0]), ir.R(w[2]))
+	kb.b.St(ir.Global, ir.U64, ir.SymAddr(ErrorSlot, slotBlock), ir.R(w[0]))
 	kb.b.Bra(done)
 	kb.b.B = done
 	kb.b.Exit()
 	kb.b.B, kb.b.Pos = saved, savedPos
 	return kb.fail
-}
-
-// packed computes base.x | base.y<<yShift | base.z<<zShift into r64[0],
-// for the error slot, using r32 and r64 as scratch.
-func (kb *kernelBuilder) packed(r32, r64 [3]ir.Reg, base string, yShift, zShift uint64) ir.Reg {
-	for i, d := range []string{"x", "y", "z"} {
-		kb.b.Mov(ir.U32, r32[i], ir.Special(base+"."+d))
-		kb.b.Cvt(ir.U64, ir.U32, "", r64[i], ir.R(r32[i]))
-	}
-	kb.b.Shift(ir.OpShl, ir.B64, r64[1], ir.R(r64[1]), ir.Imm(ir.U32, yShift))
-	kb.b.Shift(ir.OpShl, ir.B64, r64[2], ir.R(r64[2]), ir.Imm(ir.U32, zShift))
-	kb.b.Arith(ir.OpOr, ir.B64, r64[0], ir.R(r64[0]), ir.R(r64[1]))
-	kb.b.Arith(ir.OpOr, ir.B64, r64[0], ir.R(r64[0]), ir.R(r64[2]))
-	return r64[0]
 }
 
 func (kb *kernelBuilder) lowerIndexAddr(fr *frame, in *ssa.IndexAddr) *val {

@@ -84,18 +84,9 @@ func TestPack2MatchesGo(t *testing.T) {
 			binary.LittleEndian.PutUint64(params[32:], uint64(int64(off)))
 			// Launch errors are the failed check, read back below.
 			_ = dev.Launch(m, "K", emu.LaunchConfig{Grid: [3]int{1, 1, 1}, Block: [3]int{1, 1, 1}, Params: params})
-			slot, _, err := dev.Global(m, ErrorSlot)
-			if err != nil {
-				t.Fatal(err)
-			}
-			word := make([]byte, 24)
-			if err := dev.Read(slot, word); err != nil {
-				t.Fatal(err)
-			}
 			got := "ok"
-			if code := binary.LittleEndian.Uint64(word); code != 0 {
-				s := int(code&0xffffffff) - 1
-				got = fmt.Sprintf("%s index %d len %d", sites[s], int64(binary.LittleEndian.Uint64(word[8:])), binary.LittleEndian.Uint64(word[16:]))
+			if rec := readSlot(t, dev, m); rec.code != 0 {
+				got = fmt.Sprintf("%s index %d len %d", sites[rec.site], int64(rec.index), rec.length)
 			} else {
 				w := make([]byte, 4)
 				if err := dev.Read(out, w); err != nil {
