@@ -10,7 +10,9 @@
 //
 // It runs on the host over logits the engine downloads: for one sequence
 // a 150k-entry row is 600 KB, small next to a decode step's weight reads,
-// and every option stays in plain Go. (ops.Sample does temperature/top-k/
+// and every option stays in plain Go. A filter orders only the candidates
+// it needs (order.go): a token costs about a millisecond, not the tens a
+// full sort of the vocabulary took. (ops.Sample does temperature/top-k/
 // top-p on the device for batched serving.)
 package sample
 
@@ -18,7 +20,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sort"
 )
 
 // Params are the sampling settings. The zero value is greedy decoding.
@@ -108,29 +109,36 @@ func (s *Sampler) Next(logits []float32, seen []int32) int32 {
 	if len(idx) == 0 {
 		return argmax(x)
 	}
-	k := s.p.TopK
-	if k > 0 && k < len(idx) || s.p.TopP > 0 && s.p.TopP < 1 {
-		sort.Slice(idx, func(a, b int) bool {
-			va, vb := x[idx[a]], x[idx[b]]
-			return va > vb || va == vb && idx[a] < idx[b]
-		})
-		if k > 0 && k < len(idx) {
-			idx = idx[:k]
-		}
-	}
 	m := math.Inf(-1)
 	for _, i := range idx {
 		m = math.Max(m, x[i])
+	}
+	// Candidates in descending logit order (ties: lower id first) as far
+	// as a filter needs the order (order.go); sorted is how many lead
+	// idx in that order.
+	k, tp := s.p.TopK, s.p.TopP
+	topP := tp > 0 && tp < 1
+	sorted := 0
+	if k > 0 && k < len(idx) {
+		idx = topK(x, idx, k)
+		sorted = len(idx)
 	}
 	z := 0.0
 	for _, i := range idx {
 		x[i] = math.Exp(x[i] - m)
 		z += x[i]
 	}
-	if tp := s.p.TopP; tp > 0 && tp < 1 {
-		// idx is sorted: keep the shortest prefix with mass ≥ tp.
+	if topP && sorted == 0 {
+		sorted = nucleusOrder(x, idx, z, tp)
+	}
+	if topP {
+		// The shortest prefix of the order with mass ≥ tp.
 		acc, n := 0.0, 0
 		for n < len(idx) {
+			if n == sorted { // the nucleus reaches past the sorted part
+				sortCandidates(x, idx[n:])
+				sorted = len(idx)
+			}
 			acc += x[idx[n]] / z
 			n++
 			if acc >= tp {
