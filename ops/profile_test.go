@@ -125,9 +125,9 @@ func TestProfileMatmul(t *testing.T) {
 	}
 }
 
-// TestProfileGEMV profiles both decode GEMVs at a Qwen3-like shape:
+// TestProfileGEMV profiles the decode GEMVs at a Qwen3-like shape:
 // every weight byte is read by a 128-bit load (v1: a 16-byte cp.async;
-// v2: an ld.global.nc.v4 of gpu.Load8), those loads are ≥ 95%
+// v2, v3: an ld.global.nc.v4 of gpu.Load8), those loads are ≥ 95%
 // sector-efficient, as are all global loads, and shared memory has no
 // bank conflicts (v1: the stages; v2: the split-K sums).
 func TestProfileGEMV(t *testing.T) {
@@ -142,6 +142,10 @@ func TestProfileGEMV(t *testing.T) {
 		{mmGEMVv1, "v1", "internal/gemv/gemv.go", 1, "cp.async.cg", "gpu.CpAsync(t, &sh[d+int32(r*gemvStep)], &w["},
 		{mmGEMV, "v2", "internal/gemvtc/gemvtc.go", 1, "ld.global.nc.v4", "gpu.Load8(w,"},
 		{mmGEMV, "v2", "internal/gemvtc/gemvtc.go", 16, "ld.global.nc.v4", "gpu.Load8(w,"},
+		// v3 splits this shape's 32 chunks of K in 2 (gemv3.Splits): the
+		// partial sums' stores and loads are counted with the rest.
+		{mmGEMVv3, "v3", "internal/gemv3/gemv3.go", 1, "ld.global.nc.v4", "gpu.Load8(w,"},
+		{mmGEMVv3, "v3", "internal/gemv3/gemv3.go", 16, "ld.global.nc.v4", "gpu.Load8(w,"},
 	} {
 		m := v.m
 		p := emu.NewProfile()

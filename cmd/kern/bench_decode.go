@@ -30,9 +30,11 @@ package main
 //	W8A8   ops.MatmulInt8, int8 x (row scales), int8 W (channel scales) → bf16
 //
 // Each row's note names the kernel ops picked (ops.MatmulVersion,
-// MatmulInt4Version, MatmulInt8Version). The bf16 rows come twice: the
-// decode GEMV ops.Matmul runs ("gemv v2"), and its first version ("gemv
-// v1", ops.GEMVv1 set while it runs) in a row named "… (old)". A decoder's weights are far
+// MatmulInt4Version, MatmulInt8Version). The bf16 rows come three times:
+// the decode GEMV ops.Matmul runs ("gemv v2"), its first version ("gemv
+// v1", ops.GEMVv1 set while it runs) in a row named "… (old)", and its
+// v3 ("gemv v3 split S", ops.GEMVv3 set; S its splits of K on this GPU)
+// in a row named "… (v3)". A decoder's weights are far
 // larger than any L2, so every layer reads its weight cold; a single
 // projection (31 MB for Qwen3-4B's bf16 qkv) fits an H100's 50 MB L2, so
 // on a GPU each timed run is preceded, outside its events, by an ops.Add
@@ -111,15 +113,17 @@ func benchDecode(env *benchEnv) error {
 	for _, p := range decodeProjs(dims) {
 		for _, format := range decodeFormats {
 			for _, m := range env.cfg.decodeM {
-				if err := decodeCase(env, s, flush, p, format, m, false); err != nil {
+				if err := decodeCase(env, s, flush, p, format, m, gemvCurrent); err != nil {
 					// Go on with the other cases; reported at the end.
 					env.failed = append(env.failed, fmt.Errorf("kern bench matmul: decode %s %s m=%d: %w", format, p.name, m, err))
 				}
 				if format != "bf16" || m > gemvMaxM {
 					continue
 				}
-				if err := decodeCase(env, s, flush, p, format, m, true); err != nil {
-					env.failed = append(env.failed, fmt.Errorf("kern bench matmul: decode %s %s m=%d (old): %w", format, p.name, m, err))
+				for _, g := range []gemvKind{gemvOld, gemvV3} {
+					if err := decodeCase(env, s, flush, p, format, m, g); err != nil {
+						env.failed = append(env.failed, fmt.Errorf("kern bench matmul: decode %s %s m=%d%s: %w", format, p.name, m, g.suffix(), err))
+					}
 				}
 			}
 		}
@@ -144,10 +148,30 @@ func decodeModel(d [5]int) string {
 // gemvMaxM is the largest M ops.Matmul sends to its decode GEMV.
 const gemvMaxM = 16
 
-// decodeCase sets up and times one format at one projection and M. old
-// (bf16 only) times the first version of the decode GEMV (ops.GEMVv1),
-// in a row of its own named "… (old)", beside the current one.
-func decodeCase(env *benchEnv, s *kern.Stream, flush *l2Flush, p decodeProj, format string, m int, old bool) error {
+// gemvKind is which decode GEMV a bf16 row times: the one ops.Matmul
+// runs, its first version (ops.GEMVv1) or its v3 (ops.GEMVv3).
+type gemvKind int
+
+const (
+	gemvCurrent gemvKind = iota
+	gemvOld
+	gemvV3
+)
+
+// suffix is the row name's tail for g.
+func (g gemvKind) suffix() string {
+	switch g {
+	case gemvOld:
+		return " (old)"
+	case gemvV3:
+		return " (v3)"
+	}
+	return ""
+}
+
+// decodeCase sets up and times one format at one projection and M. g
+// (bf16 only) picks the decode GEMV, each in a row of its own.
+func decodeCase(env *benchEnv, s *kern.Stream, flush *l2Flush, p decodeProj, format string, m int, g gemvKind) error {
 	al := &allocs{dev: env.dev}
 	defer al.free()
 	dev := env.dev
@@ -157,8 +181,8 @@ func decodeCase(env *benchEnv, s *kern.Stream, flush *l2Flush, p decodeProj, for
 	switch format {
 	case "bf16":
 		x, w, c := bf16Buf(al, m*k), bf16Buf(al, n*k), bf16Buf(al, m*n)
-		ops.GEMVv1 = old
-		defer func() { ops.GEMVv1 = false }()
+		ops.GEMVv1, ops.GEMVv3 = g == gemvOld, g == gemvV3
+		defer func() { ops.GEMVv1, ops.GEMVv3 = false, false }()
 		version = ops.MatmulVersion(dev, m, n, k, ops.WeightNK)
 		run = func() error { return ops.Matmul(s, c, x, w, m, n, k, ops.MatmulOpts[gpu.BFloat16]{}) }
 	case "W4A16":
@@ -187,10 +211,7 @@ func decodeCase(env *benchEnv, s *kern.Stream, flush *l2Flush, p decodeProj, for
 		return err
 	}
 	bytes := weightBytes(format, n, k)
-	name := "decode " + format + " " + p.name
-	if old {
-		name += " (old)"
-	}
+	name := "decode " + format + " " + p.name + g.suffix()
 	row := benchRow{bench: "matmul", name: name, size: fmt.Sprintf("%d×%d×%d", m, n, k),
 		time: sec, value: bytes / sec / 1e9, unit: "GB/s", peak: math.NaN(), note: version}
 	if env.isCUDA() {
