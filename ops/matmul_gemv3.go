@@ -31,16 +31,17 @@ import (
 // runs on another goroutine.
 var GEMVv3 bool
 
-// gemv3Splits, when positive, replaces gemv3.Splits' plan (tests: the
-// emulator and native mode report no SMs, and a test wants every split
-// count on small shapes).
-var gemv3Splits int
+// GEMVv3Splits, when positive, is the number of splits of K v3 launches
+// with, in place of its plan (gemv3.Splits: by the device's SM count), so
+// that kern bench can time a sweep and tests can run every split count on
+// small shapes. Set it only while no Matmul runs on another goroutine.
+var GEMVv3Splits int
 
 // gemv3Plan is the number of splits of K v3 launches for an n×k weight on
 // dev.
 func gemv3Plan(dev *kern.Device, n, k int) int {
-	if gemv3Splits > 0 {
-		return gemv3Splits
+	if GEMVv3Splits > 0 {
+		return GEMVv3Splits
 	}
 	sms := 0
 	if dev != nil {

@@ -19,14 +19,14 @@ var gemv3Version = mmVersion{"gemv-v3", mmGEMVv3, tcConfig{}}
 // chunks, the last past K, in 2, 3 and 7 splits of unequal length;
 // 33×1064: 34 chunks, a warp's full iterations and a partial one).
 func TestGEMV3Splits(t *testing.T) {
-	t.Cleanup(func() { gemv3Splits = 0 })
+	t.Cleanup(func() { GEMVv3Splits = 0 })
 	eachDevice(t, func(t *testing.T, dev *kern.Device) {
 		for _, nk := range [][2]int{{77, 200}, {33, 1064}, {16, 512}} {
 			for _, m := range []int{1, 2, 8, 16} {
 				for _, splits := range []int{0, 1, 2, 3, 7} {
 					sh := mmCase{m, nk[0], nk[1]}
 					name := fmt.Sprintf("%dx%dx%d/splits=%d", m, sh.n, sh.k, splits)
-					gemv3Splits = splits
+					GEMVv3Splits = splits
 					t.Run(name+"/bf16-bf16", func(t *testing.T) { testMatmul[gpu.BFloat16, gpu.BFloat16](t, dev, gemv3Version, sh, mmOpts{}) })
 					t.Run(name+"/f16-f32", func(t *testing.T) { testMatmul[gpu.Half, float32](t, dev, gemv3Version, sh, mmOpts{}) })
 				}
@@ -35,13 +35,13 @@ func TestGEMV3Splits(t *testing.T) {
 		// The epilogue after a split: the last block adds bias and residual
 		// and applies the activation (SwiGLU pairs columns across the
 		// tile's W rows r and r^1).
-		gemv3Splits = 3
+		GEMVv3Splits = 3
 		for _, act := range []Activation{ActNone, ActGELU, ActSwiGLU} {
 			sh := mmCase{13, 80, 264}
 			o := mmOpts{act: act, bias: true, res: true}
 			t.Run(fmt.Sprintf("epilogue/act%d", act), func(t *testing.T) { testMatmul[gpu.BFloat16, gpu.BFloat16](t, dev, gemv3Version, sh, o) })
 		}
-		gemv3Splits = 0
+		GEMVv3Splits = 0
 	})
 }
 
@@ -50,8 +50,8 @@ func TestGEMV3Splits(t *testing.T) {
 // order, whichever block arrives last) and every arrival counter is back
 // to zero after each launch, ready for the next.
 func TestGEMV3Deterministic(t *testing.T) {
-	t.Cleanup(func() { gemv3Splits = 0 })
-	gemv3Splits = 5
+	t.Cleanup(func() { GEMVv3Splits = 0 })
+	GEMVv3Splits = 5
 	eachDevice(t, func(t *testing.T, dev *kern.Device) {
 		const m, n, k = 3, 50, 640
 		rng := rand.New(rand.NewPCG(3, 50))
@@ -101,7 +101,7 @@ func TestGEMV3Plan(t *testing.T) {
 		{"gate/up", 132, 19456, 2560, 1},
 		{"down", 132, 2560, 9728, 4},
 		{"o, no SM count", 0, 2560, 4096, 4}, // plans for NominalSMs
-		{"short K", 132, 2560, 256, 1},       // 8 chunks: no split has minChunks
+		{"short K", 132, 2560, 1536, 1},      // 48 chunks: a split would have under 32
 		{"K = 0", 132, 64, 0, 1},
 	} {
 		if got := gemv3.Splits(c.sms, c.n, c.k); got != c.wantSplits {
@@ -112,8 +112,8 @@ func TestGEMV3Plan(t *testing.T) {
 		for _, n := range []int{1, 77, 2560, 6144} {
 			for _, k := range []int{8, 1000, 4096, 9728} {
 				s := gemv3.Splits(sms, n, k)
-				if s < 1 || s > gemv3.MaxSplits || (s > 1 && (k+31)/32/s < 16) {
-					t.Errorf("Splits(%d, %d, %d) = %d: out of 1…%d or under 16 chunks a split", sms, n, k, s, gemv3.MaxSplits)
+				if s < 1 || s > gemv3.MaxSplits || (s > 1 && (k+31)/32/s < 32) {
+					t.Errorf("Splits(%d, %d, %d) = %d: out of 1…%d or under 32 chunks a split", sms, n, k, s, gemv3.MaxSplits)
 				}
 			}
 		}

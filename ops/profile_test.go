@@ -142,12 +142,17 @@ func TestProfileGEMV(t *testing.T) {
 		{mmGEMVv1, "v1", "internal/gemv/gemv.go", 1, "cp.async.cg", "gpu.CpAsync(t, &sh[d+int32(r*gemvStep)], &w["},
 		{mmGEMV, "v2", "internal/gemvtc/gemvtc.go", 1, "ld.global.nc.v4", "gpu.Load8(w,"},
 		{mmGEMV, "v2", "internal/gemvtc/gemvtc.go", 16, "ld.global.nc.v4", "gpu.Load8(w,"},
-		// v3 splits this shape's 32 chunks of K in 2 (gemv3.Splits): the
-		// partial sums' stores and loads are counted with the rest.
+		// v3 in 2 splits of K (GEMVv3Splits): the partial sums' stores and
+		// loads are counted with the rest.
 		{mmGEMVv3, "v3", "internal/gemv3/gemv3.go", 1, "ld.global.nc.v4", "gpu.Load8(w,"},
 		{mmGEMVv3, "v3", "internal/gemv3/gemv3.go", 16, "ld.global.nc.v4", "gpu.Load8(w,"},
 	} {
 		m := v.m
+		GEMVv3Splits = 0
+		if v.v == mmGEMVv3 {
+			GEMVv3Splits = 2
+		}
+		t.Cleanup(func() { GEMVv3Splits = 0 })
 		p := emu.NewProfile()
 		dev := kern.OpenEmulator(emu.Options{Observer: p})
 		x, _ := uploadIn[gpu.BFloat16](t, dev, make([]float64, m*k))
@@ -217,6 +222,11 @@ func TestProfileMatmulInt4(t *testing.T) {
 		m    int
 	}{{w4GEMV, "v1", "w4.go", 1}, {w4GEMVTC, "v2", "tc.go", 1}, {w4GEMVTC, "v2", "tc.go", 7}} {
 		m := v.m
+		GEMVv3Splits = 0
+		if v.v == mmGEMVv3 {
+			GEMVv3Splits = 2
+		}
+		t.Cleanup(func() { GEMVv3Splits = 0 })
 		p := emu.NewProfile()
 		dev := kern.OpenEmulator(emu.Options{Observer: p})
 		x, _ := uploadIn[gpu.BFloat16](t, dev, make([]float64, m*k))

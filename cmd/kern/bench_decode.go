@@ -34,7 +34,9 @@ package main
 // the decode GEMV ops.Matmul runs ("gemv v2"), its first version ("gemv
 // v1", ops.GEMVv1 set while it runs) in a row named "… (old)", and its
 // v3 ("gemv v3 split S", ops.GEMVv3 set; S its splits of K on this GPU)
-// in a row named "… (v3)". A decoder's weights are far
+// in a row named "… (v3)"; on a GPU, v3 again at each other split count
+// of 1, 2, 4 and 8 (ops.GEMVv3Splits) in rows "… (v3 split S)", the sweep
+// that tunes v3's plan. A decoder's weights are far
 // larger than any L2, so every layer reads its weight cold; a single
 // projection (31 MB for Qwen3-4B's bf16 qkv) fits an H100's 50 MB L2, so
 // on a GPU each timed run is preceded, outside its events, by an ops.Add
@@ -120,7 +122,7 @@ func benchDecode(env *benchEnv) error {
 				if format != "bf16" || m > gemvMaxM {
 					continue
 				}
-				for _, g := range []gemvKind{gemvOld, gemvV3} {
+				for _, g := range decodeGEMVs(env, m, p) {
 					if err := decodeCase(env, s, flush, p, format, m, g); err != nil {
 						env.failed = append(env.failed, fmt.Errorf("kern bench matmul: decode %s %s m=%d%s: %w", format, p.name, m, g.suffix(), err))
 					}
@@ -149,24 +151,49 @@ func decodeModel(d [5]int) string {
 const gemvMaxM = 16
 
 // gemvKind is which decode GEMV a bf16 row times: the one ops.Matmul
-// runs, its first version (ops.GEMVv1) or its v3 (ops.GEMVv3).
-type gemvKind int
+// runs, its first version (ops.GEMVv1) or its v3 (ops.GEMVv3), v3 with
+// its own plan (splits 0) or a given number of splits of K.
+type gemvKind struct{ version, splits int }
 
-const (
-	gemvCurrent gemvKind = iota
-	gemvOld
-	gemvV3
+var (
+	gemvCurrent = gemvKind{}
+	gemvOld     = gemvKind{version: 1}
+	gemvV3      = gemvKind{version: 3}
 )
 
 // suffix is the row name's tail for g.
 func (g gemvKind) suffix() string {
-	switch g {
-	case gemvOld:
+	switch {
+	case g == gemvOld:
 		return " (old)"
-	case gemvV3:
+	case g.version == 3 && g.splits > 0:
+		return fmt.Sprintf(" (v3 split %d)", g.splits)
+	case g.version == 3:
 		return " (v3)"
 	}
 	return ""
+}
+
+// decodeSweep is the split counts of v3's sweep.
+var decodeSweep = []int{1, 2, 4, 8}
+
+// decodeGEMVs are the bf16 rows' GEMVs after the current one: v1 and v3,
+// and on a GPU v3 at each split count of the sweep its plan does not
+// already take.
+func decodeGEMVs(env *benchEnv, m int, p decodeProj) []gemvKind {
+	gs := []gemvKind{gemvOld, gemvV3}
+	if !env.isCUDA() {
+		return gs
+	}
+	ops.GEMVv3 = true
+	defer func() { ops.GEMVv3 = false }()
+	plan := ops.MatmulVersion(env.dev, m, p.n, p.k, ops.WeightNK)
+	for _, sp := range decodeSweep {
+		if plan != fmt.Sprintf("gemv v3 split %d", sp) {
+			gs = append(gs, gemvKind{version: 3, splits: sp})
+		}
+	}
+	return gs
 }
 
 // decodeCase sets up and times one format at one projection and M. g
@@ -181,8 +208,8 @@ func decodeCase(env *benchEnv, s *kern.Stream, flush *l2Flush, p decodeProj, for
 	switch format {
 	case "bf16":
 		x, w, c := bf16Buf(al, m*k), bf16Buf(al, n*k), bf16Buf(al, m*n)
-		ops.GEMVv1, ops.GEMVv3 = g == gemvOld, g == gemvV3
-		defer func() { ops.GEMVv1, ops.GEMVv3 = false, false }()
+		ops.GEMVv1, ops.GEMVv3, ops.GEMVv3Splits = g.version == 1, g.version == 3, g.splits
+		defer func() { ops.GEMVv1, ops.GEMVv3, ops.GEMVv3Splits = false, false, 0 }()
 		version = ops.MatmulVersion(dev, m, n, k, ops.WeightNK)
 		run = func() error { return ops.Matmul(s, c, x, w, m, n, k, ops.MatmulOpts[gpu.BFloat16]{}) }
 	case "W4A16":

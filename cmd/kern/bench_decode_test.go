@@ -85,10 +85,17 @@ func checkStubJSON(t *testing.T, path string) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	var decode, attn, kernSquare int
+	var decode, sweep, attn, kernSquare int
 	for _, r := range rep.Rows {
 		pos := func(p *float64) bool { return p != nil && *p > 0 }
 		switch {
+		case r.Bench == "matmul" && strings.Contains(r.Name, " (v3 split "):
+			// v3's sweep: the note names the split count the row forced.
+			sweep++
+			sp := r.Name[strings.LastIndex(r.Name, " ")+1 : len(r.Name)-1]
+			if r.Unit != "GB/s" || !pos(r.Value) || r.Note != "gemv v3 split "+sp {
+				t.Errorf("decode sweep row %+v: want GB/s and the note gemv v3 split %s", r, sp)
+			}
 		case r.Bench == "matmul" && strings.HasPrefix(r.Name, "decode "):
 			decode++
 			if r.Unit != "GB/s" || !pos(r.Value) || !pos(r.Peak) || r.Note == "" {
@@ -119,8 +126,10 @@ func checkStubJSON(t *testing.T, path string) {
 	// Attention: 6 decode rows (v3, v2, v1, each unsplit and split-K) at
 	// contexts 64 and 128, and split-K at DecodePartition's choice at 128
 	// (2 splits of 64 on the stub's 108 SMs; at 64 it is unsplit).
-	if decode != 4*(len(decodeFormats)+2)*2 || attn != 13 || kernSquare != 4 {
-		t.Errorf("%d matmul decode rows, %d attention decode rows, %d kern Matmul rows; want 40 (bf16 three times), 13, 4", decode, attn, kernSquare)
+	// v3's sweep: every plan of the stub's small layer is 1 split (K ≤ 512,
+	// under 32 chunks a split), so each projection and m times 2, 4 and 8.
+	if decode != 4*(len(decodeFormats)+2)*2 || sweep != 4*2*3 || attn != 13 || kernSquare != 4 {
+		t.Errorf("%d matmul decode rows, %d of v3's sweep, %d attention decode rows, %d kern Matmul rows; want 40 (bf16 three times), 24, 13, 4", decode, sweep, attn, kernSquare)
 	}
 }
 

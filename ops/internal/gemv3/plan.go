@@ -15,10 +15,10 @@ const (
 	unroll = 4              // consecutive chunks of 32 columns per warp and iteration
 	group  = warps * unroll // chunks per block iteration
 
-	// minChunks is the fewest chunks of 32 columns a split may have: two
-	// per warp, so that a block does not spend its launch and its
-	// reduction on less than one 16-byte load per lane and row.
-	minChunks = 2 * warps
+	// minChunks is the fewest chunks of 32 columns a split may have: one
+	// block iteration, so that every warp has its unroll chunks to load
+	// (a warp takes unroll consecutive chunks of each group of 32).
+	minChunks = group
 
 	// spreadTiles: from this many tiles per SM on, a grid is left unsplit.
 	// With at least 4 blocks per SM the hardware's dynamic block
