@@ -62,7 +62,10 @@ var gemv3Scratches sync.Map // kern.Queue → *gemv3Scratch
 // gemv3Bufs returns q's scratch with room for np partial sums and nc
 // counters, growing it if needed.
 func gemv3Bufs(q kern.Queue, dev *kern.Device, np, nc int) (*kern.Buffer[float32], *kern.Buffer[uint32], error) {
-	v, _ := gemv3Scratches.LoadOrStore(q, &gemv3Scratch{})
+	v, ok := gemv3Scratches.Load(q)
+	if !ok { // LoadOrStore alone would allocate a scratch header per call
+		v, _ = gemv3Scratches.LoadOrStore(q, &gemv3Scratch{})
+	}
 	sc := v.(*gemv3Scratch)
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
@@ -122,6 +125,19 @@ func matmulGEMV3Run[In Half16, O Float](s *shape, q kern.Queue, c *kern.Buffer[O
 	}
 	tiles := ceilDiv(n, gemv3.Rows)
 	grid := kern.Blocks(gpu.Dim3{X: tiles * splits, Y: 1, Z: 1}, gpu.Dim3{X: gemv3.Threads, Y: 1, Z: 1}).WithShared(gemv3.Shared)
-	return s.launch(ks[ii][oi], q, grid, bufArg(c), bufArg(a), bufArg(b), bias, res, bufArg(part), bufArg(cnt),
+	err = s.launch(ks[ii][oi], q, grid, bufArg(c), bufArg(a), bufArg(b), bias, res, bufArg(part), bufArg(cnt),
 		intArg(m), intArg(n), intArg(k), intArg(int(o.Act)), intArg(splits))
+	if err != nil && splits > 1 {
+		// A launch stopped part way may leave arrivals counted: the next
+		// launch on q starts from fresh, zeroed counters.
+		gemv3Drop(q)
+	}
+	return err
+}
+
+// gemv3Drop forgets q's scratch; the next split launch on q makes a new
+// one. The buffers are left to their finalizers: a failed launch may
+// still hold them.
+func gemv3Drop(q kern.Queue) {
+	gemv3Scratches.Delete(q)
 }

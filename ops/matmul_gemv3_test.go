@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gokern/kern"
+	"github.com/gokern/kern/emu"
 	"github.com/gokern/kern/gpu"
 	"github.com/gokern/kern/ops/internal/gemv3"
 )
@@ -117,5 +118,26 @@ func TestGEMV3Plan(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestGEMV3FailedLaunchDropsScratch: a split launch that fails (here an
+// emulator with too little shared memory for the block) forgets its
+// queue's scratch, so that arrivals a stopped launch may have counted
+// never reach the next one.
+func TestGEMV3FailedLaunchDropsScratch(t *testing.T) {
+	t.Cleanup(func() { GEMVv3Splits = 0 })
+	GEMVv3Splits = 2
+	dev := kern.OpenEmulator(emu.Options{MaxSharedPerBlock: gemv3.Shared / 2})
+	defer dev.Close()
+	a, _ := uploadIn[gpu.BFloat16](t, dev, make([]float64, 64))
+	b, _ := uploadIn[gpu.BFloat16](t, dev, make([]float64, 16*64))
+	c := alloc[float32](t, dev, 16)
+	s := newShape("ops.Matmul")
+	if err := matmulRun(s, mmGEMVv3, tcConfig{}, dev, c, a, b, 1, 16, 64, MatmulOpts[float32]{}); err == nil {
+		t.Fatal("a block of 8 KiB of shared memory launched where 4 KiB are allowed")
+	}
+	if _, ok := gemv3Scratches.Load(kern.Queue(dev)); ok {
+		t.Error("the failed launch's queue still has its scratch")
 	}
 }
