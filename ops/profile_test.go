@@ -127,7 +127,8 @@ func TestProfileMatmul(t *testing.T) {
 
 // TestProfileGEMV profiles the decode GEMVs at a Qwen3-like shape:
 // every weight byte is read by a 128-bit load (v1: a 16-byte cp.async;
-// v2, v3: an ld.global.nc.v4 of gpu.Load8), those loads are ≥ 95%
+// v2: an ld.global.nc.v4 of gpu.Load8; v3: the same with its streaming
+// hints, gpu.Load8Stream), those loads are ≥ 95%
 // sector-efficient, as are all global loads, and shared memory has no
 // bank conflicts (v1: the stages; v2: the split-K sums).
 func TestProfileGEMV(t *testing.T) {
@@ -144,8 +145,8 @@ func TestProfileGEMV(t *testing.T) {
 		{mmGEMV, "v2", "internal/gemvtc/gemvtc.go", 16, "ld.global.nc.v4", "gpu.Load8(w,"},
 		// v3 in 2 splits of K (GEMVv3Splits): the partial sums' stores and
 		// loads are counted with the rest.
-		{mmGEMVv3, "v3", "internal/gemv3/gemv3.go", 1, "ld.global.nc.v4", "gpu.Load8(w,"},
-		{mmGEMVv3, "v3", "internal/gemv3/gemv3.go", 16, "ld.global.nc.v4", "gpu.Load8(w,"},
+		{mmGEMVv3, "v3", "internal/gemv3/gemv3.go", 1, "ld.global.nc.L1::no_allocate.L2::256B.v4", "gpu.Load8Stream(w,"},
+		{mmGEMVv3, "v3", "internal/gemv3/gemv3.go", 16, "ld.global.nc.L1::no_allocate.L2::256B.v4", "gpu.Load8Stream(w,"},
 	} {
 		m := v.m
 		GEMVv3Splits = 0

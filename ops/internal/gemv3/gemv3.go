@@ -133,8 +133,8 @@ func gemv3[A gpu.Elem, O any, CA tcCodec[A], CO codec[O]](ca CA, co CO, t gpu.Th
 		//kern:unroll
 		for u := range unroll {
 			kc := (c + int32(u)) << 5
-			fa[u] = ca.pack(gpu.Load8(w, int(wa+kc)))
-			fb[u] = ca.pack(gpu.Load8(w, int(wb+kc)))
+			fa[u] = ca.pack(gpu.Load8Stream(w, int(wa+kc)))
+			fb[u] = ca.pack(gpu.Load8Stream(w, int(wb+kc)))
 			f0[u] = ca.pack(gpu.Load8(x, int(xa+kc)))
 			if two {
 				f1[u] = ca.pack(gpu.Load8(x, int(xb+kc)))
@@ -151,8 +151,8 @@ func gemv3[A gpu.Elem, O any, CA tcCodec[A], CO codec[O]](ca CA, co CO, t gpu.Th
 		for u := range unroll {
 			kc := (c + int32(u)) << 5
 			if c+int32(u) < c1 && kc+q8 < k32 {
-				fa[u] = ca.pack(gpu.Load8(w, int(wa+kc)))
-				fb[u] = ca.pack(gpu.Load8(w, int(wb+kc)))
+				fa[u] = ca.pack(gpu.Load8Stream(w, int(wa+kc)))
+				fb[u] = ca.pack(gpu.Load8Stream(w, int(wb+kc)))
 				f0[u] = ca.pack(gpu.Load8(x, int(xa+kc)))
 				if two {
 					f1[u] = ca.pack(gpu.Load8(x, int(xb+kc)))

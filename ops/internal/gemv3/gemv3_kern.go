@@ -35,7 +35,7 @@ var gemv3F16F32Kernel = kernGemv3F16F32Launcher{kern.NewLauncher(kern.KernelSpec
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "a8c1cb84aa1ca89c", Source: []string{"codec.go:f16g.mma", "codec.go:f16g.pack", "codec.go:f32c.load", "codec.go:f32c.store", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type codec", "codec.go:type f16g", "codec.go:type f32c", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3F16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "276c1d8413a902cd", Source: []string{"codec.go:f16g.mma", "codec.go:f16g.pack", "codec.go:f32c.load", "codec.go:f32c.store", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type codec", "codec.go:type f16g", "codec.go:type f32c", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3F16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3F16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -68,7 +68,7 @@ var gemv3F16F16Kernel = kernGemv3F16F16Launcher{kern.NewLauncher(kern.KernelSpec
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "45dcae57563978b2", Source: []string{"codec.go:f16c.load", "codec.go:f16c.store", "codec.go:f16g.mma", "codec.go:f16g.pack", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type codec", "codec.go:type f16c", "codec.go:type f16g", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3F16F16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "3a84ebca5a186183", Source: []string{"codec.go:f16c.load", "codec.go:f16c.store", "codec.go:f16g.mma", "codec.go:f16g.pack", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type codec", "codec.go:type f16c", "codec.go:type f16g", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3F16F16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3F16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -101,7 +101,7 @@ var gemv3BF16F32Kernel = kernGemv3BF16F32Launcher{kern.NewLauncher(kern.KernelSp
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "9e75edded21e82bd", Source: []string{"codec.go:bf16g.mma", "codec.go:bf16g.pack", "codec.go:f32c.load", "codec.go:f32c.store", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type bf16g", "codec.go:type codec", "codec.go:type f32c", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3BF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "320fe4ca4b84dd44", Source: []string{"codec.go:bf16g.mma", "codec.go:bf16g.pack", "codec.go:f32c.load", "codec.go:f32c.store", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type bf16g", "codec.go:type codec", "codec.go:type f32c", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3BF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3BF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -134,7 +134,7 @@ var gemv3BF16BF16Kernel = kernGemv3BF16BF16Launcher{kern.NewLauncher(kern.Kernel
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "04ed727be17c7642", Source: []string{"codec.go:bf16c.load", "codec.go:bf16c.store", "codec.go:bf16g.mma", "codec.go:bf16g.pack", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type bf16c", "codec.go:type bf16g", "codec.go:type codec", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3BF16BF16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "b2964609c3333a1c", Source: []string{"codec.go:bf16c.load", "codec.go:bf16c.store", "codec.go:bf16g.mma", "codec.go:bf16g.pack", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type bf16c", "codec.go:type bf16g", "codec.go:type codec", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3BF16BF16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3BF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -167,7 +167,7 @@ var gemv3NarrowF16F32Kernel = kernGemv3NarrowF16F32Launcher{kern.NewLauncher(ker
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "aabd20b8578c9a23", Source: []string{"codec.go:f16g.mma", "codec.go:f16g.pack", "codec.go:f32c.load", "codec.go:f32c.store", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type codec", "codec.go:type f16g", "codec.go:type f32c", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3NarrowF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "43aecaee43412230", Source: []string{"codec.go:f16g.mma", "codec.go:f16g.pack", "codec.go:f32c.load", "codec.go:f32c.store", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type codec", "codec.go:type f16g", "codec.go:type f32c", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3NarrowF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3NarrowF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -200,7 +200,7 @@ var gemv3NarrowF16F16Kernel = kernGemv3NarrowF16F16Launcher{kern.NewLauncher(ker
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "04f30c35a1a8b2fb", Source: []string{"codec.go:f16c.load", "codec.go:f16c.store", "codec.go:f16g.mma", "codec.go:f16g.pack", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type codec", "codec.go:type f16c", "codec.go:type f16g", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3NarrowF16F16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "85374692a9f32bd4", Source: []string{"codec.go:f16c.load", "codec.go:f16c.store", "codec.go:f16g.mma", "codec.go:f16g.pack", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type codec", "codec.go:type f16c", "codec.go:type f16g", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3NarrowF16F16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3NarrowF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -233,7 +233,7 @@ var gemv3NarrowBF16F32Kernel = kernGemv3NarrowBF16F32Launcher{kern.NewLauncher(k
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "8a9aa2e3007e4d0f", Source: []string{"codec.go:bf16g.mma", "codec.go:bf16g.pack", "codec.go:f32c.load", "codec.go:f32c.store", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type bf16g", "codec.go:type codec", "codec.go:type f32c", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3NarrowBF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "461d4880ed97694e", Source: []string{"codec.go:bf16g.mma", "codec.go:bf16g.pack", "codec.go:f32c.load", "codec.go:f32c.store", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type bf16g", "codec.go:type codec", "codec.go:type f32c", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3NarrowBF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3NarrowBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -266,7 +266,7 @@ var gemv3NarrowBF16BF16Kernel = kernGemv3NarrowBF16BF16Launcher{kern.NewLauncher
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "0b0a7a368f79364c", Source: []string{"codec.go:bf16c.load", "codec.go:bf16c.store", "codec.go:bf16g.mma", "codec.go:bf16g.pack", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type bf16c", "codec.go:type bf16g", "codec.go:type codec", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3NarrowBF16BF16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "74b51997c8e53f14", Source: []string{"codec.go:bf16c.load", "codec.go:bf16c.store", "codec.go:bf16g.mma", "codec.go:bf16g.pack", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type bf16c", "codec.go:type bf16g", "codec.go:type codec", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3NarrowBF16BF16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3NarrowBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
