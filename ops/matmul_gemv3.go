@@ -32,7 +32,8 @@ import (
 var GEMVv3 bool
 
 // GEMVv3Splits, when positive, is the number of splits of K v3 launches
-// with, in place of its plan (gemv3.Splits: by the device's SM count), so
+// with (at most one per 32 columns of K), in place of its plan
+// (gemv3.Splits: by the device's SM count), so
 // that kern bench can time a sweep and tests can run every split count on
 // small shapes. Set it only while no Matmul runs on another goroutine.
 var GEMVv3Splits int
@@ -41,7 +42,9 @@ var GEMVv3Splits int
 // dev.
 func gemv3Plan(dev *kern.Device, n, k int) int {
 	if GEMVv3Splits > 0 {
-		return GEMVv3Splits
+		// No more splits than chunks of 32 columns: a split with none would
+		// only add a block and a partial sum of zeros.
+		return max(1, min(GEMVv3Splits, ceilDiv(k, 32)))
 	}
 	sms := 0
 	if dev != nil {

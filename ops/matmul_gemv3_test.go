@@ -141,3 +141,17 @@ func TestGEMV3FailedLaunchDropsScratch(t *testing.T) {
 		t.Error("the failed launch's queue still has its scratch")
 	}
 }
+
+// TestGEMV3ForcedSplitsClamp: GEMVv3Splits asks for at most one split per
+// chunk of 32 columns of K, and MatmulVersion names what runs.
+func TestGEMV3ForcedSplitsClamp(t *testing.T) {
+	t.Cleanup(func() { GEMVv3Splits, GEMVv3 = 0, false })
+	GEMVv3 = true
+	dev := testDevices[0].dev
+	for _, c := range []struct{ force, k, want int }{{8, 1024, 8}, {8, 200, 7}, {3, 8, 1}, {1000, 64, 2}} {
+		GEMVv3Splits = c.force
+		if got, want := MatmulVersion(dev, 1, 64, c.k, WeightNK), fmt.Sprintf("gemv v3 split %d", c.want); got != want {
+			t.Errorf("GEMVv3Splits %d, k %d: MatmulVersion %q, want %q", c.force, c.k, got, want)
+		}
+	}
+}

@@ -189,7 +189,7 @@ func decodeGEMVs(env *benchEnv, m int, p decodeProj) []gemvKind {
 	defer func() { ops.GEMVv3 = false }()
 	plan := ops.MatmulVersion(env.dev, m, p.n, p.k, ops.WeightNK)
 	for _, sp := range decodeSweep {
-		if plan != fmt.Sprintf("gemv v3 split %d", sp) {
+		if plan != fmt.Sprintf("gemv v3 split %d", sp) && sp <= (p.k+31)/32 { // v3 takes no more splits than chunks of K
 			gs = append(gs, gemvKind{version: 3, splits: sp})
 		}
 	}
