@@ -37,10 +37,11 @@ package gemv3
 // block's 8 warps meet in shared memory as in v2 (an XOR on the row of x
 // keeps the stores conflict-free). Unsplit, the block finishes its
 // columns with Matmul's epilogue. Split, it writes its raw float32 sums
-// to partials[s][i][j], fences (fence.acq_rel.gpu), and one thread bumps
-// the tile's arrival counter; the block that arrives last fences again,
-// adds the splits' partials for each output in split order 0…S-1, applies
-// the epilogue and resets the counter to 0 for the next launch. The sum
+// to partials[s][i][j]; after a barrier one thread fences
+// (fence.acq_rel.gpu), bumps the tile's arrival counter and fences again;
+// the block that arrives last adds the splits' partials for each output
+// in split order 0…S-1, applies the epilogue and resets the counter to 0
+// for the next launch. The sum
 // is therefore the same whichever block arrives last: v3's result is
 // deterministic for a given split count (which depends on the device's
 // SM count), and there is no second kernel to launch.
@@ -197,20 +198,26 @@ func gemv3[A gpu.Elem, O any, CA tcCodec[A], CO codec[O]](ca CA, co CO, t gpu.Th
 		if mine && row < m && col < n {
 			part[(s*m+row)*n+col] = v
 		}
-		gpu.ThreadFence(t) // release: the partials before the arrival
-		t.Sync()           // every thread's partials and reads of red are done
+		// The hand-off of the PTX memory model (§8): the barrier orders the
+		// block's partial stores (and its reads of red) before thread 0's
+		// fence and arrival, a release at gpu scope; the arrival that sees
+		// splits-1 earlier ones, then the fence, is the acquire of every
+		// other block's release, and the second barrier orders this block's
+		// loads of their partials after it.
+		t.Sync()
 		if j == 0 {
+			gpu.ThreadFence(t)
 			arrived := float32(0)
 			if gpu.AtomicAdd(&cnt[tile], 1) == uint32(splits-1) {
 				gpu.AtomicExch(&cnt[tile], 0) // ready for the next launch
 				arrived = 1
 			}
+			gpu.ThreadFence(t)
 			red[0] = arrived
 		}
 		t.Sync()
 		last = red[0] != 0
 		if last {
-			gpu.ThreadFence(t) // acquire: the other splits' partials
 			v = 0
 			if mine && row < m && col < n {
 				for i := range splits {

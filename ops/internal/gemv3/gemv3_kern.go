@@ -16,7 +16,7 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/ops/internal/gemv3", Arch: "sm_80", PTX: kernPTX}
 
-// gemv3F16F32Kernel launches the kernel gemv3F16F32 (gemv3.go:56).
+// gemv3F16F32Kernel launches the kernel gemv3F16F32 (gemv3.go:57).
 var gemv3F16F32Kernel = kernGemv3F16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3F16F32", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3F16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -35,7 +35,7 @@ var gemv3F16F32Kernel = kernGemv3F16F32Launcher{kern.NewLauncher(kern.KernelSpec
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "276c1d8413a902cd", Source: []string{"codec.go:f16g.mma", "codec.go:f16g.pack", "codec.go:f32c.load", "codec.go:f32c.store", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type codec", "codec.go:type f16g", "codec.go:type f32c", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3F16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "5c3936728057a50c", Source: []string{"codec.go:f16g.mma", "codec.go:f16g.pack", "codec.go:f32c.load", "codec.go:f32c.store", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type codec", "codec.go:type f16g", "codec.go:type f32c", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3F16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3F16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -49,7 +49,7 @@ func (l kernGemv3F16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.BufferArg(part), kern.BufferArg(cnt), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(splits))
 }
 
-// gemv3F16F16Kernel launches the kernel gemv3F16F16 (gemv3.go:61).
+// gemv3F16F16Kernel launches the kernel gemv3F16F16 (gemv3.go:62).
 var gemv3F16F16Kernel = kernGemv3F16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3F16F16", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3F16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -68,7 +68,7 @@ var gemv3F16F16Kernel = kernGemv3F16F16Launcher{kern.NewLauncher(kern.KernelSpec
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "3a84ebca5a186183", Source: []string{"codec.go:f16c.load", "codec.go:f16c.store", "codec.go:f16g.mma", "codec.go:f16g.pack", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type codec", "codec.go:type f16c", "codec.go:type f16g", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3F16F16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "6766d037497ad8e4", Source: []string{"codec.go:f16c.load", "codec.go:f16c.store", "codec.go:f16g.mma", "codec.go:f16g.pack", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type codec", "codec.go:type f16c", "codec.go:type f16g", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3F16F16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3F16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -82,7 +82,7 @@ func (l kernGemv3F16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.BufferArg(part), kern.BufferArg(cnt), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(splits))
 }
 
-// gemv3BF16F32Kernel launches the kernel gemv3BF16F32 (gemv3.go:66).
+// gemv3BF16F32Kernel launches the kernel gemv3BF16F32 (gemv3.go:67).
 var gemv3BF16F32Kernel = kernGemv3BF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3BF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3BF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -101,7 +101,7 @@ var gemv3BF16F32Kernel = kernGemv3BF16F32Launcher{kern.NewLauncher(kern.KernelSp
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "320fe4ca4b84dd44", Source: []string{"codec.go:bf16g.mma", "codec.go:bf16g.pack", "codec.go:f32c.load", "codec.go:f32c.store", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type bf16g", "codec.go:type codec", "codec.go:type f32c", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3BF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "d65b6c42f9a10fcc", Source: []string{"codec.go:bf16g.mma", "codec.go:bf16g.pack", "codec.go:f32c.load", "codec.go:f32c.store", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type bf16g", "codec.go:type codec", "codec.go:type f32c", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3BF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3BF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -115,7 +115,7 @@ func (l kernGemv3BF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.BufferArg(part), kern.BufferArg(cnt), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(splits))
 }
 
-// gemv3BF16BF16Kernel launches the kernel gemv3BF16BF16 (gemv3.go:71).
+// gemv3BF16BF16Kernel launches the kernel gemv3BF16BF16 (gemv3.go:72).
 var gemv3BF16BF16Kernel = kernGemv3BF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3BF16BF16", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3BF16BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -134,7 +134,7 @@ var gemv3BF16BF16Kernel = kernGemv3BF16BF16Launcher{kern.NewLauncher(kern.Kernel
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "b2964609c3333a1c", Source: []string{"codec.go:bf16c.load", "codec.go:bf16c.store", "codec.go:bf16g.mma", "codec.go:bf16g.pack", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type bf16c", "codec.go:type bf16g", "codec.go:type codec", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3BF16BF16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "caef0b86fdf33178", Source: []string{"codec.go:bf16c.load", "codec.go:bf16c.store", "codec.go:bf16g.mma", "codec.go:bf16g.pack", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type bf16c", "codec.go:type bf16g", "codec.go:type codec", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3BF16BF16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3BF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -148,7 +148,7 @@ func (l kernGemv3BF16BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *ker
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.BufferArg(part), kern.BufferArg(cnt), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(splits))
 }
 
-// gemv3NarrowF16F32Kernel launches the kernel gemv3NarrowF16F32 (gemv3.go:79).
+// gemv3NarrowF16F32Kernel launches the kernel gemv3NarrowF16F32 (gemv3.go:80).
 var gemv3NarrowF16F32Kernel = kernGemv3NarrowF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3NarrowF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3NarrowF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -167,7 +167,7 @@ var gemv3NarrowF16F32Kernel = kernGemv3NarrowF16F32Launcher{kern.NewLauncher(ker
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "43aecaee43412230", Source: []string{"codec.go:f16g.mma", "codec.go:f16g.pack", "codec.go:f32c.load", "codec.go:f32c.store", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type codec", "codec.go:type f16g", "codec.go:type f32c", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3NarrowF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "6af1e00647c56f9c", Source: []string{"codec.go:f16g.mma", "codec.go:f16g.pack", "codec.go:f32c.load", "codec.go:f32c.store", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type codec", "codec.go:type f16g", "codec.go:type f32c", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3NarrowF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3NarrowF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -181,7 +181,7 @@ func (l kernGemv3NarrowF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out 
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.BufferArg(part), kern.BufferArg(cnt), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(splits))
 }
 
-// gemv3NarrowF16F16Kernel launches the kernel gemv3NarrowF16F16 (gemv3.go:84).
+// gemv3NarrowF16F16Kernel launches the kernel gemv3NarrowF16F16 (gemv3.go:85).
 var gemv3NarrowF16F16Kernel = kernGemv3NarrowF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3NarrowF16F16", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3NarrowF16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -200,7 +200,7 @@ var gemv3NarrowF16F16Kernel = kernGemv3NarrowF16F16Launcher{kern.NewLauncher(ker
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "85374692a9f32bd4", Source: []string{"codec.go:f16c.load", "codec.go:f16c.store", "codec.go:f16g.mma", "codec.go:f16g.pack", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type codec", "codec.go:type f16c", "codec.go:type f16g", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3NarrowF16F16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "6fa9292b2a1e3236", Source: []string{"codec.go:f16c.load", "codec.go:f16c.store", "codec.go:f16g.mma", "codec.go:f16g.pack", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type codec", "codec.go:type f16c", "codec.go:type f16g", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3NarrowF16F16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3NarrowF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -214,7 +214,7 @@ func (l kernGemv3NarrowF16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out 
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.BufferArg(part), kern.BufferArg(cnt), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(splits))
 }
 
-// gemv3NarrowBF16F32Kernel launches the kernel gemv3NarrowBF16F32 (gemv3.go:89).
+// gemv3NarrowBF16F32Kernel launches the kernel gemv3NarrowBF16F32 (gemv3.go:90).
 var gemv3NarrowBF16F32Kernel = kernGemv3NarrowBF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3NarrowBF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3NarrowBF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -233,7 +233,7 @@ var gemv3NarrowBF16F32Kernel = kernGemv3NarrowBF16F32Launcher{kern.NewLauncher(k
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "461d4880ed97694e", Source: []string{"codec.go:bf16g.mma", "codec.go:bf16g.pack", "codec.go:f32c.load", "codec.go:f32c.store", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type bf16g", "codec.go:type codec", "codec.go:type f32c", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3NarrowBF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "3f46b184a14d23cd", Source: []string{"codec.go:bf16g.mma", "codec.go:bf16g.pack", "codec.go:f32c.load", "codec.go:f32c.store", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type bf16g", "codec.go:type codec", "codec.go:type f32c", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3NarrowBF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3NarrowBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -247,7 +247,7 @@ func (l kernGemv3NarrowBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.BufferArg(part), kern.BufferArg(cnt), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(splits))
 }
 
-// gemv3NarrowBF16BF16Kernel launches the kernel gemv3NarrowBF16BF16 (gemv3.go:94).
+// gemv3NarrowBF16BF16Kernel launches the kernel gemv3NarrowBF16BF16 (gemv3.go:95).
 var gemv3NarrowBF16BF16Kernel = kernGemv3NarrowBF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3NarrowBF16BF16", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3NarrowBF16BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -266,7 +266,7 @@ var gemv3NarrowBF16BF16Kernel = kernGemv3NarrowBF16BF16Launcher{kern.NewLauncher
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "74b51997c8e53f14", Source: []string{"codec.go:bf16c.load", "codec.go:bf16c.store", "codec.go:bf16g.mma", "codec.go:bf16g.pack", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type bf16c", "codec.go:type bf16g", "codec.go:type codec", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3NarrowBF16BF16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "ea73f227f013bcb8", Source: []string{"codec.go:bf16c.load", "codec.go:bf16c.store", "codec.go:bf16g.mma", "codec.go:bf16g.pack", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type bf16c", "codec.go:type bf16g", "codec.go:type codec", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3NarrowBF16BF16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3NarrowBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
