@@ -115,18 +115,12 @@ func benchDecode(env *benchEnv) error {
 	for _, p := range decodeProjs(dims) {
 		for _, format := range decodeFormats {
 			for _, m := range env.cfg.decodeM {
-				if err := decodeCase(env, s, flush, p, format, m, gemvCurrent); err != nil {
-					// Go on with the other cases; reported at the end.
-					env.failed = append(env.failed, fmt.Errorf("kern bench matmul: decode %s %s m=%d: %w", format, p.name, m, err))
+				gs := []gemvKind{gemvCurrent}
+				if format == "bf16" && m <= gemvMaxM {
+					gs = append(gs, decodeGEMVs(env, m, p)...)
 				}
-				if format != "bf16" || m > gemvMaxM {
-					continue
-				}
-				for _, g := range decodeGEMVs(env, m, p) {
-					if err := decodeCase(env, s, flush, p, format, m, g); err != nil {
-						env.failed = append(env.failed, fmt.Errorf("kern bench matmul: decode %s %s m=%d%s: %w", format, p.name, m, g.suffix(), err))
-					}
-				}
+				// Go on with the other cases; reported at the end.
+				env.failed = append(env.failed, decodeCase(env, s, flush, p, format, m, gs)...)
 			}
 		}
 	}
@@ -196,21 +190,19 @@ func decodeGEMVs(env *benchEnv, m int, p decodeProj) []gemvKind {
 	return gs
 }
 
-// decodeCase sets up and times one format at one projection and M. g
-// (bf16 only) picks the decode GEMV, each in a row of its own.
-func decodeCase(env *benchEnv, s *kern.Stream, flush *l2Flush, p decodeProj, format string, m int, g gemvKind) error {
+// decodeCase sets up one format at one projection and M and times it,
+// for bf16 once per GEMV of gs (each in a row of its own, on the same
+// buffers: a weight of up to 100 MB is made and uploaded once). It
+// returns the errors of the rows that failed.
+func decodeCase(env *benchEnv, s *kern.Stream, flush *l2Flush, p decodeProj, format string, m int, gs []gemvKind) []error {
 	al := &allocs{dev: env.dev}
 	defer al.free()
-	dev := env.dev
 	n, k := p.n, p.k
 	var run func() error
 	var version string
 	switch format {
 	case "bf16":
 		x, w, c := bf16Buf(al, m*k), bf16Buf(al, n*k), bf16Buf(al, m*n)
-		ops.GEMVv1, ops.GEMVv3, ops.GEMVv3Splits = g.version == 1, g.version == 3, g.splits
-		defer func() { ops.GEMVv1, ops.GEMVv3, ops.GEMVv3Splits = false, false, 0 }()
-		version = ops.MatmulVersion(dev, m, n, k, ops.WeightNK)
 		run = func() error { return ops.Matmul(s, c, x, w, m, n, k, ops.MatmulOpts[gpu.BFloat16]{}) }
 	case "W4A16":
 		x, c := bf16Buf(al, m*k), bf16Buf(al, m*n)
@@ -225,8 +217,27 @@ func decodeCase(env *benchEnv, s *kern.Stream, flush *l2Flush, p decodeProj, for
 		version = ops.MatmulInt8Version(m, n, k)
 		run = func() error { return ops.MatmulInt8(s, c, a, as, w, ws, m, n, k) }
 	}
-	if al.err != nil {
-		return al.err
+	var errs []error
+	for _, g := range gs {
+		name := "decode " + format + " " + p.name + g.suffix()
+		err := al.err
+		if err == nil {
+			err = decodeRow(env, s, flush, name, format, m, n, k, g, version, run)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("kern bench matmul: %s m=%d: %w", name, m, err))
+		}
+	}
+	return errs
+}
+
+// decodeRow times run (with g's GEMV knobs set for bf16) and adds its
+// row.
+func decodeRow(env *benchEnv, s *kern.Stream, flush *l2Flush, name, format string, m, n, k int, g gemvKind, version string, run func() error) error {
+	if format == "bf16" {
+		ops.GEMVv1, ops.GEMVv3, ops.GEMVv3Splits = g.version == 1, g.version == 3, g.splits
+		defer func() { ops.GEMVv1, ops.GEMVv3, ops.GEMVv3Splits = false, false, 0 }()
+		version = ops.MatmulVersion(env.dev, m, n, k, ops.WeightNK)
 	}
 	sec, err := timeRuns(env.cfg, func() (time.Duration, error) {
 		if err := flush.run(s); err != nil {
@@ -238,7 +249,6 @@ func decodeCase(env *benchEnv, s *kern.Stream, flush *l2Flush, p decodeProj, for
 		return err
 	}
 	bytes := weightBytes(format, n, k)
-	name := "decode " + format + " " + p.name + g.suffix()
 	row := benchRow{bench: "matmul", name: name, size: fmt.Sprintf("%d×%d×%d", m, n, k),
 		time: sec, value: bytes / sec / 1e9, unit: "GB/s", peak: math.NaN(), note: version}
 	if env.isCUDA() {
