@@ -63,39 +63,50 @@ type gemv3Scratch struct {
 var gemv3Scratches sync.Map // kern.Queue → *gemv3Scratch
 
 // gemv3Bufs returns q's scratch with room for np partial sums and nc
-// counters, growing it if needed.
-func gemv3Bufs(q kern.Queue, dev *kern.Device, np, nc int) (*kern.Buffer[float32], *kern.Buffer[uint32], error) {
+// counters, growing it if needed, and locked: the caller enqueues its
+// launch and then calls unlock, so that no other goroutine's growth frees
+// the buffers between the two.
+func gemv3Bufs(q kern.Queue, dev *kern.Device, np, nc int) (part *kern.Buffer[float32], cnt *kern.Buffer[uint32], unlock func(), err error) {
 	v, ok := gemv3Scratches.Load(q)
 	if !ok { // LoadOrStore alone would allocate a scratch header per call
 		v, _ = gemv3Scratches.LoadOrStore(q, &gemv3Scratch{})
 	}
 	sc := v.(*gemv3Scratch)
 	sc.mu.Lock()
-	defer sc.mu.Unlock()
+	if err := sc.grow(q, dev, np, nc); err != nil {
+		sc.mu.Unlock()
+		return nil, nil, nil, err
+	}
+	return sc.part, sc.cnt, sc.mu.Unlock, nil
+}
+
+// grow makes sc hold at least np partial sums and nc counters (sc.mu
+// held).
+func (sc *gemv3Scratch) grow(q kern.Queue, dev *kern.Device, np, nc int) error {
 	if sc.part != nil && sc.part.Len() >= np && sc.cnt.Len() >= nc {
-		return sc.part, sc.cnt, nil
+		return nil
 	}
 	if sc.part != nil {
 		// Earlier launches on q may still read the old scratch.
 		if err := queueSync(q); err != nil {
-			return nil, nil, fmt.Errorf("growing the GEMV v3 scratch: %w", err)
+			return fmt.Errorf("growing the GEMV v3 scratch: %w", err)
 		}
+		np, nc = max(np, sc.part.Len()), max(nc, sc.cnt.Len())
 		sc.part.Free()
 		sc.cnt.Free()
-		np, nc = max(np, sc.part.Len()), max(nc, sc.cnt.Len())
 		sc.part, sc.cnt = nil, nil
 	}
 	part, err := kern.Alloc[float32](dev, max(np, 1))
 	if err != nil {
-		return nil, nil, fmt.Errorf("the GEMV v3 scratch: %w", err)
+		return fmt.Errorf("the GEMV v3 scratch: %w", err)
 	}
 	cnt, err := kern.Alloc[uint32](dev, max(nc, 1)) // zeroed: no tile has arrivals
 	if err != nil {
 		part.Free()
-		return nil, nil, fmt.Errorf("the GEMV v3 scratch: %w", err)
+		return fmt.Errorf("the GEMV v3 scratch: %w", err)
 	}
 	sc.part, sc.cnt = part, cnt
-	return part, cnt, nil
+	return nil
 }
 
 // queueSync waits for the work queued on q.
@@ -117,10 +128,11 @@ func matmulGEMV3Run[In Half16, O Float](s *shape, q kern.Queue, c *kern.Buffer[O
 	}
 	splits := gemv3Plan(dev, n, k)
 	np, nc := gemv3.Workspace(splits, m, n)
-	part, cnt, err := gemv3Bufs(q, dev, np, nc)
+	part, cnt, unlock, err := gemv3Bufs(q, dev, np, nc)
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.op, err)
 	}
+	defer unlock()
 	ii, oi := inIndex[In](), min(dtypeIndex[O](), 1)
 	ks := &gemv3.Kernels
 	if m <= 8 {

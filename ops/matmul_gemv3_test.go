@@ -155,3 +155,62 @@ func TestGEMV3ForcedSplitsClamp(t *testing.T) {
 		}
 	}
 }
+
+// TestGEMV3ConcurrentQueue: goroutines sharing one queue, each a split
+// product of its own size (so the scratch grows while others use it),
+// get the bits a lone run gets.
+func TestGEMV3ConcurrentQueue(t *testing.T) {
+	t.Cleanup(func() { GEMVv3Splits = 0 })
+	GEMVv3Splits = 3
+	eachDevice(t, func(t *testing.T, dev *kern.Device) {
+		gemv3Drop(dev) // start from no scratch, so that it grows below
+		type prob struct {
+			m, n, k int
+			a, b    *kern.Buffer[gpu.BFloat16]
+			want    []float32
+		}
+		var ps []*prob
+		for i, sh := range [][3]int{{1, 40, 320}, {16, 70, 640}, {5, 33, 1024}, {9, 100, 256}} {
+			rng := rand.New(rand.NewPCG(uint64(i), 9))
+			p := &prob{m: sh[0], n: sh[1], k: sh[2]}
+			p.a, _ = uploadIn[gpu.BFloat16](t, dev, randn(rng, p.m*p.k, 1))
+			p.b, _ = uploadIn[gpu.BFloat16](t, dev, randn(rng, p.n*p.k, 0.05))
+			ps = append(ps, p)
+		}
+		run := func(p *prob) ([]float32, error) {
+			c, err := kern.Alloc[float32](dev, p.m*p.n)
+			if err != nil {
+				return nil, err
+			}
+			defer c.Free()
+			if err := matmulRun(newShape("ops.Matmul"), mmGEMVv3, tcConfig{}, dev, c, p.a, p.b, p.m, p.n, p.k, MatmulOpts[float32]{}); err != nil {
+				return nil, err
+			}
+			return c.Download()
+		}
+		for _, p := range ps {
+			var err error
+			if p.want, err = run(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		gemv3Drop(dev)
+		errs := make(chan error, 4*len(ps))
+		for range 4 {
+			for _, p := range ps {
+				go func() {
+					got, err := run(p)
+					if err == nil && !slices.Equal(got, p.want) {
+						err = fmt.Errorf("%d×%d×%d: the bits differ from a lone run", p.m, p.n, p.k)
+					}
+					errs <- err
+				}()
+			}
+		}
+		for range 4 * len(ps) {
+			if err := <-errs; err != nil {
+				t.Error(err)
+			}
+		}
+	})
+}
