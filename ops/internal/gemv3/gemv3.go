@@ -11,8 +11,10 @@ package gemv3
 // stream two tiles while 104 stream one and then idle, and the kernel
 // takes the time of the busiest SM. v3 splits K so that the blocks deal
 // evenly over the SMs (Splits, plan.go: 4 splits there, at most 1.25
-// tiles of bytes per SM against a mean of 1.21), and lays a warp's loads
-// out so that each 128-byte line of W is requested whole by one warp.
+// tiles of bytes per SM against a mean of 1.21), lays a warp's loads out
+// so that each 128-byte line of W is requested whole by one warp, and
+// reads W with streaming hints (gpu.Load8Stream: no L1 line, a 256-byte
+// L2 fetch).
 //
 // The product (as v2, see gemvtc's package doc): mma.sync m16n8k16 with A
 // = 16 rows of W and B = xᵀ; in a chunk of 32 columns of K, lane (g, q) =
@@ -41,10 +43,10 @@ package gemv3
 // (fence.acq_rel.gpu), bumps the tile's arrival counter and fences again;
 // the block that arrives last adds the splits' partials for each output
 // in split order 0…S-1, applies the epilogue and resets the counter to 0
-// for the next launch. The sum
-// is therefore the same whichever block arrives last: v3's result is
-// deterministic for a given split count (which depends on the device's
-// SM count), and there is no second kernel to launch.
+// for the next launch. The sum is therefore the same whichever block
+// arrives last: v3's result is deterministic for a given split count
+// (which depends on the device's SM count), and there is no second
+// kernel to launch.
 
 import (
 	"github.com/gokern/kern"

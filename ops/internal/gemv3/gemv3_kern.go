@@ -16,7 +16,7 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/ops/internal/gemv3", Arch: "sm_80", PTX: kernPTX}
 
-// gemv3F16F32Kernel launches the kernel gemv3F16F32 (gemv3.go:57).
+// gemv3F16F32Kernel launches the kernel gemv3F16F32 (gemv3.go:59).
 var gemv3F16F32Kernel = kernGemv3F16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3F16F32", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3F16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -49,7 +49,7 @@ func (l kernGemv3F16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.BufferArg(part), kern.BufferArg(cnt), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(splits))
 }
 
-// gemv3F16F16Kernel launches the kernel gemv3F16F16 (gemv3.go:62).
+// gemv3F16F16Kernel launches the kernel gemv3F16F16 (gemv3.go:64).
 var gemv3F16F16Kernel = kernGemv3F16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3F16F16", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3F16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -82,7 +82,7 @@ func (l kernGemv3F16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.BufferArg(part), kern.BufferArg(cnt), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(splits))
 }
 
-// gemv3BF16F32Kernel launches the kernel gemv3BF16F32 (gemv3.go:67).
+// gemv3BF16F32Kernel launches the kernel gemv3BF16F32 (gemv3.go:69).
 var gemv3BF16F32Kernel = kernGemv3BF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3BF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3BF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -115,7 +115,7 @@ func (l kernGemv3BF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.BufferArg(part), kern.BufferArg(cnt), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(splits))
 }
 
-// gemv3BF16BF16Kernel launches the kernel gemv3BF16BF16 (gemv3.go:72).
+// gemv3BF16BF16Kernel launches the kernel gemv3BF16BF16 (gemv3.go:74).
 var gemv3BF16BF16Kernel = kernGemv3BF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3BF16BF16", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3BF16BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -148,7 +148,7 @@ func (l kernGemv3BF16BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *ker
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.BufferArg(part), kern.BufferArg(cnt), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(splits))
 }
 
-// gemv3NarrowF16F32Kernel launches the kernel gemv3NarrowF16F32 (gemv3.go:80).
+// gemv3NarrowF16F32Kernel launches the kernel gemv3NarrowF16F32 (gemv3.go:82).
 var gemv3NarrowF16F32Kernel = kernGemv3NarrowF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3NarrowF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3NarrowF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -181,7 +181,7 @@ func (l kernGemv3NarrowF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out 
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.BufferArg(part), kern.BufferArg(cnt), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(splits))
 }
 
-// gemv3NarrowF16F16Kernel launches the kernel gemv3NarrowF16F16 (gemv3.go:85).
+// gemv3NarrowF16F16Kernel launches the kernel gemv3NarrowF16F16 (gemv3.go:87).
 var gemv3NarrowF16F16Kernel = kernGemv3NarrowF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3NarrowF16F16", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3NarrowF16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -214,7 +214,7 @@ func (l kernGemv3NarrowF16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out 
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.BufferArg(part), kern.BufferArg(cnt), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(splits))
 }
 
-// gemv3NarrowBF16F32Kernel launches the kernel gemv3NarrowBF16F32 (gemv3.go:90).
+// gemv3NarrowBF16F32Kernel launches the kernel gemv3NarrowBF16F32 (gemv3.go:92).
 var gemv3NarrowBF16F32Kernel = kernGemv3NarrowBF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3NarrowBF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3NarrowBF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -247,7 +247,7 @@ func (l kernGemv3NarrowBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.BufferArg(part), kern.BufferArg(cnt), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(splits))
 }
 
-// gemv3NarrowBF16BF16Kernel launches the kernel gemv3NarrowBF16BF16 (gemv3.go:95).
+// gemv3NarrowBF16BF16Kernel launches the kernel gemv3NarrowBF16BF16 (gemv3.go:97).
 var gemv3NarrowBF16BF16Kernel = kernGemv3NarrowBF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3NarrowBF16BF16", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3NarrowBF16BF16", Module: kernModule,
 	Params: []kern.Param{
