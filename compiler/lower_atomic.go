@@ -14,6 +14,13 @@ var atomicIntrinsics = map[string]intrinsicFunc{
 	"AtomicMin":  func(kb *kernelBuilder, c *icall) *val { return kb.atomic(c, "min") },
 	"AtomicExch": func(kb *kernelBuilder, c *icall) *val { return kb.atomic(c, "exch") },
 	"AtomicCAS":  func(kb *kernelBuilder, c *icall) *val { return kb.atomic(c, "cas") },
+	// fence.acq_rel.gpu (§9.7.13.4, "membar/fence"), PTX 6.0, sm_70.
+	"ThreadFence": func(kb *kernelBuilder, c *icall) *val {
+		if kb.need(c.call.Pos(), "gpu.ThreadFence (fence.acq_rel.gpu)", 60, 70) {
+			kb.b.Emit(ir.OpFence, "fence.acq_rel.gpu")
+		}
+		return &val{origin: -1}
+	},
 }
 
 func (kb *kernelBuilder) atomic(c *icall, op string) *val {

@@ -6,6 +6,7 @@ package compiler
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/gokern/kern/compiler/ir"
 )
@@ -48,6 +49,18 @@ var tensorIntrinsics = map[string]intrinsicFunc{
 	"Store4": func(kb *kernelBuilder, c *icall) *val { return kb.vecStore(c, 4) },
 	"Load8":  func(kb *kernelBuilder, c *icall) *val { return kb.vecLoad(c, 8) },
 	"Store8": func(kb *kernelBuilder, c *icall) *val { return kb.vecStore(c, 8) },
+	// ld.global{.nc}.L1::no_allocate.L2::256B.v4 (§9.7.9.8, "ld": the
+	// eviction priority and prefetch size qualifiers), PTX 7.4, sm_80.
+	"Load8Stream": func(kb *kernelBuilder, c *icall) *val {
+		if c.args[0].space != ir.Global {
+			kb.d.errorf(c.call.Pos(), BadIntrinsicArg, "gpu.Load8Stream needs a slice in global memory (a kernel parameter or a slice of one)")
+			return kb.zeroVal(c.call.Type())
+		}
+		if !kb.need(c.call.Pos(), "gpu.Load8Stream (ld.global.L2::256B)", 74, 80) {
+			return kb.zeroVal(c.call.Type())
+		}
+		return kb.vecLoadHint(c, 8, ".L1::no_allocate.L2::256B")
+	},
 }
 
 // regsOf materialises every scalar of v in registers of type t.
@@ -178,7 +191,12 @@ func (kb *kernelBuilder) vecAccess(c *icall, n int) (addr ir.Operand, et ir.Type
 	return addr, et, true
 }
 
-func (kb *kernelBuilder) vecLoad(c *icall, n int) *val {
+func (kb *kernelBuilder) vecLoad(c *icall, n int) *val { return kb.vecLoadHint(c, n, "") }
+
+// vecLoadHint is vecLoad with cache qualifiers (".L1::…", ".L2::…") after
+// ld.global; the read-only rewrite (kernel.go) puts .nc before them, where
+// the PTX grammar of ld.global.nc has it.
+func (kb *kernelBuilder) vecLoadHint(c *icall, n int, hint string) *val {
 	addr, et, ok := kb.vecAccess(c, n)
 	if !ok {
 		return kb.zeroVal(c.call.Type())
@@ -196,6 +214,10 @@ func (kb *kernelBuilder) vecLoad(c *icall, n int) *val {
 			w[i] = kb.b.New(ir.U32)
 		}
 		kb.b.Ld(s.space, false, ir.U32, ir.Vec(w...), addr)
+		if hint != "" {
+			in := kb.b.B.Instrs[len(kb.b.B.Instrs)-1]
+			in.Text = "ld.global" + hint + strings.TrimPrefix(in.Text, "ld.global")
+		}
 		kb.noteGlobalLoad(s)
 		for i, r := range w {
 			hi := kb.b.New(ir.U32)

@@ -52,6 +52,19 @@ func Load8[T Elem](s []T, i int) [8]T {
 	return v
 }
 
+// Load8Stream is Load8 for data that is read once and in whole runs, such
+// as a weight matrix streamed by a GEMV: the load does not allocate in L1
+// and asks L2 to fetch the aligned 256 bytes around the address from
+// DRAM in one request (ld.global.L1::no_allocate.L2::256B, PTX ISA
+// §9.7.9.8 "ld"; PTX 7.4, sm_80), so that the next loads of those bytes
+// find them in L2 or on their way. s must be in global memory. The
+// qualifiers are hints: the values are Load8's.
+func Load8Stream[T Elem](s []T, i int) [8]T {
+	v := [8]T{s[i], s[i+1], s[i+2], s[i+3], s[i+4], s[i+5], s[i+6], s[i+7]}
+	checkVecAlign("Load8Stream", s, i, 8)
+	return v
+}
+
 // Store8 writes v to s[i .. i+7], 16-bit elements, in one 128-bit store.
 func Store8[T Elem](s []T, i int, v [8]T) {
 	_, _ = s[i], s[i+7]

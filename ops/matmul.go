@@ -43,7 +43,8 @@ package ops
 //	gemv (internal/gemvtc): M ≤ 16 with WeightNK (any M with KernelGEMV), a weight-streaming kernel
 //	   on the tensor cores (v2; W straight into registers, split over K in
 //	   the block). Its first version (internal/gemv: cp.async stages, FMAs,
-//	   a pass over W per 4 rows of x) runs instead while GEMVv1 is set.
+//	   a pass over W per 4 rows of x) runs instead while GEMVv1 is set, its
+//	   v3 (internal/gemv3: v2 split over K to fit the SMs) while GEMVv3 is.
 //	v3 hopper (internal/mmh, matmul_hopper.go): TMA, wgmma, an mbarrier
 //	   pipeline and warp specialisation, sm_90a; v2's shapes, either layout
 //	   (B[K,N] as an MN-major wgmma operand), on compute capability 9.0.
@@ -205,6 +206,7 @@ const (
 	mmV2     = 2
 	mmGEMV   = 3 // the decode GEMV's v2 (mmGEMVv1 while GEMVv1 is set)
 	mmGEMVv1 = 6 // mmHopper and mmHopperWide are 4 and 5
+	mmGEMVv3 = 7 // while GEMVv3 is set (matmul_gemv3.go)
 )
 
 // GEMVv1, when set, makes Matmul (and MatmulVersion) take the decode
@@ -213,11 +215,14 @@ const (
 // while no Matmul runs on another goroutine.
 var GEMVv1 bool
 
-// gemvVersion is the decode GEMV that runs: mmGEMV, or mmGEMVv1 while
-// GEMVv1 is set.
+// gemvVersion is the decode GEMV that runs: mmGEMV, mmGEMVv1 while
+// GEMVv1 is set, or mmGEMVv3 while GEMVv3 is (and GEMVv1 is not).
 func gemvVersion() int {
-	if GEMVv1 {
+	switch {
+	case GEMVv1:
 		return mmGEMVv1
+	case GEMVv3:
+		return mmGEMVv3
 	}
 	return mmGEMV
 }
@@ -301,6 +306,8 @@ func matmulRun[In Half16, O Float](s *shape, v int, cfg tcConfig, q kern.Queue, 
 			ks = &gemvtc.Narrow // one tile of x: three blocks per SM
 		}
 		return s.launch(ks[ii][oi], q, grid, args...)
+	case mmGEMVv3:
+		return matmulGEMV3Run(s, q, c, a, b, m, n, k, o, bias, res)
 	case mmGEMVv1:
 		args = append(args, intArg(int(o.Act)))
 		grid := blocks1(ceilDiv(n, gemv.RowsPerBlock), gemv.Warps*32).WithShared(gemv.Shared)

@@ -220,7 +220,8 @@ func hopperName(v int) string {
 }
 
 // MatmulVersion names the kernel Matmul runs for an m×n×k product with
-// b in layout on dev: "v1", "gemv v2" (or "gemv v1" while GEMVv1 is set),
+// b in layout on dev: "v1", "gemv v2" (or "gemv v1" while GEMVv1 is set,
+// "gemv v3 split S" while GEMVv3 is, S its splits of K),
 // "v2 128x128x32" (the sm_80 GEMM and its tile), or "v3 sm_90a 128x256"
 // and the like (the Hopper GEMM and its HopperTile; Matmul still falls
 // back to v2 if the driver turns out to
@@ -241,6 +242,8 @@ func MatmulVersion(dev *kern.Device, m, n, k int, layout BLayout) string {
 		return "gemv v2"
 	case mmGEMVv1:
 		return "gemv v1"
+	case mmGEMVv3:
+		return fmt.Sprintf("gemv v3 split %d", gemv3Plan(dev, n, k))
 	case mmHopper, mmHopperWide:
 		return "v3 sm_90a " + hopperName(v)
 	}

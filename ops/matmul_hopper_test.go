@@ -12,6 +12,7 @@ import (
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/emu"
 	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/ops/internal/gemv3"
 )
 
 // sm90Emu is an emulator with an H100's 227 KiB of shared memory per
@@ -85,13 +86,15 @@ func TestHopperPick(t *testing.T) {
 }
 
 // TestMatmulVersionAgrees checks that MatmulVersion names what
-// matmulCheck chooses, on every test shape, with GEMVv1 off and on.
+// matmulCheck chooses, on every test shape, with GEMVv1 and GEMVv3 off
+// and on (GEMVv1 wins over GEMVv3).
 func TestMatmulVersionAgrees(t *testing.T) {
 	dev := testDevices[0].dev
 	names := map[int]string{mmV1: "v1", mmGEMV: "gemv v2", mmGEMVv1: "gemv v1"}
-	t.Cleanup(func() { GEMVv1 = false })
-	for _, old := range []bool{false, true} {
-		GEMVv1 = old
+	t.Cleanup(func() { GEMVv1, GEMVv3 = false, false })
+	for _, knobs := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+		old, v3 := knobs[0], knobs[1]
+		GEMVv1, GEMVv3 = old, v3
 		for _, sh := range matmulShapes {
 			for _, lay := range []BLayout{WeightNK, RowMajorKN} {
 				a, _ := kern.Alloc[gpu.BFloat16](dev, sh.m*sh.k)
@@ -101,10 +104,14 @@ func TestMatmulVersionAgrees(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if want := (sh.m <= 16 && sh.k%8 == 0 && lay == WeightNK); want != (v == mmGEMV || v == mmGEMVv1) || (want && old != (v == mmGEMVv1)) {
-					t.Errorf("%v %v GEMVv1=%v: matmulCheck chose version %d", sh, lay, old, v)
+				if want := (sh.m <= 16 && sh.k%8 == 0 && lay == WeightNK); want != (v == mmGEMV || v == mmGEMVv1 || v == mmGEMVv3) ||
+					(want && (old != (v == mmGEMVv1) || (v3 && !old) != (v == mmGEMVv3))) {
+					t.Errorf("%v %v GEMVv1=%v GEMVv3=%v: matmulCheck chose version %d", sh, lay, old, v3, v)
 				}
 				want, ok := names[v]
+				if v == mmGEMVv3 {
+					want, ok = fmt.Sprintf("gemv v3 split %d", gemv3.Splits(0, sh.n, sh.k)), true
+				}
 				if !ok {
 					want = "v2 " + pickConfig(sh.m, sh.n).name
 				}

@@ -90,6 +90,7 @@ var mmVersions = []mmVersion{
 	{"v2-" + matmulConfigs[1].name, mmV2, matmulConfigs[1]},
 	{"gemv", mmGEMV, tcConfig{}},
 	{"gemv-v1", mmGEMVv1, tcConfig{}},
+	{"gemv-v3", mmGEMVv3, tcConfig{}},
 	{"v3-sm90a", mmHopper, tcConfig{}},
 	{"v3-sm90a-128x256", mmHopperWide, tcConfig{}},
 }
@@ -99,7 +100,7 @@ func (v mmVersion) applies(sh mmCase, lay BLayout) bool {
 	switch v.v {
 	case mmV2: // not the decode shapes: slow in native mode, and 1×1×8 covers a short m
 		return sh.k%8 == 0 && (lay == WeightNK || sh.n%8 == 0) && (sh.m > 16 || sh.k <= 256)
-	case mmGEMV, mmGEMVv1:
+	case mmGEMV, mmGEMVv1, mmGEMVv3:
 		return sh.k%8 == 0 && lay == WeightNK && sh.m <= 16
 	case mmHopper: // every shape with 16-byte row strides, the decode ones too
 		return sh.k%8 == 0 && (lay == WeightNK || sh.n%8 == 0)
@@ -148,7 +149,7 @@ func TestMatmulEpilogues(t *testing.T) {
 			switch ver.v {
 			case mmGEMVv1:
 				sh.m = 5
-			case mmGEMV: // both tiles of x (rows 0–7 and 8–12)
+			case mmGEMV, mmGEMVv3: // both tiles of x (rows 0–7 and 8–12)
 				sh.m = 13
 			}
 			for _, act := range []Activation{ActNone, ActSiLU, ActGELU, ActSwiGLU} {

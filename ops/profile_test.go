@@ -125,9 +125,10 @@ func TestProfileMatmul(t *testing.T) {
 	}
 }
 
-// TestProfileGEMV profiles both decode GEMVs at a Qwen3-like shape:
+// TestProfileGEMV profiles the decode GEMVs at a Qwen3-like shape:
 // every weight byte is read by a 128-bit load (v1: a 16-byte cp.async;
-// v2: an ld.global.nc.v4 of gpu.Load8), those loads are ≥ 95%
+// v2: an ld.global.nc.v4 of gpu.Load8; v3: the same with its streaming
+// hints, gpu.Load8Stream), those loads are ≥ 95%
 // sector-efficient, as are all global loads, and shared memory has no
 // bank conflicts (v1: the stages; v2: the split-K sums).
 func TestProfileGEMV(t *testing.T) {
@@ -142,8 +143,17 @@ func TestProfileGEMV(t *testing.T) {
 		{mmGEMVv1, "v1", "internal/gemv/gemv.go", 1, "cp.async.cg", "gpu.CpAsync(t, &sh[d+int32(r*gemvStep)], &w["},
 		{mmGEMV, "v2", "internal/gemvtc/gemvtc.go", 1, "ld.global.nc.v4", "gpu.Load8(w,"},
 		{mmGEMV, "v2", "internal/gemvtc/gemvtc.go", 16, "ld.global.nc.v4", "gpu.Load8(w,"},
+		// v3 in 2 splits of K (GEMVv3Splits): the partial sums' stores and
+		// loads are counted with the rest.
+		{mmGEMVv3, "v3", "internal/gemv3/gemv3.go", 1, "ld.global.nc.L1::no_allocate.L2::256B.v4", "gpu.Load8Stream(w,"},
+		{mmGEMVv3, "v3", "internal/gemv3/gemv3.go", 16, "ld.global.nc.L1::no_allocate.L2::256B.v4", "gpu.Load8Stream(w,"},
 	} {
 		m := v.m
+		GEMVv3Splits = 0
+		if v.v == mmGEMVv3 {
+			GEMVv3Splits = 2
+		}
+		t.Cleanup(func() { GEMVv3Splits = 0 })
 		p := emu.NewProfile()
 		dev := kern.OpenEmulator(emu.Options{Observer: p})
 		x, _ := uploadIn[gpu.BFloat16](t, dev, make([]float64, m*k))
@@ -213,6 +223,11 @@ func TestProfileMatmulInt4(t *testing.T) {
 		m    int
 	}{{w4GEMV, "v1", "w4.go", 1}, {w4GEMVTC, "v2", "tc.go", 1}, {w4GEMVTC, "v2", "tc.go", 7}} {
 		m := v.m
+		GEMVv3Splits = 0
+		if v.v == mmGEMVv3 {
+			GEMVv3Splits = 2
+		}
+		t.Cleanup(func() { GEMVv3Splits = 0 })
 		p := emu.NewProfile()
 		dev := kern.OpenEmulator(emu.Options{Observer: p})
 		x, _ := uploadIn[gpu.BFloat16](t, dev, make([]float64, m*k))

@@ -83,8 +83,11 @@ func TestSanitizers(t *testing.T) {
 		for _, lay := range []BLayout{WeightNK, RowMajorKN} {
 			for _, act := range []Activation{ActNone, ActSwiGLU} {
 				sh := mmCase{mm, mn, mk}
-				if ver.v == mmGEMV || ver.v == mmGEMVv1 {
+				if ver.v == mmGEMV || ver.v == mmGEMVv1 || ver.v == mmGEMVv3 {
 					sh.m = 5
+				}
+				if ver.v == mmGEMVv3 { // K's 2 chunks in 2 splits: the partials and the last block's sum
+					GEMVv3Splits = 2
 				}
 				if !ver.applies(sh, lay) {
 					continue
@@ -96,6 +99,7 @@ func TestSanitizers(t *testing.T) {
 				opts := MatmulOpts[gpu.BFloat16]{Layout: lay, Act: act, Bias: w(sh.n), Residual: w(sh.m * cn)}
 				s := newShape("ops.Matmul")
 				err := matmulRun(s, ver.v, ver.cfg, dev, o(sh.m*cn), w(sh.m*sh.k), w(sh.n*sh.k), sh.m, sh.n, sh.k, opts)
+				GEMVv3Splits = 0
 				if err != nil {
 					t.Errorf("Matmul %s %v act %d: %v", ver.name, lay, act, err)
 				}

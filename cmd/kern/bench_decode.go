@@ -30,9 +30,13 @@ package main
 //	W8A8   ops.MatmulInt8, int8 x (row scales), int8 W (channel scales) → bf16
 //
 // Each row's note names the kernel ops picked (ops.MatmulVersion,
-// MatmulInt4Version, MatmulInt8Version). The bf16 rows come twice: the
-// decode GEMV ops.Matmul runs ("gemv v2"), and its first version ("gemv
-// v1", ops.GEMVv1 set while it runs) in a row named "… (old)". A decoder's weights are far
+// MatmulInt4Version, MatmulInt8Version). The bf16 rows come three times:
+// the decode GEMV ops.Matmul runs ("gemv v2"), its first version ("gemv
+// v1", ops.GEMVv1 set while it runs) in a row named "… (old)", and its
+// v3 ("gemv v3 split S", ops.GEMVv3 set; S its splits of K on this GPU)
+// in a row named "… (v3)"; on a GPU, v3 again at each other split count
+// of 1, 2, 4 and 8 (ops.GEMVv3Splits) in rows "… (v3 split S)", the sweep
+// that tunes v3's plan. A decoder's weights are far
 // larger than any L2, so every layer reads its weight cold; a single
 // projection (31 MB for Qwen3-4B's bf16 qkv) fits an H100's 50 MB L2, so
 // on a GPU each timed run is preceded, outside its events, by an ops.Add
@@ -111,16 +115,12 @@ func benchDecode(env *benchEnv) error {
 	for _, p := range decodeProjs(dims) {
 		for _, format := range decodeFormats {
 			for _, m := range env.cfg.decodeM {
-				if err := decodeCase(env, s, flush, p, format, m, false); err != nil {
-					// Go on with the other cases; reported at the end.
-					env.failed = append(env.failed, fmt.Errorf("kern bench matmul: decode %s %s m=%d: %w", format, p.name, m, err))
+				gs := []gemvKind{gemvCurrent}
+				if format == "bf16" && m <= gemvMaxM {
+					gs = append(gs, decodeGEMVs(env, m, p)...)
 				}
-				if format != "bf16" || m > gemvMaxM {
-					continue
-				}
-				if err := decodeCase(env, s, flush, p, format, m, true); err != nil {
-					env.failed = append(env.failed, fmt.Errorf("kern bench matmul: decode %s %s m=%d (old): %w", format, p.name, m, err))
-				}
+				// Go on with the other cases; reported at the end.
+				env.failed = append(env.failed, decodeCase(env, s, flush, p, format, m, gs)...)
 			}
 		}
 	}
@@ -144,22 +144,65 @@ func decodeModel(d [5]int) string {
 // gemvMaxM is the largest M ops.Matmul sends to its decode GEMV.
 const gemvMaxM = 16
 
-// decodeCase sets up and times one format at one projection and M. old
-// (bf16 only) times the first version of the decode GEMV (ops.GEMVv1),
-// in a row of its own named "… (old)", beside the current one.
-func decodeCase(env *benchEnv, s *kern.Stream, flush *l2Flush, p decodeProj, format string, m int, old bool) error {
+// gemvKind is which decode GEMV a bf16 row times: the one ops.Matmul
+// runs, its first version (ops.GEMVv1) or its v3 (ops.GEMVv3), v3 with
+// its own plan (splits 0) or a given number of splits of K.
+type gemvKind struct{ version, splits int }
+
+var (
+	gemvCurrent = gemvKind{}
+	gemvOld     = gemvKind{version: 1}
+	gemvV3      = gemvKind{version: 3}
+)
+
+// suffix is the row name's tail for g.
+func (g gemvKind) suffix() string {
+	switch {
+	case g == gemvOld:
+		return " (old)"
+	case g.version == 3 && g.splits > 0:
+		return fmt.Sprintf(" (v3 split %d)", g.splits)
+	case g.version == 3:
+		return " (v3)"
+	}
+	return ""
+}
+
+// decodeSweep is the split counts of v3's sweep.
+var decodeSweep = []int{1, 2, 4, 8}
+
+// decodeGEMVs are the bf16 rows' GEMVs after the current one: v1 and v3,
+// and on a GPU v3 at each split count of the sweep its plan does not
+// already take.
+func decodeGEMVs(env *benchEnv, m int, p decodeProj) []gemvKind {
+	gs := []gemvKind{gemvOld, gemvV3}
+	if !env.isCUDA() {
+		return gs
+	}
+	ops.GEMVv3 = true
+	defer func() { ops.GEMVv3 = false }()
+	plan := ops.MatmulVersion(env.dev, m, p.n, p.k, ops.WeightNK)
+	for _, sp := range decodeSweep {
+		if plan != fmt.Sprintf("gemv v3 split %d", sp) && sp <= (p.k+31)/32 { // v3 takes no more splits than chunks of K
+			gs = append(gs, gemvKind{version: 3, splits: sp})
+		}
+	}
+	return gs
+}
+
+// decodeCase sets up one format at one projection and M and times it,
+// for bf16 once per GEMV of gs (each in a row of its own, on the same
+// buffers: a weight of up to 100 MB is made and uploaded once). It
+// returns the errors of the rows that failed.
+func decodeCase(env *benchEnv, s *kern.Stream, flush *l2Flush, p decodeProj, format string, m int, gs []gemvKind) []error {
 	al := &allocs{dev: env.dev}
 	defer al.free()
-	dev := env.dev
 	n, k := p.n, p.k
 	var run func() error
 	var version string
 	switch format {
 	case "bf16":
 		x, w, c := bf16Buf(al, m*k), bf16Buf(al, n*k), bf16Buf(al, m*n)
-		ops.GEMVv1 = old
-		defer func() { ops.GEMVv1 = false }()
-		version = ops.MatmulVersion(dev, m, n, k, ops.WeightNK)
 		run = func() error { return ops.Matmul(s, c, x, w, m, n, k, ops.MatmulOpts[gpu.BFloat16]{}) }
 	case "W4A16":
 		x, c := bf16Buf(al, m*k), bf16Buf(al, m*n)
@@ -174,8 +217,27 @@ func decodeCase(env *benchEnv, s *kern.Stream, flush *l2Flush, p decodeProj, for
 		version = ops.MatmulInt8Version(m, n, k)
 		run = func() error { return ops.MatmulInt8(s, c, a, as, w, ws, m, n, k) }
 	}
-	if al.err != nil {
-		return al.err
+	var errs []error
+	for _, g := range gs {
+		name := "decode " + format + " " + p.name + g.suffix()
+		err := al.err
+		if err == nil {
+			err = decodeRow(env, s, flush, name, format, m, n, k, g, version, run)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("kern bench matmul: %s m=%d: %w", name, m, err))
+		}
+	}
+	return errs
+}
+
+// decodeRow times run (with g's GEMV knobs set for bf16) and adds its
+// row.
+func decodeRow(env *benchEnv, s *kern.Stream, flush *l2Flush, name, format string, m, n, k int, g gemvKind, version string, run func() error) error {
+	if format == "bf16" {
+		ops.GEMVv1, ops.GEMVv3, ops.GEMVv3Splits = g.version == 1, g.version == 3, g.splits
+		defer func() { ops.GEMVv1, ops.GEMVv3, ops.GEMVv3Splits = false, false, 0 }()
+		version = ops.MatmulVersion(env.dev, m, n, k, ops.WeightNK)
 	}
 	sec, err := timeRuns(env.cfg, func() (time.Duration, error) {
 		if err := flush.run(s); err != nil {
@@ -187,10 +249,6 @@ func decodeCase(env *benchEnv, s *kern.Stream, flush *l2Flush, p decodeProj, for
 		return err
 	}
 	bytes := weightBytes(format, n, k)
-	name := "decode " + format + " " + p.name
-	if old {
-		name += " (old)"
-	}
 	row := benchRow{bench: "matmul", name: name, size: fmt.Sprintf("%d×%d×%d", m, n, k),
 		time: sec, value: bytes / sec / 1e9, unit: "GB/s", peak: math.NaN(), note: version}
 	if env.isCUDA() {

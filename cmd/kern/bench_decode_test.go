@@ -20,15 +20,15 @@ const stubDecodeDims = "256,4,2,64,512"
 
 // checkDecodeRows checks that the table has every decode row of the
 // layer dims at each m, in GB/s with a finite positive rate, and the bf16
-// rows of the old GEMV ("… (old)").
+// rows of the old GEMV ("… (old)") and of v3 ("… (v3)").
 func checkDecodeRows(t *testing.T, out string, dims [5]int, ms []int) {
 	t.Helper()
 	for _, p := range decodeProjs(dims) {
-		for _, f := range append(slices.Clone(decodeFormats), "bf16 old") {
+		for _, f := range append(slices.Clone(decodeFormats), "bf16 old", "bf16 v3") {
 			for _, m := range ms {
 				name, size := "decode "+f+" "+p.name, fmt.Sprintf("%d×%d×%d", m, p.n, p.k)
-				if f == "bf16 old" {
-					name = "decode bf16 " + p.name + " (old)"
+				if v, ok := strings.CutPrefix(f, "bf16 "); ok {
+					name = "decode bf16 " + p.name + " (" + v + ")"
 				}
 				r, ok := tableRow(out, "matmul", name, size)
 				if !ok {
@@ -85,10 +85,17 @@ func checkStubJSON(t *testing.T, path string) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	var decode, attn, kernSquare int
+	var decode, sweep, attn, kernSquare int
 	for _, r := range rep.Rows {
 		pos := func(p *float64) bool { return p != nil && *p > 0 }
 		switch {
+		case r.Bench == "matmul" && strings.Contains(r.Name, " (v3 split "):
+			// v3's sweep: the note names the split count the row forced.
+			sweep++
+			sp := r.Name[strings.LastIndex(r.Name, " ")+1 : len(r.Name)-1]
+			if r.Unit != "GB/s" || !pos(r.Value) || r.Note != "gemv v3 split "+sp {
+				t.Errorf("decode sweep row %+v: want GB/s and the note gemv v3 split %s", r, sp)
+			}
 		case r.Bench == "matmul" && strings.HasPrefix(r.Name, "decode "):
 			decode++
 			if r.Unit != "GB/s" || !pos(r.Value) || !pos(r.Peak) || r.Note == "" {
@@ -96,6 +103,9 @@ func checkStubJSON(t *testing.T, path string) {
 			}
 			if bf := strings.HasPrefix(r.Name, "decode bf16 "); bf && strings.HasSuffix(r.Name, " (old)") != (r.Note == "gemv v1") {
 				t.Errorf("decode row %+v: want the note gemv v1 exactly on the (old) rows", r)
+			}
+			if bf := strings.HasPrefix(r.Name, "decode bf16 "); bf && strings.HasSuffix(r.Name, " (v3)") != strings.HasPrefix(r.Note, "gemv v3 split ") {
+				t.Errorf("decode row %+v: want the note gemv v3 split S exactly on the (v3) rows", r)
 			}
 		case r.Bench == "matmul" && strings.HasPrefix(r.Name, "kern Matmul"):
 			kernSquare++
@@ -116,8 +126,10 @@ func checkStubJSON(t *testing.T, path string) {
 	// Attention: 6 decode rows (v3, v2, v1, each unsplit and split-K) at
 	// contexts 64 and 128, and split-K at DecodePartition's choice at 128
 	// (2 splits of 64 on the stub's 108 SMs; at 64 it is unsplit).
-	if decode != 4*(len(decodeFormats)+1)*2 || attn != 13 || kernSquare != 4 {
-		t.Errorf("%d matmul decode rows, %d attention decode rows, %d kern Matmul rows; want 32 (bf16 twice), 13, 4", decode, attn, kernSquare)
+	// v3's sweep: every plan of the stub's small layer is 1 split (K ≤ 512,
+	// under 32 chunks a split), so each projection and m times 2, 4 and 8.
+	if decode != 4*(len(decodeFormats)+2)*2 || sweep != 4*2*3 || attn != 13 || kernSquare != 4 {
+		t.Errorf("%d matmul decode rows, %d of v3's sweep, %d attention decode rows, %d kern Matmul rows; want 40 (bf16 three times), 24, 13, 4", decode, sweep, attn, kernSquare)
 	}
 }
 
