@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -302,6 +303,10 @@ func hpick(x, y int) int {
 func hnest(x, y int) int { return hxor(x&15, y) + hpick(y, 9) }
 `
 
+// liftedCheck matches a bounds check and-ed with its guard and its
+// branch to the site's report (liftcheck.go).
+var liftedCheck = regexp.MustCompile(`and\.pred (%p\d+), %p\d+, %p\d+;\n(?:\t\.loc[^\n]*\n)?\t@(%p\d+) bra \$L\d+_oob`)
+
 // bceRun is one launch's observable result.
 type bceRun struct {
 	out  []int32
@@ -380,7 +385,7 @@ func testBCE(t *testing.T, hoist bool) {
 	if n, err := strconv.Atoi(os.Getenv("KERN_RANDOM")); err == nil {
 		kernels = n
 	}
-	skipped, hoisted, byBW, pure, merged := 0, 0, 0, 0, 0
+	skipped, hoisted, byBW, pure, merged, lifted := 0, 0, 0, 0, 0, 0
 	for k := range kernels {
 		r := rand.New(rand.NewPCG(uint64(k), map[bool]uint64{false: 77, true: 78}[hoist]))
 		bx, by := 1+r.IntN(48), 1+r.IntN(3)
@@ -389,7 +394,8 @@ func testBCE(t *testing.T, hoist bool) {
 		}
 		S := 1 + r.IntN(200)
 		src := bceKernel(uint64(k), bx, by, S, hoist)
-		opt, err := CompileSource(Config{}, "k.go", []byte(src))
+		// Every other kernel lifts its guarded checks (liftcheck.go).
+		opt, err := CompileSource(Config{LiftChecks: k%2 == 1}, "k.go", []byte(src))
 		if err != nil && strings.Contains(err.Error(), "[TypeError]") {
 			skipped++ // a constant index the type checker rejects (negative, or past an array)
 			continue
@@ -406,6 +412,9 @@ func testBCE(t *testing.T, hoist bool) {
 		}
 		if strings.Contains(opt.PTX, "and.pred") {
 			merged++ // a short-circuit guard as one predicate (condmerge.go)
+		}
+		if liftedCheck.MatchString(opt.PTX) {
+			lifted++ // a check and-ed with its guard (liftcheck.go)
 		}
 		ref, err := CompileSource(Config{KeepChecks: true}, "k.go", []byte(src))
 		if err != nil {
@@ -452,13 +461,16 @@ func testBCE(t *testing.T, hoist bool) {
 	if hoist && byBW == 0 {
 		t.Errorf("no kernel hoists checks with a step computed before the loop: the generator needs fixing")
 	}
+	if lifted == 0 {
+		t.Errorf("no kernel lifts a guarded check: the generator needs fixing")
+	}
 	if merged == 0 {
 		t.Errorf("no kernel has a merged short-circuit guard: the generator needs fixing")
 	}
 	if hoist && pure == 0 {
 		t.Errorf("no kernel has a pure hoisted loop: the generator needs fixing")
 	}
-	t.Logf("%d checks hoisted; %d kernels hoist with a loop stepping by bw, %d with a pure loop; %d merge a guard", hoisted, byBW, pure, merged)
+	t.Logf("%d checks hoisted; %d kernels hoist with a loop stepping by bw, %d with a pure loop; %d merge a guard, %d lift a check", hoisted, byBW, pure, merged, lifted)
 	if skipped > kernels/4 {
 		t.Errorf("%d of %d random kernels did not type-check: the generator needs fixing", skipped, kernels)
 	}

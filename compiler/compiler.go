@@ -40,6 +40,10 @@ type Config struct {
 	// prove unneeded, and lowers each short-circuit condition as its own
 	// branch (condmerge.go): the reference the analysis is tested against.
 	KeepChecks bool
+	// LiftChecks lowers a kept check of an access under an if before the
+	// branch, and-ed with the condition, so that ptxas can predicate the
+	// access (liftcheck.go). Off by default: see there for its cost.
+	LiftChecks bool
 }
 
 // Package is the result of compiling one Go package.

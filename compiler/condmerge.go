@@ -69,32 +69,35 @@ func (kb *kernelBuilder) andChain(fr *frame, b *ssa.BasicBlock) []*ssa.BasicBloc
 func speculatable(b *ssa.BasicBlock) bool {
 	n := 0
 	for _, instr := range b.Instrs[:len(b.Instrs)-1] {
-		switch in := instr.(type) {
-		case *ssa.DebugRef:
+		if _, ok := instr.(*ssa.DebugRef); ok {
 			continue
-		case *ssa.BinOp:
-			if !harmlessBinOp(in) {
-				return false
-			}
-		case *ssa.UnOp:
-			if in.Op != token.NOT && in.Op != token.SUB && in.Op != token.XOR {
-				return false
-			}
-		case *ssa.Convert:
-			if !basicNumeric(in.X.Type()) || !basicNumeric(in.Type()) {
-				return false
-			}
-		case *ssa.Call:
-			if !isLenCall(in) {
-				return false
-			}
-		default:
+		}
+		if !speculatableInstr(instr) {
 			return false
 		}
 		n++
 	}
 	_, ok := b.Instrs[len(b.Instrs)-1].(*ssa.If)
 	return ok && n <= maxSpeculated
+}
+
+// speculatableInstr reports whether instr computes a value with no effect
+// and cannot fault: arithmetic other than division and variable shifts,
+// numeric conversions, negation and len.
+func speculatableInstr(instr ssa.Instruction) bool {
+	switch in := instr.(type) {
+	case *ssa.DebugRef:
+		return true
+	case *ssa.BinOp:
+		return harmlessBinOp(in)
+	case *ssa.UnOp:
+		return in.Op == token.NOT || in.Op == token.SUB || in.Op == token.XOR
+	case *ssa.Convert:
+		return basicNumeric(in.X.Type()) && basicNumeric(in.Type())
+	case *ssa.Call:
+		return isLenCall(in)
+	}
+	return false
 }
 
 // basicNumeric reports whether t is an integer, float or boolean type.
@@ -184,6 +187,7 @@ func (kb *kernelBuilder) lowerAndChain(fr *frame, b *ssa.BasicBlock, cond ir.Reg
 		kb.edge(fr, b, fb)
 		return
 	}
+	kb.liftChecks(fr, last.Succs[0], cond)
 	t := kb.ifTarget(fr, last, last.Succs[0])
 	f := kb.ifTarget(fr, b, fb)
 	kb.b.BraIf(cond, false, t)

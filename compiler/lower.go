@@ -74,6 +74,9 @@ type frame struct {
 	// merged marks the blocks whose test lowerAndChain folded into their
 	// predecessor's (condmerge.go); lowerBlocks skips them.
 	merged map[*ssa.BasicBlock]bool
+	// lifted marks the instructions liftChecks lowered before the branch
+	// into their block (liftcheck.go); lowerBlocks skips them once.
+	lifted map[ssa.Instruction]bool
 }
 
 func (kb *kernelBuilder) lowerKernel(fn *ssa.Function) {
@@ -201,6 +204,10 @@ func (kb *kernelBuilder) lowerBlocks(fr *frame, order []*ssa.BasicBlock) {
 		}
 		kb.b.B = fr.blocks[b.Index]
 		for _, instr := range b.Instrs {
+			if fr.lifted[instr] {
+				delete(fr.lifted, instr) // lowered above its guard (liftcheck.go)
+				continue
+			}
 			kb.b.Pos = instr.Pos()
 			if !kb.b.Pos.IsValid() {
 				if v, ok := instr.(ssa.Value); ok {
@@ -461,6 +468,7 @@ func (kb *kernelBuilder) lowerIf(fr *frame, in *ssa.If) {
 		kb.b.B = saved
 		return e
 	}
+	kb.liftChecks(fr, tb, cond)
 	t, f := target(tb), target(fb)
 	kb.b.BraIf(cond, false, t)
 	kb.b.Bra(f)
