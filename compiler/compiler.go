@@ -37,13 +37,10 @@ type Config struct {
 	// NoLineInfo omits .file/.loc directives.
 	NoLineInfo bool
 	// KeepChecks keeps every bounds check the range analysis would
-	// prove unneeded, and lowers each short-circuit condition as its own
-	// branch (condmerge.go): the reference the analysis is tested against.
+	// prove unneeded, lowers each short-circuit condition as its own
+	// branch (condmerge.go) and each check under its guard (liftcheck.go):
+	// the reference the analysis is tested against.
 	KeepChecks bool
-	// LiftChecks lowers a kept check of an access under an if before the
-	// branch, and-ed with the condition, so that ptxas can predicate the
-	// access (liftcheck.go). Off by default: see there for its cost.
-	LiftChecks bool
 }
 
 // Package is the result of compiling one Go package.

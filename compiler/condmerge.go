@@ -187,7 +187,7 @@ func (kb *kernelBuilder) lowerAndChain(fr *frame, b *ssa.BasicBlock, cond ir.Reg
 		kb.edge(fr, b, fb)
 		return
 	}
-	kb.liftChecks(fr, last.Succs[0], cond)
+	kb.liftChecks(fr, last.Succs[0], fb, cond)
 	t := kb.ifTarget(fr, last, last.Succs[0])
 	f := kb.ifTarget(fr, b, fb)
 	kb.b.BraIf(cond, false, t)

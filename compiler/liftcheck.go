@@ -2,8 +2,9 @@ package compiler
 
 // Bounds checks lifted above their guard.
 //
-// An edge-tile load `if g { v = a[i] }` whose check stays is a branch
-// inside a branch: the block g enters computes i, tests i against len(a)
+// An edge-tile load `if g { v = a[i] }`, g being `r < m && c < n` and i
+// r*n+c, whose check stays is a branch inside a branch: the block g
+// enters computes i, tests i against len(a)
 // and branches to the failure path, so ptxas keeps the guarded block as a
 // divergent region (BSSY/BSYNC, a branch around it and a move of the
 // default value) instead of predicating the load. When that block is
@@ -14,19 +15,25 @@ package compiler
 //
 //	if g && !(0 ≤ i < len(a)) { report the site, i and len(a) }
 //
-// so what is left under g is the load, which ptxas predicates
-// (@P LDG). Exact: the lifted arithmetic is pure and cannot fault, so
-// computing it when g is false changes nothing, and the check fails for
-// exactly the same threads, sites, indices and lengths as before. A thread
-// with g false never reaches the report.
+// so what is left under g is the address and the load, which ptxas
+// predicates (@P LDG). Exact: the lifted arithmetic is pure and cannot
+// fault, so computing it when g is false changes nothing, and the check
+// fails for exactly the same threads, sites, indices and lengths as
+// before. A thread with g false never reaches the report.
 //
-// Off by default (Config.LiftChecks): it takes MatMul32's K tile from 392
-// to 355 SASS (sm_80) and 411 to 366 (sm_90), ptxas 12.4, but with every
-// load predicated ptxas issues the tile's eight loads back to back, and
-// MatMul32 sm_90 needs 52 registers under ptxas 13.5 where issue 8's rule
-// allows 44 (cmd/kern/testdata/registers.txt). Whether the loads in
-// flight are worth the occupancy is for a GPU timing to decide
-// (docs/performance.md, "MatMul32's guarded loads").
+// Applied to the edge-tile shape only: a guard of two or more tests
+// merged into one predicate (condmerge.go) over a block that does the
+// access and goes on to the join. Lifting under single-test guards too
+// (bwdk's `if d < hd` loads of a row) let ptxas keep more loads in
+// flight and cost ops/internal/bwdk KVBF16 7 registers on sm_90, and
+// lifting into blocks that test again (mm's Simple fragment loads) 6;
+// issue 8's rule allows 4.
+//
+// The address stays under g: computed above it as well, ptxas issued
+// MatMul32's eight tile loads with their 64-bit addresses all live, and
+// MatMul32 sm_90 took 52 registers (ptxas 13.5) where issue 8's rule
+// allows 44; with the address under g it takes 40, at 11 more SASS per K
+// tile on sm_90 (docs/performance.md, "MatMul32's guarded loads").
 
 import (
 	"go/types"
@@ -37,12 +44,18 @@ import (
 )
 
 // liftChecks lowers the lifted prefix of tt, the block entered from the
-// current one when cond holds, into the current block: its arithmetic and
-// its first checked indexings, each check and-ed with cond. The lifted
-// instructions are marked so that lowering tt skips them.
-func (kb *kernelBuilder) liftChecks(fr *frame, tt *ssa.BasicBlock, cond ir.Reg) {
-	if !kb.cfg.LiftChecks || kb.cfg.KeepChecks || !kb.bounds || len(tt.Preds) != 1 || hasPhis(tt) || fr.merged[tt] {
+// current one when cond holds and which then goes on to join, where the
+// guard's false edge goes, into the current block: its arithmetic, and
+// for each checked indexing in it the check and-ed with cond. The
+// indexings themselves (their address arithmetic) stay in tt, which
+// lowers them without a check; the lifted instructions are marked so that
+// lowering tt skips them.
+func (kb *kernelBuilder) liftChecks(fr *frame, tt, join *ssa.BasicBlock, cond ir.Reg) {
+	if kb.cfg.KeepChecks || !kb.bounds || len(tt.Preds) != 1 || hasPhis(tt) || fr.merged[tt] {
 		return
+	}
+	if len(tt.Succs) != 1 || tt.Succs[0] != join {
+		return // more than the access under the guard: an else, or more tests
 	}
 	if fr.unrolled[tt] != nil || fr.partial[tt] != nil || fr.hoists[tt] != nil {
 		return
@@ -51,26 +64,29 @@ func (kb *kernelBuilder) liftChecks(fr *frame, tt *ssa.BasicBlock, cond ir.Reg) 
 	if prefix == nil {
 		return
 	}
-
 	if fr.lifted == nil {
 		fr.lifted = map[ssa.Instruction]bool{}
+		fr.checkedAbove = map[*ssa.IndexAddr]bool{}
 	}
 	savedPos := kb.b.Pos
 	for _, instr := range prefix {
-		fr.lifted[instr] = true
 		kb.b.Pos = instr.Pos()
 		if ia, ok := instr.(*ssa.IndexAddr); ok {
-			fr.vals[ia] = kb.liftedIndexAddr(fr, ia, cond)
+			x := kb.value(fr, ia.X)
+			i64 := kb.index64(kb.value(fr, ia.Index).ops[0], ia.Index.Type())
+			kb.guardedCheck(i64, x.ops[1], cond, ia)
+			fr.checkedAbove[ia] = true
 			continue
 		}
+		fr.lifted[instr] = true
 		kb.lowerInstr(fr, instr)
 	}
 	kb.b.Pos = savedPos
 }
 
 // liftablePrefix returns the instructions of b up to and including its
-// last checked slice indexing that only speculatable instructions precede,
-// or nil when there is none.
+// last checked slice indexing that only speculatable instructions and
+// other such indexings precede, or nil when there is none.
 func liftablePrefix(fr *frame, b *ssa.BasicBlock) []ssa.Instruction {
 	for _, instr := range b.Instrs {
 		if fr.groups[instr] != nil {
@@ -106,24 +122,13 @@ func cut(b *ssa.BasicBlock, end int) []ssa.Instruction {
 	return b.Instrs[:end+1]
 }
 
-// liftedIndexAddr lowers a slice indexing whose check runs only when
-// guard holds: the address, and the check folded with guard.
-func (kb *kernelBuilder) liftedIndexAddr(fr *frame, ia *ssa.IndexAddr, guard ir.Reg) *val {
-	x := kb.value(fr, ia.X)
-	i64 := kb.index64(kb.value(fr, ia.Index).ops[0], ia.Index.Type())
-	n := x.ops[1]
-	if i64.Kind == ir.KImm && n.Kind == ir.KImm && i64.Imm < n.Imm {
-		kb.noteCheck(ia.Pos(), false)
-	} else {
-		kb.guardedCheck(i64, n, guard, ia)
-	}
-	size := sizes.Sizeof(ia.X.Type().Underlying().(*types.Slice).Elem())
-	return &val{ops: []ir.Operand{kb.addOffset(x.ops[0], i64, size)}, space: x.space, origin: x.origin, mask: x.mask}
-}
-
 // guardedCheck emits the check of ia, index i64 and length n, failing
 // only where guard holds.
 func (kb *kernelBuilder) guardedCheck(i64, n ir.Operand, guard ir.Reg, ia *ssa.IndexAddr) {
+	if i64.Kind == ir.KImm && n.Kind == ir.KImm && i64.Imm < n.Imm {
+		kb.noteCheck(ia.Pos(), false)
+		return
+	}
 	kb.noteCheck(ia.Pos(), true)
 	if i64.Kind == ir.KImm {
 		i64 = ir.R(kb.reg(i64, ir.S64))

@@ -76,7 +76,8 @@ type frame struct {
 	merged map[*ssa.BasicBlock]bool
 	// lifted marks the instructions liftChecks lowered before the branch
 	// into their block (liftcheck.go); lowerBlocks skips them once.
-	lifted map[ssa.Instruction]bool
+	lifted       map[ssa.Instruction]bool
+	checkedAbove map[*ssa.IndexAddr]bool
 }
 
 func (kb *kernelBuilder) lowerKernel(fn *ssa.Function) {
@@ -468,7 +469,6 @@ func (kb *kernelBuilder) lowerIf(fr *frame, in *ssa.If) {
 		kb.b.B = saved
 		return e
 	}
-	kb.liftChecks(fr, tb, cond)
 	t, f := target(tb), target(fb)
 	kb.b.BraIf(cond, false, t)
 	kb.b.Bra(f)

@@ -1,4 +1,5 @@
-// Short-circuit conditions lowered as one predicate (condmerge.go).
+// Short-circuit conditions lowered as one predicate (condmerge.go), and
+// checks under a guard and-ed with it before the branch (liftcheck.go).
 package condmerge
 
 import "github.com/gokern/kern/gpu"
