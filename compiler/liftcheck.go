@@ -4,14 +4,13 @@ package compiler
 //
 // An edge-tile load `if g { v = a[i] }`, g being `r < m && c < n` and i
 // r*n+c, whose check stays is a branch inside a branch: the block g
-// enters computes i, tests i against len(a)
-// and branches to the failure path, so ptxas keeps the guarded block as a
-// divergent region (BSSY/BSYNC, a branch around it and a move of the
-// default value) instead of predicating the load. When that block is
-// entered only from the test of g and begins with arithmetic (no memory
-// access, division, variable shift or call but len) leading to the
-// indexing, the arithmetic and the indexing are lowered before the branch
-// on g, and the check becomes
+// enters computes i, tests i against len(a) and branches to the failure
+// path, so ptxas keeps the guarded block as a divergent region
+// (BSSY/BSYNC, a branch around it and a move of the default value)
+// instead of predicating the load. When that block is entered only from
+// the test of g and begins with arithmetic (no memory access, division,
+// variable shift or call but len) leading to the indexing, the arithmetic
+// and the check are lowered before the branch on g, the check becoming
 //
 //	if g && !(0 ≤ i < len(a)) { report the site, i and len(a) }
 //
