@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -127,6 +128,8 @@ func (g *bceGen) stmt() {
 		g.line("acc += %s[%s]", a, g.index(2))
 	case k == 3:
 		g.line("acc += int32(%s)", g.index(3))
+	case k == 4 && g.r.IntN(3) == 0:
+		g.guardedTile(a)
 	case k == 4:
 		v := g.newInt(g.index(2))
 		switch g.r.IntN(3) {
@@ -164,6 +167,31 @@ func (g *bceGen) stmt() {
 	default:
 		g.line("acc += %s[%s]", a, g.index(3))
 	}
+}
+
+// guardedTile writes an edge-tile load as MatMul32 does, an index
+// row*w + col under `if row < h && col < w` (and sometimes a third test),
+// with h and w from n, constants and the slice's length, so that a short
+// slice or a negative n makes it fail. condmerge.go lowers the tests as
+// one predicate; the reference keeps their branches.
+func (g *bceGen) guardedTile(a string) {
+	row, col := g.newInt(g.index(1)), g.newInt(g.index(1))
+	h := g.pick([]string{"n", g.small(), "len(" + a + ")", "n - 2"})
+	w := g.pick([]string{"n", g.small(), "3", "len(" + a + ")"})
+	cond := fmt.Sprintf("%s < %s && %s < %s", row, h, col, w)
+	switch g.r.IntN(4) {
+	case 0:
+		cond += fmt.Sprintf(" && %s+%s >= %s", row, col, g.small())
+	case 1:
+		cond = fmt.Sprintf("%s >= 0 && ", col) + cond
+	}
+	g.nvar++
+	v := fmt.Sprintf("e%d", g.nvar)
+	g.line("%s := int32(%s)", v, g.small())
+	g.line("if %s {", cond)
+	g.block(func() { g.line("%s = %s[%s*%s + %s]", v, a, row, w, col); g.maybe() })
+	g.line("}")
+	g.line("acc += %s", v)
 }
 
 func (g *bceGen) maybe() {
@@ -275,6 +303,10 @@ func hpick(x, y int) int {
 func hnest(x, y int) int { return hxor(x&15, y) + hpick(y, 9) }
 `
 
+// liftedCheck matches a bounds check and-ed with its guard and its
+// branch to the site's report (liftcheck.go).
+var liftedCheck = regexp.MustCompile(`and\.pred (%p\d+), %p\d+, %p\d+;\n(?:\t\.loc[^\n]*\n)?\t@(%p\d+) bra \$L\d+_oob`)
+
 // bceRun is one launch's observable result.
 type bceRun struct {
 	out  []int32
@@ -345,7 +377,7 @@ func testBCE(t *testing.T, hoist bool) {
 	if n, err := strconv.Atoi(os.Getenv("KERN_RANDOM")); err == nil {
 		kernels = n
 	}
-	skipped, hoisted, byBW, pure := 0, 0, 0, 0
+	skipped, hoisted, byBW, pure, merged, lifted := 0, 0, 0, 0, 0, 0
 	for k := range kernels {
 		r := rand.New(rand.NewPCG(uint64(k), map[bool]uint64{false: 77, true: 78}[hoist]))
 		bx, by := 1+r.IntN(48), 1+r.IntN(3)
@@ -368,6 +400,12 @@ func testBCE(t *testing.T, hoist bool) {
 		}
 		if strings.Contains(opt.PTX, "hoisted_early") {
 			pure++ // a pure loop: the entry edge decides the fault (hoist_pure.go)
+		}
+		if strings.Contains(opt.PTX, "and.pred") {
+			merged++ // a short-circuit guard as one predicate (condmerge.go)
+		}
+		if liftedCheck.MatchString(opt.PTX) {
+			lifted++ // a check and-ed with its guard (liftcheck.go)
 		}
 		ref, err := CompileSource(Config{KeepChecks: true}, "k.go", []byte(src))
 		if err != nil {
@@ -414,10 +452,16 @@ func testBCE(t *testing.T, hoist bool) {
 	if hoist && byBW == 0 {
 		t.Errorf("no kernel hoists checks with a step computed before the loop: the generator needs fixing")
 	}
+	if lifted == 0 {
+		t.Errorf("no kernel lifts a guarded check: the generator needs fixing")
+	}
+	if merged == 0 {
+		t.Errorf("no kernel has a merged short-circuit guard: the generator needs fixing")
+	}
 	if hoist && pure == 0 {
 		t.Errorf("no kernel has a pure hoisted loop: the generator needs fixing")
 	}
-	t.Logf("%d checks hoisted; %d kernels hoist with a loop stepping by bw, %d with a pure loop", hoisted, byBW, pure)
+	t.Logf("%d checks hoisted; %d kernels hoist with a loop stepping by bw, %d with a pure loop; %d merge a guard, %d lift a check", hoisted, byBW, pure, merged, lifted)
 	if skipped > kernels/4 {
 		t.Errorf("%d of %d random kernels did not type-check: the generator needs fixing", skipped, kernels)
 	}

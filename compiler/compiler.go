@@ -37,7 +37,9 @@ type Config struct {
 	// NoLineInfo omits .file/.loc directives.
 	NoLineInfo bool
 	// KeepChecks keeps every bounds check the range analysis would
-	// prove unneeded: the reference the analysis is tested against.
+	// prove unneeded, lowers each short-circuit condition as its own
+	// branch (condmerge.go) and each check under its guard (liftcheck.go):
+	// the reference the analysis is tested against.
 	KeepChecks bool
 }
 

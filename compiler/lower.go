@@ -71,6 +71,13 @@ type frame struct {
 	// partialActive is the stack of those being lowered (unroll_partial.go).
 	partial       map[*ssa.BasicBlock]*partialLoop
 	partialActive []*partialLoop
+	// merged marks the blocks whose test lowerAndChain folded into their
+	// predecessor's (condmerge.go); lowerBlocks skips them.
+	merged map[*ssa.BasicBlock]bool
+	// lifted marks the instructions liftChecks lowered before the branch
+	// into their block (liftcheck.go); lowerBlocks skips them once.
+	lifted       map[ssa.Instruction]bool
+	checkedAbove map[*ssa.IndexAddr]bool
 }
 
 func (kb *kernelBuilder) lowerKernel(fn *ssa.Function) {
@@ -179,7 +186,7 @@ func (kb *kernelBuilder) lowerBody(fr *frame) {
 func (kb *kernelBuilder) lowerBlocks(fr *frame, order []*ssa.BasicBlock) {
 	skip := map[*ssa.BasicBlock]bool{}
 	for _, b := range order {
-		if skip[b] || fr.deadInIteration(b) {
+		if skip[b] || fr.merged[b] || fr.deadInIteration(b) {
 			continue
 		}
 		if l := fr.partial[b]; l != nil && fr.partialAt(b) == nil {
@@ -198,6 +205,10 @@ func (kb *kernelBuilder) lowerBlocks(fr *frame, order []*ssa.BasicBlock) {
 		}
 		kb.b.B = fr.blocks[b.Index]
 		for _, instr := range b.Instrs {
+			if fr.lifted[instr] {
+				delete(fr.lifted, instr) // lowered above its guard (liftcheck.go)
+				continue
+			}
 			kb.b.Pos = instr.Pos()
 			if !kb.b.Pos.IsValid() {
 				if v, ok := instr.(ssa.Value); ok {
@@ -422,6 +433,7 @@ func hasPhis(b *ssa.BasicBlock) bool {
 func (kb *kernelBuilder) lowerIf(fr *frame, in *ssa.If) {
 	b := in.Block()
 	tb, fb := b.Succs[0], b.Succs[1]
+	delete(fr.merged, tb) // lowered on its own unless merged again below (condmerge.go)
 	if l := fr.partialAt(b); l != nil && l.skipTest {
 		kb.edge(fr, b, tb) // a copy of a partially unrolled loop: the guard tested
 		return
@@ -440,6 +452,10 @@ func (kb *kernelBuilder) lowerIf(fr *frame, in *ssa.If) {
 		return
 	}
 	cond := kb.predReg(kb.value(fr, in.Cond))
+	if chain := kb.andChain(fr, b); len(chain) > 0 {
+		kb.lowerAndChain(fr, b, cond, chain)
+		return
+	}
 	target := func(s *ssa.BasicBlock) *ir.Block {
 		if !hasPhis(s) && fr.backEdge(b, s) == nil {
 			fr.reach(s)

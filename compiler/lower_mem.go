@@ -631,6 +631,8 @@ func (kb *kernelBuilder) lowerIndexAddr(fr *frame, in *ssa.IndexAddr) *val {
 		// pack2.go checked it (or checks it with its pair's)
 	} else if fr.hoisted[in] != nil && kb.bounds {
 		kb.noteHoisted(pos)
+	} else if fr.checkedAbove[in] {
+		delete(fr.checkedAbove, in) // liftcheck.go checked it before the branch
 	} else if !fr.safe[in] {
 		kb.checkBounds(i64, n, pos)
 	} else if kb.bounds {

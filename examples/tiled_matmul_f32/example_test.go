@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/gokern/kern"
@@ -14,6 +16,37 @@ func TestRun(t *testing.T) {
 			if err := run(dev, s[0], s[1], s[2]); err != nil {
 				t.Errorf("%s %v: %v", dev.Kind(), s, err)
 			}
+		}
+	}
+}
+
+// A shorter than m·k: the edge-tile load of A under `if r0+r < m && k0+tx
+// < k` (one predicate since condmerge.go) still fails its bounds check,
+// reported as a DeviceError at that access with the index and length Go
+// would report, on the emulator and in native mode.
+func TestMatMul32ShortA(t *testing.T) {
+	const m, n, k = 5, 3, 40
+	for _, dev := range []*kern.Device{kern.OpenEmulator(), kern.OpenNative()} {
+		a, err := kern.Alloc[float32](dev, m*k-1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := kern.Alloc[float32](dev, k*n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := kern.Alloc[float32](dev, m*n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = MatMul32Kernel.Launch(dev, versions[1].grid(m, n), a, b, c, m, n, k)
+		var de *kern.DeviceError
+		if !errors.As(err, &de) {
+			t.Fatalf("%s: err = %v, want a *kern.DeviceError", dev.Kind(), err)
+		}
+		if !strings.HasPrefix(de.Site, "kernels.go:77:") || de.Index != m*k-1 || de.Length != m*k-1 {
+			t.Errorf("%s: %q at %s index %d length %d, want A's load (kernels.go:77) at index %d, length %d",
+				dev.Kind(), de.Message, de.Site, de.Index, de.Length, m*k-1, m*k-1)
 		}
 	}
 }
