@@ -93,22 +93,28 @@ type Acc struct{ v [2][8][4]float32 }
 // block (two barriers per call: before reading a and b, and after, so
 // that the Stages of the next step may overwrite them).
 func Dot[T gpu.Elem, C MMA[T]](t gpu.Thread, acc Acc, a, b Operand[T, C]) Acc {
-	var c C
 	gpu.CpAsyncWait(t, 0)
 	t.Sync()
+	// The warp's 32 rows of A and the 64 rows of B as arrays of known
+	// size: one bounds check per operand and call (the conversion), after
+	// which the range analysis proves every ldmatrix address from the
+	// lane arithmetic (a too-small operand still fails the conversion).
+	acc = mmaSlab[T, C](t, acc, (*[32 * BK]T)(a.s[t.Warp()*32*BK:]), (*[64 * BK]T)(b.s))
+	t.Sync()
+	return acc
+}
+
+// mmaSlab returns acc + A·Bᵀ over one staged BK slab: as holds the
+// calling warp's 32 rows of A, bs the 64 rows of B, both swizzled as
+// Stage stores them. It neither waits nor synchronizes (Dot and DotK do).
+func mmaSlab[T gpu.Elem, C MMA[T]](t gpu.Thread, acc Acc, as *[32 * BK]T, bs *[64 * BK]T) Acc {
+	var c C
 	l := t.Lane()
-	w0 := t.Warp() * 32
 	// Lane l addresses row l%8 of 8×8 matrix l/8 of each ldmatrix.x4. A:
 	// matrices 1, 3 are rows 8…15, 2, 3 the next k chunk. B (W rows):
 	// matrices 2, 3 are the next n8 tile, 1, 3 the next k chunk.
 	lr, lc := (l>>3&1)<<3|l&7, l>>4
 	lb, lk := (l>>4)<<3|l&7, l>>3&1
-	// The warp's 32 rows of A and the 64 rows of B as arrays of known
-	// size: one bounds check per operand and call (the conversion), after
-	// which the range analysis proves every ldmatrix address from the
-	// lane arithmetic (a too-small operand still fails the conversion).
-	as := (*[32 * BK]T)(a.s[w0*BK:])
-	bs := (*[64 * BK]T)(b.s)
 	//kern:unroll
 	for kk := range BK / 16 {
 		var fb [8][2]uint32
@@ -119,8 +125,8 @@ func Dot[T gpu.Elem, C MMA[T]](t gpu.Thread, acc Acc, a, b Operand[T, C]) Acc {
 		}
 		//kern:unroll
 		for i := range 2 {
-			// Rows w0+16i+lr share lr's bits 1..2 (w0 is a multiple of
-			// 32), hence its swizzle; as starts at row w0.
+			// Rows 16i+lr of the warp's 32 share lr's bits 1..2 (the warp's
+			// first row is a multiple of 32), hence its swizzle.
 			fa := gpu.LdMatrixX4(t, &as[(i*16+lr)*BK+swz(lr, 2*kk+lc)*8])
 			//kern:unroll
 			for j := range 8 {
@@ -128,7 +134,6 @@ func Dot[T gpu.Elem, C MMA[T]](t gpu.Thread, acc Acc, a, b Operand[T, C]) Acc {
 			}
 		}
 	}
-	t.Sync()
 	return acc
 }
 

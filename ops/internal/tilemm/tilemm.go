@@ -28,22 +28,19 @@ const (
 func matmul[T gpu.Elem, C tile.MMA[T]](t gpu.Thread, c []float32, a, w []T, bias []float32, m, n, k int) {
 	ti, tj := tile.TileOf(t)
 	av, wv := tile.Input[C](a).Matrix(m, k), tile.Input[C](w).Matrix(n, k)
-	sa := gpu.Shared[T](t, BM*tile.BK) // one gpu.Shared per line: native mode
-	sb := gpu.Shared[T](t, BN*tile.BK) // tells the arrays apart by call site
-	var acc tile.Acc
-	for kt := 0; kt*tile.BK < k; kt++ {
-		acc = tile.Dot(t, acc, tile.Stage(t, sa, av, ti, kt), tile.Stage(t, sb, wv, tj, kt))
-	}
+	sa := gpu.Shared[T](t, tile.Stages*BM*tile.BK) // one gpu.Shared per line: native mode
+	sb := gpu.Shared[T](t, tile.Stages*BN*tile.BK) // tells the arrays apart by call site
+	acc := tile.DotK(t, tile.Acc{}, sa, sb, av, wv, ti, tj)
 	b := tile.BroadcastRow[tile.AccRegs, tile.AccRow](t, tile.Input[tile.F32](bias), tj, 0)
 	tile.StoreMat(t, tile.Tiles[tile.F32, tile.AccRegs, tile.AccRow](t, c, m, n), acc.Mat(t).Add(b).SiLU())
 }
 
-//kern:kernel block=128
+//kern:kernel block=128 minblocks=4
 func MatmulF16(t gpu.Thread, c []float32, a, w []gpu.Half, bias []float32, m, n, k int) {
 	matmul[gpu.Half, tile.F16](t, c, a, w, bias, m, n, k)
 }
 
-//kern:kernel block=128
+//kern:kernel block=128 minblocks=4
 func MatmulBF16(t gpu.Thread, c []float32, a, w []gpu.BFloat16, bias []float32, m, n, k int) {
 	matmul[gpu.BFloat16, tile.BF16](t, c, a, w, bias, m, n, k)
 }
