@@ -60,27 +60,44 @@ func Stage[T gpu.Elem, C MMA[T]](t gpu.Thread, s []T, v InMat[T, C], ti, kt int)
 	rows := len(s) / BK
 	r0, k0 := ti*rows, kt*BK
 	tid, nt := t.ThreadIdx().X, t.BlockDim().X
-	if v.ld%8 == 0 && len(v.s) > 0 {
-		for e := tid; e < rows*BK/8; e += nt {
-			r, ch := e>>2, e&3
-			src, size := 0, 0
-			if gr, gc := r0+r, k0+ch*8; gr < v.rows && gc < v.cols {
-				src, size = gr*v.ld+gc, 16
-			}
-			gpu.CpAsyncZFill(t, &s[r*BK+swz(r, ch)*8], &v.s[src], 16, size)
+	// v's elements cut to rows·ld: an element or chunk i is copied under
+	// 0 ≤ i < len of the cut (and its column below cols), which is its row
+	// mask too and proves the index (see DotK).
+	src := v.s[:v.rows*v.ld]
+	if !chunked(v) {
+		stageElems(s, src, v.ld, v.cols, r0, k0, tid, nt)
+		return Operand[T, C]{s}
+	}
+	p0 := &v.s[0]
+	for e := tid; e < rows*BK/8; e += nt {
+		r, ch := e>>2, e&3
+		p, n := p0, 0 // any readable element: the source of a zero fill
+		if i, gc := (r0+r)*v.ld+k0+ch*8, k0+ch*8; gc < v.cols && i >= 0 && i < len(src) {
+			p, n = &src[i], 16
 		}
-		gpu.CpAsyncCommit(t)
-	} else {
-		for e := tid; e < rows*BK; e += nt {
-			r, c := e/BK, e%BK
-			var x T
-			if gr, gc := r0+r, k0+c; gr < v.rows && gc < v.cols {
-				x = v.s[gr*v.ld+gc]
-			}
-			s[r*BK+swz(r, c>>3)*8+c&7] = x
+		gpu.CpAsyncZFill(t, &s[r*BK+swz(r, ch)*8], p, 16, n)
+	}
+	gpu.CpAsyncCommit(t)
+	return Operand[T, C]{s}
+}
+
+// stageElems stores, element by element, rows r0 … r0+R-1 and columns
+// k0 … k0+BK-1 of a matrix with rows of ld elements, cols of them in the
+// matrix, into d (R = len(d)/BK rows), swizzled as Stage stores them, and
+// zero outside the matrix: the elements e0, e0+step, … of the slab. src
+// is the matrix's elements cut to rows·ld, so 0 ≤ i < len(src) is the
+// row mask of element i and proves its index (see DotK).
+func stageElems[T gpu.Elem](d, src []T, ld, cols, r0, k0, e0, step int) {
+	for e := e0; e < len(d); e += step {
+		r, c := e/BK, e%BK
+		var x T
+		if i, gc := (r0+r)*ld+k0+c, k0+c; gc < cols && i >= 0 && i < len(src) {
+			x = src[i]
+		}
+		if j := r*BK + swz(r, c>>3)*8 + c&7; j >= 0 && j < len(d) {
+			d[j] = x
 		}
 	}
-	return Operand[T, C]{s}
 }
 
 // Acc is a block's float32 accumulator tile, 32·W × 64 (see the layout

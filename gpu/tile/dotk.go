@@ -44,19 +44,25 @@ import "github.com/gokern/kern/gpu"
 // reused.
 func DotK[T gpu.Elem, C MMA[T]](t gpu.Thread, acc Acc, sa, sb []T, a, b InMat[T, C], ti, tj int) Acc {
 	nt := t.BlockDim().X
-	if nt < 128 || nt > 256 || nt%32 != 0 || !chunked(a) || !chunked(b) {
-		sa, sb = sa[:nt/32*32*BK], sb[:64*BK]
-		for kt := 0; kt*BK < a.cols; kt++ {
-			acc = Dot(t, acc, Stage(t, sa, a, ti, kt), Stage(t, sb, b, tj, kt))
-		}
-		return acc
-	}
 	// The two slabs of the ring: the warp's 32 rows of A, B's 64 (one
 	// check each, here; the loop swaps the pointers).
 	w := t.Warp()
 	a0, a1 := (*[32 * BK]T)(sa[w*2*32*BK:]), (*[32 * BK]T)(sa[(w*2+1)*32*BK:])
 	b0, b1 := (*[64 * BK]T)(sb), (*[64 * BK]T)(sb[64*BK:])
 	as, bs := a.s[:a.rows*a.ld], b.s[:b.rows*b.ld]
+	if nt < 128 || nt > 256 || nt%32 != 0 || !chunked(a) || !chunked(b) {
+		// Element copies (a warp its own rows of A, the block B's), which
+		// are complete at the barrier; the ring still needs only one.
+		for k0 := 0; k0 < a.cols; k0 += BK {
+			stageElems(a0[:], as, a.ld, a.cols, ti*nt+w*32, k0, t.Lane(), 32)
+			stageElems(b0[:], bs, b.ld, b.cols, tj*64, k0, t.ThreadIdx().X, nt)
+			t.Sync()
+			acc = mmaSlab[T, C](t, acc, a0, b0)
+			a0, a1, b0, b1 = a1, a0, b1, b0
+		}
+		t.Sync()
+		return acc
+	}
 	// Any readable element: the source of a zero-filled chunk, not read.
 	pa, pb := &a.s[0], &b.s[0]
 	ch := t.ThreadIdx().X & 3 // every slot's chunk: lanes and B are multiples of 4

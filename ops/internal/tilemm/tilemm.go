@@ -6,9 +6,13 @@
 // It is a package of its own so that its PTX stays out of ops' file.
 //
 // A block computes a 128 × 64 tile of C with 4 warps (block=128: the Acc
-// tile is 32·W × 64): per BK = 32 it stages 128 rows of A and 64 rows of
-// W into swizzled shared memory and multiplies them on the tensor cores.
-// Any M, N, K: edges are masked (zero-filled) by Stage and by StoreMat.
+// tile is 32·W × 64): tile.DotK runs the K loop, a double-buffered
+// cp.async ring of 128 rows of A and 64 rows of W per BK = 32 in swizzled
+// shared memory, multiplied on the tensor cores. Any M, N, K: edges are
+// masked (zero-filled) by DotK and by StoreMat; K or rows not a multiple
+// of 8 take DotK's element copies. minblocks=4 holds ptxas to 128
+// registers without spills (for sm_80 it takes 156 otherwise), the
+// twin's count and cmd/kern's register baseline for these kernels.
 package tilemm
 
 //go:generate go run -tags kerngen github.com/gokern/kern/cmd/kern gen
