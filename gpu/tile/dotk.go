@@ -25,7 +25,8 @@ import "github.com/gokern/kern/gpu"
 //     +16, +24 of the warp's own 32 rows of A (the rows its Dot reads),
 //     and thread i chunks i and i+B of B's 256 (B the block's threads);
 //     their source offsets differ by a constant row stride, so a copy in
-//     the loop is an add, two compares and a cp.async;
+//     the loop is an add, three compares (the column, 0 ≤ i < len) and a
+//     cp.async;
 //   - bounds: the sources are a's and b's elements cut to rows·ld (one
 //     check, before the loop: a view is made with rows·cols ≤ len), and a
 //     chunk is copied under `0 ≤ i < len` of that cut, which is also its
@@ -35,7 +36,8 @@ import "github.com/gokern/kern/gpu"
 //     ldmatrix address is proven from the lane arithmetic;
 //   - path: 16-byte cp.async chunks need rows (ld) and K that are
 //     multiples of 8 elements and a block of 4 to 8 whole warps; other
-//     shapes take a plain loop of Stage and Dot, chosen once.
+//     shapes take a loop of element copies into the same ring (a warp
+//     its own rows of A, the block B), chosen once.
 //
 // sa holds Stages·32·W·BK elements (W the block's warps; rows ti·32W … of
 // a), sb Stages·64·BK (rows tj·64 … of b); K is a's columns (b has as

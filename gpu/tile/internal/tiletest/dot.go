@@ -25,7 +25,7 @@ func DotRows(t gpu.Thread, c []float32, a, w []gpu.Half) {
 // DotKWarps is c = a·wᵀ for a [m,k] and w [n,k] with DotK, one block per
 // 32·W × 64 tile of c. block=160 (5 warps), so that B's second copy slot
 // (chunk i+160 < 256) is taken by some threads only; launched with 4 warps
-// both slots are whole, with 3 DotK takes its plain Stage and Dot loop.
+// both slots are whole, with 3 DotK takes its loop of element copies.
 //
 //kern:kernel block=160
 func DotKWarps(t gpu.Thread, c []float32, a, w []gpu.Half, m, n, k int) {

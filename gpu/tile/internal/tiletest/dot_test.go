@@ -61,7 +61,7 @@ func TestDotOperandTooSmall(t *testing.T) {
 
 // TestDotKWarps checks DotK against float64 with 5 warps (B's copy slots
 // taken by some threads only), 4 (the shape of ops/internal/tilemm) and 3
-// (the plain Stage and Dot loop), at ragged M and N and at K that is a
+// (element copies), at ragged M and N and at K that is a
 // multiple of 8 but not of BK = 32 (cp.async chunks, a zero-filled K
 // edge), below one BK, and odd (element copies). f16 products are exact
 // in float32; the float32 sums of k of them err by ≤ k·2⁻²⁴·Σ|a·w| in
