@@ -72,7 +72,7 @@ func Stage[T gpu.Elem, C MMA[T]](t gpu.Thread, s []T, v InMat[T, C], ti, kt int)
 	for e := tid; e < rows*BK/8; e += nt {
 		r, ch := e>>2, e&3
 		p, n := p0, 0 // any readable element: the source of a zero fill
-		if i, gc := (r0+r)*v.ld+k0+ch*8, k0+ch*8; gc < v.cols && i >= 0 && i < len(src) {
+		if i, gc := (r0+r)*v.ld+k0+ch*8, k0+ch*8; gc < v.cols && uint(i) < uint(len(src)) {
 			p, n = &src[i], 16
 		}
 		gpu.CpAsyncZFill(t, &s[r*BK+swz(r, ch)*8], p, 16, n)
@@ -91,7 +91,7 @@ func stageElems[T gpu.Elem](d, src []T, ld, cols, r0, k0, e0, step int) {
 	for e := e0; e < len(d); e += step {
 		r, c := e/BK, e%BK
 		var x T
-		if i, gc := (r0+r)*ld+k0+c, k0+c; gc < cols && i >= 0 && i < len(src) {
+		if i, gc := (r0+r)*ld+k0+c, k0+c; gc < cols && uint(i) < uint(len(src)) {
 			x = src[i]
 		}
 		if j := r*BK + swz(r, c>>3)*8 + c&7; j >= 0 && j < len(d) {

@@ -25,11 +25,12 @@ import "github.com/gokern/kern/gpu"
 //     +16, +24 of the warp's own 32 rows of A (the rows its Dot reads),
 //     and thread i chunks i and i+B of B's 256 (B the block's threads);
 //     their source offsets differ by a constant row stride, so a copy in
-//     the loop is an add, three compares (the column, 0 ≤ i < len) and a
+//     the loop is an add, two compares (the column, uint(i) < len) and a
 //     cp.async;
 //   - bounds: the sources are a's and b's elements cut to rows·ld (one
 //     check, before the loop: a view is made with rows·cols ≤ len), and a
-//     chunk is copied under `0 ≤ i < len` of that cut, which is also its
+//     chunk is copied under `uint(i) < uint(len)` of that cut (0 ≤ i <
+//     len in one compare, compiler/bounds_unsigned.go), which is also its
 //     row mask (rows past the view's end start past the cut) and proves
 //     the index; the shared buffers are arrays of a constant shape (one
 //     conversion each, before the loop), so every shared index and every
@@ -112,7 +113,7 @@ func copyA[T gpu.Elem](t gpu.Thread, d *[32 * BK]T, src []T, p0 *T, i0, stride, 
 	//kern:unroll
 	for s := range 4 {
 		p, n := p0, 0
-		if i := i0 + s*stride; gc < cols && i >= 0 && i < len(src) {
+		if i := i0 + s*stride; gc < cols && uint(i) < uint(len(src)) {
 			p, n = &src[i], 16
 		}
 		gpu.CpAsyncZFill(t, &d[dst+s*8*BK], p, 16, n)
@@ -129,7 +130,7 @@ func copyB[T gpu.Elem](t gpu.Thread, d *[64 * BK]T, src []T, p0 *T, i0, stride, 
 		if e := tid + s*nt; e < 64*BK/8 {
 			r := e >> 2
 			p, n := p0, 0
-			if i := i0 + s*stride; gc < cols && i >= 0 && i < len(src) {
+			if i := i0 + s*stride; gc < cols && uint(i) < uint(len(src)) {
 				p, n = &src[i], 16
 			}
 			gpu.CpAsyncZFill(t, &d[r*BK+swz(r, e&3)*8], p, 16, n)
