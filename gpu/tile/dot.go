@@ -94,7 +94,7 @@ func stageElems[T gpu.Elem](d, src []T, ld, cols, r0, k0, e0, step int) {
 		if i, gc := (r0+r)*ld+k0+c, k0+c; gc < cols && uint(i) < uint(len(src)) {
 			x = src[i]
 		}
-		if j := r*BK + swz(r, c>>3)*8 + c&7; j >= 0 && j < len(d) {
+		if j := r*BK + swz(r, c>>3)*8 + c&7; uint(j) < uint(len(d)) {
 			d[j] = x
 		}
 	}
