@@ -47,10 +47,10 @@ import "github.com/gokern/kern/gpu"
 // reused.
 func DotK[T gpu.Elem, C MMA[T]](t gpu.Thread, acc Acc, sa, sb []T, a, b InMat[T, C], ti, tj int) Acc {
 	nt := t.BlockDim().X
-	// The two slabs of the ring: the warp's 32 rows of A, B's 64 (one
-	// check each, here; the loop swaps the pointers).
+	// The two slabs of the ring (Stages = 2): the warp's 32 rows of A,
+	// B's 64 (one check each, here; the loop swaps the pointers).
 	w := t.Warp()
-	a0, a1 := (*[32 * BK]T)(sa[w*2*32*BK:]), (*[32 * BK]T)(sa[(w*2+1)*32*BK:])
+	a0, a1 := (*[32 * BK]T)(sa[w*Stages*32*BK:]), (*[32 * BK]T)(sa[(w*Stages+1)*32*BK:])
 	b0, b1 := (*[64 * BK]T)(sb), (*[64 * BK]T)(sb[64*BK:])
 	as, bs := a.s[:a.rows*a.ld], b.s[:b.rows*b.ld]
 	if nt < 128 || nt > 256 || nt%32 != 0 || !chunked(a) || !chunked(b) {
@@ -94,7 +94,8 @@ func DotK[T gpu.Elem, C MMA[T]](t gpu.Thread, acc Acc, sa, sb []T, a, b InMat[T,
 }
 
 // Stages is the depth of DotK's ring: its shared arrays hold Stages slabs
-// of each operand.
+// of each operand. DotK's ring is two slab pointers swapped per step, so
+// it is 2.
 const Stages = 2
 
 // chunked reports whether v's rows can be copied in 16-byte chunks from a

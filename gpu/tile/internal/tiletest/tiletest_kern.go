@@ -194,8 +194,8 @@ var DotKWarpsKernel = kernDotKWarpsLauncher{kern.NewLauncher(kern.KernelSpec{
 	Sites: []string{
 		"dotk.go:53:28",
 		"dotk.go:53:25",
-		"dotk.go:53:59",
-		"dotk.go:53:56",
+		"dotk.go:53:64",
+		"dotk.go:53:61",
 		"dotk.go:54:47",
 		"dotk.go:54:44",
 		"dotk.go:55:15",
