@@ -4,7 +4,7 @@ package compiler
 // kernels index shared memory, a buffer and re-slices of it with indices
 // built from thread ids, loop counters (up, down, strided, grid-stride),
 // constants, &, %, shifts, min/max and small integer types, under random
-// guards and early returns. Each is compiled twice, as shipped and with
+// guards (signed, and the unsigned idiom) and early returns. Each is compiled twice, as shipped and with
 // Config.KeepChecks, and both run on the emulator at shapes and lengths
 // chosen to hit the edges (partial blocks, lengths 0 and one past an
 // index, negative n). Outputs and whether a check failed must agree: a
@@ -132,9 +132,11 @@ func (g *bceGen) stmt() {
 		g.guardedTile(a)
 	case k == 4:
 		v := g.newInt(g.index(2))
-		switch g.r.IntN(3) {
+		switch g.r.IntN(4) {
 		case 0:
 			g.line("if %s < len(%s) && %s >= 0 {", v, a, v)
+		case 3: // bounds_unsigned.go's idiom, or a look-alike on another bound
+			g.line("if uint(%s) < uint(%s) {", v, g.pick([]string{"len(" + a + ")", "len(" + g.pick(g.arrays) + ")", "n"}))
 		case 1:
 			g.line("if %s < %s {", v, g.pick([]string{"n", g.small(), "len(" + a + ")", "cap(" + a + ")"}))
 		default:

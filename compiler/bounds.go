@@ -74,6 +74,9 @@ func (kb *kernelBuilder) provablySafe(fn *ssa.Function, args []*val) (map[*ssa.I
 
 // inRange reports whether 0 ≤ ia.Index < len(ia.X) wherever ia runs.
 func (rc *rangeCtx) inRange(ia *ssa.IndexAddr) bool {
+	if guardedUnsigned(ia) {
+		return true
+	}
 	b := ia.Block()
 	i := rc.rangeAt(ia.Index, b)
 	if !i.ok || i.lo < 0 {

@@ -416,6 +416,12 @@ func (rc *rangeCtx) call(v *ssa.Call, b *ssa.BasicBlock, depth int) interval {
 // lenAt bounds len(s) as used in block b.
 func (rc *rangeCtx) lenAt(s ssa.Value, b *ssa.BasicBlock, depth int) interval {
 	all := span(0, maxLen)
+	// A pointer to an array, a parameter's too, has the array's length.
+	if p, ok := s.Type().Underlying().(*types.Pointer); ok {
+		if a, ok := p.Elem().Underlying().(*types.Array); ok {
+			return exactly(a.Len())
+		}
+	}
 	switch s := s.(type) {
 	case *ssa.Call:
 		if fn := s.Call.StaticCallee(); fn != nil {
@@ -438,11 +444,6 @@ func (rc *rangeCtx) lenAt(s ssa.Value, b *ssa.BasicBlock, depth int) interval {
 		return subI(hi, lo).meet(all)
 	case *ssa.Parameter:
 		return rc.argLen(s).meet(all)
-	}
-	if p, ok := s.Type().Underlying().(*types.Pointer); ok {
-		if a, ok := p.Elem().Underlying().(*types.Array); ok {
-			return exactly(a.Len())
-		}
 	}
 	return all
 }

@@ -78,6 +78,8 @@ func (pc *partitionChecker) layoutOf(fn *types.Func, call *ast.CallExpr, threads
 		return "tile.Stage: operand rows of 32 f16/bf16 (64 bytes) in shared memory, 16-byte chunk c of row r at c ^ ((r>>1)&3); copied by cp.async 16-byte chunks with zero-fill when rows are a multiple of 8 elements, else element by element"
 	case "Dot":
 		return fmt.Sprintf("tile.Dot: Acc 32·W × 64 (%s), warp w rows 32w … 32w+31 as 2×8 mma tiles; per warp and k16: 2 ldmatrix.x4 (A) + 4 ldmatrix.x4 (B) from the swizzled operands, 16 mma.sync.aligned.m16n8k16 f32 accumulators", warps)
+	case "DotK":
+		return fmt.Sprintf("tile.DotK: Acc 32·W × 64 (%s) and operands as tile.Dot and tile.Stage, over all of K in a ring of 2 slabs per operand (per BK: cp.async.wait_group 0, one barrier, the copies of the next slab, the MMAs); lane l of warp w copies 16-byte chunk l&3 of rows l>>2, +8, +16, +24 of the warp's 32 rows of A, thread i chunks i and i+B of B's 256; rows or K not a multiple of 8 elements, or fewer than 4 warps: element copies into the same ring", warps)
 	case "Mat":
 		return "Acc.Mat: accumulators to the 2-D tile layout [32][2] per thread through 8 rows × 72 words of shared memory per warp (64-bit stores, conflict-free)"
 	}

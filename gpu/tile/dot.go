@@ -60,27 +60,44 @@ func Stage[T gpu.Elem, C MMA[T]](t gpu.Thread, s []T, v InMat[T, C], ti, kt int)
 	rows := len(s) / BK
 	r0, k0 := ti*rows, kt*BK
 	tid, nt := t.ThreadIdx().X, t.BlockDim().X
-	if v.ld%8 == 0 && len(v.s) > 0 {
-		for e := tid; e < rows*BK/8; e += nt {
-			r, ch := e>>2, e&3
-			src, size := 0, 0
-			if gr, gc := r0+r, k0+ch*8; gr < v.rows && gc < v.cols {
-				src, size = gr*v.ld+gc, 16
-			}
-			gpu.CpAsyncZFill(t, &s[r*BK+swz(r, ch)*8], &v.s[src], 16, size)
+	// v's elements cut to rows·ld: an element or chunk i is copied under
+	// 0 ≤ i < len of the cut (and its column below cols), which is its row
+	// mask too and proves the index (see DotK).
+	src := v.s[:v.rows*v.ld]
+	if !chunked(v) {
+		stageElems(s, src, v.ld, v.cols, r0, k0, tid, nt)
+		return Operand[T, C]{s}
+	}
+	p0 := &v.s[0]
+	for e := tid; e < rows*BK/8; e += nt {
+		r, ch := e>>2, e&3
+		p, n := p0, 0 // any readable element: the source of a zero fill
+		if i, gc := (r0+r)*v.ld+k0+ch*8, k0+ch*8; gc < v.cols && uint(i) < uint(len(src)) {
+			p, n = &src[i], 16
 		}
-		gpu.CpAsyncCommit(t)
-	} else {
-		for e := tid; e < rows*BK; e += nt {
-			r, c := e/BK, e%BK
-			var x T
-			if gr, gc := r0+r, k0+c; gr < v.rows && gc < v.cols {
-				x = v.s[gr*v.ld+gc]
-			}
-			s[r*BK+swz(r, c>>3)*8+c&7] = x
+		gpu.CpAsyncZFill(t, &s[r*BK+swz(r, ch)*8], p, 16, n)
+	}
+	gpu.CpAsyncCommit(t)
+	return Operand[T, C]{s}
+}
+
+// stageElems stores, element by element, rows r0 … r0+R-1 and columns
+// k0 … k0+BK-1 of a matrix with rows of ld elements, cols of them in the
+// matrix, into d (R = len(d)/BK rows), swizzled as Stage stores them, and
+// zero outside the matrix: the elements e0, e0+step, … of the slab. src
+// is the matrix's elements cut to rows·ld, so 0 ≤ i < len(src) is the
+// row mask of element i and proves its index (see DotK).
+func stageElems[T gpu.Elem](d, src []T, ld, cols, r0, k0, e0, step int) {
+	for e := e0; e < len(d); e += step {
+		r, c := e/BK, e%BK
+		var x T
+		if i, gc := (r0+r)*ld+k0+c, k0+c; gc < cols && uint(i) < uint(len(src)) {
+			x = src[i]
+		}
+		if j := r*BK + swz(r, c>>3)*8 + c&7; uint(j) < uint(len(d)) {
+			d[j] = x
 		}
 	}
-	return Operand[T, C]{s}
 }
 
 // Acc is a block's float32 accumulator tile, 32·W × 64 (see the layout
@@ -93,22 +110,28 @@ type Acc struct{ v [2][8][4]float32 }
 // block (two barriers per call: before reading a and b, and after, so
 // that the Stages of the next step may overwrite them).
 func Dot[T gpu.Elem, C MMA[T]](t gpu.Thread, acc Acc, a, b Operand[T, C]) Acc {
-	var c C
 	gpu.CpAsyncWait(t, 0)
 	t.Sync()
+	// The warp's 32 rows of A and the 64 rows of B as arrays of known
+	// size: one bounds check per operand and call (the conversion), after
+	// which the range analysis proves every ldmatrix address from the
+	// lane arithmetic (a too-small operand still fails the conversion).
+	acc = mmaSlab[T, C](t, acc, (*[32 * BK]T)(a.s[t.Warp()*32*BK:]), (*[64 * BK]T)(b.s))
+	t.Sync()
+	return acc
+}
+
+// mmaSlab returns acc + A·Bᵀ over one staged BK slab: as holds the
+// calling warp's 32 rows of A, bs the 64 rows of B, both swizzled as
+// Stage stores them. It neither waits nor synchronizes (Dot and DotK do).
+func mmaSlab[T gpu.Elem, C MMA[T]](t gpu.Thread, acc Acc, as *[32 * BK]T, bs *[64 * BK]T) Acc {
+	var c C
 	l := t.Lane()
-	w0 := t.Warp() * 32
 	// Lane l addresses row l%8 of 8×8 matrix l/8 of each ldmatrix.x4. A:
 	// matrices 1, 3 are rows 8…15, 2, 3 the next k chunk. B (W rows):
 	// matrices 2, 3 are the next n8 tile, 1, 3 the next k chunk.
 	lr, lc := (l>>3&1)<<3|l&7, l>>4
 	lb, lk := (l>>4)<<3|l&7, l>>3&1
-	// The warp's 32 rows of A and the 64 rows of B as arrays of known
-	// size: one bounds check per operand and call (the conversion), after
-	// which the range analysis proves every ldmatrix address from the
-	// lane arithmetic (a too-small operand still fails the conversion).
-	as := (*[32 * BK]T)(a.s[w0*BK:])
-	bs := (*[64 * BK]T)(b.s)
 	//kern:unroll
 	for kk := range BK / 16 {
 		var fb [8][2]uint32
@@ -119,8 +142,8 @@ func Dot[T gpu.Elem, C MMA[T]](t gpu.Thread, acc Acc, a, b Operand[T, C]) Acc {
 		}
 		//kern:unroll
 		for i := range 2 {
-			// Rows w0+16i+lr share lr's bits 1..2 (w0 is a multiple of
-			// 32), hence its swizzle; as starts at row w0.
+			// Rows 16i+lr of the warp's 32 share lr's bits 1..2 (the warp's
+			// first row is a multiple of 32), hence its swizzle.
 			fa := gpu.LdMatrixX4(t, &as[(i*16+lr)*BK+swz(lr, 2*kk+lc)*8])
 			//kern:unroll
 			for j := range 8 {
@@ -128,7 +151,6 @@ func Dot[T gpu.Elem, C MMA[T]](t gpu.Thread, acc Acc, a, b Operand[T, C]) Acc {
 			}
 		}
 	}
-	t.Sync()
 	return acc
 }
 

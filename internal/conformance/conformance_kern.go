@@ -212,11 +212,6 @@ var SortNetworkKernel = kernSortNetworkLauncher{kern.NewLauncher(kern.KernelSpec
 	Bounds: true,
 	Sites: []string{
 		"kernels.go:158:11",
-		"kernels.go:166:9",
-		"kernels.go:168:18",
-		"kernels.go:169:14",
-		"kernels.go:169:5",
-		"kernels.go:172:4",
 	},
 	SourceHash: "a54724077fa6b9e6", Source: []string{"kernels.go:SortNetwork", "kernels.go:insertionSort"},
 	Native: func(t gpu.Thread, a []any) { SortNetwork(t, a[0].([]float32), a[1].([]float32)) },

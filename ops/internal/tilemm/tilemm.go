@@ -6,9 +6,13 @@
 // It is a package of its own so that its PTX stays out of ops' file.
 //
 // A block computes a 128 × 64 tile of C with 4 warps (block=128: the Acc
-// tile is 32·W × 64): per BK = 32 it stages 128 rows of A and 64 rows of
-// W into swizzled shared memory and multiplies them on the tensor cores.
-// Any M, N, K: edges are masked (zero-filled) by Stage and by StoreMat.
+// tile is 32·W × 64): tile.DotK runs the K loop, a double-buffered
+// cp.async ring of 128 rows of A and 64 rows of W per BK = 32 in swizzled
+// shared memory, multiplied on the tensor cores. Any M, N, K: edges are
+// masked (zero-filled) by DotK and by StoreMat; K or rows not a multiple
+// of 8 take DotK's element copies. minblocks=4 holds ptxas to 128
+// registers without spills (for sm_80 it takes 156 otherwise), the
+// twin's count and cmd/kern's register baseline for these kernels.
 package tilemm
 
 //go:generate go run -tags kerngen github.com/gokern/kern/cmd/kern gen
@@ -28,22 +32,19 @@ const (
 func matmul[T gpu.Elem, C tile.MMA[T]](t gpu.Thread, c []float32, a, w []T, bias []float32, m, n, k int) {
 	ti, tj := tile.TileOf(t)
 	av, wv := tile.Input[C](a).Matrix(m, k), tile.Input[C](w).Matrix(n, k)
-	sa := gpu.Shared[T](t, BM*tile.BK) // one gpu.Shared per line: native mode
-	sb := gpu.Shared[T](t, BN*tile.BK) // tells the arrays apart by call site
-	var acc tile.Acc
-	for kt := 0; kt*tile.BK < k; kt++ {
-		acc = tile.Dot(t, acc, tile.Stage(t, sa, av, ti, kt), tile.Stage(t, sb, wv, tj, kt))
-	}
+	sa := gpu.Shared[T](t, tile.Stages*BM*tile.BK) // one gpu.Shared per line: native mode
+	sb := gpu.Shared[T](t, tile.Stages*BN*tile.BK) // tells the arrays apart by call site
+	acc := tile.DotK(t, tile.Acc{}, sa, sb, av, wv, ti, tj)
 	b := tile.BroadcastRow[tile.AccRegs, tile.AccRow](t, tile.Input[tile.F32](bias), tj, 0)
 	tile.StoreMat(t, tile.Tiles[tile.F32, tile.AccRegs, tile.AccRow](t, c, m, n), acc.Mat(t).Add(b).SiLU())
 }
 
-//kern:kernel block=128
+//kern:kernel block=128 minblocks=4
 func MatmulF16(t gpu.Thread, c []float32, a, w []gpu.Half, bias []float32, m, n, k int) {
 	matmul[gpu.Half, tile.F16](t, c, a, w, bias, m, n, k)
 }
 
-//kern:kernel block=128
+//kern:kernel block=128 minblocks=4
 func MatmulBF16(t gpu.Thread, c []float32, a, w []gpu.BFloat16, bias []float32, m, n, k int) {
 	matmul[gpu.BFloat16, tile.BF16](t, c, a, w, bias, m, n, k)
 }

@@ -58,3 +58,47 @@ func TestDotOperandTooSmall(t *testing.T) {
 		}
 	}
 }
+
+// TestDotKWarps checks DotK against float64 with 5 warps (B's copy slots
+// taken by some threads only), 4 (the shape of ops/internal/tilemm) and 3
+// (element copies), at ragged M and N and at K that is a
+// multiple of 8 but not of BK = 32 (cp.async chunks, a zero-filled K
+// edge), below one BK, and odd (element copies). f16 products are exact
+// in float32; the float32 sums of k of them err by ≤ k·2⁻²⁴·Σ|a·w| in
+// any order: the tolerance is 4·(k+8)·2⁻²⁴·Σ|a·w|.
+func TestDotKWarps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, sh := range []struct{ m, n, k int }{{200, 130, 72}, {33, 64, 8}, {161, 70, 31}} {
+		a, w := make([]gpu.Half, sh.m*sh.k), make([]gpu.Half, sh.n*sh.k)
+		for i := range a {
+			a[i] = gpu.ToHalf(float32(rng.NormFloat64()))
+		}
+		for i := range w {
+			w[i] = gpu.ToHalf(float32(rng.NormFloat64()))
+		}
+		for _, d := range devices() {
+			for _, warps := range []int{5, 4, 3} {
+				c := must(kern.Alloc[float32](d.dev, sh.m*sh.n))
+				grid := gpu.Dim3{X: (sh.n + 63) / 64, Y: (sh.m + 32*warps - 1) / (32 * warps), Z: 1}
+				err := DotKWarpsKernel.Launch(d.dev, kern.Blocks(grid, gpu.Dim3{X: 32 * warps, Y: 1, Z: 1}), c,
+					must(kern.Upload(d.dev, a)), must(kern.Upload(d.dev, w)), sh.m, sh.n, sh.k)
+				if err != nil {
+					t.Fatalf("%s, %v, %d warps: %v", d.name, sh, warps, err)
+				}
+				got := must(c.Download())
+				for i := range sh.m {
+					for j := range sh.n {
+						var want, mag float64
+						for p := range sh.k {
+							x := float64(a[i*sh.k+p].Float32()) * float64(w[j*sh.k+p].Float32())
+							want, mag = want+x, mag+math.Abs(x)
+						}
+						if e := math.Abs(float64(got[i*sh.n+j]) - want); !(e <= 4*float64(sh.k+8)*0x1p-24*mag) {
+							t.Fatalf("%s, %v, %d warps: c[%d][%d] = %v, want %v", d.name, sh, warps, i, j, got[i*sh.n+j], want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
