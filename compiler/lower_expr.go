@@ -74,6 +74,9 @@ func (kb *kernelBuilder) lowerBinOp(fr *frame, in *ssa.BinOp) *val {
 	}
 	switch in.Op {
 	case token.EQL, token.NEQ, token.LSS, token.LEQ, token.GTR, token.GEQ:
+		if a32, b32, ok := kb.narrowCompare(fr, in, st, a, b); ok {
+			return &val{ops: []ir.Operand{ir.R(kb.compare(in.Op, ir.U32, a32, b32))}, origin: -1}
+		}
 		return &val{ops: []ir.Operand{ir.R(kb.compare(in.Op, st, a, b))}, origin: -1}
 	case token.SHL, token.SHR:
 		return kb.shift(in.Op, st, a, b, scalarType(in.Y.Type()))
@@ -103,6 +106,38 @@ func (kb *kernelBuilder) lowerBinOp(fr *frame, in *ssa.BinOp) *val {
 		kb.normalize(st, r)
 	}
 	return &val{ops: []ir.Operand{ir.R(r)}, origin: -1}
+}
+
+// narrowCompare returns the low halves of a 64-bit integer comparison's
+// operands when the range analysis bounds both to [0, 2^32): there the
+// unsigned 32-bit comparison of the low halves decides the signed or
+// unsigned 64-bit one, in one ISETP instead of two (ptxas does not drop
+// the high half's compare even when it is of two zeros, as for
+// t.Lane() == 0).
+func (kb *kernelBuilder) narrowCompare(fr *frame, in *ssa.BinOp, st ir.Type, a, b ir.Operand) (ir.Operand, ir.Operand, bool) {
+	if fr.ranges == nil || st.IsFloat() || st.Bits() != 64 {
+		return a, b, false
+	}
+	for _, v := range []ssa.Value{in.X, in.Y} {
+		// A loop's phi stays 64-bit in its own test: ptxas counts trips
+		// (and unrolls) only when the counter's update and its test have
+		// one width.
+		if _, phi := v.(*ssa.Phi); phi {
+			return a, b, false
+		}
+		if r := fr.ranges.rangeAt(v, in.Block()); !r.ok || r.lo < 0 || r.hi > math.MaxUint32 {
+			return a, b, false
+		}
+	}
+	low := func(o ir.Operand) ir.Operand {
+		if o.Kind == ir.KImm {
+			return ir.Imm(ir.U32, o.Imm&math.MaxUint32)
+		}
+		r := kb.b.New(ir.U32)
+		kb.b.Cvt(ir.U32, ir.U64, "", r, ir.R(kb.reg(o, st)))
+		return ir.R(r)
+	}
+	return low(a), low(b), true
 }
 
 // compare lowers a comparison to a predicate.

@@ -575,19 +575,20 @@ func (kb *kernelBuilder) failHandler() *ir.Block {
 	}
 	kb.b.St(ir.Global, ir.U32, ir.SymAddr(ErrorSlot, slotThread), ir.Vec(r[0], r[1]))
 	kb.b.St(ir.Global, ir.U32, ir.SymAddr(ErrorSlot, slotThread+8), ir.R(r[2]))
-	// The block packed, as the raw ctaid registers in vector registers
-	// made ptxas keep the body's copies of them live to the handler and
-	// raised some kernels' register counts by 6 or 7 (ptxas 13.5): packed,
-	// they go through the uniform datapath.
-	w := [3]ir.Reg{kb.b.New(ir.U64), kb.b.New(ir.U64), kb.b.New(ir.U64)}
+	// The block packed in a u64, ctaid.x | (ctaid.y | ctaid.z<<16)<<32
+	// (one mad: y and z are below 2^16), built in 64 bits: raw ctaid
+	// registers in vector stores made ptxas keep the body's copies of
+	// them live to the handler and raised some kernels' register counts
+	// by 6 or 7 (ptxas 13.5).
 	for i, sr := range []string{"%ctaid.x", "%ctaid.y", "%ctaid.z"} {
 		kb.b.Mov(ir.U32, r[i], ir.Special(sr))
-		kb.b.Cvt(ir.U64, ir.U32, "", w[i], ir.R(r[i]))
 	}
+	kb.b.Emit(ir.OpMad, "mad.lo.u32", ir.R(r[1]), ir.R(r[2]), ir.Imm(ir.U32, 1<<16), ir.R(r[1]))
+	w := [2]ir.Reg{kb.b.New(ir.U64), kb.b.New(ir.U64)}
+	kb.b.Cvt(ir.U64, ir.U32, "", w[0], ir.R(r[0]))
+	kb.b.Cvt(ir.U64, ir.U32, "", w[1], ir.R(r[1]))
 	kb.b.Shift(ir.OpShl, ir.B64, w[1], ir.R(w[1]), ir.Imm(ir.U32, 32))
-	kb.b.Shift(ir.OpShl, ir.B64, w[2], ir.R(w[2]), ir.Imm(ir.U32, 48))
 	kb.b.Arith(ir.OpOr, ir.B64, w[0], ir.R(w[0]), ir.R(w[1]))
-	kb.b.Arith(ir.OpOr, ir.B64, w[0], ir.R(w[0]), ir.R(w[2]))
 	kb.b.St(ir.Global, ir.U64, ir.SymAddr(ErrorSlot, slotBlock), ir.R(w[0]))
 	kb.b.Bra(done)
 	kb.b.B = done
