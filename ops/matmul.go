@@ -40,9 +40,10 @@ package ops
 //	v2 pipelined (internal/mm/tc.go): 3-stage cp.async, swizzled shared memory,
 //	   ldmatrix, a 64×32 warp tile; the block tile is a config from
 //	   matmulConfigs, chosen by shape.
-//	gemv (internal/gemvtc): M ≤ 16 with WeightNK (any M with KernelGEMV), a weight-streaming kernel
-//	   on the tensor cores (v2; W straight into registers, split over K in
-//	   the block). Its first version (internal/gemv: cp.async stages, FMAs,
+//	gemv (internal/gemvtc): M ≤ 16 with WeightNK (any M with KernelGEMV,
+//	   16 rows per block), a weight-streaming kernel on the tensor cores
+//	   (v2; W straight into registers, split over K in the block). With
+//	   KernelAuto, its first version (internal/gemv: cp.async stages, FMAs,
 //	   a pass over W per 4 rows of x) runs instead while GEMVv1 is set, its
 //	   v3 (internal/gemv3: v2 split over K to fit the SMs) while GEMVv3 is.
 //	v3 hopper (internal/mmh, matmul_hopper.go): TMA, wgmma, an mbarrier
