@@ -66,6 +66,11 @@ for ph in $phases; do
 		for n in 8 32; do
 			step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset qwen3-4b -ops -batch $n -bandwidth "${bw:-0}" -prompt 512 -n 32
 		done
+		# As the engine decodes: tokens drawn on the host with Qwen3's
+		# generation config, the logits downloaded every step.
+		for n in 1 16; do
+			step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset qwen3-0.6b -ops -batch $n -bandwidth "${bw:-0}" -prompt 512 -n 32 -temperature 0.6 -top-k 20 -top-p 0.95
+		done
 		;;
 	tests)
 		# The test binaries run side by side, each in its package's

@@ -14,11 +14,13 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/llm/gguf"
 	"github.com/gokern/kern/llm/qwen3"
+	"github.com/gokern/kern/llm/sample"
 	"github.com/gokern/kern/ops"
 )
 
@@ -42,8 +44,15 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	graphs := fs.Bool("graphs", true, "with -ops: replay decode steps from a captured graph")
 	opsMatmul := fs.Bool("ops-matmul", false, "float32 path with its projections on ops.Matmul over split activations (qwen3.OpsMatmul)")
 	batch := fs.Int("batch", 1, "sequences decoding together (continuous batching's step): each gets -prompt tokens, then -n steps; tokens/s is over all of them")
+	var sp sample.Params
+	fs.Float64Var(&sp.Temperature, "temperature", 0, "> 0: draw each token on the host as the engine does (logits downloaded, llm/sample), e.g. Qwen3's -temperature 0.6 -top-k 20 -top-p 0.95; 0: greedy")
+	fs.IntVar(&sp.TopK, "top-k", 0, "with -temperature: keep the k most likely tokens (0: all)")
+	fs.Float64Var(&sp.TopP, "top-p", 0, "with -temperature: nucleus mass (0: all)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if err := sp.Validate(); err != nil {
+		return fmt.Errorf("bench: %w", err)
 	}
 	if *device != "" {
 		os.Setenv("KERN_DEVICE", *device)
@@ -94,7 +103,11 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("bench: -batch and -prompt must be ≥ 1, -n ≥ 0")
 	}
 	if *batch > 1 {
-		return benchBatch(ctx, stdout, dev, m, *batch, *promptLen, *steps, *bw)
+		return benchBatch(ctx, stdout, dev, m, *batch, *promptLen, *steps, *bw, sp)
+	}
+	var smp *sample.Sampler
+	if sp.Temperature > 0 {
+		smp, _ = sample.New(sp) // validated above
 	}
 	c := m.Config
 	cache, err := m.NewCache(*promptLen + *steps)
@@ -116,6 +129,10 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err := out.CopyTo(logits); err != nil {
 			return err
 		}
+		if smp != nil {
+			ids = []int32{smp.Next(logits, nil)}
+			return nil
+		}
 		best := 0
 		for j, v := range logits {
 			if v > logits[best] {
@@ -125,6 +142,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		ids = []int32{int32(best)}
 		return nil
 	}
+	fmt.Fprintf(stdout, "sampling: %s\n", sampling(sp, false))
 	fmt.Fprintf(stdout, "device: %s\nforward: %s\nmodel: %d layers, hidden %d, heads %d/%d×%d, vocab %d; weights %.1f MB\n",
 		dev, forwardPath(m), c.NumHiddenLayers, c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, c.VocabSize, float64(m.WeightBytes())/1e6)
 	return timeSteps(ctx, stdout, m, 1, *promptLen, *steps, *bw, step)
@@ -168,11 +186,24 @@ func timeSteps(ctx context.Context, stdout io.Writer, m *qwen3.Model, batch, pro
 	return nil
 }
 
+// sampling describes how the bench picks its tokens.
+func sampling(p sample.Params, device bool) string {
+	switch {
+	case p.Temperature > 0:
+		return fmt.Sprintf("on the host, logits downloaded (temperature %g, top-k %d, top-p %g)", p.Temperature, p.TopK, p.TopP)
+	case device:
+		return "greedy on the device (ops.Argmax), ids downloaded"
+	}
+	return "greedy on the host, logits downloaded"
+}
+
 // benchBatch times batch sequences decoding together from one KV pool,
 // as the server's continuous batching runs them: one prefill of all the
-// prompts, then steps of one token per sequence, the next tokens chosen
-// on the device (ops.Argmax) so that only batch ids cross to the host.
-func benchBatch(ctx context.Context, stdout io.Writer, dev *kern.Device, m *qwen3.Model, batch, promptLen, steps int, bw float64) error {
+// prompts, then steps of one token per sequence. Greedy, the next tokens
+// are chosen on the device (ops.Argmax) so that only batch ids cross to
+// the host; with a temperature, on the host as the engine draws them
+// (the logits downloaded, each sequence's sampler on a goroutine).
+func benchBatch(ctx context.Context, stdout io.Writer, dev *kern.Device, m *qwen3.Model, batch, promptLen, steps int, bw float64, sp sample.Params) error {
 	c := m.Config
 	const pageSize = 16
 	per := (promptLen + steps + pageSize - 1) / pageSize
@@ -196,10 +227,37 @@ func benchBatch(ctx context.Context, stdout io.Writer, dev *kern.Device, m *qwen
 	}
 	defer ids.Free()
 	next := make([]int32, batch)
+	var smps []*sample.Sampler
+	var host []float32
+	if sp.Temperature > 0 {
+		for i := range batch {
+			p := sp
+			p.Seed += uint64(i)
+			s, _ := sample.New(p) // validated by bench
+			smps = append(smps, s)
+		}
+		host = make([]float32, batch*c.VocabSize)
+	}
 	step := func() error {
 		logits, err := m.ForwardBatch(seqs, tokens)
 		if err != nil {
 			return err
+		}
+		if smps != nil {
+			if err := logits.CopyTo(host); err != nil {
+				return err
+			}
+			V := c.VocabSize
+			var wg sync.WaitGroup
+			for i, s := range smps {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					tokens[i] = []int32{s.Next(host[i*V:(i+1)*V], nil)}
+				}()
+			}
+			wg.Wait()
+			return nil
 		}
 		if err := ops.Argmax(dev, ids, logits, batch, c.VocabSize); err != nil {
 			return err
@@ -212,6 +270,7 @@ func benchBatch(ctx context.Context, stdout io.Writer, dev *kern.Device, m *qwen
 		}
 		return nil
 	}
+	fmt.Fprintf(stdout, "sampling: %s\n", sampling(sp, true))
 	fmt.Fprintf(stdout, "device: %s\nforward: %s, %d sequences\nmodel: %d layers, hidden %d, heads %d/%d×%d; weights %.1f MB\n",
 		dev, forwardPath(m), batch, c.NumHiddenLayers, c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, float64(m.WeightBytes())/1e6)
 	return timeSteps(ctx, stdout, m, batch, promptLen, steps, bw, step)

@@ -125,6 +125,23 @@ func TestBenchRandomWeights(t *testing.T) {
 	if err := run(context.Background(), []string{"bench", "-device", "emu", "-preset", "tiny", "-batch", "0"}, nil, &out, io.Discard); err == nil {
 		t.Error("-batch 0: no error")
 	}
+	// Tokens drawn on the host, as the engine draws them.
+	for _, b := range []string{"1", "2"} {
+		out.Reset()
+		args := []string{"bench", "-device", "emu", "-preset", "tiny", "-batch", b, "-prompt", "4", "-n", "2", "-temperature", "0.6", "-top-k", "20", "-top-p", "0.95"}
+		if err := run(context.Background(), args, nil, &out, io.Discard); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		for _, want := range []string{"sampling: on the host, logits downloaded (temperature 0.6, top-k 20, top-p 0.95)", "decode:"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%v: output lacks %q:\n%s", args, want, out.String())
+			}
+		}
+	}
+	err := run(context.Background(), []string{"bench", "-device", "emu", "-preset", "tiny", "-temperature", "0.6", "-top-p", "2"}, nil, &out, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "top_p 2") {
+		t.Errorf("-top-p 2: %v", err)
+	}
 }
 
 // TestOpsFlag: -ops is auto unless given; alone it is true; it takes
