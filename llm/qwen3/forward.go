@@ -180,36 +180,17 @@ func (m *Model) ForwardBatch(seqs []*Seq, tokens [][]int32) (*kern.Buffer[float3
 }
 
 func (m *Model) forward(seqs []*Seq, tokens [][]int32, all bool) (*kern.Buffer[float32], error) {
-	cfg := m.Config
 	if len(seqs) == 0 || len(seqs) != len(tokens) {
 		return nil, fmt.Errorf("qwen3: forward of %d sequences with %d token lists", len(seqs), len(tokens))
+	}
+	if err := m.checkStep(seqs, tokens); err != nil {
+		return nil, err
 	}
 	if m.ops != nil && mixedStep(tokens) {
 		return m.forwardSplit(seqs, tokens)
 	}
 	R, P := 0, 0
-	seen := map[*Seq]bool{}
 	for i, s := range seqs {
-		switch {
-		case len(tokens[i]) == 0:
-			return nil, fmt.Errorf("qwen3: sequence %d of the batch has no tokens", i)
-		case s.pool != seqs[0].pool:
-			return nil, fmt.Errorf("qwen3: sequence %d of the batch is in another KV pool", i)
-		case seen[s]:
-			return nil, fmt.Errorf("qwen3: sequence %d appears twice in the batch", i)
-		}
-		seen[s] = true
-		if mp := cfg.MaxPositionEmbeddings; mp > 0 && s.Len+len(tokens[i]) > mp {
-			return nil, fmt.Errorf("qwen3: sequence %d: %d positions exceed max_position_embeddings = %d", i, s.Len+len(tokens[i]), mp)
-		}
-		for j, id := range tokens[i] {
-			if id < 0 || int(id) >= cfg.VocabSize {
-				return nil, fmt.Errorf("qwen3: token %d (sequence %d, index %d) is outside the vocabulary [0, %d)", id, i, j, cfg.VocabSize)
-			}
-		}
-		if err := s.Reserve(s.Len + len(tokens[i])); err != nil {
-			return nil, err
-		}
 		R += len(tokens[i])
 		P = max(P, len(s.pages))
 	}
@@ -477,6 +458,36 @@ func (m *Model) layersForward(pool *KVPool, w *workspace, ctx int, all bool) err
 	return m.trace("logits", L, w.logits, R, V)
 }
 
+// checkStep checks a step's sequences and tokens and reserves the pages
+// they need, so that a step fails before it changes anything.
+func (m *Model) checkStep(seqs []*Seq, tokens [][]int32) error {
+	cfg := m.Config
+	seen := map[*Seq]bool{}
+	for i, s := range seqs {
+		switch {
+		case len(tokens[i]) == 0:
+			return fmt.Errorf("qwen3: sequence %d of the batch has no tokens", i)
+		case s.pool != seqs[0].pool:
+			return fmt.Errorf("qwen3: sequence %d of the batch is in another KV pool", i)
+		case seen[s]:
+			return fmt.Errorf("qwen3: sequence %d appears twice in the batch", i)
+		}
+		seen[s] = true
+		if mp := cfg.MaxPositionEmbeddings; mp > 0 && s.Len+len(tokens[i]) > mp {
+			return fmt.Errorf("qwen3: sequence %d: %d positions exceed max_position_embeddings = %d", i, s.Len+len(tokens[i]), mp)
+		}
+		for j, id := range tokens[i] {
+			if id < 0 || int(id) >= cfg.VocabSize {
+				return fmt.Errorf("qwen3: token %d (sequence %d, index %d) is outside the vocabulary [0, %d)", id, i, j, cfg.VocabSize)
+			}
+		}
+		if err := s.Reserve(s.Len + len(tokens[i])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // mixedStep reports whether a step has both sequences that decode (one
 // token) and sequences that prefill (more).
 func mixedStep(tokens [][]int32) bool {
@@ -493,15 +504,8 @@ func mixedStep(tokens [][]int32) bool {
 // prefilling sequences as a prefill pass and a decode pass, so that each
 // sequence runs the kernels it runs alone (batch invariance, ops.go), and
 // returns the logits of both in the batch's order, [len(seqs), vocab].
-// An error in the second pass leaves the first pass's sequences advanced.
+// The step is checked (checkStep) before either pass runs.
 func (m *Model) forwardSplit(seqs []*Seq, tokens [][]int32) (*kern.Buffer[float32], error) {
-	seen := map[*Seq]bool{}
-	for i, s := range seqs {
-		if seen[s] {
-			return nil, fmt.Errorf("qwen3: sequence %d appears twice in the batch", i)
-		}
-		seen[s] = true
-	}
 	V := m.Config.VocabSize
 	o := m.ops
 	if o.mixed != nil && o.mixed.Len() != len(seqs)*V { // the caller's shape, exactly
@@ -509,13 +513,13 @@ func (m *Model) forwardSplit(seqs []*Seq, tokens [][]int32) (*kern.Buffer[float3
 		o.mixed = nil
 	}
 	out, err := grow(m.dev, &o.mixed, len(seqs)*V)
-	if err == nil {
-		_, err = grow(m.dev, &o.mixedAt, len(seqs))
+	for p := 0; p < 2 && err == nil; p++ {
+		_, err = grow(m.dev, &o.mixedAt[p], len(seqs))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("qwen3: logits of a mixed step: %w", err)
 	}
-	for _, decode := range []bool{false, true} {
+	for p, decode := range []bool{false, true} {
 		var ss []*Seq
 		var ts [][]int32
 		var at []int32
@@ -528,13 +532,15 @@ func (m *Model) forwardSplit(seqs []*Seq, tokens [][]int32) (*kern.Buffer[float3
 		if err != nil {
 			return nil, err
 		}
-		rows := make([]int32, o.mixedAt.Len())
+		// Each pass its own row table: the second's copy must not
+		// overwrite what the first's scatter may not have read yet.
+		rows := make([]int32, o.mixedAt[p].Len())
 		copy(rows, at)
-		if err := o.mixedAt.CopyFrom(rows); err != nil {
+		if err := o.mixedAt[p].CopyFrom(rows); err != nil {
 			return nil, fmt.Errorf("qwen3: logits of a mixed step: %w", err)
 		}
 		// Before the next pass, which may free this pass's workspace.
-		err = scatterRowsKernel.Launch(m.queue(), kern.Cover(len(at)*V), out, logits, o.mixedAt, len(at), V)
+		err = scatterRowsKernel.Launch(m.queue(), kern.Cover(len(at)*V), out, logits, o.mixedAt[p], len(at), V)
 		if err != nil {
 			return nil, fmt.Errorf("qwen3: logits of a mixed step: %w", err)
 		}

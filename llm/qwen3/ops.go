@@ -61,10 +61,11 @@ type opsState struct {
 	// fixed per shape, as a captured graph needs.
 	partition int
 	// mixed and mixedAt: a step that mixes decodes with prefills runs
-	// as two passes (forwardSplit) whose logits meet in mixed, rows
-	// placed by mixedAt. Not freed by free, which a prefill pass calls.
+	// as two passes (forwardSplit) whose logits meet in mixed, each
+	// pass's rows placed by its mixedAt. Not freed by free, which a
+	// prefill pass calls.
 	mixed   *kern.Buffer[float32]
-	mixedAt *kern.Buffer[int32]
+	mixedAt [2]*kern.Buffer[int32]
 	// slots and kg/vg: a prefill step's key slots and its keys and values
 	// gathered from the pool, grown as needed.
 	slots  *kern.Buffer[int32]
@@ -290,10 +291,12 @@ func (o *opsState) freeAll() {
 	if o.mixed != nil {
 		o.mixed.Free()
 	}
-	if o.mixedAt != nil {
-		o.mixedAt.Free()
+	for _, b := range o.mixedAt {
+		if b != nil {
+			b.Free()
+		}
 	}
-	o.mixed, o.mixedAt = nil, nil
+	o.mixed, o.mixedAt = nil, [2]*kern.Buffer[int32]{}
 }
 
 func (o *opsState) free() {

@@ -2,6 +2,7 @@ package qwen3
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/gokern/kern/internal/fixture"
@@ -109,5 +110,44 @@ func TestOpsBatchMatchesSolo(t *testing.T) {
 				t.Errorf("steps done per sequence %s, want 3 each", got)
 			}
 		})
+	}
+}
+
+// TestOpsMixedStepFailsWhole: a mixed step (run as two passes) with a bad
+// token in its second pass's sequence fails before either pass runs: no
+// sequence advances.
+func TestOpsMixedStepFailsWhole(t *testing.T) {
+	m, err := Load(testDevices[0].dev, fixture.Model(t, "tiny-qwen3-hd32"), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Free()
+	if err := m.UseOps(); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := m.NewKVPool(4, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Free()
+	a, b := pool.NewSeq(), pool.NewSeq()
+	if _, err := m.ForwardBatch([]*Seq{a}, [][]int32{{3, 4, 5}}); err != nil {
+		t.Fatal(err)
+	}
+	V := int32(m.Config.VocabSize)
+	// The prefill pass (b) runs first and is fine; the decode pass's
+	// token (a's) is outside the vocabulary.
+	_, err = m.ForwardBatch([]*Seq{a, b}, [][]int32{{V}, {7, 8}})
+	if err == nil || !strings.Contains(err.Error(), "outside the vocabulary") {
+		t.Fatalf("bad token in a mixed step: %v", err)
+	}
+	if a.Len != 3 || b.Len != 0 {
+		t.Errorf("after the failed step: lengths %d and %d, want 3 and 0", a.Len, b.Len)
+	}
+	if _, err := m.ForwardBatch([]*Seq{a, b}, [][]int32{{9}, {7, 8}}); err != nil {
+		t.Fatalf("the step again, corrected: %v", err)
+	}
+	if a.Len != 4 || b.Len != 2 {
+		t.Errorf("after the step: lengths %d and %d, want 4 and 2", a.Len, b.Len)
 	}
 }
