@@ -102,9 +102,10 @@ for ph in $phases; do
 		# both forward paths, then the server with a chat request, streamed
 		# and not, and its metrics.
 		tiny=$bin/qwen3-ref/tiny-qwen3/tiny-qwen3-tied tok=$bin/qwen3-ref/tiny-qwen3/tokenizer
+		# -ops=false: the float32 path; no flag: -ops=auto, the ops path on a GPU.
+		step 60 "$out/e2e.txt" "$bin/qwen3" generate -model "$tiny" -tokenizer "$tok" -device "${KERN_GPU_DEVICE:-cuda}" -ops=false -q -prompt "Hello" -n 16
 		step 60 "$out/e2e.txt" "$bin/qwen3" generate -model "$tiny" -tokenizer "$tok" -device "${KERN_GPU_DEVICE:-cuda}" -q -prompt "Hello" -n 16
-		step 60 "$out/e2e.txt" "$bin/qwen3" generate -model "$tiny" -tokenizer "$tok" -device "${KERN_GPU_DEVICE:-cuda}" -ops -q -prompt "Hello" -n 16
-		"$bin/qwen3" serve -model "$tiny" -tokenizer "$tok" -device "${KERN_GPU_DEVICE:-cuda}" -ops -name tiny -q -addr 127.0.0.1:8089 >>"$out/e2e.txt" 2>&1 &
+		"$bin/qwen3" serve -model "$tiny" -tokenizer "$tok" -device "${KERN_GPU_DEVICE:-cuda}" -name tiny -q -addr 127.0.0.1:8089 >>"$out/e2e.txt" 2>&1 &
 		srv=$!
 		for _ in $(seq 60); do curl -sf 127.0.0.1:8089/ready >/dev/null 2>&1 && break; sleep 0.5; done
 		body='{"model":"tiny","messages":[{"role":"user","content":"Hi"}],"max_tokens":12,"temperature":0}'
