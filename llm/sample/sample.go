@@ -11,8 +11,9 @@
 // It runs on the host over logits the engine downloads: for one sequence
 // a 150k-entry row is 600 KB, small next to a decode step's weight reads,
 // and every option stays in plain Go. A filter orders only the candidates
-// it needs (order.go): a token costs about a millisecond, not the tens a
-// full sort of the vocabulary took. (ops.Sample does temperature/top-k/
+// it needs (order.go): a draw at Qwen3's 151,936 tokens costs 0.75 ms
+// with its generation config, where a full sort of the vocabulary took
+// 25 ms (BenchmarkNext). (ops.Sample does temperature/top-k/
 // top-p on the device for batched serving.)
 package sample
 
@@ -95,23 +96,22 @@ func (s *Sampler) Next(logits []float32, seen []int32) int32 {
 	if s.p.Temperature == 0 {
 		return argmax(x)
 	}
-	for i := range x {
-		x[i] /= s.p.Temperature
-	}
-	// Candidates in descending logit order (ties: lower id first) when a
-	// filter needs the order; else every finite-logit token.
+	// One pass: the temperature, the candidates (every token whose
+	// scaled logit is above -Inf) and their maximum m.
 	idx := s.idx[:0]
-	for i, v := range x {
+	m, t := math.Inf(-1), s.p.Temperature
+	for i := range x {
+		v := x[i] / t
+		x[i] = v
 		if !math.IsInf(v, -1) {
 			idx = append(idx, int32(i))
+			if v > m { // no NaN here: NaN logits became -Inf
+				m = v
+			}
 		}
 	}
 	if len(idx) == 0 {
 		return argmax(x)
-	}
-	m := math.Inf(-1)
-	for _, i := range idx {
-		m = math.Max(m, x[i])
 	}
 	// Candidates in descending logit order (ties: lower id first) as far
 	// as a filter needs the order (order.go); sorted is how many lead
