@@ -49,7 +49,8 @@ func OpenCUDA(ordinal int) (*Device, error) {
 		MaxAlloc:           uint64(info.TotalMem),
 	}
 	name := fmt.Sprintf("%s (sm_%d%d, %d SMs, %.1f GiB)", info.Name, info.Major, info.Minor, info.Multiprocessors, float64(info.TotalMem)/(1<<30))
-	return newDevice("cuda", name, &cudaBackend{dev: dev, ctx: ctx, info: info}, lim), nil
+	b := &cudaBackend{dev: dev, ctx: ctx, info: info, pdl: pdlAvailable(info.Major)}
+	return newDevice("cuda", name, b, lim), nil
 }
 
 // argsPool holds the parameter buffers of launches: a cuda.Args is
@@ -62,6 +63,9 @@ type cudaBackend struct {
 	info cuda.DeviceInfo
 	mu   sync.Mutex
 	mods []*cudaModule
+	// pdl is set when kernels may be launched with programmatic
+	// dependent launch (pdl.go).
+	pdl bool
 }
 
 type cudaModule struct {
@@ -71,6 +75,9 @@ type cudaModule struct {
 	funcs map[string]cuda.Function
 	// optin records the dynamic shared memory each function was allowed.
 	optin map[string]int
+	// pdl is set when the loaded PTX has its griddepcontrol instructions
+	// (pdl.go): its PDL kernels launch with programmatic serialization.
+	pdl bool
 }
 
 func (c *cudaBackend) do(fn func() error) error { return c.ctx.Do(fn) }
@@ -122,8 +129,10 @@ func (c *cudaBackend) load(m *Module) (any, error) {
 			return nil, fmt.Errorf("package %s: %w", m.Pkg, err)
 		}
 	}
+	var ptx string
+	ptx, cm.pdl = c.modulePDL(m)
 	err := c.do(func() error {
-		mod, log, err := cuda.LoadModuleDataEx([]byte(m.PTX), cuda.JITOptions{})
+		mod, log, err := cuda.LoadModuleDataEx([]byte(ptx), cuda.JITOptions{})
 		if err != nil {
 			if log != "" {
 				return fmt.Errorf("%w\n%s", err, log)
@@ -192,10 +201,11 @@ func (c *cudaBackend) launch(l *launch) error {
 				args.Uint64(a.bits)
 			}
 		}
-		return cuda.Launch(fn,
+		return cuda.LaunchEx(fn,
 			[3]uint32{uint32(l.blocks.X), uint32(l.blocks.Y), uint32(l.blocks.Z)},
 			[3]uint32{uint32(l.threads.X), uint32(l.threads.Y), uint32(l.threads.Z)},
-			uint32(l.shared), cudaStream(l.stream), args)
+			uint32(l.shared), cudaStream(l.stream), args,
+			cuda.LaunchOptions{ProgrammaticSerialization: spec.PDL && cm.pdl})
 	})
 }
 

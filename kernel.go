@@ -19,6 +19,11 @@ type KernelSpec struct {
 	// Bounds reports whether the PTX carries device bounds checks that
 	// write the error slot (see ErrorSlot).
 	Bounds bool
+	// PDL reports whether the kernel waits for the kernels before it
+	// itself (gpu.WaitPriorGrids, //kern:kernel pdl), so that on compute
+	// capability 9.0+ it is launched with programmatic dependent launch
+	// and may start while they finish (gpu/pdl.go).
+	PDL bool
 	// Sites maps a bounds-check site number (written to the error slot)
 	// to the Go position it guards, "file.go:12:7".
 	Sites []string

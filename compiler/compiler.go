@@ -83,6 +83,10 @@ type Kernel struct {
 	// kernel uses, how its tiles map onto threads, shared memory and
 	// tensor cores (tilelayout.go), for kern check -v.
 	TileLayouts []string
+	// PDL reports whether the kernel is launched with programmatic
+	// dependent launch where the GPU has it: the pdl option, or a call of
+	// gpu.WaitPriorGrids or gpu.LaunchDependents (lower_pdl.go).
+	PDL bool
 }
 
 // CheckReport says what became of a kernel's index bounds checks: Proven

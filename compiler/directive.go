@@ -14,6 +14,7 @@ type directive struct {
 	minBlocks int
 	nobounds  bool
 	fastmath  bool
+	pdl       bool
 }
 
 const kernelDirective = "//kern:kernel"
@@ -46,6 +47,10 @@ func kernelDirectiveOf(fd *ast.FuncDecl) *ast.Comment {
 //	                                         second argument); minblocks=1 stops
 //	                                         ptxas from spilling to reach an
 //	                                         occupancy the kernel does not need
+//	pdl                                      launched with programmatic dependent
+//	                                         launch on sm_90+: it lets the next
+//	                                         kernel launch and waits for the ones
+//	                                         before it at its entry (gpu/pdl.go)
 func parseDirective(d *diags, c *ast.Comment) directive {
 	var dir directive
 	seen := map[string]bool{}
@@ -61,6 +66,8 @@ func parseDirective(d *diags, c *ast.Comment) directive {
 			dir.nobounds = true
 		case f == "fastmath":
 			dir.fastmath = true
+		case f == "pdl":
+			dir.pdl = true
 		case strings.HasPrefix(f, "minblocks="):
 			n, err := strconv.Atoi(strings.TrimPrefix(f, "minblocks="))
 			if err != nil || n < 1 || n > 32 {
@@ -93,7 +100,7 @@ func parseDirective(d *diags, c *ast.Comment) directive {
 				}
 			}
 		default:
-			d.errorf(c.Pos(), BadDirective, "unknown //kern:kernel option %q (want block=N[xN[xN]], minblocks=N, nobounds or fastmath)", f)
+			d.errorf(c.Pos(), BadDirective, "unknown //kern:kernel option %q (want block=N[xN[xN]], minblocks=N, nobounds, fastmath or pdl)", f)
 		}
 	}
 	if dir.minBlocks != 0 && dir.block == [3]int{} {

@@ -75,6 +75,9 @@ func genKernel(w *bytes.Buffer, p *Package, k *Kernel) {
 		fmt.Fprintf(w, "\tSharedBytes: %d,\n", k.SharedBytes)
 	}
 	fmt.Fprintf(w, "\tBounds: %v,\n", k.Bounds)
+	if k.PDL {
+		w.WriteString("\tPDL: true,\n")
+	}
 	if len(k.Sites) > 0 {
 		w.WriteString("\tSites: []string{\n")
 		for _, s := range k.Sites {

@@ -47,6 +47,10 @@ type kernelBuilder struct {
 	argTZ []int
 	// hoistedAt marks the sites some copy of which was hoisted.
 	hoistedAt map[token.Pos]bool
+	// pdl is the kernel's use of programmatic dependent launch.
+	pdl pdlState
+	// pdlOption is the directive's pdl.
+	pdlOption bool
 }
 
 // siteCode is what a failing check writes to the error slot's code word
@@ -94,7 +98,7 @@ func (c *pkgCtx) compileKernel(fn *ssa.Function, decl *ast.FuncDecl, dir directi
 	}
 	k := &Kernel{Name: fn.Name(), Entry: ptxIdent(fn.Name()), Pos: c.fset.Position(pos), Block: dir.block, Bounds: !dir.nobounds,
 		TileLayouts: c.layouts[decl]}
-	kb := &kernelBuilder{pkgCtx: c, k: k, bounds: !dir.nobounds,
+	kb := &kernelBuilder{pkgCtx: c, k: k, bounds: !dir.nobounds, pdlOption: dir.pdl,
 		shared: map[*ssa.Call]*ir.Var{}, index: len(c.mod.Funcs), checks: map[token.Pos]bool{}, hoistedAt: map[token.Pos]bool{}}
 	kb.f = &ir.Func{Name: k.Entry, MaxNTid: dir.block, MinNCTAPerSM: dir.minBlocks, FastMath: dir.fastmath}
 	for i := 1; i < sig.Params().Len(); i++ {

@@ -115,8 +115,12 @@ func (kb *kernelBuilder) lowerKernel(fn *ssa.Function) {
 	if fr == nil {
 		return
 	}
+	if kb.pdlOption {
+		kb.pdlEntry()
+	}
 	kb.b.Bra(fr.blocks[0])
 	kb.lowerBody(fr)
+	kb.pdlFinish(entry)
 	if kb.fail != nil {
 		kb.f.Blocks = append(kb.f.Blocks[:kb.fail.Index], kb.f.Blocks[kb.fail.Index+1:]...)
 		kb.f.Blocks = append(kb.f.Blocks, kb.fail)

@@ -21,7 +21,7 @@ type procs struct {
 	cuModuleLoadDataEx, cuModuleUnload, cuModuleGetFunction, cuModuleGetGlobal proc
 	cuLinkCreate, cuLinkAddData, cuLinkComplete, cuLinkDestroy                 proc
 
-	cuFuncGetAttribute, cuFuncSetAttribute, cuLaunchKernel                        proc
+	cuFuncGetAttribute, cuFuncSetAttribute, cuLaunchKernel, cuLaunchKernelEx      proc
 	cuOccupancyMaxActiveBlocksPerMultiprocessor, cuOccupancyMaxPotentialBlockSize proc
 
 	cuMemAlloc, cuMemFree, cuMemAllocAsync, cuMemFreeAsync, cuMemGetInfo, cuMemHostAlloc, cuMemFreeHost proc
@@ -85,6 +85,7 @@ func (d *driver) symbolTable() []dynlib.Symbol {
 		req(&d.cuFuncGetAttribute, "cuFuncGetAttribute"),
 		req(&d.cuFuncSetAttribute, "cuFuncSetAttribute"),
 		req(&d.cuLaunchKernel, "cuLaunchKernel"),
+		opt(&d.cuLaunchKernelEx, "cuLaunchKernelEx"), // CUDA 11.8+
 		req(&d.cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor"),
 		req(&d.cuOccupancyMaxPotentialBlockSize, "cuOccupancyMaxPotentialBlockSize"),
 

@@ -54,6 +54,8 @@ func init() {
 		"wgmma": decWgmma,
 		// exec_setmaxnreg.go: register reallocation (PTX ISA §9.7.17.1)
 		"setmaxnreg": decSetmaxnreg,
+		// exec_griddep.go: programmatic dependent launch
+		"griddepcontrol": decGridDep,
 		// control.go: control flow and barriers (PTX ISA §9.7.12, §9.7.13.4);
 		// call is expanded inline by the decoder (inline.go)
 		"bra": decBra, "exit": decExit, "ret": decExit, "trap": decTrap, "brkpt": decTrap,

@@ -59,6 +59,7 @@ const (
 	OpCpAsyncWait
 	OpMbarrier
 	OpFence
+	OpGridDep // griddepcontrol, or its comment form below sm_90 (compiler/lower_pdl.go)
 	OpWgmma
 	OpSetmaxnreg
 	OpBra
@@ -131,6 +132,7 @@ var Ops = [numOps]OpInfo{
 	OpCpAsyncWait:   {Name: "cp.async.wait_group", Args: 1},
 	OpMbarrier:      {Name: "mbarrier", Args: -1},
 	OpFence:         {Name: "fence", Args: 0},
+	OpGridDep:       {Name: "griddepcontrol", Args: 0},
 	OpWgmma:         {Name: "wgmma", Args: -1, Sync: true},
 	OpSetmaxnreg:    {Name: "setmaxnreg", Args: 1, Sync: true},
 	OpBra:           {Name: "bra", Args: 1, Term: true},

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/gokern/kern/compiler/ir"
+	"github.com/gokern/kern/internal/ptxpatch"
 )
 
 // Position resolves an instruction's source position to a file, line and
@@ -114,6 +115,7 @@ func printVar(w *strings.Builder, v *ir.Var, indent string) {
 }
 
 func printFunc(w *strings.Builder, m *ir.Module, f *ir.Func, pos Position) {
+	sm90 := targetAtLeast90(m.Target)
 	names := make([]string, len(f.Regs))
 	counts := map[string]int{}
 	decl := map[string]string{}
@@ -165,6 +167,11 @@ func printFunc(w *strings.Builder, m *ir.Module, f *ir.Func, pos Position) {
 				}
 			}
 			w.WriteString("\t")
+			if in.Op == ir.OpGridDep && !sm90 {
+				// Below sm_90 as a comment that the runtime turns on
+				// for compute capability 9.0+ (internal/ptxpatch).
+				w.WriteString(ptxpatch.PDLPrefix)
+			}
 			if in.Guarded {
 				neg := ""
 				if in.GuardNeg {
@@ -240,4 +247,16 @@ func imm(t ir.Type, bits uint64) string {
 		return fmt.Sprint(bits)
 	}
 	return fmt.Sprintf("0x%X", bits)
+}
+
+// targetAtLeast90 reports whether a .target names sm_90 or newer.
+func targetAtLeast90(target string) bool {
+	n := 0
+	for _, c := range strings.TrimPrefix(target, "sm_") {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = 10*n + int(c-'0')
+	}
+	return n >= 90
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gokern/kern/internal/ptxpatch"
 )
 
 // DefaultArchs are the architectures Check assembles for when given none:
@@ -59,7 +61,15 @@ func Check(t testing.TB, name string, ptx []byte, archs ...string) map[string]*R
 	reports := make(map[string]*Report, len(archs))
 	failed := false
 	for _, arch := range archs {
-		rep, err := Assemble(ptx, arch, Path(path), FileName(checkFileName(name)))
+		src := ptx
+		if sm90(arch) {
+			// What a compute capability 9.0+ GPU loads: the module's
+			// sm_90 instructions turned on (internal/ptxpatch).
+			if on, ok := ptxpatch.EnableSM90(string(ptx)); ok {
+				src = []byte(on)
+			}
+		}
+		rep, err := Assemble(src, arch, Path(path), FileName(checkFileName(name)))
 		if err != nil {
 			failed = true
 			var pe *Error
@@ -76,6 +86,12 @@ func Check(t testing.TB, name string, ptx []byte, archs ...string) map[string]*R
 		t.FailNow()
 	}
 	return reports
+}
+
+// sm90 reports whether arch is sm_90 or newer.
+func sm90(arch string) bool {
+	n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(arch, "sm_"), "a"))
+	return err == nil && n >= 90
 }
 
 // checkFileName turns a Check name into a PTX file name for ptxas.

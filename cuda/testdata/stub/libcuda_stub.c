@@ -467,6 +467,15 @@ EXPORT int stub_last_launch(char *name, int cap, unsigned *dims, void **stream) 
 	return n;
 }
 
+/* stub_last_pdl reports whether the last executed launch asked for
+ * programmatic stream serialization (cuLaunchKernelEx, attribute 6). */
+EXPORT int stub_last_pdl(void) {
+	LOCK();
+	int v = last.pdl;
+	UNLOCK();
+	return v;
+}
+
 /* stub_last_param copies parameter i of the last launch; returns its size. */
 EXPORT int stub_last_param(int i, void *out, int cap) {
 	LOCK();

@@ -87,10 +87,51 @@ struct graph {
 static int any_global_capture_flag;
 int any_global_capture(void) { return any_global_capture_flag; }
 
+static CUresult launch_kernel(struct func *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                              unsigned bz, unsigned smem, struct stream *s, void **params, void **extra, int pdl);
+
 EXPORT CUresult cuLaunchKernel(struct func *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                unsigned bz, unsigned smem, struct stream *s, void **params, void **extra) {
 	ENTER();
 	NEED_CTX();
+	return launch_kernel(f, gx, gy, gz, bx, by, bz, smem, s, params, extra, 0);
+}
+
+/* CUlaunchConfig and CUlaunchAttribute as cuda.h (12.x) lays them out. */
+struct launch_attr {
+	int id, pad;
+	union {
+		char raw[64];
+		int value;
+	} v;
+};
+struct launch_config {
+	unsigned gx, gy, gz, bx, by, bz, smem;
+	struct stream *s;
+	struct launch_attr *attrs;
+	unsigned nattrs;
+};
+
+/* cuLaunchKernelEx takes the programmatic stream serialization attribute
+ * (id 6) and, like the driver, refuses it below compute capability 9.0;
+ * other attributes are not supported by the stub. */
+EXPORT CUresult cuLaunchKernelEx(const struct launch_config *c, struct func *f, void **params, void **extra) {
+	ENTER();
+	NEED_CTX();
+	if (!c || (c->nattrs > 0 && !c->attrs)) return E_INVALID_VALUE;
+	int pdl = 0;
+	for (unsigned i = 0; i < c->nattrs; i++) {
+		if (c->attrs[i].id != 6) return E_NOT_SUPPORTED;
+		int major;
+		attr_of(cur->dev, 75, &major);
+		if (c->attrs[i].v.value && major < 9) return E_NOT_SUPPORTED;
+		pdl = c->attrs[i].v.value != 0;
+	}
+	return launch_kernel(f, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->smem, c->s, params, extra, pdl);
+}
+
+static CUresult launch_kernel(struct func *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                              unsigned bz, unsigned smem, struct stream *s, void **params, void **extra, int pdl) {
 	if (!valid_func(f)) return E_INVALID_HANDLE;
 	if (!valid_stream(s)) return E_INVALID_HANDLE;
 	if (extra) return E_NOT_SUPPORTED;
@@ -103,6 +144,7 @@ EXPORT CUresult cuLaunchKernel(struct func *f, unsigned gx, unsigned gy, unsigne
 	unsigned dims[7] = {gx, gy, gz, bx, by, bz, smem};
 	memcpy(l->dims, dims, sizeof dims);
 	l->stream = s;
+	l->pdl = pdl;
 	LOCK();
 	for (int i = 0; i < nsigs; i++) {
 		if (strcmp(sigs[i].kernel, f->name) == 0) {

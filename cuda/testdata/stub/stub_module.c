@@ -115,6 +115,18 @@ static struct module *parse_module(const char *ptx) {
 	return m;
 }
 
+/* last_ptx is the start of the last image cuModuleLoadDataEx was given. */
+static char last_ptx[1 << 16];
+
+/* stub_last_ptx_has reports whether the last loaded image's first 64 KiB
+ * contain needle. */
+EXPORT int stub_last_ptx_has(const char *needle) {
+	LOCK();
+	int v = strstr(last_ptx, needle) != NULL;
+	UNLOCK();
+	return v;
+}
+
 EXPORT CUresult cuModuleLoadDataEx(struct module **pm, const void *image, unsigned n, int *opts, void **vals) {
 	ENTER();
 	NEED_CTX();
@@ -127,6 +139,9 @@ EXPORT CUresult cuModuleLoadDataEx(struct module **pm, const void *image, unsign
 		jit_log(j.err, j.errsz, vals, j.erridx, "ptxas fatal   : Unsupported .version 99.0\n");
 		return E_UNSUPPORTED_PTX_VERSION;
 	}
+	LOCK();
+	snprintf(last_ptx, sizeof last_ptx, "%s", ptx);
+	UNLOCK();
 	struct module *m = parse_module(ptx);
 	char msg[128];
 	if (j.verbose) {

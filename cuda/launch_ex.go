@@ -1,0 +1,102 @@
+package cuda
+
+import (
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// Launches with attributes (cuLaunchKernelEx, CUDA 11.8+). kern uses one
+// attribute: programmatic stream serialization, which lets a kernel start
+// while the kernel before it on the stream finishes (programmatic
+// dependent launch, compute capability 9.0+; the kernel waits for it with
+// griddepcontrol.wait, gpu.WaitPriorGrids).
+
+// LaunchOptions are a launch's attributes.
+type LaunchOptions struct {
+	// ProgrammaticSerialization sets
+	// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: the kernel
+	// may launch before the previous kernel on the stream completes.
+	ProgrammaticSerialization bool
+}
+
+// launchAttrProgrammaticStreamSerialization is
+// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION (cuda.h).
+const launchAttrProgrammaticStreamSerialization = 6
+
+// launchAttr is CUlaunchAttribute: a 4-byte id, padding to 8, and a
+// 64-byte union of values (cuda.h, CUDA 12).
+type launchAttr struct {
+	id    uint32
+	_     uint32
+	value [64]byte
+}
+
+// launchConfig is CUlaunchConfig: seven unsigned ints, then (8-aligned)
+// the stream, the attribute array and its length.
+type launchConfig struct {
+	grid, block [3]uint32
+	shared      uint32
+	_           uint32
+	stream      uintptr
+	attrs       uintptr
+	numAttrs    uint32
+	_           uint32
+}
+
+// exLaunch is one cuLaunchKernelEx call's memory, pooled: heap objects do
+// not move, so their addresses may pass as uintptrs (frame.go).
+type exLaunch struct {
+	cfg  launchConfig
+	attr launchAttr
+}
+
+var exLaunches = sync.Pool{New: func() any { return new(exLaunch) }}
+
+// CanLaunchEx reports whether the driver has cuLaunchKernelEx.
+func CanLaunchEx() bool { return current().cuLaunchKernelEx.Addr != 0 }
+
+// LaunchEx is Launch with attributes (cuLaunchKernelEx). Without options
+// set it is Launch. It fails with ErrorNotSupported (or the driver's
+// error) where an attribute is not supported, for example programmatic
+// serialization below compute capability 9.0.
+func LaunchEx(fn Function, grid, block [3]uint32, sharedBytes uint32, s Stream, args *Args, o LaunchOptions) error {
+	if !o.ProgrammaticSerialization {
+		return Launch(fn, grid, block, sharedBytes, s, args)
+	}
+	d := current()
+	var params uintptr
+	if args != nil && args.n > 0 {
+		forceHeap(uintptr(unsafe.Pointer(args)))
+		params = args.pointers()
+	}
+	x := exLaunches.Get().(*exLaunch)
+	*x = exLaunch{}
+	x.cfg = launchConfig{grid: grid, block: block, shared: sharedBytes, stream: uintptr(s),
+		attrs: uintptr(unsafe.Pointer(&x.attr)), numAttrs: 1}
+	x.attr.id = launchAttrProgrammaticStreamSerialization
+	x.attr.value[0] = 1 // int programmaticStreamSerializationAllowed = 1, little-endian
+	f := getFrame()
+	f.args[0] = uintptr(unsafe.Pointer(&x.cfg))
+	f.args[1] = uintptr(fn)
+	f.args[2] = params
+	f.args[3] = 0 // extra = NULL
+	r, err := d.callFrame(&d.cuLaunchKernelEx, f, 4)
+	putFrame(f)
+	runtime.KeepAlive(args)
+	runtime.KeepAlive(x)
+	exLaunches.Put(x)
+	if err = d.check(&d.cuLaunchKernelEx, r, err); err != nil {
+		if e, ok := err.(*Error); ok {
+			e.Log = launchShape(grid, block, sharedBytes, args) + " programmatic serialization"
+		}
+		return err
+	}
+	if d.debug != debugOff && args != nil {
+		d.logf("cuda:   kernel params %s\n", args)
+	}
+	if d.debug == debugSync {
+		return d.syncAfterLaunch(s, grid, block, sharedBytes, args)
+	}
+	return nil
+}

@@ -1,0 +1,70 @@
+package kern
+
+// Programmatic dependent launch (PDL) on compute capability 9.0+: a kernel
+// that waits for the kernels before it itself (KernelSpec.PDL: the
+// //kern:kernel pdl option, or gpu.WaitPriorGrids in its body) is
+// launched with programmatic stream serialization, so the driver may
+// start it while the kernel before it on the stream is still running.
+// Its blocks are scheduled as that kernel's drain, and whatever it does
+// before its wait (loading weights) overlaps it. In a decode step of
+// dozens of kernels of a few µs each, the gaps between kernels are a
+// large share of the step (docs/performance-gpu.md).
+//
+// A module compiled for sm_80 carries the griddepcontrol instructions as
+// comments (compiler/lower_pdl.go); on such a device it is loaded with
+// them turned on (internal/ptxpatch), and only then are its PDL kernels
+// launched with the attribute. KERN_PDL=0 turns PDL off (to time a
+// program with and without it).
+
+import (
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/gokern/kern/cuda"
+	"github.com/gokern/kern/internal/ptxpatch"
+)
+
+// pdlDriverVersion is the first CUDA version whose stream capture keeps
+// programmatic dependencies as graph edges (CUDA 12.3): kern captures
+// decode steps into graphs, and an older driver would serialize them
+// there or refuse the attribute.
+const pdlDriverVersion = 12030
+
+// pdlAvailable reports whether kernels on a GPU of compute capability
+// major.x may be launched with PDL.
+func pdlAvailable(major int) bool {
+	if major < 9 || os.Getenv("KERN_PDL") == "0" || !cuda.CanLaunchEx() {
+		return false
+	}
+	v, err := cuda.DriverVersion()
+	return err == nil && v >= pdlDriverVersion
+}
+
+// modulePDL returns the PTX to load for m and whether its PDL kernels are
+// launched with the attribute.
+func (c *cudaBackend) modulePDL(m *Module) (string, bool) {
+	if !c.pdl {
+		return m.PTX, false
+	}
+	if archNumber(m.Arch) >= 90 {
+		return m.PTX, true
+	}
+	return ptxpatch.EnableSM90(m.PTX)
+}
+
+// archNumber is XY of sm_XY or sm_XYa; 0 when arch is not of that form.
+func archNumber(arch string) int {
+	n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(arch, "sm_"), "a"))
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// PDL reports whether the device launches kernels with programmatic
+// dependent launch (compute capability 9.0+, CUDA 12.3+, KERN_PDL not 0).
+func (d *Device) PDL() bool {
+	c, ok := d.b.(*cudaBackend)
+	return ok && c.pdl
+}
