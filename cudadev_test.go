@@ -16,6 +16,13 @@ import (
 // nothing, which exercises everything of the CUDA device but the GPU.
 func openStubCUDA(t *testing.T) *kern.Device {
 	t.Helper()
+	return openStubGPU(t, 0)
+}
+
+// openStubGPU opens the stub's device ordinal: 0 looks like an A100
+// (sm_80), 1 like an H100 (sm_90).
+func openStubGPU(t *testing.T, ordinal int) *kern.Device {
+	t.Helper()
 	if gpuTag {
 		// libcuda is loaded once per process: after the stub, the GPU
 		// tests of this build would run on it and pass without a GPU.
@@ -39,7 +46,7 @@ func openStubCUDA(t *testing.T) *kern.Device {
 	}
 	t.Setenv("KERN_LIBCUDA", lib)
 	t.Setenv("KERN_DEVICE", "cuda")
-	dev, err := kern.Open()
+	dev, err := kern.OpenCUDA(ordinal)
 	if err != nil {
 		t.Fatalf("opening the stub device: %v", err)
 	}

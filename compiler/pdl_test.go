@@ -197,4 +197,3 @@ func TestPDLRunsOnTheEmulator(t *testing.T) {
 		}
 	}
 }
-

@@ -29,6 +29,8 @@ func bindHooks(path string) error {
 		{&stub.lastParam, "stub_last_param"},
 		{&stub.allocated, "stub_allocated"},
 		{&stub.primaryRefs, "stub_primary_refs"},
+		{&stub.lastPDL, "stub_last_pdl"},
+		{&stub.lastPTXHas, "stub_last_ptx_has"},
 	}
 	for _, hk := range hooks {
 		addr, err := purego.Dlsym(h, hk.name)

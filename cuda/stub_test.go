@@ -33,6 +33,8 @@ var stub struct {
 	lastParam     func(i int32, out *byte, cap int32) int32
 	allocated     func() int64
 	primaryRefs   func(dev int32) int32
+	lastPDL       func() int32
+	lastPTXHas    func(needle string) int32
 }
 
 func TestMain(m *testing.M) {

@@ -461,3 +461,29 @@ type kernVec4AtLauncher struct{ kern.Launcher }
 func (l kernVec4AtLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32], out *kern.Buffer[float32], off int) error {
 	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(out), kern.ScalarArg(off))
 }
+
+// AxpyPDLKernel launches the kernel AxpyPDL (pdl.go:9).
+var AxpyPDLKernel = kernAxpyPDLLauncher{kern.NewLauncher(kern.KernelSpec{
+	Name: "AxpyPDL", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "AxpyPDL", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "a", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "y", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+	},
+	Block:  gpu.Dim3{X: 128, Y: 1, Z: 1},
+	Bounds: true,
+	PDL:    true,
+	Sites: []string{
+		"pdl.go:12:13",
+	},
+	SourceHash: "a9af6fc85de24c1f", Source: []string{"pdl.go:AxpyPDL"},
+	Native: func(t gpu.Thread, a []any) { AxpyPDL(t, a[0].(float32), a[1].([]float32), a[2].([]float32)) },
+})}
+
+type kernAxpyPDLLauncher struct{ kern.Launcher }
+
+// Launch runs AxpyPDL on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernAxpyPDLLauncher) Launch(q kern.Queue, grid kern.Grid, a float32, x *kern.Buffer[float32], y *kern.Buffer[float32]) error {
+	return l.Kernel().Launch(q, grid, kern.ScalarArg(a), kern.BufferArg(x), kern.BufferArg(y))
+}

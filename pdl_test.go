@@ -1,0 +1,123 @@
+package kern_test
+
+import (
+	"testing"
+
+	"github.com/ebitengine/purego"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/cuda"
+	tk "github.com/gokern/kern/internal/testkernels"
+)
+
+// stubPDLHooks binds the stub libcuda's records of the last launch's
+// programmatic serialization and the last PTX it loaded.
+func stubPDLHooks(t *testing.T) (lastPDL func() int32, ptxHas func(string) int32) {
+	t.Helper()
+	h, err := purego.Dlopen(cuda.Library(), purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	purego.RegisterLibFunc(&lastPDL, h, "stub_last_pdl")
+	purego.RegisterLibFunc(&ptxHas, h, "stub_last_ptx_has")
+	return lastPDL, ptxHas
+}
+
+// TestPDLOnTheStubDriver: on the stub's H100 a pdl kernel's module is
+// loaded with griddepcontrol turned on and the kernel launched with
+// programmatic serialization, directly and inside a graph; a kernel
+// without pdl is not; on the stub's A100, and with KERN_PDL=0, nothing
+// changes.
+func TestPDLOnTheStubDriver(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		ordinal int
+		env     string
+		pdl     bool
+	}{
+		{"H100", 1, "", true},
+		{"H100 KERN_PDL=0", 1, "0", false},
+		{"A100", 0, "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("KERN_PDL", c.env)
+			dev := openStubGPU(t, c.ordinal)
+			defer dev.Close()
+			lastPDL, ptxHas := stubPDLHooks(t)
+			if dev.PDL() != c.pdl {
+				t.Fatalf("Device.PDL() = %v, want %v", dev.PDL(), c.pdl)
+			}
+			x, err := kern.Upload(dev, []float32{1, 2, 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			y, err := kern.Alloc[float32](dev, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tk.AxpyPDLKernel.Launch(dev, kern.Cover(3), 2, x, y); err != nil {
+				t.Fatal(err)
+			}
+			if got := ptxHas("\tgriddepcontrol.wait;") == 1 && ptxHas(".target sm_90\n") == 1; got != c.pdl {
+				t.Errorf("module loaded with griddepcontrol on and .target sm_90: %v, want %v", got, c.pdl)
+			}
+			if got := lastPDL() == 1; got != c.pdl {
+				t.Errorf("AxpyPDL launched with programmatic serialization: %v, want %v", got, c.pdl)
+			}
+			if err := tk.AxpyKernel.Launch(dev, kern.Cover(3), 2, x, y); err != nil {
+				t.Fatal(err)
+			}
+			if lastPDL() != 0 {
+				t.Error("Axpy (no pdl) launched with programmatic serialization")
+			}
+			s, err := dev.NewStream()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			g, err := s.Capture(func(s *kern.Stream) error {
+				if err := tk.AxpyKernel.Launch(s, kern.Cover(3), 2, x, y); err != nil {
+					return err
+				}
+				return tk.AxpyPDLKernel.Launch(s, kern.Cover(3), 2, x, y)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			if err := g.Launch(s); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			if got := lastPDL() == 1; got != c.pdl {
+				t.Errorf("graph replay: AxpyPDL with programmatic serialization: %v, want %v", got, c.pdl)
+			}
+		})
+	}
+}
+
+// TestPDLKernelRunsOnTheEmulator: the pdl kernel computes what Axpy does.
+func TestPDLKernelRunsOnTheEmulator(t *testing.T) {
+	dev := kern.OpenEmulator()
+	defer dev.Close()
+	xs := []float32{1, -2, 3.5, 0, 7}
+	x, _ := kern.Upload(dev, xs)
+	y, _ := kern.Upload(dev, []float32{1, 1, 1, 1, 1})
+	if err := tk.AxpyPDLKernel.Launch(dev, kern.Cover(len(xs)), 3, x, y); err != nil {
+		t.Fatal(err)
+	}
+	got, err := y.Download()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range xs {
+		if want := 3*v + 1; got[i] != want {
+			t.Errorf("y[%d] = %v, want %v", i, got[i], want)
+		}
+	}
+	if dev.PDL() {
+		t.Error("the emulator reports PDL")
+	}
+}
