@@ -94,6 +94,15 @@ type MatmulOpts[O Float] struct {
 	Residual *kern.Buffer[O] // the shape of c, or nil
 	Act      Activation
 	Kernel   MatmulKernel
+	// StaticWeights says that b is not written by any kernel that may
+	// still be running when this Matmul starts (a model's weights,
+	// uploaded once). On a GPU with programmatic dependent launch
+	// (compute capability 9.0+, kern.Device.PDL) the decode GEMV then
+	// starts reading b before the kernels queued before it complete, and
+	// a, the bias and the residual after. Set it only for buffers that
+	// no queued kernel writes: a b written by the kernel just before
+	// would be read too early.
+	StaticWeights bool
 }
 
 // MatmulKernel chooses between Matmul's kernel families.
@@ -299,7 +308,7 @@ func matmulRun[In Half16, O Float](s *shape, v int, cfg tcConfig, q kern.Queue, 
 	args := []kern.Arg{bufArg(c), bufArg(a), bufArg(b), bias, res, intArg(m), intArg(n), intArg(k)}
 	switch v {
 	case mmGEMV:
-		args = append(args, intArg(int(o.Act)))
+		args = append(args, intArg(int(o.Act)), kern.ScalarArg(o.StaticWeights))
 		grid := kern.Blocks(gpu.Dim3{X: ceilDiv(n, gemvtc.Rows), Y: ceilDiv(m, gemvtc.MaxM), Z: 1},
 			gpu.Dim3{X: gemvtc.Threads, Y: 1, Z: 1}).WithShared(gemvtc.Shared)
 		ks := &gemvtc.Kernels

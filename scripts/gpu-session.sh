@@ -61,6 +61,8 @@ for ph in $phases; do
 		bw=$(grep -o 'DRAM peak [0-9]*' "$out/bench.txt" 2>/dev/null | head -1 | awk '{print $3}')
 		for p in qwen3-0.6b qwen3-4b; do
 			step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset $p -ops -bandwidth "${bw:-0}" -prompt 512 -n 64
+			# The same without programmatic dependent launch (gpu/pdl.go).
+			step 120 "$out/qwen3.txt" env KERN_PDL=0 "$bin/qwen3" bench -preset $p -ops -bandwidth "${bw:-0}" -prompt 512 -n 64
 		done
 		step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset qwen3-0.6b -bandwidth "${bw:-0}" -prompt 128 -n 32
 		for n in 8 32; do

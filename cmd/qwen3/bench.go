@@ -143,6 +143,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	fmt.Fprintf(stdout, "sampling: %s\n", sampling(sp, false))
+	fmt.Fprintf(stdout, "launches: %s\n", launchMode(dev))
 	fmt.Fprintf(stdout, "device: %s\nforward: %s\nmodel: %d layers, hidden %d, heads %d/%d×%d, vocab %d; weights %.1f MB\n",
 		dev, forwardPath(m), c.NumHiddenLayers, c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, c.VocabSize, float64(m.WeightBytes())/1e6)
 	return timeSteps(ctx, stdout, m, 1, *promptLen, *steps, *bw, step)
@@ -271,6 +272,7 @@ func benchBatch(ctx context.Context, stdout io.Writer, dev *kern.Device, m *qwen
 		return nil
 	}
 	fmt.Fprintf(stdout, "sampling: %s\n", sampling(sp, true))
+	fmt.Fprintf(stdout, "launches: %s\n", launchMode(dev))
 	fmt.Fprintf(stdout, "device: %s\nforward: %s, %d sequences\nmodel: %d layers, hidden %d, heads %d/%d×%d; weights %.1f MB\n",
 		dev, forwardPath(m), batch, c.NumHiddenLayers, c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, float64(m.WeightBytes())/1e6)
 	return timeSteps(ctx, stdout, m, batch, promptLen, steps, bw, step)
@@ -301,4 +303,14 @@ func loadGGUF(dev *kern.Device, path string) (*qwen3.Model, error) {
 	}
 	defer g.Close()
 	return qwen3.LoadGGUF(dev, g, qwen3.LoadOptions{})
+}
+
+// launchMode says whether kernels overlap their predecessors' tails
+// (programmatic dependent launch, gpu/pdl.go), for timing with and
+// without it.
+func launchMode(dev *kern.Device) string {
+	if dev.PDL() {
+		return "programmatic dependent launch (KERN_PDL=0 turns it off)"
+	}
+	return "each kernel after the one before it completes"
 }

@@ -50,17 +50,17 @@ func (bf16w) load4(w []gpu.BFloat16, i int) [4]float32 {
 	return [4]float32{v[0].Float32(), v[1].Float32(), v[2].Float32(), v[3].Float32()}
 }
 
-//kern:kernel block=256
+//kern:kernel block=256 pdl
 func matmulF32(t gpu.Thread, out, x, w []float32, rows, cols, k int) {
 	matmulWarp(f32w{}, t, out, x, w, rows, cols, k)
 }
 
-//kern:kernel block=256
+//kern:kernel block=256 pdl
 func matmulF16(t gpu.Thread, out, x []float32, w []gpu.Half, rows, cols, k int) {
 	matmulWarp(f16w{}, t, out, x, w, rows, cols, k)
 }
 
-//kern:kernel block=256
+//kern:kernel block=256 pdl
 func matmulBF16(t gpu.Thread, out, x []float32, w []gpu.BFloat16, rows, cols, k int) {
 	matmulWarp(bf16w{}, t, out, x, w, rows, cols, k)
 }
@@ -103,7 +103,7 @@ func matmulWarp[T any, C wcodec[T]](c C, t gpu.Thread, out, x []float32, w []T, 
 //	gatherRows    out[i, :] = x[rows[i], :]: the last row of each sequence.
 //	scatterRows   out[rows[i], :] = x[i, :]: a mixed step's logits.
 
-//kern:kernel block=256
+//kern:kernel block=256 pdl
 func ropeRows(t gpu.Thread, out, x []float32, pos []int32, heads, headDim int, ratio float64) {
 	half := headDim / 2
 	g := t.GlobalX()
@@ -119,7 +119,7 @@ func ropeRows(t gpu.Thread, out, x []float32, pos []int32, heads, headDim int, r
 	out[lo+half] = x2*cos + x1*sin
 }
 
-//kern:kernel block=256
+//kern:kernel block=256 pdl
 func kvWrite(t gpu.Thread, cache, x []float32, slot []int32, kvDim int) {
 	i := t.GlobalX()
 	if i < len(x) {
@@ -127,7 +127,7 @@ func kvWrite(t gpu.Thread, cache, x []float32, slot []int32, kvDim int) {
 	}
 }
 
-//kern:kernel block=256
+//kern:kernel block=256 pdl
 func gatherRows(t gpu.Thread, out, x []float32, rows []int32, cols int) {
 	i := t.GlobalX()
 	if i < len(out) {
@@ -138,7 +138,7 @@ func gatherRows(t gpu.Thread, out, x []float32, rows []int32, cols int) {
 // scatterRows is out[rows[i], :] = x[i, :] for i < n: a pass's logits
 // into a mixed step's (forwardSplit).
 //
-//kern:kernel block=256
+//kern:kernel block=256 pdl
 func scatterRows(t gpu.Thread, out, x []float32, rows []int32, n, cols int) {
 	i := t.GlobalX()
 	if i < n*cols {
@@ -146,17 +146,17 @@ func scatterRows(t gpu.Thread, out, x []float32, rows []int32, n, cols int) {
 	}
 }
 
-//kern:kernel block=256
+//kern:kernel block=256 pdl
 func matmul4F32(t gpu.Thread, out, x, w []float32, rows, cols, k int) {
 	matmulWarp4(f32w{}, t, out, x, w, rows, cols, k)
 }
 
-//kern:kernel block=256
+//kern:kernel block=256 pdl
 func matmul4F16(t gpu.Thread, out, x []float32, w []gpu.Half, rows, cols, k int) {
 	matmulWarp4(f16w{}, t, out, x, w, rows, cols, k)
 }
 
-//kern:kernel block=256
+//kern:kernel block=256 pdl
 func matmul4BF16(t gpu.Thread, out, x []float32, w []gpu.BFloat16, rows, cols, k int) {
 	matmulWarp4(bf16w{}, t, out, x, w, rows, cols, k)
 }
@@ -201,7 +201,7 @@ func matmulWarp4[T any, C wcodec[T]](c C, t gpu.Thread, out, x []float32, w []T,
 	}
 }
 
-//kern:kernel block=32
+//kern:kernel block=32 pdl
 func attentionPaged(t gpu.Thread, out, q, kc, vc, scores []float32, pos, rowSeq, table []int32, heads, kvHeads, headDim, maxPages, pageSize, ctx int, scale float32) {
 	row := t.BlockIdx().X // token·heads + head
 	tok := row / heads

@@ -181,6 +181,10 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 	if decode {
 		kind = ops.KernelGEMV
 	}
+	// Every projection passes StaticWeights: the weights are uploaded at
+	// load and no kernel writes them, so on a GPU with programmatic
+	// dependent launch the decode GEMVs stream them while the kernel
+	// before each finishes (ops.MatmulOpts).
 	paged := ops.Paged{Heads: nh, KVHeads: nkv, HeadDim: hd, PageSize: pool.PageSize, MaxPages: w.P,
 		Scale: float32(1 / math.Sqrt(float64(D))), Partition: part}
 	if n := paged.Splits(pagedLen); decode && n > 1 && n > b.splits {
@@ -253,7 +257,7 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 				return err
 			}
 			// q, k and v in one projection (stackQKV), then apart.
-			if err := s(y.q.Name, ops.Matmul(q, b.qkv, b.h, wbuf[T](y.q), R, y.q.Out, H, ops.MatmulOpts[float32]{Kernel: kind})); err != nil {
+			if err := s(y.q.Name, ops.Matmul(q, b.qkv, b.h, wbuf[T](y.q), R, y.q.Out, H, ops.MatmulOpts[float32]{Kernel: kind, StaticWeights: true})); err != nil {
 				return err
 			}
 			if m.Trace == nil {
@@ -347,7 +351,7 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 				}
 			}
 			// x2 = x + a·Woᵀ
-			err = ops.Matmul(q, w.x2, b.au, wbuf[T](y.o), R, H, cfg.QDim(), ops.MatmulOpts[float32]{Residual: w.x, Kernel: kind})
+			err = ops.Matmul(q, w.x2, b.au, wbuf[T](y.o), R, H, cfg.QDim(), ops.MatmulOpts[float32]{Residual: w.x, Kernel: kind, StaticWeights: true})
 			if err := s("o_proj", err); err != nil {
 				return err
 			}
@@ -360,12 +364,12 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 			if err := tr("mlp_norm", w.h, H); err != nil {
 				return err
 			}
-			err = ops.Matmul(q, b.act, b.h, wbuf[T](y.gate), R, 2*I, H, ops.MatmulOpts[T]{Act: ops.ActSwiGLU, Kernel: kind})
+			err = ops.Matmul(q, b.act, b.h, wbuf[T](y.gate), R, 2*I, H, ops.MatmulOpts[T]{Act: ops.ActSwiGLU, Kernel: kind, StaticWeights: true})
 			if err := s("gate_up_proj", err); err != nil {
 				return err
 			}
 			// x = x2 + act·Wdownᵀ
-			err = ops.Matmul(q, w.x, b.act, wbuf[T](y.down), R, H, I, ops.MatmulOpts[float32]{Residual: w.x2, Kernel: kind})
+			err = ops.Matmul(q, w.x, b.act, wbuf[T](y.down), R, H, I, ops.MatmulOpts[float32]{Residual: w.x2, Kernel: kind, StaticWeights: true})
 			if err := s("down_proj", err); err != nil {
 				return err
 			}
@@ -381,7 +385,7 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 		if err := step(-1, "final norm", rmsNormCastLaunch(q, b.hn, w.hl, m.norm, S, H, eps)); err != nil {
 			return err
 		}
-		if err := step(-1, "lm_head", ops.Matmul(q, w.logitsLast, b.hn, lm, S, V, H, ops.MatmulOpts[float32]{Kernel: kind})); err != nil {
+		if err := step(-1, "lm_head", ops.Matmul(q, w.logitsLast, b.hn, lm, S, V, H, ops.MatmulOpts[float32]{Kernel: kind, StaticWeights: true})); err != nil {
 			return err
 		}
 		if !all {
@@ -396,7 +400,7 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 		if err := step(-1, "final norm cast", ops.Cast(q, b.h, w.h, R*H)); err != nil {
 			return err
 		}
-		if err := step(-1, "lm_head", ops.Matmul(q, w.logits, b.h, lm, R, V, H, ops.MatmulOpts[float32]{Kernel: kind})); err != nil {
+		if err := step(-1, "lm_head", ops.Matmul(q, w.logits, b.h, lm, R, V, H, ops.MatmulOpts[float32]{Kernel: kind, StaticWeights: true})); err != nil {
 			return err
 		}
 		return m.trace("logits", L, w.logits, R, V)

@@ -36,12 +36,12 @@ import (
 // 2·32·qkvPairs = 512.
 const qkvPairs = 8
 
-//kern:kernel block=128 minblocks=1
+//kern:kernel block=128 minblocks=1 pdl
 func qkvPrepBF16(t gpu.Thread, q, kCache, vCache []gpu.BFloat16, qkv, qNorm, kNorm []float32, pos, slots []int32, rows, nh, nkv, d, hd int, norm bool, eps float32, ratio float64) {
 	qkvPrep(bf16w{}, t, q, kCache, vCache, qkv, qNorm, kNorm, pos, slots, rows, nh, nkv, d, hd, norm, eps, ratio)
 }
 
-//kern:kernel block=128 minblocks=1
+//kern:kernel block=128 minblocks=1 pdl
 func qkvPrepF16(t gpu.Thread, q, kCache, vCache []gpu.Half, qkv, qNorm, kNorm []float32, pos, slots []int32, rows, nh, nkv, d, hd int, norm bool, eps float32, ratio float64) {
 	qkvPrep(f16w{}, t, q, kCache, vCache, qkv, qNorm, kNorm, pos, slots, rows, nh, nkv, d, hd, norm, eps, ratio)
 }
@@ -145,12 +145,12 @@ const (
 	twoPiLo = 2.4492935982947064e-16
 )
 
-//kern:kernel block=256
+//kern:kernel block=256 pdl
 func rmsNormCastBF16(t gpu.Thread, out []gpu.BFloat16, x, w []float32, cols int, eps float32) {
 	rmsNormCast(bf16w{}, t, out, x, w, cols, eps)
 }
 
-//kern:kernel block=256
+//kern:kernel block=256 pdl
 func rmsNormCastF16(t gpu.Thread, out []gpu.Half, x, w []float32, cols int, eps float32) {
 	rmsNormCast(f16w{}, t, out, x, w, cols, eps)
 }

@@ -32,12 +32,12 @@ type scodec[T any] interface {
 func (f16w) store(v float32) gpu.Half      { return gpu.ToHalf(v) }
 func (bf16w) store(v float32) gpu.BFloat16 { return gpu.ToBFloat16(v) }
 
-//kern:kernel block=256
+//kern:kernel block=256 pdl
 func padCastBF16(t gpu.Thread, out []gpu.BFloat16, x []float32, d, dp int) {
 	padCast(bf16w{}, t, out, x, d, dp)
 }
 
-//kern:kernel block=256
+//kern:kernel block=256 pdl
 func padCastF16(t gpu.Thread, out []gpu.Half, x []float32, d, dp int) {
 	padCast(f16w{}, t, out, x, d, dp)
 }
@@ -55,10 +55,10 @@ func padCast[T any, C scodec[T]](c C, t gpu.Thread, out []T, x []float32, d, dp 
 	out[i] = c.store(v)
 }
 
-//kern:kernel block=256
+//kern:kernel block=256 pdl
 func unpadBF16(t gpu.Thread, out, x []gpu.BFloat16, d, dp int) { unpad(t, out, x, d, dp) }
 
-//kern:kernel block=256
+//kern:kernel block=256 pdl
 func unpadF16(t gpu.Thread, out, x []gpu.Half, d, dp int) { unpad(t, out, x, d, dp) }
 
 func unpad[T any](t gpu.Thread, out, x []T, d, dp int) {
@@ -68,7 +68,7 @@ func unpad[T any](t gpu.Thread, out, x []T, d, dp int) {
 	}
 }
 
-//kern:kernel block=256
+//kern:kernel block=256 pdl
 func splitQKV(t gpu.Thread, q, k, v, qkv []float32, nq, nkv int) {
 	i := t.GlobalX()
 	if i >= len(qkv) {
@@ -86,12 +86,12 @@ func splitQKV(t gpu.Thread, q, k, v, qkv []float32, nq, nkv int) {
 	}
 }
 
-//kern:kernel block=256
+//kern:kernel block=256 pdl
 func gatherKVBF16(t gpu.Thread, out, cache []gpu.BFloat16, slots []int32, cols, n int) {
 	gatherKV(t, out, cache, slots, cols, n)
 }
 
-//kern:kernel block=256
+//kern:kernel block=256 pdl
 func gatherKVF16(t gpu.Thread, out, cache []gpu.Half, slots []int32, cols, n int) {
 	gatherKV(t, out, cache, slots, cols, n)
 }
@@ -144,12 +144,12 @@ type hcodec[T any] interface {
 // splitHiLo writes x [n] float32 as out [2n]: out[i] = hi = round(x[i]),
 // out[n+i] = round(x[i] - hi) (OpsMatmul).
 //
-//kern:kernel block=256
+//kern:kernel block=256 pdl
 func splitHiLoBF16(t gpu.Thread, out []gpu.BFloat16, x []float32, n int) {
 	splitHiLo(bf16w{}, t, out, x, n)
 }
 
-//kern:kernel block=256
+//kern:kernel block=256 pdl
 func splitHiLoF16(t gpu.Thread, out []gpu.Half, x []float32, n int) {
 	splitHiLo(f16w{}, t, out, x, n)
 }
@@ -166,7 +166,7 @@ func splitHiLo[T any, C hcodec[T]](c C, t gpu.Thread, out []T, x []float32, n in
 // addHalves: out[i] = y[i] + y[n+i], the two halves of OpsMatmul's
 // product.
 //
-//kern:kernel block=256
+//kern:kernel block=256 pdl
 func addHalves(t gpu.Thread, out, y []float32, n int) {
 	i := t.GlobalX()
 	if i < n {

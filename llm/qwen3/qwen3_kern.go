@@ -29,6 +29,7 @@ var matmulF32Kernel = kernMatmulF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
+	PDL:    true,
 	Sites: []string{
 		"panic at kernels.go:74:12: integer divide by zero",
 		"panic at kernels.go:75:14: integer divide by zero",
@@ -36,7 +37,7 @@ var matmulF32Kernel = kernMatmulF32Launcher{kern.NewLauncher(kern.KernelSpec{
 		"kernels.go:78:35",
 		"kernels.go:82:6",
 	},
-	SourceHash: "7aee7b39fe6a3daa", Source: []string{"kernels.go:f32w.load", "kernels.go:matmulF32", "kernels.go:matmulWarp", "kernels.go:type f32w", "kernels.go:type wcodec"},
+	SourceHash: "a4affb691f8d3cd2", Source: []string{"kernels.go:f32w.load", "kernels.go:matmulF32", "kernels.go:matmulWarp", "kernels.go:type f32w", "kernels.go:type wcodec"},
 	Native: func(t gpu.Thread, a []any) {
 		matmulF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(int), a[5].(int))
 	},
@@ -63,6 +64,7 @@ var matmulF16Kernel = kernMatmulF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
+	PDL:    true,
 	Sites: []string{
 		"panic at kernels.go:74:12: integer divide by zero",
 		"panic at kernels.go:75:14: integer divide by zero",
@@ -70,7 +72,7 @@ var matmulF16Kernel = kernMatmulF16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"kernels.go:78:35",
 		"kernels.go:82:6",
 	},
-	SourceHash: "a3e0893ae9e46064", Source: []string{"kernels.go:f16w.load", "kernels.go:matmulF16", "kernels.go:matmulWarp", "kernels.go:type f16w", "kernels.go:type wcodec"},
+	SourceHash: "ad213f57a8920609", Source: []string{"kernels.go:f16w.load", "kernels.go:matmulF16", "kernels.go:matmulWarp", "kernels.go:type f16w", "kernels.go:type wcodec"},
 	Native: func(t gpu.Thread, a []any) {
 		matmulF16(t, a[0].([]float32), a[1].([]float32), a[2].([]gpu.Half), a[3].(int), a[4].(int), a[5].(int))
 	},
@@ -97,6 +99,7 @@ var matmulBF16Kernel = kernMatmulBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
+	PDL:    true,
 	Sites: []string{
 		"panic at kernels.go:74:12: integer divide by zero",
 		"panic at kernels.go:75:14: integer divide by zero",
@@ -104,7 +107,7 @@ var matmulBF16Kernel = kernMatmulBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"kernels.go:78:35",
 		"kernels.go:82:6",
 	},
-	SourceHash: "e83a4a8804ec1c6b", Source: []string{"kernels.go:bf16w.load", "kernels.go:matmulBF16", "kernels.go:matmulWarp", "kernels.go:type bf16w", "kernels.go:type wcodec"},
+	SourceHash: "78edc669cc4a77ed", Source: []string{"kernels.go:bf16w.load", "kernels.go:matmulBF16", "kernels.go:matmulWarp", "kernels.go:type bf16w", "kernels.go:type wcodec"},
 	Native: func(t gpu.Thread, a []any) {
 		matmulBF16(t, a[0].([]float32), a[1].([]float32), a[2].([]gpu.BFloat16), a[3].(int), a[4].(int), a[5].(int))
 	},
@@ -131,6 +134,7 @@ var ropeRowsKernel = kernRopeRowsLauncher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
+	PDL:    true,
 	Sites: []string{
 		"panic at kernels.go:113:9: integer divide by zero",
 		"panic at kernels.go:114:11: integer divide by zero",
@@ -141,7 +145,7 @@ var ropeRowsKernel = kernRopeRowsLauncher{kern.NewLauncher(kern.KernelSpec{
 		"kernels.go:118:5",
 		"kernels.go:119:5",
 	},
-	SourceHash: "b24bd8ab9630dca9", Source: []string{"kernels.go:ropeRows", "opsfused.go:const twoPiHi", "opsfused.go:const twoPiLo", "opsfused.go:ropeSinCos"},
+	SourceHash: "2d3fa34c88b96f94", Source: []string{"kernels.go:ropeRows", "opsfused.go:const twoPiHi", "opsfused.go:const twoPiLo", "opsfused.go:ropeSinCos"},
 	Native: func(t gpu.Thread, a []any) {
 		ropeRows(t, a[0].([]float32), a[1].([]float32), a[2].([]int32), a[3].(int), a[4].(int), a[5].(float64))
 	},
@@ -166,13 +170,14 @@ var kvWriteKernel = kernKvWriteLauncher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
+	PDL:    true,
 	Sites: []string{
 		"panic at kernels.go:126:19: integer divide by zero",
 		"kernels.go:126:17",
 		"panic at kernels.go:126:35: integer divide by zero",
 		"kernels.go:126:8",
 	},
-	SourceHash: "07075c34bbcbaa88", Source: []string{"kernels.go:kvWrite"},
+	SourceHash: "24645b38ef22bc25", Source: []string{"kernels.go:kvWrite"},
 	Native: func(t gpu.Thread, a []any) {
 		kvWrite(t, a[0].([]float32), a[1].([]float32), a[2].([]int32), a[3].(int))
 	},
@@ -197,13 +202,14 @@ var gatherRowsKernel = kernGatherRowsLauncher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
+	PDL:    true,
 	Sites: []string{
 		"panic at kernels.go:134:24: integer divide by zero",
 		"kernels.go:134:22",
 		"panic at kernels.go:134:38: integer divide by zero",
 		"kernels.go:134:13",
 	},
-	SourceHash: "fffdbf3b60114cbf", Source: []string{"kernels.go:gatherRows"},
+	SourceHash: "a96aaa6d656d606d", Source: []string{"kernels.go:gatherRows"},
 	Native: func(t gpu.Thread, a []any) {
 		gatherRows(t, a[0].([]float32), a[1].([]float32), a[2].([]int32), a[3].(int))
 	},
@@ -229,6 +235,7 @@ var scatterRowsKernel = kernScatterRowsLauncher{kern.NewLauncher(kern.KernelSpec
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
+	PDL:    true,
 	Sites: []string{
 		"panic at kernels.go:145:17: integer divide by zero",
 		"kernels.go:145:15",
@@ -236,7 +243,7 @@ var scatterRowsKernel = kernScatterRowsLauncher{kern.NewLauncher(kern.KernelSpec
 		"kernels.go:145:41",
 		"kernels.go:145:6",
 	},
-	SourceHash: "27f965b48c93ed2c", Source: []string{"kernels.go:scatterRows"},
+	SourceHash: "8478877f4c2c4f57", Source: []string{"kernels.go:scatterRows"},
 	Native: func(t gpu.Thread, a []any) {
 		scatterRows(t, a[0].([]float32), a[1].([]float32), a[2].([]int32), a[3].(int), a[4].(int))
 	},
@@ -263,6 +270,7 @@ var matmul4F32Kernel = kernMatmul4F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
+	PDL:    true,
 	Sites: []string{
 		"panic at kernels.go:175:14: integer divide by zero",
 		"panic at kernels.go:176:13: integer divide by zero",
@@ -281,7 +289,7 @@ var matmul4F32Kernel = kernMatmul4F32Launcher{kern.NewLauncher(kern.KernelSpec{
 		"kernels.go:198:8",
 		"kernels.go:198:8",
 	},
-	SourceHash: "054bb835f426bcc8", Source: []string{"kernels.go:f32w.load4", "kernels.go:matmul4F32", "kernels.go:matmulWarp4", "kernels.go:type f32w", "kernels.go:type wcodec"},
+	SourceHash: "a8f1db9176bc2248", Source: []string{"kernels.go:f32w.load4", "kernels.go:matmul4F32", "kernels.go:matmulWarp4", "kernels.go:type f32w", "kernels.go:type wcodec"},
 	Native: func(t gpu.Thread, a []any) {
 		matmul4F32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(int), a[5].(int))
 	},
@@ -308,6 +316,7 @@ var matmul4F16Kernel = kernMatmul4F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
+	PDL:    true,
 	Sites: []string{
 		"panic at kernels.go:175:14: integer divide by zero",
 		"panic at kernels.go:176:13: integer divide by zero",
@@ -326,7 +335,7 @@ var matmul4F16Kernel = kernMatmul4F16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"kernels.go:198:8",
 		"kernels.go:198:8",
 	},
-	SourceHash: "61451ee0ae0aaa42", Source: []string{"kernels.go:f16w.load4", "kernels.go:matmul4F16", "kernels.go:matmulWarp4", "kernels.go:type f16w", "kernels.go:type wcodec"},
+	SourceHash: "183c84e4bd0651fc", Source: []string{"kernels.go:f16w.load4", "kernels.go:matmul4F16", "kernels.go:matmulWarp4", "kernels.go:type f16w", "kernels.go:type wcodec"},
 	Native: func(t gpu.Thread, a []any) {
 		matmul4F16(t, a[0].([]float32), a[1].([]float32), a[2].([]gpu.Half), a[3].(int), a[4].(int), a[5].(int))
 	},
@@ -353,6 +362,7 @@ var matmul4BF16Kernel = kernMatmul4BF16Launcher{kern.NewLauncher(kern.KernelSpec
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
+	PDL:    true,
 	Sites: []string{
 		"panic at kernels.go:175:14: integer divide by zero",
 		"panic at kernels.go:176:13: integer divide by zero",
@@ -371,7 +381,7 @@ var matmul4BF16Kernel = kernMatmul4BF16Launcher{kern.NewLauncher(kern.KernelSpec
 		"kernels.go:198:8",
 		"kernels.go:198:8",
 	},
-	SourceHash: "a04817e1d1531e9d", Source: []string{"kernels.go:bf16w.load4", "kernels.go:matmul4BF16", "kernels.go:matmulWarp4", "kernels.go:type bf16w", "kernels.go:type wcodec"},
+	SourceHash: "11f1dd9b7a00840f", Source: []string{"kernels.go:bf16w.load4", "kernels.go:matmul4BF16", "kernels.go:matmulWarp4", "kernels.go:type bf16w", "kernels.go:type wcodec"},
 	Native: func(t gpu.Thread, a []any) {
 		matmul4BF16(t, a[0].([]float32), a[1].([]float32), a[2].([]gpu.BFloat16), a[3].(int), a[4].(int), a[5].(int))
 	},
@@ -407,6 +417,7 @@ var attentionPagedKernel = kernAttentionPagedLauncher{kern.NewLauncher(kern.Kern
 	},
 	Block:  gpu.Dim3{X: 32, Y: 1, Z: 1},
 	Bounds: true,
+	PDL:    true,
 	Sites: []string{
 		"panic at kernels.go:207:13: integer divide by zero",
 		"panic at kernels.go:208:11: integer divide by zero",
@@ -429,7 +440,7 @@ var attentionPagedKernel = kernAttentionPagedLauncher{kern.NewLauncher(kern.Kern
 		"kernels.go:242:34",
 		"kernels.go:244:6",
 	},
-	SourceHash: "473a9b46a6ed8ead", Source: []string{"kernels.go:attentionPaged"},
+	SourceHash: "bd4cc7e8298b07f5", Source: []string{"kernels.go:attentionPaged"},
 	Native: func(t gpu.Thread, a []any) {
 		attentionPaged(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]float32), a[4].([]float32), a[5].([]int32), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -466,6 +477,7 @@ var qkvPrepBF16Kernel = kernQkvPrepBF16Launcher{kern.NewLauncher(kern.KernelSpec
 	},
 	Block:  gpu.Dim3{X: 128, Y: 1, Z: 1},
 	Bounds: true,
+	PDL:    true,
 	Sites: []string{
 		"panic at opsfused.go:55:24: integer divide by zero",
 		"panic at opsfused.go:55:54: integer divide by zero",
@@ -521,7 +533,7 @@ var qkvPrepBF16Kernel = kernQkvPrepBF16Launcher{kern.NewLauncher(kern.KernelSpec
 		"opsfused.go:116:19",
 		"opsfused.go:120:6",
 	},
-	SourceHash: "e3a83074ef78abb8", Source: []string{"kernels.go:type bf16w", "opsfused.go:const qkvPairs", "opsfused.go:const twoPiHi", "opsfused.go:const twoPiLo", "opsfused.go:qkvPrep", "opsfused.go:qkvPrepBF16", "opsfused.go:ropeSinCos", "opskernels.go:bf16w.store", "opskernels.go:type scodec"},
+	SourceHash: "ae140fec7aa5754c", Source: []string{"kernels.go:type bf16w", "opsfused.go:const qkvPairs", "opsfused.go:const twoPiHi", "opsfused.go:const twoPiLo", "opsfused.go:qkvPrep", "opsfused.go:qkvPrepBF16", "opsfused.go:ropeSinCos", "opskernels.go:bf16w.store", "opskernels.go:type scodec"},
 	Native: func(t gpu.Thread, a []any) {
 		qkvPrepBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].([]float32), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(bool), a[14].(float32), a[15].(float64))
 	},
@@ -558,6 +570,7 @@ var qkvPrepF16Kernel = kernQkvPrepF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:  gpu.Dim3{X: 128, Y: 1, Z: 1},
 	Bounds: true,
+	PDL:    true,
 	Sites: []string{
 		"panic at opsfused.go:55:24: integer divide by zero",
 		"panic at opsfused.go:55:54: integer divide by zero",
@@ -613,7 +626,7 @@ var qkvPrepF16Kernel = kernQkvPrepF16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"opsfused.go:116:19",
 		"opsfused.go:120:6",
 	},
-	SourceHash: "8999b5517166b1e1", Source: []string{"kernels.go:type f16w", "opsfused.go:const qkvPairs", "opsfused.go:const twoPiHi", "opsfused.go:const twoPiLo", "opsfused.go:qkvPrep", "opsfused.go:qkvPrepF16", "opsfused.go:ropeSinCos", "opskernels.go:f16w.store", "opskernels.go:type scodec"},
+	SourceHash: "0616e8ce4ad26216", Source: []string{"kernels.go:type f16w", "opsfused.go:const qkvPairs", "opsfused.go:const twoPiHi", "opsfused.go:const twoPiLo", "opsfused.go:qkvPrep", "opsfused.go:qkvPrepF16", "opsfused.go:ropeSinCos", "opskernels.go:f16w.store", "opskernels.go:type scodec"},
 	Native: func(t gpu.Thread, a []any) {
 		qkvPrepF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].([]float32), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(bool), a[14].(float32), a[15].(float64))
 	},
@@ -640,6 +653,7 @@ var rmsNormCastBF16Kernel = kernRmsNormCastBF16Launcher{kern.NewLauncher(kern.Ke
 	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
 	SharedBytes: 256,
 	Bounds:      true,
+	PDL:         true,
 	Sites: []string{
 		"opsfused.go:169:20",
 		"opsfused.go:169:31",
@@ -694,7 +708,7 @@ var rmsNormCastBF16Kernel = kernRmsNormCastBF16Launcher{kern.NewLauncher(kern.Ke
 		"opsfused.go:193:42",
 		"opsfused.go:193:6",
 	},
-	SourceHash: "c5c96df17338bdd5", Source: []string{"kernels.go:type bf16w", "opsfused.go:const normRegs", "opsfused.go:const normThreads", "opsfused.go:rmsNormCast", "opsfused.go:rmsNormCastBF16", "opskernels.go:bf16w.store", "opskernels.go:type scodec"},
+	SourceHash: "44293616495a2d26", Source: []string{"kernels.go:type bf16w", "opsfused.go:const normRegs", "opsfused.go:const normThreads", "opsfused.go:rmsNormCast", "opsfused.go:rmsNormCastBF16", "opskernels.go:bf16w.store", "opskernels.go:type scodec"},
 	Native: func(t gpu.Thread, a []any) {
 		rmsNormCastBF16(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(float32))
 	},
@@ -721,6 +735,7 @@ var rmsNormCastF16Kernel = kernRmsNormCastF16Launcher{kern.NewLauncher(kern.Kern
 	Block:       gpu.Dim3{X: 256, Y: 1, Z: 1},
 	SharedBytes: 256,
 	Bounds:      true,
+	PDL:         true,
 	Sites: []string{
 		"opsfused.go:169:20",
 		"opsfused.go:169:31",
@@ -775,7 +790,7 @@ var rmsNormCastF16Kernel = kernRmsNormCastF16Launcher{kern.NewLauncher(kern.Kern
 		"opsfused.go:193:42",
 		"opsfused.go:193:6",
 	},
-	SourceHash: "af8678bdc5b2cd88", Source: []string{"kernels.go:type f16w", "opsfused.go:const normRegs", "opsfused.go:const normThreads", "opsfused.go:rmsNormCast", "opsfused.go:rmsNormCastF16", "opskernels.go:f16w.store", "opskernels.go:type scodec"},
+	SourceHash: "2eaecbae9e5783fb", Source: []string{"kernels.go:type f16w", "opsfused.go:const normRegs", "opsfused.go:const normThreads", "opsfused.go:rmsNormCast", "opsfused.go:rmsNormCastF16", "opskernels.go:f16w.store", "opskernels.go:type scodec"},
 	Native: func(t gpu.Thread, a []any) {
 		rmsNormCastF16(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(float32))
 	},
@@ -800,12 +815,13 @@ var padCastBF16Kernel = kernPadCastBF16Launcher{kern.NewLauncher(kern.KernelSpec
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
+	PDL:    true,
 	Sites: []string{
 		"panic at opskernels.go:50:11: integer divide by zero",
 		"panic at opskernels.go:53:10: integer divide by zero",
 		"opskernels.go:53:8",
 	},
-	SourceHash: "cb18614536c0d59c", Source: []string{"kernels.go:type bf16w", "opskernels.go:bf16w.store", "opskernels.go:padCast", "opskernels.go:padCastBF16", "opskernels.go:type scodec"},
+	SourceHash: "9a2bf4dc74a1b914", Source: []string{"kernels.go:type bf16w", "opskernels.go:bf16w.store", "opskernels.go:padCast", "opskernels.go:padCastBF16", "opskernels.go:type scodec"},
 	Native: func(t gpu.Thread, a []any) {
 		padCastBF16(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].(int), a[3].(int))
 	},
@@ -830,12 +846,13 @@ var padCastF16Kernel = kernPadCastF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
+	PDL:    true,
 	Sites: []string{
 		"panic at opskernels.go:50:11: integer divide by zero",
 		"panic at opskernels.go:53:10: integer divide by zero",
 		"opskernels.go:53:8",
 	},
-	SourceHash: "7eacde19d49860e2", Source: []string{"kernels.go:type f16w", "opskernels.go:f16w.store", "opskernels.go:padCast", "opskernels.go:padCastF16", "opskernels.go:type scodec"},
+	SourceHash: "5c25e1ad2d1cb877", Source: []string{"kernels.go:type f16w", "opskernels.go:f16w.store", "opskernels.go:padCast", "opskernels.go:padCastF16", "opskernels.go:type scodec"},
 	Native: func(t gpu.Thread, a []any) {
 		padCastF16(t, a[0].([]gpu.Half), a[1].([]float32), a[2].(int), a[3].(int))
 	},
@@ -860,12 +877,13 @@ var unpadBF16Kernel = kernUnpadBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
+	PDL:    true,
 	Sites: []string{
 		"panic at opskernels.go:67:15: integer divide by zero",
 		"panic at opskernels.go:67:22: integer divide by zero",
 		"opskernels.go:67:13",
 	},
-	SourceHash: "8b6ed6fed6dc2082", Source: []string{"opskernels.go:unpad", "opskernels.go:unpadBF16"},
+	SourceHash: "9ec0471280f524ba", Source: []string{"opskernels.go:unpad", "opskernels.go:unpadBF16"},
 	Native: func(t gpu.Thread, a []any) {
 		unpadBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].(int), a[3].(int))
 	},
@@ -890,12 +908,13 @@ var unpadF16Kernel = kernUnpadF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
+	PDL:    true,
 	Sites: []string{
 		"panic at opskernels.go:67:15: integer divide by zero",
 		"panic at opskernels.go:67:22: integer divide by zero",
 		"opskernels.go:67:13",
 	},
-	SourceHash: "ce9f5b32b4b09687", Source: []string{"opskernels.go:unpad", "opskernels.go:unpadF16"},
+	SourceHash: "ddef228d334ba529", Source: []string{"opskernels.go:unpad", "opskernels.go:unpadF16"},
 	Native: func(t gpu.Thread, a []any) { unpadF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].(int), a[3].(int)) },
 })}
 
@@ -920,6 +939,7 @@ var splitQKVKernel = kernSplitQKVLauncher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
+	PDL:    true,
 	Sites: []string{
 		"panic at opskernels.go:78:11: integer divide by zero",
 		"panic at opskernels.go:78:16: integer divide by zero",
@@ -927,7 +947,7 @@ var splitQKVKernel = kernSplitQKVLauncher{kern.NewLauncher(kern.KernelSpec{
 		"opskernels.go:83:4",
 		"opskernels.go:85:4",
 	},
-	SourceHash: "9c8ff1650589ef6a", Source: []string{"opskernels.go:splitQKV"},
+	SourceHash: "d64c6fb246b05e03", Source: []string{"opskernels.go:splitQKV"},
 	Native: func(t gpu.Thread, a []any) {
 		splitQKV(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]float32), a[4].(int), a[5].(int))
 	},
@@ -953,6 +973,7 @@ var gatherKVBF16Kernel = kernGatherKVBF16Launcher{kern.NewLauncher(kern.KernelSp
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
+	PDL:    true,
 	Sites: []string{
 		"panic at opskernels.go:102:29: integer divide by zero",
 		"opskernels.go:102:27",
@@ -960,7 +981,7 @@ var gatherKVBF16Kernel = kernGatherKVBF16Launcher{kern.NewLauncher(kern.KernelSp
 		"opskernels.go:102:17",
 		"opskernels.go:102:6",
 	},
-	SourceHash: "4c1b744b7d73e561", Source: []string{"opskernels.go:gatherKV", "opskernels.go:gatherKVBF16"},
+	SourceHash: "f52883103e95bdb5", Source: []string{"opskernels.go:gatherKV", "opskernels.go:gatherKVBF16"},
 	Native: func(t gpu.Thread, a []any) {
 		gatherKVBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]int32), a[3].(int), a[4].(int))
 	},
@@ -986,6 +1007,7 @@ var gatherKVF16Kernel = kernGatherKVF16Launcher{kern.NewLauncher(kern.KernelSpec
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
+	PDL:    true,
 	Sites: []string{
 		"panic at opskernels.go:102:29: integer divide by zero",
 		"opskernels.go:102:27",
@@ -993,7 +1015,7 @@ var gatherKVF16Kernel = kernGatherKVF16Launcher{kern.NewLauncher(kern.KernelSpec
 		"opskernels.go:102:17",
 		"opskernels.go:102:6",
 	},
-	SourceHash: "bbf6950a3d9936e0", Source: []string{"opskernels.go:gatherKV", "opskernels.go:gatherKVF16"},
+	SourceHash: "45b7e24f567772ea", Source: []string{"opskernels.go:gatherKV", "opskernels.go:gatherKVF16"},
 	Native: func(t gpu.Thread, a []any) {
 		gatherKVF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]int32), a[3].(int), a[4].(int))
 	},
@@ -1017,12 +1039,13 @@ var splitHiLoBF16Kernel = kernSplitHiLoBF16Launcher{kern.NewLauncher(kern.Kernel
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
+	PDL:    true,
 	Sites: []string{
 		"opskernels.go:160:9",
 		"opskernels.go:161:6",
 		"opskernels.go:162:6",
 	},
-	SourceHash: "71a3dd68a2074898", Source: []string{"kernels.go:bf16w.load", "kernels.go:type bf16w", "opskernels.go:bf16w.store", "opskernels.go:splitHiLo", "opskernels.go:splitHiLoBF16", "opskernels.go:type hcodec"},
+	SourceHash: "9b32526c63d6b64f", Source: []string{"kernels.go:bf16w.load", "kernels.go:type bf16w", "opskernels.go:bf16w.store", "opskernels.go:splitHiLo", "opskernels.go:splitHiLoBF16", "opskernels.go:type hcodec"},
 	Native: func(t gpu.Thread, a []any) { splitHiLoBF16(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].(int)) },
 })}
 
@@ -1044,12 +1067,13 @@ var splitHiLoF16Kernel = kernSplitHiLoF16Launcher{kern.NewLauncher(kern.KernelSp
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
+	PDL:    true,
 	Sites: []string{
 		"opskernels.go:160:9",
 		"opskernels.go:161:6",
 		"opskernels.go:162:6",
 	},
-	SourceHash: "dca6b14c23effd5e", Source: []string{"kernels.go:f16w.load", "kernels.go:type f16w", "opskernels.go:f16w.store", "opskernels.go:splitHiLo", "opskernels.go:splitHiLoF16", "opskernels.go:type hcodec"},
+	SourceHash: "ede7dcb7a8181d7d", Source: []string{"kernels.go:f16w.load", "kernels.go:type f16w", "opskernels.go:f16w.store", "opskernels.go:splitHiLo", "opskernels.go:splitHiLoF16", "opskernels.go:type hcodec"},
 	Native: func(t gpu.Thread, a []any) { splitHiLoF16(t, a[0].([]gpu.Half), a[1].([]float32), a[2].(int)) },
 })}
 
@@ -1071,12 +1095,13 @@ var addHalvesKernel = kernAddHalvesLauncher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
+	PDL:    true,
 	Sites: []string{
 		"opskernels.go:173:13",
 		"opskernels.go:173:20",
 		"opskernels.go:173:6",
 	},
-	SourceHash: "6b0612e601adca29", Source: []string{"opskernels.go:addHalves"},
+	SourceHash: "71ee2b0fd47e01bd", Source: []string{"opskernels.go:addHalves"},
 	Native: func(t gpu.Thread, a []any) { addHalves(t, a[0].([]float32), a[1].([]float32), a[2].(int)) },
 })}
 

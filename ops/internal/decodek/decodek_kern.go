@@ -39,12 +39,13 @@ var PagedF16D64Kernel = kernPagedF16D64Launcher{kern.NewLauncher(kern.KernelSpec
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
 	SharedBytes: 31072,
 	Bounds:      false,
+	PDL:         true,
 	Sites: []string{
 		"panic at paged.go:105:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
 		"panic at paged.go:108:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:123:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "3dd7dee15eac5b9c", Source: []string{"paged.go:PagedF16D64", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:f16m.load", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "ec7e584efe13872f", Source: []string{"paged.go:PagedF16D64", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:f16m.load", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -81,12 +82,13 @@ var PagedF16D128Kernel = kernPagedF16D128Launcher{kern.NewLauncher(kern.KernelSp
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
 	SharedBytes: 31072,
 	Bounds:      false,
+	PDL:         true,
 	Sites: []string{
 		"panic at paged.go:105:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
 		"panic at paged.go:108:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:123:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "f4658d9f36f30ac1", Source: []string{"paged.go:PagedF16D128", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:f16m.load", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "c5b362521d1a4f97", Source: []string{"paged.go:PagedF16D128", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:f16m.load", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -123,12 +125,13 @@ var PagedF16D256Kernel = kernPagedF16D256Launcher{kern.NewLauncher(kern.KernelSp
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
 	SharedBytes: 43360,
 	Bounds:      false,
+	PDL:         true,
 	Sites: []string{
 		"panic at paged.go:105:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
 		"panic at paged.go:108:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:123:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "07223a66c60d4e00", Source: []string{"paged.go:PagedF16D256", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:f16m.load", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "e8b243f3bee1aec8", Source: []string{"paged.go:PagedF16D256", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:f16m.load", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedF16D256(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -165,12 +168,13 @@ var PagedBF16D64Kernel = kernPagedBF16D64Launcher{kern.NewLauncher(kern.KernelSp
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
 	SharedBytes: 31072,
 	Bounds:      false,
+	PDL:         true,
 	Sites: []string{
 		"panic at paged.go:105:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
 		"panic at paged.go:108:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:123:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "7ce3c6bafe2001f4", Source: []string{"paged.go:PagedBF16D64", "paged.go:bf16m.load", "paged.go:bf16m.store", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "fb2f014da398e3b1", Source: []string{"paged.go:PagedBF16D64", "paged.go:bf16m.load", "paged.go:bf16m.store", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -207,12 +211,13 @@ var PagedBF16D128Kernel = kernPagedBF16D128Launcher{kern.NewLauncher(kern.Kernel
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
 	SharedBytes: 31072,
 	Bounds:      false,
+	PDL:         true,
 	Sites: []string{
 		"panic at paged.go:105:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
 		"panic at paged.go:108:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:123:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "8a1f8329d6db558c", Source: []string{"paged.go:PagedBF16D128", "paged.go:bf16m.load", "paged.go:bf16m.store", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "bb92a50eb6a629e0", Source: []string{"paged.go:PagedBF16D128", "paged.go:bf16m.load", "paged.go:bf16m.store", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -249,12 +254,13 @@ var PagedBF16D256Kernel = kernPagedBF16D256Launcher{kern.NewLauncher(kern.Kernel
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
 	SharedBytes: 43360,
 	Bounds:      false,
+	PDL:         true,
 	Sites: []string{
 		"panic at paged.go:105:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
 		"panic at paged.go:108:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:123:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "bc120df9d256f137", Source: []string{"paged.go:PagedBF16D256", "paged.go:bf16m.load", "paged.go:bf16m.store", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "917ae578f06f4c67", Source: []string{"paged.go:PagedBF16D256", "paged.go:bf16m.load", "paged.go:bf16m.store", "paged.go:const PagedChunk", "paged.go:const PagedGroup", "paged.go:const pagedWarps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedBF16D256(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
 	},
@@ -283,7 +289,8 @@ var PagedReduceF16Kernel = kernPagedReduceF16Launcher{kern.NewLauncher(kern.Kern
 	},
 	Block:      gpu.Dim3{X: 128, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "342e14cfe9c98c46", Source: []string{"paged.go:PagedReduceF16", "paged.go:const reduceBatch", "paged.go:f16m.store", "paged.go:negInf", "paged.go:pagedReduce", "paged.go:reduceDim", "paged.go:type codec", "paged.go:type f16m"},
+	PDL:        true,
+	SourceHash: "669e5f5ff80f0957", Source: []string{"paged.go:PagedReduceF16", "paged.go:const reduceBatch", "paged.go:f16m.store", "paged.go:negInf", "paged.go:pagedReduce", "paged.go:reduceDim", "paged.go:type codec", "paged.go:type f16m"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedReduceF16(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int), a[7].(int))
 	},
@@ -312,7 +319,8 @@ var PagedReduceBF16Kernel = kernPagedReduceBF16Launcher{kern.NewLauncher(kern.Ke
 	},
 	Block:      gpu.Dim3{X: 128, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "4030860157ff92d1", Source: []string{"paged.go:PagedReduceBF16", "paged.go:bf16m.store", "paged.go:const reduceBatch", "paged.go:negInf", "paged.go:pagedReduce", "paged.go:reduceDim", "paged.go:type bf16m", "paged.go:type codec"},
+	PDL:        true,
+	SourceHash: "4d45202b3cc54855", Source: []string{"paged.go:PagedReduceBF16", "paged.go:bf16m.store", "paged.go:const reduceBatch", "paged.go:negInf", "paged.go:pagedReduce", "paged.go:reduceDim", "paged.go:type bf16m", "paged.go:type codec"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedReduceBF16(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int), a[7].(int))
 	},

@@ -17,42 +17,42 @@ const (
 	pagedWarps = 4
 )
 
-//kern:kernel block=128 nobounds
+//kern:kernel block=128 nobounds pdl
 func PagedF16D64(t gpu.Thread, out []gpu.Half, po, pml []float32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
 	qs := gpu.Shared[float32](t, PagedGroup*128)
 	red := gpu.Shared[float32](t, pagedWarps*PagedGroup*128+2048)
 	paged(f16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, qs, red)
 }
 
-//kern:kernel block=128 nobounds
+//kern:kernel block=128 nobounds pdl
 func PagedF16D128(t gpu.Thread, out []gpu.Half, po, pml []float32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
 	qs := gpu.Shared[float32](t, PagedGroup*128)
 	red := gpu.Shared[float32](t, pagedWarps*PagedGroup*128+2048)
 	paged(f16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, qs, red)
 }
 
-//kern:kernel block=128 nobounds
+//kern:kernel block=128 nobounds pdl
 func PagedF16D256(t gpu.Thread, out []gpu.Half, po, pml []float32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
 	qs := gpu.Shared[float32](t, PagedGroup*256)
 	red := gpu.Shared[float32](t, pagedWarps*PagedGroup*256)
 	paged(f16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 256, qs, red)
 }
 
-//kern:kernel block=128 nobounds
+//kern:kernel block=128 nobounds pdl
 func PagedBF16D64(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
 	qs := gpu.Shared[float32](t, PagedGroup*128)
 	red := gpu.Shared[float32](t, pagedWarps*PagedGroup*128+2048)
 	paged(bf16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, qs, red)
 }
 
-//kern:kernel block=128 nobounds
+//kern:kernel block=128 nobounds pdl
 func PagedBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
 	qs := gpu.Shared[float32](t, PagedGroup*128)
 	red := gpu.Shared[float32](t, pagedWarps*PagedGroup*128+2048)
 	paged(bf16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, qs, red)
 }
 
-//kern:kernel block=128 nobounds
+//kern:kernel block=128 nobounds pdl
 func PagedBF16D256(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
 	qs := gpu.Shared[float32](t, PagedGroup*256)
 	red := gpu.Shared[float32](t, pagedWarps*PagedGroup*256)
@@ -295,12 +295,12 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 	}
 }
 
-//kern:kernel block=128 nobounds
+//kern:kernel block=128 nobounds pdl
 func PagedReduceF16(t gpu.Thread, out []gpu.Half, po, pml []float32, seqLens []int32, heads, hd, nsplit, partition int) {
 	pagedReduce(f16m{}, t, out, po, pml, seqLens, heads, hd, nsplit, partition)
 }
 
-//kern:kernel block=128 nobounds
+//kern:kernel block=128 nobounds pdl
 func PagedReduceBF16(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, seqLens []int32, heads, hd, nsplit, partition int) {
 	pagedReduce(bf16m{}, t, out, po, pml, seqLens, heads, hd, nsplit, partition)
 }

@@ -24,49 +24,49 @@ const (
 	redRows = 128 + 128/4
 )
 
-//kern:kernel block=128 nobounds
+//kern:kernel block=128 nobounds pdl
 func PagedF16D64(t gpu.Thread, out []gpu.Half, po, pml []float32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
 	paged(f16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, false, red)
 }
 
-//kern:kernel block=128 nobounds
+//kern:kernel block=128 nobounds pdl
 func PagedAheadF16D64(t gpu.Thread, out []gpu.Half, po, pml []float32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
 	paged(f16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, true, red)
 }
 
-//kern:kernel block=128 nobounds
+//kern:kernel block=128 nobounds pdl
 func PagedF16D128(t gpu.Thread, out []gpu.Half, po, pml []float32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
 	paged(f16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, false, red)
 }
 
-//kern:kernel block=128 nobounds
+//kern:kernel block=128 nobounds pdl
 func PagedAheadF16D128(t gpu.Thread, out []gpu.Half, po, pml []float32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
 	paged(f16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, true, red)
 }
 
-//kern:kernel block=128 nobounds
+//kern:kernel block=128 nobounds pdl
 func PagedBF16D64(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
 	paged(bf16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, false, red)
 }
 
-//kern:kernel block=128 nobounds
+//kern:kernel block=128 nobounds pdl
 func PagedAheadBF16D64(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
 	paged(bf16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, true, red)
 }
 
-//kern:kernel block=128 nobounds
+//kern:kernel block=128 nobounds pdl
 func PagedBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
 	paged(bf16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, false, red)
 }
 
-//kern:kernel block=128 nobounds
+//kern:kernel block=128 nobounds pdl
 func PagedAheadBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
 	paged(bf16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, true, red)

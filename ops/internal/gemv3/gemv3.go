@@ -55,22 +55,22 @@ import (
 
 //go:generate go run -tags kerngen github.com/gokern/kern/cmd/kern gen
 
-//kern:kernel block=256 nobounds
+//kern:kernel block=256 nobounds pdl
 func gemv3F16F32(t gpu.Thread, out []float32, x, w []gpu.Half, bias, res, part []float32, cnt []uint32, m, n, k, act, splits int) {
 	gemv3(f16g{}, f32c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, m > 8)
 }
 
-//kern:kernel block=256 nobounds
+//kern:kernel block=256 nobounds pdl
 func gemv3F16F16(t gpu.Thread, out []gpu.Half, x, w []gpu.Half, bias, res []gpu.Half, part []float32, cnt []uint32, m, n, k, act, splits int) {
 	gemv3(f16g{}, f16c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, m > 8)
 }
 
-//kern:kernel block=256 nobounds
+//kern:kernel block=256 nobounds pdl
 func gemv3BF16F32(t gpu.Thread, out []float32, x, w []gpu.BFloat16, bias, res, part []float32, cnt []uint32, m, n, k, act, splits int) {
 	gemv3(bf16g{}, f32c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, m > 8)
 }
 
-//kern:kernel block=256 nobounds
+//kern:kernel block=256 nobounds pdl
 func gemv3BF16BF16(t gpu.Thread, out []gpu.BFloat16, x, w []gpu.BFloat16, bias, res []gpu.BFloat16, part []float32, cnt []uint32, m, n, k, act, splits int) {
 	gemv3(bf16g{}, bf16c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, m > 8)
 }
@@ -78,22 +78,22 @@ func gemv3BF16BF16(t gpu.Thread, out []gpu.BFloat16, x, w []gpu.BFloat16, bias, 
 // The narrow kernels take M ≤ 8 only (no second tile of x), at three
 // blocks per SM as v2's.
 
-//kern:kernel block=256 minblocks=3 nobounds
+//kern:kernel block=256 minblocks=3 nobounds pdl
 func gemv3NarrowF16F32(t gpu.Thread, out []float32, x, w []gpu.Half, bias, res, part []float32, cnt []uint32, m, n, k, act, splits int) {
 	gemv3(f16g{}, f32c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, false)
 }
 
-//kern:kernel block=256 minblocks=3 nobounds
+//kern:kernel block=256 minblocks=3 nobounds pdl
 func gemv3NarrowF16F16(t gpu.Thread, out []gpu.Half, x, w []gpu.Half, bias, res []gpu.Half, part []float32, cnt []uint32, m, n, k, act, splits int) {
 	gemv3(f16g{}, f16c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, false)
 }
 
-//kern:kernel block=256 minblocks=3 nobounds
+//kern:kernel block=256 minblocks=3 nobounds pdl
 func gemv3NarrowBF16F32(t gpu.Thread, out []float32, x, w []gpu.BFloat16, bias, res, part []float32, cnt []uint32, m, n, k, act, splits int) {
 	gemv3(bf16g{}, f32c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, false)
 }
 
-//kern:kernel block=256 minblocks=3 nobounds
+//kern:kernel block=256 minblocks=3 nobounds pdl
 func gemv3NarrowBF16BF16(t gpu.Thread, out []gpu.BFloat16, x, w []gpu.BFloat16, bias, res []gpu.BFloat16, part []float32, cnt []uint32, m, n, k, act, splits int) {
 	gemv3(bf16g{}, bf16c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, false)
 }

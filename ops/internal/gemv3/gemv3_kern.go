@@ -35,7 +35,8 @@ var gemv3F16F32Kernel = kernGemv3F16F32Launcher{kern.NewLauncher(kern.KernelSpec
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "5c3936728057a50c", Source: []string{"codec.go:f16g.mma", "codec.go:f16g.pack", "codec.go:f32c.load", "codec.go:f32c.store", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type codec", "codec.go:type f16g", "codec.go:type f32c", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3F16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	PDL:        true,
+	SourceHash: "5e10a31e57c8ed12", Source: []string{"codec.go:f16g.mma", "codec.go:f16g.pack", "codec.go:f32c.load", "codec.go:f32c.store", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type codec", "codec.go:type f16g", "codec.go:type f32c", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3F16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3F16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -68,7 +69,8 @@ var gemv3F16F16Kernel = kernGemv3F16F16Launcher{kern.NewLauncher(kern.KernelSpec
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "6766d037497ad8e4", Source: []string{"codec.go:f16c.load", "codec.go:f16c.store", "codec.go:f16g.mma", "codec.go:f16g.pack", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type codec", "codec.go:type f16c", "codec.go:type f16g", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3F16F16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	PDL:        true,
+	SourceHash: "ef5278b51d636595", Source: []string{"codec.go:f16c.load", "codec.go:f16c.store", "codec.go:f16g.mma", "codec.go:f16g.pack", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type codec", "codec.go:type f16c", "codec.go:type f16g", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3F16F16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3F16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -101,7 +103,8 @@ var gemv3BF16F32Kernel = kernGemv3BF16F32Launcher{kern.NewLauncher(kern.KernelSp
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "d65b6c42f9a10fcc", Source: []string{"codec.go:bf16g.mma", "codec.go:bf16g.pack", "codec.go:f32c.load", "codec.go:f32c.store", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type bf16g", "codec.go:type codec", "codec.go:type f32c", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3BF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	PDL:        true,
+	SourceHash: "258574063f4faffd", Source: []string{"codec.go:bf16g.mma", "codec.go:bf16g.pack", "codec.go:f32c.load", "codec.go:f32c.store", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type bf16g", "codec.go:type codec", "codec.go:type f32c", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3BF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3BF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -134,7 +137,8 @@ var gemv3BF16BF16Kernel = kernGemv3BF16BF16Launcher{kern.NewLauncher(kern.Kernel
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "caef0b86fdf33178", Source: []string{"codec.go:bf16c.load", "codec.go:bf16c.store", "codec.go:bf16g.mma", "codec.go:bf16g.pack", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type bf16c", "codec.go:type bf16g", "codec.go:type codec", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3BF16BF16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	PDL:        true,
+	SourceHash: "1daf9082acb68862", Source: []string{"codec.go:bf16c.load", "codec.go:bf16c.store", "codec.go:bf16g.mma", "codec.go:bf16g.pack", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type bf16c", "codec.go:type bf16g", "codec.go:type codec", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3BF16BF16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3BF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -167,7 +171,8 @@ var gemv3NarrowF16F32Kernel = kernGemv3NarrowF16F32Launcher{kern.NewLauncher(ker
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "6af1e00647c56f9c", Source: []string{"codec.go:f16g.mma", "codec.go:f16g.pack", "codec.go:f32c.load", "codec.go:f32c.store", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type codec", "codec.go:type f16g", "codec.go:type f32c", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3NarrowF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	PDL:        true,
+	SourceHash: "0eb28522941a9b50", Source: []string{"codec.go:f16g.mma", "codec.go:f16g.pack", "codec.go:f32c.load", "codec.go:f32c.store", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type codec", "codec.go:type f16g", "codec.go:type f32c", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3NarrowF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3NarrowF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -200,7 +205,8 @@ var gemv3NarrowF16F16Kernel = kernGemv3NarrowF16F16Launcher{kern.NewLauncher(ker
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "6fa9292b2a1e3236", Source: []string{"codec.go:f16c.load", "codec.go:f16c.store", "codec.go:f16g.mma", "codec.go:f16g.pack", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type codec", "codec.go:type f16c", "codec.go:type f16g", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3NarrowF16F16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	PDL:        true,
+	SourceHash: "b2d5f7d75d8f25ba", Source: []string{"codec.go:f16c.load", "codec.go:f16c.store", "codec.go:f16g.mma", "codec.go:f16g.pack", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type codec", "codec.go:type f16c", "codec.go:type f16g", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3NarrowF16F16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3NarrowF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -233,7 +239,8 @@ var gemv3NarrowBF16F32Kernel = kernGemv3NarrowBF16F32Launcher{kern.NewLauncher(k
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "3f46b184a14d23cd", Source: []string{"codec.go:bf16g.mma", "codec.go:bf16g.pack", "codec.go:f32c.load", "codec.go:f32c.store", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type bf16g", "codec.go:type codec", "codec.go:type f32c", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3NarrowBF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	PDL:        true,
+	SourceHash: "1537be2eb0d79cb4", Source: []string{"codec.go:bf16g.mma", "codec.go:bf16g.pack", "codec.go:f32c.load", "codec.go:f32c.store", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type bf16g", "codec.go:type codec", "codec.go:type f32c", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3NarrowBF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3NarrowBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -266,7 +273,8 @@ var gemv3NarrowBF16BF16Kernel = kernGemv3NarrowBF16BF16Launcher{kern.NewLauncher
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "ea73f227f013bcb8", Source: []string{"codec.go:bf16c.load", "codec.go:bf16c.store", "codec.go:bf16g.mma", "codec.go:bf16g.pack", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type bf16c", "codec.go:type bf16g", "codec.go:type codec", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3NarrowBF16BF16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	PDL:        true,
+	SourceHash: "b328828b9e91e4ac", Source: []string{"codec.go:bf16c.load", "codec.go:bf16c.store", "codec.go:bf16g.mma", "codec.go:bf16g.pack", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type bf16c", "codec.go:type bf16g", "codec.go:type codec", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3NarrowBF16BF16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3NarrowBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},

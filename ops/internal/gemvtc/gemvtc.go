@@ -78,24 +78,24 @@ const (
 
 //go:generate go run -tags kerngen github.com/gokern/kern/cmd/kern gen
 
-//kern:kernel block=256 nobounds
-func gemvtcF16F32(t gpu.Thread, out []float32, x, w []gpu.Half, bias, res []float32, m, n, k, act int) {
-	gemvtc(f16g{}, f32c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, m > 8)
+//kern:kernel block=256 nobounds pdl
+func gemvtcF16F32(t gpu.Thread, out []float32, x, w []gpu.Half, bias, res []float32, m, n, k, act int, early bool) {
+	gemvtc(f16g{}, f32c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, m > 8)
 }
 
-//kern:kernel block=256 nobounds
-func gemvtcF16F16(t gpu.Thread, out []gpu.Half, x, w []gpu.Half, bias, res []gpu.Half, m, n, k, act int) {
-	gemvtc(f16g{}, f16c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, m > 8)
+//kern:kernel block=256 nobounds pdl
+func gemvtcF16F16(t gpu.Thread, out []gpu.Half, x, w []gpu.Half, bias, res []gpu.Half, m, n, k, act int, early bool) {
+	gemvtc(f16g{}, f16c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, m > 8)
 }
 
-//kern:kernel block=256 nobounds
-func gemvtcBF16F32(t gpu.Thread, out []float32, x, w []gpu.BFloat16, bias, res []float32, m, n, k, act int) {
-	gemvtc(bf16g{}, f32c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, m > 8)
+//kern:kernel block=256 nobounds pdl
+func gemvtcBF16F32(t gpu.Thread, out []float32, x, w []gpu.BFloat16, bias, res []float32, m, n, k, act int, early bool) {
+	gemvtc(bf16g{}, f32c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, m > 8)
 }
 
-//kern:kernel block=256 nobounds
-func gemvtcBF16BF16(t gpu.Thread, out []gpu.BFloat16, x, w []gpu.BFloat16, bias, res []gpu.BFloat16, m, n, k, act int) {
-	gemvtc(bf16g{}, bf16c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, m > 8)
+//kern:kernel block=256 nobounds pdl
+func gemvtcBF16BF16(t gpu.Thread, out []gpu.BFloat16, x, w []gpu.BFloat16, bias, res []gpu.BFloat16, m, n, k, act int, early bool) {
+	gemvtc(bf16g{}, bf16c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, m > 8)
 }
 
 // The narrow kernels take M ≤ 8 only: without the second tile of x
@@ -105,24 +105,24 @@ func gemvtcBF16BF16(t gpu.Thread, out []gpu.BFloat16, x, w []gpu.BFloat16, bias,
 // weights in flight, and Qwen3-4B's 384 blocks of its q/k/v projection
 // run in one wave of an H100 instead of 1.5.
 
-//kern:kernel block=256 minblocks=3 nobounds
-func gemvtcNarrowF16F32(t gpu.Thread, out []float32, x, w []gpu.Half, bias, res []float32, m, n, k, act int) {
-	gemvtc(f16g{}, f32c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, false)
+//kern:kernel block=256 minblocks=3 nobounds pdl
+func gemvtcNarrowF16F32(t gpu.Thread, out []float32, x, w []gpu.Half, bias, res []float32, m, n, k, act int, early bool) {
+	gemvtc(f16g{}, f32c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, false)
 }
 
-//kern:kernel block=256 minblocks=3 nobounds
-func gemvtcNarrowF16F16(t gpu.Thread, out []gpu.Half, x, w []gpu.Half, bias, res []gpu.Half, m, n, k, act int) {
-	gemvtc(f16g{}, f16c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, false)
+//kern:kernel block=256 minblocks=3 nobounds pdl
+func gemvtcNarrowF16F16(t gpu.Thread, out []gpu.Half, x, w []gpu.Half, bias, res []gpu.Half, m, n, k, act int, early bool) {
+	gemvtc(f16g{}, f16c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, false)
 }
 
-//kern:kernel block=256 minblocks=3 nobounds
-func gemvtcNarrowBF16F32(t gpu.Thread, out []float32, x, w []gpu.BFloat16, bias, res []float32, m, n, k, act int) {
-	gemvtc(bf16g{}, f32c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, false)
+//kern:kernel block=256 minblocks=3 nobounds pdl
+func gemvtcNarrowBF16F32(t gpu.Thread, out []float32, x, w []gpu.BFloat16, bias, res []float32, m, n, k, act int, early bool) {
+	gemvtc(bf16g{}, f32c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, false)
 }
 
-//kern:kernel block=256 minblocks=3 nobounds
-func gemvtcNarrowBF16BF16(t gpu.Thread, out []gpu.BFloat16, x, w []gpu.BFloat16, bias, res []gpu.BFloat16, m, n, k, act int) {
-	gemvtc(bf16g{}, bf16c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, false)
+//kern:kernel block=256 minblocks=3 nobounds pdl
+func gemvtcNarrowBF16BF16(t gpu.Thread, out []gpu.BFloat16, x, w []gpu.BFloat16, bias, res []gpu.BFloat16, m, n, k, act int, early bool) {
+	gemvtc(bf16g{}, bf16c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, false)
 }
 
 // Kernels are v2's kernels, indexed [input: f16, bf16][output: f32, the
@@ -139,7 +139,7 @@ var (
 )
 
 func gemvtc[A gpu.Elem, O any, CA tcCodec[A], CO codec[O]](ca CA, co CO, t gpu.Thread, red []float32,
-	out []O, x, w []A, bias, res []O, m, n, k, act int, two bool) {
+	out []O, x, w []A, bias, res []O, m, n, k, act int, early, two bool) {
 	n0 := t.BlockIdx().X * Rows
 	r0 := t.BlockIdx().Y * MaxM // the block's rows of x: r0 … r0+15
 	l, wp := t.Lane(), t.Warp()
@@ -156,19 +156,35 @@ func gemvtc[A gpu.Elem, O any, CA tcCodec[A], CO codec[O]](ca CA, co CO, t gpu.T
 	full := k32 >> 5 // chunks wholly inside K
 	var acc0, acc1 [4]float32
 	c := int32(wp)
+	// W runs one iteration ahead of x: an iteration's W chunks are loaded
+	// before its x chunks, at the end of the iteration before. The first
+	// iteration's W is loaded before the wait for the kernels before this
+	// one (programmatic dependent launch, gpu/pdl.go) when the caller
+	// says no such kernel writes W (early): at K ≤ 1024 that is all of
+	// the block's weights, streamed while the kernel before finishes.
+	// x, bias and res are read only after the wait.
+	var fa, fb [tcUnroll][4]uint32
+	if early && c+(tcUnroll-1)*tcWarps < full {
+		fa, fb = tcLoadW(ca, w, wa, wb, c)
+	}
+	gpu.WaitPriorGrids(t)
+	if !early && c+(tcUnroll-1)*tcWarps < full {
+		fa, fb = tcLoadW(ca, w, wa, wb, c)
+	}
 	for ; c+(tcUnroll-1)*tcWarps < full; c += tcUnroll * tcWarps {
-		var fa, fb, f0, f1 [tcUnroll][4]uint32
+		var f0, f1 [tcUnroll][4]uint32
 		//kern:unroll
 		for u := range tcUnroll {
 			kc := (c + int32(u*tcWarps)) << 5
-			fa[u] = ca.pack(gpu.Load8(w, int(wa+kc)))
-			fb[u] = ca.pack(gpu.Load8(w, int(wb+kc)))
 			f0[u] = ca.pack(gpu.Load8(x, int(xa+kc)))
 			if two {
 				f1[u] = ca.pack(gpu.Load8(x, int(xb+kc)))
 			}
 		}
 		acc0, acc1 = tcMMA(ca, t, acc0, acc1, fa, fb, f0, f1, two)
+		if next := c + tcUnroll*tcWarps; next+(tcUnroll-1)*tcWarps < full {
+			fa, fb = tcLoadW(ca, w, wa, wb, next)
+		}
 	}
 	if c < (k32+31)>>5 { // the warp's last chunks; a lane's past K is zeroed
 		var fa, fb, f0, f1 [tcUnroll][4]uint32
@@ -214,6 +230,18 @@ func gemvtc[A gpu.Elem, O any, CA tcCodec[A], CO codec[O]](ca CA, co CO, t gpu.T
 			tcStore(co, out, bias, res, row, col, m, n, act, v, v1)
 		}
 	}
+}
+
+// tcLoadW loads the W chunks of the iteration at chunk c: rows g and
+// g+8 of the block's 16, columns 8q..8q+7 of each chunk.
+func tcLoadW[A gpu.Elem, CA tcCodec[A]](ca CA, w []A, wa, wb, c int32) (fa, fb [tcUnroll][4]uint32) {
+	//kern:unroll
+	for u := range tcUnroll {
+		kc := (c + int32(u*tcWarps)) << 5
+		fa[u] = ca.pack(gpu.Load8(w, int(wa+kc)))
+		fb[u] = ca.pack(gpu.Load8(w, int(wb+kc)))
+	}
+	return fa, fb
 }
 
 // tcMMA adds an iteration's chunks to the accumulators: per chunk two

@@ -29,12 +29,14 @@ var gemvtcF16F32Kernel = kernGemvtcF16F32Launcher{kern.NewLauncher(kern.KernelSp
 		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "act", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "f095c7c2bc4bbbc8", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16g", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
+	PDL:        true,
+	SourceHash: "5044dbab4ba5bc91", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcLoadW", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16g", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
 	Native: func(t gpu.Thread, a []any) {
-		gemvtcF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int))
+		gemvtcF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
 })}
 
@@ -42,8 +44,8 @@ type kernGemvtcF16F32Launcher struct{ kern.Launcher }
 
 // Launch runs gemvtcF16F32 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernGemvtcF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[gpu.Half], w *kern.Buffer[gpu.Half], bias *kern.Buffer[float32], res *kern.Buffer[float32], m int, n int, k int, act int) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act))
+func (l kernGemvtcF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[gpu.Half], w *kern.Buffer[gpu.Half], bias *kern.Buffer[float32], res *kern.Buffer[float32], m int, n int, k int, act int, early bool) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(early))
 }
 
 // gemvtcF16F16Kernel launches the kernel gemvtcF16F16 (gemvtc.go:87).
@@ -59,12 +61,14 @@ var gemvtcF16F16Kernel = kernGemvtcF16F16Launcher{kern.NewLauncher(kern.KernelSp
 		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "act", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "a62cac59141e380c", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16c.load", "gemvtc.go:f16c.store", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcF16F16", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16c", "gemvtc.go:type f16g", "gemvtc.go:type tcCodec"},
+	PDL:        true,
+	SourceHash: "ff536ad0ac58fb47", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16c.load", "gemvtc.go:f16c.store", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcF16F16", "gemvtc.go:tcAct", "gemvtc.go:tcLoadW", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16c", "gemvtc.go:type f16g", "gemvtc.go:type tcCodec"},
 	Native: func(t gpu.Thread, a []any) {
-		gemvtcF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].(int), a[6].(int), a[7].(int), a[8].(int))
+		gemvtcF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
 })}
 
@@ -72,8 +76,8 @@ type kernGemvtcF16F16Launcher struct{ kern.Launcher }
 
 // Launch runs gemvtcF16F16 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernGemvtcF16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[gpu.Half], w *kern.Buffer[gpu.Half], bias *kern.Buffer[gpu.Half], res *kern.Buffer[gpu.Half], m int, n int, k int, act int) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act))
+func (l kernGemvtcF16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[gpu.Half], w *kern.Buffer[gpu.Half], bias *kern.Buffer[gpu.Half], res *kern.Buffer[gpu.Half], m int, n int, k int, act int, early bool) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(early))
 }
 
 // gemvtcBF16F32Kernel launches the kernel gemvtcBF16F32 (gemvtc.go:92).
@@ -89,12 +93,14 @@ var gemvtcBF16F32Kernel = kernGemvtcBF16F32Launcher{kern.NewLauncher(kern.Kernel
 		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "act", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "1437cbe86e67abae", Source: []string{"gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcBF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
+	PDL:        true,
+	SourceHash: "dca08abd3ad8e8d5", Source: []string{"gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcBF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcLoadW", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
 	Native: func(t gpu.Thread, a []any) {
-		gemvtcBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int))
+		gemvtcBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
 })}
 
@@ -102,8 +108,8 @@ type kernGemvtcBF16F32Launcher struct{ kern.Launcher }
 
 // Launch runs gemvtcBF16F32 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernGemvtcBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[gpu.BFloat16], w *kern.Buffer[gpu.BFloat16], bias *kern.Buffer[float32], res *kern.Buffer[float32], m int, n int, k int, act int) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act))
+func (l kernGemvtcBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[gpu.BFloat16], w *kern.Buffer[gpu.BFloat16], bias *kern.Buffer[float32], res *kern.Buffer[float32], m int, n int, k int, act int, early bool) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(early))
 }
 
 // gemvtcBF16BF16Kernel launches the kernel gemvtcBF16BF16 (gemvtc.go:97).
@@ -119,12 +125,14 @@ var gemvtcBF16BF16Kernel = kernGemvtcBF16BF16Launcher{kern.NewLauncher(kern.Kern
 		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "act", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "18d7adf20c85f193", Source: []string{"gemvtc.go:bf16c.load", "gemvtc.go:bf16c.store", "gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcBF16BF16", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16c", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type tcCodec"},
+	PDL:        true,
+	SourceHash: "0ecf1fcc376cef96", Source: []string{"gemvtc.go:bf16c.load", "gemvtc.go:bf16c.store", "gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcBF16BF16", "gemvtc.go:tcAct", "gemvtc.go:tcLoadW", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16c", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type tcCodec"},
 	Native: func(t gpu.Thread, a []any) {
-		gemvtcBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].(int), a[6].(int), a[7].(int), a[8].(int))
+		gemvtcBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
 })}
 
@@ -132,8 +140,8 @@ type kernGemvtcBF16BF16Launcher struct{ kern.Launcher }
 
 // Launch runs gemvtcBF16BF16 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernGemvtcBF16BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.BFloat16], w *kern.Buffer[gpu.BFloat16], bias *kern.Buffer[gpu.BFloat16], res *kern.Buffer[gpu.BFloat16], m int, n int, k int, act int) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act))
+func (l kernGemvtcBF16BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.BFloat16], w *kern.Buffer[gpu.BFloat16], bias *kern.Buffer[gpu.BFloat16], res *kern.Buffer[gpu.BFloat16], m int, n int, k int, act int, early bool) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(early))
 }
 
 // gemvtcNarrowF16F32Kernel launches the kernel gemvtcNarrowF16F32 (gemvtc.go:109).
@@ -149,12 +157,14 @@ var gemvtcNarrowF16F32Kernel = kernGemvtcNarrowF16F32Launcher{kern.NewLauncher(k
 		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "act", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "5471c08bf71d2d84", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16g", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
+	PDL:        true,
+	SourceHash: "b11041aed2722456", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcLoadW", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16g", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
 	Native: func(t gpu.Thread, a []any) {
-		gemvtcNarrowF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int))
+		gemvtcNarrowF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
 })}
 
@@ -162,8 +172,8 @@ type kernGemvtcNarrowF16F32Launcher struct{ kern.Launcher }
 
 // Launch runs gemvtcNarrowF16F32 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernGemvtcNarrowF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[gpu.Half], w *kern.Buffer[gpu.Half], bias *kern.Buffer[float32], res *kern.Buffer[float32], m int, n int, k int, act int) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act))
+func (l kernGemvtcNarrowF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[gpu.Half], w *kern.Buffer[gpu.Half], bias *kern.Buffer[float32], res *kern.Buffer[float32], m int, n int, k int, act int, early bool) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(early))
 }
 
 // gemvtcNarrowF16F16Kernel launches the kernel gemvtcNarrowF16F16 (gemvtc.go:114).
@@ -179,12 +189,14 @@ var gemvtcNarrowF16F16Kernel = kernGemvtcNarrowF16F16Launcher{kern.NewLauncher(k
 		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "act", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "07743351a99f7e18", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16c.load", "gemvtc.go:f16c.store", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowF16F16", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16c", "gemvtc.go:type f16g", "gemvtc.go:type tcCodec"},
+	PDL:        true,
+	SourceHash: "9cbc29db9d508e40", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16c.load", "gemvtc.go:f16c.store", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowF16F16", "gemvtc.go:tcAct", "gemvtc.go:tcLoadW", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16c", "gemvtc.go:type f16g", "gemvtc.go:type tcCodec"},
 	Native: func(t gpu.Thread, a []any) {
-		gemvtcNarrowF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].(int), a[6].(int), a[7].(int), a[8].(int))
+		gemvtcNarrowF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
 })}
 
@@ -192,8 +204,8 @@ type kernGemvtcNarrowF16F16Launcher struct{ kern.Launcher }
 
 // Launch runs gemvtcNarrowF16F16 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernGemvtcNarrowF16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[gpu.Half], w *kern.Buffer[gpu.Half], bias *kern.Buffer[gpu.Half], res *kern.Buffer[gpu.Half], m int, n int, k int, act int) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act))
+func (l kernGemvtcNarrowF16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], x *kern.Buffer[gpu.Half], w *kern.Buffer[gpu.Half], bias *kern.Buffer[gpu.Half], res *kern.Buffer[gpu.Half], m int, n int, k int, act int, early bool) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(early))
 }
 
 // gemvtcNarrowBF16F32Kernel launches the kernel gemvtcNarrowBF16F32 (gemvtc.go:119).
@@ -209,12 +221,14 @@ var gemvtcNarrowBF16F32Kernel = kernGemvtcNarrowBF16F32Launcher{kern.NewLauncher
 		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "act", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "5f2d05e8d5099036", Source: []string{"gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowBF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
+	PDL:        true,
+	SourceHash: "0bbcf11f8ca320c2", Source: []string{"gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowBF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcLoadW", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
 	Native: func(t gpu.Thread, a []any) {
-		gemvtcNarrowBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int))
+		gemvtcNarrowBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
 })}
 
@@ -222,8 +236,8 @@ type kernGemvtcNarrowBF16F32Launcher struct{ kern.Launcher }
 
 // Launch runs gemvtcNarrowBF16F32 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernGemvtcNarrowBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[gpu.BFloat16], w *kern.Buffer[gpu.BFloat16], bias *kern.Buffer[float32], res *kern.Buffer[float32], m int, n int, k int, act int) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act))
+func (l kernGemvtcNarrowBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[gpu.BFloat16], w *kern.Buffer[gpu.BFloat16], bias *kern.Buffer[float32], res *kern.Buffer[float32], m int, n int, k int, act int, early bool) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(early))
 }
 
 // gemvtcNarrowBF16BF16Kernel launches the kernel gemvtcNarrowBF16BF16 (gemvtc.go:124).
@@ -239,12 +253,14 @@ var gemvtcNarrowBF16BF16Kernel = kernGemvtcNarrowBF16BF16Launcher{kern.NewLaunch
 		{Name: "n", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "act", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "24a702c801b10eaf", Source: []string{"gemvtc.go:bf16c.load", "gemvtc.go:bf16c.store", "gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowBF16BF16", "gemvtc.go:tcAct", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16c", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type tcCodec"},
+	PDL:        true,
+	SourceHash: "8032539b69ab3f36", Source: []string{"gemvtc.go:bf16c.load", "gemvtc.go:bf16c.store", "gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowBF16BF16", "gemvtc.go:tcAct", "gemvtc.go:tcLoadW", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16c", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type tcCodec"},
 	Native: func(t gpu.Thread, a []any) {
-		gemvtcNarrowBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].(int), a[6].(int), a[7].(int), a[8].(int))
+		gemvtcNarrowBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
 })}
 
@@ -252,6 +268,6 @@ type kernGemvtcNarrowBF16BF16Launcher struct{ kern.Launcher }
 
 // Launch runs gemvtcNarrowBF16BF16 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernGemvtcNarrowBF16BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.BFloat16], w *kern.Buffer[gpu.BFloat16], bias *kern.Buffer[gpu.BFloat16], res *kern.Buffer[gpu.BFloat16], m int, n int, k int, act int) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act))
+func (l kernGemvtcNarrowBF16BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], x *kern.Buffer[gpu.BFloat16], w *kern.Buffer[gpu.BFloat16], bias *kern.Buffer[gpu.BFloat16], res *kern.Buffer[gpu.BFloat16], m int, n int, k int, act int, early bool) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(early))
 }
