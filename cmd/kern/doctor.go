@@ -51,6 +51,13 @@ func doctor(stdout io.Writer) error {
 	switch {
 	case err == nil:
 		fmt.Fprintf(stdout, "  kern.Open() picks: %s\n", dev)
+		if dev.Kind() == "cuda" {
+			pdl := "off (needs compute capability 9.0+ and CUDA 12.3+; KERN_PDL=0 turns it off)"
+			if dev.PDL() {
+				pdl = "on for pdl kernels"
+			}
+			fmt.Fprintf(stdout, "  programmatic dependent launch: %s\n", pdl)
+		}
 		dev.Close()
 	case errors.Is(err, kern.ErrNoDriver):
 		fmt.Fprintln(stdout, "  kern.Open() fails: no GPU (set KERN_DEVICE=emu or native)")
