@@ -33,9 +33,16 @@ func Launch(fn Function, grid, block [3]uint32, sharedBytes uint32, s Stream, ar
 	r, err := d.callFrame(&d.cuLaunchKernel, f, 11)
 	putFrame(f)
 	runtime.KeepAlive(args)
-	if err = d.check(&d.cuLaunchKernel, r, err); err != nil {
+	return d.launched(&d.cuLaunchKernel, r, err, "", s, grid, block, sharedBytes, args)
+}
+
+// launched finishes a launch call p returned r (and err) for: the error
+// with the launch's shape, and KERN_CUDA_DEBUG's logging and sync. what
+// is added to the shape in an error (the launch's attributes).
+func (d *driver) launched(p *proc, r Result, err error, what string, s Stream, grid, block [3]uint32, sharedBytes uint32, args *Args) error {
+	if err = d.check(p, r, err); err != nil {
 		if e, ok := err.(*Error); ok {
-			e.Log = launchShape(grid, block, sharedBytes, args)
+			e.Log = launchShape(grid, block, sharedBytes, args) + what
 		}
 		return err
 	}

@@ -86,17 +86,5 @@ func LaunchEx(fn Function, grid, block [3]uint32, sharedBytes uint32, s Stream, 
 	runtime.KeepAlive(args)
 	runtime.KeepAlive(x)
 	exLaunches.Put(x)
-	if err = d.check(&d.cuLaunchKernelEx, r, err); err != nil {
-		if e, ok := err.(*Error); ok {
-			e.Log = launchShape(grid, block, sharedBytes, args) + " programmatic serialization"
-		}
-		return err
-	}
-	if d.debug != debugOff && args != nil {
-		d.logf("cuda:   kernel params %s\n", args)
-	}
-	if d.debug == debugSync {
-		return d.syncAfterLaunch(s, grid, block, sharedBytes, args)
-	}
-	return nil
+	return d.launched(&d.cuLaunchKernelEx, r, err, " programmatic serialization", s, grid, block, sharedBytes, args)
 }
