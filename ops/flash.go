@@ -228,7 +228,7 @@ func (a Attention) scale() float32 {
 // unusedBufs holds, per device and slot, one-element buffers passed for
 // outputs a kernel is told not to write (a launch takes no nil buffer,
 // and two written arguments must not alias, hence the slots).
-var unusedBufs sync.Map // unusedKey → *kern.Buffer[float32]
+var unusedBufs sync.Map // unusedKey → *kern.Buffer[float32] (slot -1: *kern.Buffer[uint32])
 
 type unusedKey struct {
 	dev  *kern.Device
@@ -247,6 +247,24 @@ func unused(dev *kern.Device, slot int) (*kern.Buffer[float32], error) {
 	if old, loaded := unusedBufs.LoadOrStore(key, b); loaded {
 		b.Free()
 		return old.(*kern.Buffer[float32]), nil
+	}
+	return b, nil
+}
+
+// unusedCounter is the one-element uint32 buffer a kernel's counter
+// parameter gets when nothing is counted (PagedAttention without splits).
+func unusedCounter(dev *kern.Device) (*kern.Buffer[uint32], error) {
+	key := unusedKey{dev, -1}
+	if b, ok := unusedBufs.Load(key); ok {
+		return b.(*kern.Buffer[uint32]), nil
+	}
+	b, err := kern.Alloc[uint32](dev, 1)
+	if err != nil {
+		return nil, err
+	}
+	if old, loaded := unusedBufs.LoadOrStore(key, b); loaded {
+		b.Free()
+		return old.(*kern.Buffer[uint32]), nil
 	}
 	return b, nil
 }

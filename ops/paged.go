@@ -30,9 +30,12 @@ package ops
 // Split-K (flash-decoding): with Partition > 0 a sequence's tokens are
 // cut into splits of Partition tokens, each a block of its own, so a
 // handful of long sequences still fill the GPU. Each split writes its
-// normalised partial output and its (max, sum) to a SplitScratch, and a
-// second kernel (PagedReduce) combines them: with M the largest split
-// maximum, out = Σ_s ℓ_s·2^(m_s - M)·o_s / Σ_s ℓ_s·2^(m_s - M). With
+// normalised partial output and its (max, sum) to a SplitScratch, and
+// they are combined: with M the largest split maximum, out =
+// Σ_s ℓ_s·2^(m_s - M)·o_s / Σ_s ℓ_s·2^(m_s - M), in split order. v3
+// combines them in the attention kernel (the last of a sequence's splits
+// to finish does, counted in the scratch's arrival counters, so no second
+// kernel runs); after v1 and v2 a second kernel (PagedReduce) does. With
 // Partition = 0 one block walks the whole sequence and writes out
 // directly.
 //
@@ -71,6 +74,7 @@ package ops
 // register arrays would not fit), which stays on v1.
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -85,7 +89,7 @@ var (
 		{decodek.PagedF16D64Kernel.Kernel(), decodek.PagedF16D128Kernel.Kernel(), decodek.PagedF16D256Kernel.Kernel()},
 		{decodek.PagedBF16D64Kernel.Kernel(), decodek.PagedBF16D128Kernel.Kernel(), decodek.PagedBF16D256Kernel.Kernel()},
 	}
-	pagedReduceK = [2]*kern.Kernel{decodek.PagedReduceF16Kernel.Kernel(), decodek.PagedReduceBF16Kernel.Kernel()}
+	pagedReduceK = [2]*kern.Kernel{decodemma.PagedReduceF16Kernel.Kernel(), decodemma.PagedReduceBF16Kernel.Kernel()}
 
 	// v2 and v3, per element type and head dim (64, 128).
 	pagedK2 = [2][2]*kern.Kernel{
@@ -135,7 +139,10 @@ func (p Paged) Splits(maxSeqLen int) int {
 // results to: a partial output and a (max, sum) pair per sequence, head
 // and split.
 type SplitScratch struct {
-	o, ml              *kern.Buffer[float32]
+	o, ml *kern.Buffer[float32]
+	// cnt counts, per sequence and head group, the splits that have
+	// written their partials (v2 and v3); the last resets it to 0.
+	cnt                *kern.Buffer[uint32]
 	seqs, heads, hd, n int
 }
 
@@ -152,13 +159,20 @@ func NewSplitScratch(dev *kern.Device, seqs, heads, headDim, splits int) (*Split
 		o.Free()
 		return nil, fmt.Errorf("ops.NewSplitScratch: %w", err)
 	}
-	return &SplitScratch{o: o, ml: ml, seqs: seqs, heads: heads, hd: headDim, n: splits}, nil
+	cnt, err := kern.Alloc[uint32](dev, max(1, seqs*heads)) // zeroed: nothing has arrived
+	if err != nil {
+		o.Free()
+		ml.Free()
+		return nil, fmt.Errorf("ops.NewSplitScratch: %w", err)
+	}
+	return &SplitScratch{o: o, ml: ml, cnt: cnt, seqs: seqs, heads: heads, hd: headDim, n: splits}, nil
 }
 
 // Free releases the scratch buffers.
 func (s *SplitScratch) Free() {
 	s.o.Free()
 	s.ml.Free()
+	s.cnt.Free()
 }
 
 // PagedAttention computes one decode step of attention for every sequence
@@ -217,12 +231,15 @@ func PagedAttention[T Half16](queue kern.Queue, out, q, kCache, vCache *kern.Buf
 		return s.err
 	}
 	var po, pml *kern.Buffer[float32]
+	var cnt *kern.Buffer[uint32]
 	if splits > 1 {
-		po, pml = scratch.o, scratch.ml
+		po, pml, cnt = scratch.o, scratch.ml, scratch.cnt
 	} else {
 		var err error
 		if po, err = unused(seqLens.Device(), 0); err == nil {
-			pml, err = unused(seqLens.Device(), 1)
+			if pml, err = unused(seqLens.Device(), 1); err == nil {
+				cnt, err = unusedCounter(seqLens.Device())
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("ops.PagedAttention: %w", err)
@@ -232,17 +249,27 @@ func PagedAttention[T Half16](queue kern.Queue, out, q, kCache, vCache *kern.Buf
 	chunks := (p.Heads/p.KVHeads + decodek.PagedGroup - 1) / decodek.PagedGroup
 	dt := dtypeIndex[T]() - 1
 	grid := kern.Blocks(gpu.Dim3{X: splits, Y: p.KVHeads * chunks, Z: seqs}, gpu.Dim3{X: 128, Y: 1, Z: 1})
-	k := pagedK[dt][hd]
-	switch version {
-	case 2:
-		k = pagedK2[dt][hd]
-	case 3:
-		k = pagedK3[dt][hd]
-	}
-	err := s.launch(k, queue, grid, bufArg(out), bufArg(po), bufArg(pml), bufArg(q), bufArg(kCache), bufArg(vCache),
+	tail := []kern.Arg{bufArg(q), bufArg(kCache), bufArg(vCache),
 		bufArg(blockTable), bufArg(seqLens), intArg(p.Heads), intArg(p.KVHeads), intArg(shift), intArg(p.MaxPages), intArg(kCache.Len()/page), intArg(partition),
-		f32Arg(scale*math.Log2E))
-	if err != nil || splits == 1 {
+		f32Arg(scale*math.Log2E)}
+	if version != 1 {
+		k := pagedK3[dt][hd]
+		if version == 2 {
+			k = pagedK2[dt][hd]
+		}
+		err := s.launch(k, queue, grid, append([]kern.Arg{bufArg(out), bufArg(po), bufArg(pml), kern.BufferArg(cnt)}, tail...)...)
+		if err != nil && splits > 1 && version == 3 {
+			// A launch that stopped part way (the emulator reports a bad
+			// sequence length before any split arrives, but a GPU fault
+			// is anywhere) may leave counts behind: start from zero.
+			if zerr := cnt.CopyFrom(make([]uint32, cnt.Len())); zerr != nil {
+				err = errors.Join(err, zerr)
+			}
+		}
+		if err != nil || splits == 1 || version == 3 { // v3 reduces in the kernel
+			return err
+		}
+	} else if err := s.launch(pagedK[dt][hd], queue, grid, append([]kern.Arg{bufArg(out), bufArg(po), bufArg(pml)}, tail...)...); err != nil || splits == 1 {
 		return err
 	}
 	return s.launch(pagedReduceK[dt], queue, kern.Blocks(gpu.Dim3{X: p.Heads, Y: seqs, Z: 1}, gpu.Dim3{X: 128, Y: 1, Z: 1}),

@@ -23,6 +23,7 @@ var PagedF16D64Kernel = kernPagedF16D64Launcher{kern.NewLauncher(kern.KernelSpec
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
 		{Name: "po", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
 		{Name: "pml", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "cnt", Kind: kern.SliceParam, Elem: "uint32", Size: 4, Writes: true},
 		{Name: "q", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
 		{Name: "kc", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
 		{Name: "vc", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
@@ -45,9 +46,9 @@ var PagedF16D64Kernel = kernPagedF16D64Launcher{kern.NewLauncher(kern.KernelSpec
 		"panic at paged.go:132:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:147:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "262016a2d7e3f664", Source: []string{"paged.go:PagedF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "ac649e86fba65c1f", Source: []string{"paged.go:PagedF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
-		PagedF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
+		PagedF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32))
 	},
 })}
 
@@ -55,8 +56,8 @@ type kernPagedF16D64Launcher struct{ kern.Launcher }
 
 // Launch runs PagedF16D64 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernPagedF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], po *kern.Buffer[float32], pml *kern.Buffer[float32], q_ *kern.Buffer[gpu.Half], kc *kern.Buffer[gpu.Half], vc *kern.Buffer[gpu.Half], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
+func (l kernPagedF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.Half], kc *kern.Buffer[gpu.Half], vc *kern.Buffer[gpu.Half], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
 }
 
 // PagedAheadF16D64Kernel launches the kernel PagedAheadF16D64 (paged.go:34).
@@ -66,6 +67,7 @@ var PagedAheadF16D64Kernel = kernPagedAheadF16D64Launcher{kern.NewLauncher(kern.
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
 		{Name: "po", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
 		{Name: "pml", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "cnt", Kind: kern.SliceParam, Elem: "uint32", Size: 4, Writes: true},
 		{Name: "q", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
 		{Name: "kc", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
 		{Name: "vc", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
@@ -88,9 +90,9 @@ var PagedAheadF16D64Kernel = kernPagedAheadF16D64Launcher{kern.NewLauncher(kern.
 		"panic at paged.go:132:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:147:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "2268f4a9145e70da", Source: []string{"paged.go:PagedAheadF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "a5bbd14b9d550c84", Source: []string{"paged.go:PagedAheadF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
-		PagedAheadF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
+		PagedAheadF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32))
 	},
 })}
 
@@ -98,8 +100,8 @@ type kernPagedAheadF16D64Launcher struct{ kern.Launcher }
 
 // Launch runs PagedAheadF16D64 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernPagedAheadF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], po *kern.Buffer[float32], pml *kern.Buffer[float32], q_ *kern.Buffer[gpu.Half], kc *kern.Buffer[gpu.Half], vc *kern.Buffer[gpu.Half], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
+func (l kernPagedAheadF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.Half], kc *kern.Buffer[gpu.Half], vc *kern.Buffer[gpu.Half], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
 }
 
 // PagedF16D128Kernel launches the kernel PagedF16D128 (paged.go:40).
@@ -109,6 +111,7 @@ var PagedF16D128Kernel = kernPagedF16D128Launcher{kern.NewLauncher(kern.KernelSp
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
 		{Name: "po", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
 		{Name: "pml", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "cnt", Kind: kern.SliceParam, Elem: "uint32", Size: 4, Writes: true},
 		{Name: "q", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
 		{Name: "kc", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
 		{Name: "vc", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
@@ -131,9 +134,9 @@ var PagedF16D128Kernel = kernPagedF16D128Launcher{kern.NewLauncher(kern.KernelSp
 		"panic at paged.go:132:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:147:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "7b40e42e3746e7ea", Source: []string{"paged.go:PagedF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "b63b9e33eddb74a1", Source: []string{"paged.go:PagedF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
-		PagedF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
+		PagedF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32))
 	},
 })}
 
@@ -141,8 +144,8 @@ type kernPagedF16D128Launcher struct{ kern.Launcher }
 
 // Launch runs PagedF16D128 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernPagedF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], po *kern.Buffer[float32], pml *kern.Buffer[float32], q_ *kern.Buffer[gpu.Half], kc *kern.Buffer[gpu.Half], vc *kern.Buffer[gpu.Half], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
+func (l kernPagedF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.Half], kc *kern.Buffer[gpu.Half], vc *kern.Buffer[gpu.Half], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
 }
 
 // PagedAheadF16D128Kernel launches the kernel PagedAheadF16D128 (paged.go:46).
@@ -152,6 +155,7 @@ var PagedAheadF16D128Kernel = kernPagedAheadF16D128Launcher{kern.NewLauncher(ker
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
 		{Name: "po", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
 		{Name: "pml", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "cnt", Kind: kern.SliceParam, Elem: "uint32", Size: 4, Writes: true},
 		{Name: "q", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
 		{Name: "kc", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
 		{Name: "vc", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
@@ -174,9 +178,9 @@ var PagedAheadF16D128Kernel = kernPagedAheadF16D128Launcher{kern.NewLauncher(ker
 		"panic at paged.go:132:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:147:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "6381c3d563e69ecb", Source: []string{"paged.go:PagedAheadF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "24798d9697a9c123", Source: []string{"paged.go:PagedAheadF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
-		PagedAheadF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
+		PagedAheadF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32))
 	},
 })}
 
@@ -184,8 +188,8 @@ type kernPagedAheadF16D128Launcher struct{ kern.Launcher }
 
 // Launch runs PagedAheadF16D128 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernPagedAheadF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], po *kern.Buffer[float32], pml *kern.Buffer[float32], q_ *kern.Buffer[gpu.Half], kc *kern.Buffer[gpu.Half], vc *kern.Buffer[gpu.Half], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
+func (l kernPagedAheadF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.Half], kc *kern.Buffer[gpu.Half], vc *kern.Buffer[gpu.Half], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
 }
 
 // PagedBF16D64Kernel launches the kernel PagedBF16D64 (paged.go:52).
@@ -195,6 +199,7 @@ var PagedBF16D64Kernel = kernPagedBF16D64Launcher{kern.NewLauncher(kern.KernelSp
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
 		{Name: "po", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
 		{Name: "pml", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "cnt", Kind: kern.SliceParam, Elem: "uint32", Size: 4, Writes: true},
 		{Name: "q", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
 		{Name: "kc", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
 		{Name: "vc", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
@@ -217,9 +222,9 @@ var PagedBF16D64Kernel = kernPagedBF16D64Launcher{kern.NewLauncher(kern.KernelSp
 		"panic at paged.go:132:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:147:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "5ab7b9e5704669a6", Source: []string{"paged.go:PagedBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "9bb8d06c11773e28", Source: []string{"paged.go:PagedBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
-		PagedBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
+		PagedBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32))
 	},
 })}
 
@@ -227,8 +232,8 @@ type kernPagedBF16D64Launcher struct{ kern.Launcher }
 
 // Launch runs PagedBF16D64 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernPagedBF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], q_ *kern.Buffer[gpu.BFloat16], kc *kern.Buffer[gpu.BFloat16], vc *kern.Buffer[gpu.BFloat16], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
+func (l kernPagedBF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.BFloat16], kc *kern.Buffer[gpu.BFloat16], vc *kern.Buffer[gpu.BFloat16], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
 }
 
 // PagedAheadBF16D64Kernel launches the kernel PagedAheadBF16D64 (paged.go:58).
@@ -238,6 +243,7 @@ var PagedAheadBF16D64Kernel = kernPagedAheadBF16D64Launcher{kern.NewLauncher(ker
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
 		{Name: "po", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
 		{Name: "pml", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "cnt", Kind: kern.SliceParam, Elem: "uint32", Size: 4, Writes: true},
 		{Name: "q", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
 		{Name: "kc", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
 		{Name: "vc", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
@@ -260,9 +266,9 @@ var PagedAheadBF16D64Kernel = kernPagedAheadBF16D64Launcher{kern.NewLauncher(ker
 		"panic at paged.go:132:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:147:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "0e129ea8c3ec019d", Source: []string{"paged.go:PagedAheadBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "1286fcc7c800f5f5", Source: []string{"paged.go:PagedAheadBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
-		PagedAheadBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
+		PagedAheadBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32))
 	},
 })}
 
@@ -270,8 +276,8 @@ type kernPagedAheadBF16D64Launcher struct{ kern.Launcher }
 
 // Launch runs PagedAheadBF16D64 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernPagedAheadBF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], q_ *kern.Buffer[gpu.BFloat16], kc *kern.Buffer[gpu.BFloat16], vc *kern.Buffer[gpu.BFloat16], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
+func (l kernPagedAheadBF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.BFloat16], kc *kern.Buffer[gpu.BFloat16], vc *kern.Buffer[gpu.BFloat16], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
 }
 
 // PagedBF16D128Kernel launches the kernel PagedBF16D128 (paged.go:64).
@@ -281,6 +287,7 @@ var PagedBF16D128Kernel = kernPagedBF16D128Launcher{kern.NewLauncher(kern.Kernel
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
 		{Name: "po", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
 		{Name: "pml", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "cnt", Kind: kern.SliceParam, Elem: "uint32", Size: 4, Writes: true},
 		{Name: "q", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
 		{Name: "kc", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
 		{Name: "vc", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
@@ -303,9 +310,9 @@ var PagedBF16D128Kernel = kernPagedBF16D128Launcher{kern.NewLauncher(kern.Kernel
 		"panic at paged.go:132:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:147:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "39f7a65592dbbedc", Source: []string{"paged.go:PagedBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "fa59fe698cc5fff8", Source: []string{"paged.go:PagedBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
-		PagedBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
+		PagedBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32))
 	},
 })}
 
@@ -313,8 +320,8 @@ type kernPagedBF16D128Launcher struct{ kern.Launcher }
 
 // Launch runs PagedBF16D128 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernPagedBF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], q_ *kern.Buffer[gpu.BFloat16], kc *kern.Buffer[gpu.BFloat16], vc *kern.Buffer[gpu.BFloat16], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
+func (l kernPagedBF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.BFloat16], kc *kern.Buffer[gpu.BFloat16], vc *kern.Buffer[gpu.BFloat16], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
 }
 
 // PagedAheadBF16D128Kernel launches the kernel PagedAheadBF16D128 (paged.go:70).
@@ -324,6 +331,7 @@ var PagedAheadBF16D128Kernel = kernPagedAheadBF16D128Launcher{kern.NewLauncher(k
 		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
 		{Name: "po", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
 		{Name: "pml", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "cnt", Kind: kern.SliceParam, Elem: "uint32", Size: 4, Writes: true},
 		{Name: "q", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
 		{Name: "kc", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
 		{Name: "vc", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
@@ -346,9 +354,9 @@ var PagedAheadBF16D128Kernel = kernPagedAheadBF16D128Launcher{kern.NewLauncher(k
 		"panic at paged.go:132:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:147:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "0f97ae2913785882", Source: []string{"paged.go:PagedAheadBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem"},
+	SourceHash: "239e32ef3ca4c0d0", Source: []string{"paged.go:PagedAheadBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
-		PagedAheadBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(float32))
+		PagedAheadBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32))
 	},
 })}
 
@@ -356,6 +364,66 @@ type kernPagedAheadBF16D128Launcher struct{ kern.Launcher }
 
 // Launch runs PagedAheadBF16D128 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernPagedAheadBF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], q_ *kern.Buffer[gpu.BFloat16], kc *kern.Buffer[gpu.BFloat16], vc *kern.Buffer[gpu.BFloat16], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
+func (l kernPagedAheadBF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.BFloat16], kc *kern.Buffer[gpu.BFloat16], vc *kern.Buffer[gpu.BFloat16], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
+}
+
+// PagedReduceF16Kernel launches the kernel PagedReduceF16 (reduce.go:13).
+var PagedReduceF16Kernel = kernPagedReduceF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "PagedReduceF16", Pkg: "github.com/gokern/kern/ops/internal/decodemma", Entry: "PagedReduceF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2, Writes: true},
+		{Name: "po", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "pml", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "seqLens", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "heads", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "hd", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "nsplit", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "partition", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:      gpu.Dim3{X: 128, Y: 1, Z: 1},
+	Bounds:     false,
+	PDL:        true,
+	SourceHash: "bb9b84dc7c8e6186", Source: []string{"paged.go:f16m.store", "paged.go:negInf", "paged.go:type codec", "paged.go:type f16m", "reduce.go:PagedReduceF16", "reduce.go:const reduceBatch", "reduce.go:pagedReduce", "reduce.go:reduceDim"},
+	Native: func(t gpu.Thread, a []any) {
+		PagedReduceF16(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int), a[7].(int))
+	},
+})}
+
+type kernPagedReduceF16Launcher struct{ kern.Launcher }
+
+// Launch runs PagedReduceF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernPagedReduceF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], po *kern.Buffer[float32], pml *kern.Buffer[float32], seqLens *kern.Buffer[int32], heads int, hd int, nsplit int, partition int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(hd), kern.ScalarArg(nsplit), kern.ScalarArg(partition))
+}
+
+// PagedReduceBF16Kernel launches the kernel PagedReduceBF16 (reduce.go:18).
+var PagedReduceBF16Kernel = kernPagedReduceBF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "PagedReduceBF16", Pkg: "github.com/gokern/kern/ops/internal/decodemma", Entry: "PagedReduceBF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2, Writes: true},
+		{Name: "po", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "pml", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "seqLens", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "heads", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "hd", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "nsplit", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "partition", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:      gpu.Dim3{X: 128, Y: 1, Z: 1},
+	Bounds:     false,
+	PDL:        true,
+	SourceHash: "172a44335276eb6d", Source: []string{"paged.go:bf16m.store", "paged.go:negInf", "paged.go:type bf16m", "paged.go:type codec", "reduce.go:PagedReduceBF16", "reduce.go:const reduceBatch", "reduce.go:pagedReduce", "reduce.go:reduceDim"},
+	Native: func(t gpu.Thread, a []any) {
+		PagedReduceBF16(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int), a[7].(int))
+	},
+})}
+
+type kernPagedReduceBF16Launcher struct{ kern.Launcher }
+
+// Launch runs PagedReduceBF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernPagedReduceBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], seqLens *kern.Buffer[int32], heads int, hd int, nsplit int, partition int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(hd), kern.ScalarArg(nsplit), kern.ScalarArg(partition))
 }

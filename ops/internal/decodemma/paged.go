@@ -25,51 +25,51 @@ const (
 )
 
 //kern:kernel block=128 nobounds pdl
-func PagedF16D64(t gpu.Thread, out []gpu.Half, po, pml []float32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
+func PagedF16D64(t gpu.Thread, out []gpu.Half, po, pml []float32, cnt []uint32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
-	paged(f16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, false, red)
+	paged(f16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, false, red)
 }
 
 //kern:kernel block=128 nobounds pdl
-func PagedAheadF16D64(t gpu.Thread, out []gpu.Half, po, pml []float32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
+func PagedAheadF16D64(t gpu.Thread, out []gpu.Half, po, pml []float32, cnt []uint32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
-	paged(f16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, true, red)
+	paged(f16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, true, red)
 }
 
 //kern:kernel block=128 nobounds pdl
-func PagedF16D128(t gpu.Thread, out []gpu.Half, po, pml []float32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
+func PagedF16D128(t gpu.Thread, out []gpu.Half, po, pml []float32, cnt []uint32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
-	paged(f16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, false, red)
+	paged(f16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, false, red)
 }
 
 //kern:kernel block=128 nobounds pdl
-func PagedAheadF16D128(t gpu.Thread, out []gpu.Half, po, pml []float32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
+func PagedAheadF16D128(t gpu.Thread, out []gpu.Half, po, pml []float32, cnt []uint32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
-	paged(f16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, true, red)
+	paged(f16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, true, red)
 }
 
 //kern:kernel block=128 nobounds pdl
-func PagedBF16D64(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
+func PagedBF16D64(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, cnt []uint32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
-	paged(bf16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, false, red)
+	paged(bf16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, false, red)
 }
 
 //kern:kernel block=128 nobounds pdl
-func PagedAheadBF16D64(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
+func PagedAheadBF16D64(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, cnt []uint32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
-	paged(bf16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, true, red)
+	paged(bf16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, true, red)
 }
 
 //kern:kernel block=128 nobounds pdl
-func PagedBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
+func PagedBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, cnt []uint32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
-	paged(bf16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, false, red)
+	paged(bf16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, false, red)
 }
 
 //kern:kernel block=128 nobounds pdl
-func PagedAheadBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
+func PagedAheadBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, cnt []uint32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
-	paged(bf16m{}, t, out, po, pml, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, true, red)
+	paged(bf16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, true, red)
 }
 
 // paged is the decode body. Block (split, kvHead·headChunks + chunk, seq)
@@ -116,7 +116,7 @@ func PagedAheadBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, q, 
 // P is rounded to T to enter the second product (as FlashAttention-2
 // does); ℓ sums the unrounded P, so the error is a unit of T relative to
 // Σ P·|v| / ℓ. Empty warps and splits keep m = -inf, ℓ = 0 and write 0.
-func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32, q, kc, vc []T, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32, hd int, ahead bool, red []float32) {
+func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32, cnt []uint32, q, kc, vc []T, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32, hd int, ahead bool, red []float32) {
 	split, hy, seq := t.BlockIdx().X, t.BlockIdx().Y, t.BlockIdx().Z
 	nsplit := t.GridDim().X
 	// 32-bit divisions: a 64-bit one is a subroutine call in SASS.
@@ -327,6 +327,10 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 				pml[2*pi], pml[2*pi+1] = mm, lt
 			}
 		}
+	}
+	if nsplit > 1 && ahead { // v3; v2 keeps its registers and the reduce kernel
+		used := max(1, min(nsplit, udiv(n+partition-1, partition)))
+		pagedFinish(c, t, out, po, pml, cnt, ms, seq, hy, heads, hd, kvh*group+g0, ng, nsplit, split, used)
 	}
 }
 

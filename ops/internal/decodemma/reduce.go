@@ -1,0 +1,151 @@
+package decodemma
+
+// The split-K reduce of paged decode attention: in the attention kernel
+// itself for v3 (pagedFinish: the last of a sequence's splits, per head
+// group, to finish combines them), and as a kernel of its own
+// (PagedReduce*) after v1 (ops/internal/decodek) and v2. Both combine the
+// splits in split order with the same arithmetic, so the result does not
+// depend on which block finishes last, nor on the kernel that reduces.
+
+import "github.com/gokern/kern/gpu"
+
+//kern:kernel block=128 nobounds pdl
+func PagedReduceF16(t gpu.Thread, out []gpu.Half, po, pml []float32, seqLens []int32, heads, hd, nsplit, partition int) {
+	pagedReduce(f16m{}, t, out, po, pml, seqLens, heads, hd, nsplit, partition)
+}
+
+//kern:kernel block=128 nobounds pdl
+func PagedReduceBF16(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, seqLens []int32, heads, hd, nsplit, partition int) {
+	pagedReduce(bf16m{}, t, out, po, pml, seqLens, heads, hd, nsplit, partition)
+}
+
+// pagedReduce combines the splits of one (sequence, head), block
+// (head, seq), a thread per dim: with M the largest split maximum, split s
+// weighs w_s = ℓ_s·2^(m_s - M), and out = Σ w_s·o_s / Σ w_s, summed in
+// split order. Splits past the sequence's end (they saw no token) are
+// skipped.
+//
+// A decode step waits on this kernel's chain of memory round trips, so
+// the splits' partials are loaded reduceBatch at a time, every load of a
+// batch before the first use: the first batch's maxima, sums and outputs
+// together (one round trip after the sequence length for up to
+// reduceBatch splits, where a loop over the splits waits for each
+// split's loads twice), later batches' maxima, then their sums and
+// outputs.
+func pagedReduce[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32, seqLens []int32, heads, hd, nsplit, partition int) {
+	h, seq := t.BlockIdx().X, t.BlockIdx().Y
+	used := min(nsplit, int(uint32(int(seqLens[seq])+partition-1)/uint32(partition)))
+	pb := (seq*heads + h) * nsplit
+	for d := t.ThreadIdx().X; d < hd; d += t.BlockDim().X { // once for hd ≤ 128
+		reduceDim(c, out, po, pml, (seq*heads+h)*hd+d, pb, used, hd, d)
+	}
+}
+
+// reduceDim is pagedReduce for dim d, written to out[at].
+func reduceDim[T gpu.Elem, C codec[T]](c C, out []T, po, pml []float32, at, pb, used, hd, d int) {
+	var m0, l0, o0 [reduceBatch]float32
+	//kern:unroll
+	for u := 0; u < reduceBatch; u++ {
+		m0[u] = negInf()
+		if u < used {
+			m0[u], l0[u], o0[u] = pml[2*(pb+u)], pml[2*(pb+u)+1], po[(pb+u)*hd+d]
+		}
+	}
+	m := negInf()
+	//kern:unroll
+	for u := 0; u < reduceBatch; u++ {
+		m = gpu.Max(m, m0[u])
+	}
+	for s0 := reduceBatch; s0 < used; s0 += reduceBatch {
+		var ms [reduceBatch]float32
+		//kern:unroll
+		for u := 0; u < reduceBatch; u++ {
+			ms[u] = negInf()
+			if s := s0 + u; s < used {
+				ms[u] = pml[2*(pb+s)]
+			}
+		}
+		//kern:unroll
+		for u := 0; u < reduceBatch; u++ {
+			m = gpu.Max(m, ms[u])
+		}
+	}
+	if m == negInf() {
+		m = 0
+	}
+	num, den := float32(0), float32(0)
+	//kern:unroll
+	for u := 0; u < reduceBatch; u++ {
+		if u < used {
+			w := l0[u] * gpu.Exp2(m0[u]-m)
+			num = gpu.FMA(w, o0[u], num)
+			den += w
+		}
+	}
+	for s0 := reduceBatch; s0 < used; s0 += reduceBatch {
+		var ms, ls, os [reduceBatch]float32
+		//kern:unroll
+		for u := 0; u < reduceBatch; u++ {
+			if s := s0 + u; s < used {
+				ms[u], ls[u], os[u] = pml[2*(pb+s)], pml[2*(pb+s)+1], po[(pb+s)*hd+d]
+			}
+		}
+		//kern:unroll
+		for u := 0; u < reduceBatch; u++ {
+			if s0+u < used {
+				w := ls[u] * gpu.Exp2(ms[u]-m)
+				num = gpu.FMA(w, os[u], num)
+				den += w
+			}
+		}
+	}
+	o := float32(0)
+	if den > 0 {
+		o = num / den
+	}
+	out[at] = c.store(o)
+}
+
+// reduceBatch is the splits pagedReduce loads at once.
+const reduceBatch = 8
+
+// pagedFinish is the reduce of a split-K launch of paged, run by the last
+// of the sequence's splits (of the block's head group) to finish; block
+// (split, hy, seq) has written its partials for heads h0 … h0+ng-1. used
+// is the splits that hold tokens of the sequence (at least 1: an empty
+// sequence's split 0 stands for it, and its output is 0). The hand-off
+// is gemv3's (ops/internal/gemv3): a barrier orders the block's partial
+// stores before thread 0's fence and arrival (a release at gpu scope);
+// the arrival that sees used-1 earlier ones, then a fence, acquires every
+// other split's partials, and the second barrier orders this block's
+// loads after it. The last block resets the counter for the next launch.
+// flag is a shared word the block may overwrite.
+func pagedFinish[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32, cnt []uint32, flag []float32, seq, hy, heads, hd, h0, ng, nsplit, split, used int) {
+	if split >= used { // block-uniform: a split past the sequence's end
+		return
+	}
+	tid := t.ThreadIdx().X
+	ci := seq*t.GridDim().Y + hy
+	t.Sync()
+	if tid == 0 {
+		gpu.ThreadFence(t)
+		arrived := float32(0)
+		if gpu.AtomicAdd(&cnt[ci], 1) == uint32(used-1) {
+			gpu.AtomicExch(&cnt[ci], 0) // ready for the next launch
+			arrived = 1
+		}
+		gpu.ThreadFence(t)
+		flag[0] = arrived
+	}
+	t.Sync()
+	if flag[0] == 0 {
+		return
+	}
+	for i := tid; i < Group*hd; i += warps * 32 {
+		g, d := i&(Group-1), i>>3
+		if g < ng {
+			h := h0 + g
+			reduceDim(c, out, po, pml, (seq*heads+h)*hd+d, (seq*heads+h)*nsplit, used, hd, d)
+		}
+	}
+}
