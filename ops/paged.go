@@ -250,8 +250,8 @@ func PagedAttention[T Half16](queue kern.Queue, out, q, kCache, vCache *kern.Buf
 	dt := dtypeIndex[T]() - 1
 	grid := kern.Blocks(gpu.Dim3{X: splits, Y: p.KVHeads * chunks, Z: seqs}, gpu.Dim3{X: 128, Y: 1, Z: 1})
 	tail := []kern.Arg{bufArg(q), bufArg(kCache), bufArg(vCache),
-		bufArg(blockTable), bufArg(seqLens), intArg(p.Heads), intArg(p.KVHeads), intArg(shift), intArg(p.MaxPages), intArg(kCache.Len()/page), intArg(partition),
-		f32Arg(scale*math.Log2E)}
+		bufArg(blockTable), bufArg(seqLens), intArg(p.Heads), intArg(p.KVHeads), intArg(shift), intArg(p.MaxPages), intArg(kCache.Len() / page), intArg(partition),
+		f32Arg(scale * math.Log2E)}
 	if version != 1 {
 		k := pagedK3[dt][hd]
 		if version == 2 {
