@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/gokern/kern/emu"
+	"github.com/gokern/kern/internal/ptxpatch"
 )
 
 // OpenEmulator opens the PTX emulator: it runs the exact PTX kern gen
@@ -21,7 +22,7 @@ import (
 // emu.NewProfile()}: bank conflicts and global sector efficiency per
 // instruction). The environment adds to the options:
 //
-//	KERN_EMU_CHECK=all | memcheck | racecheck | synccheck (comma-separated, any case)
+//	KERN_EMU_CHECK=all | memcheck | racecheck | synccheck | pdlcheck (comma-separated, any case)
 //	KERN_EMU_PROFILE=file   write the profile report to file at Close
 //
 // An unknown check name is not ignored: the device is opened broken and
@@ -38,6 +39,7 @@ func OpenEmulator(opts ...emu.Options) *Device {
 	o.Memcheck = o.Memcheck || env.Memcheck
 	o.Racecheck = o.Racecheck || env.Racecheck
 	o.Synccheck = o.Synccheck || env.Synccheck
+	o.PDLcheck = o.PDLcheck || env.PDLcheck
 	if path := os.Getenv("KERN_EMU_PROFILE"); path != "" {
 		b.profile, b.profilePath = emu.NewProfile(), path
 		if o.Observer != nil {
@@ -47,6 +49,7 @@ func OpenEmulator(opts ...emu.Options) *Device {
 		}
 	}
 	b.d = emu.NewDevice(o)
+	b.pdl = o.PDLcheck
 	name := "kern PTX emulator"
 	if checks := o.Checks(); len(checks) > 0 {
 		name += " with " + strings.Join(checks, ", ")
@@ -89,6 +92,10 @@ type emuBackend struct {
 	profile     *emu.Profile
 	profilePath string
 	loaded      []*Module // for the profile's PTX file
+	// pdl is set under pdlcheck: modules are run as a compute capability
+	// 9.0 GPU loads them, griddepcontrol on (internal/ptxpatch), so the
+	// check sees where each thread waits.
+	pdl bool
 }
 
 func (e *emuBackend) alloc(bytes int) (uint64, error)   { return e.d.Alloc(bytes) }
@@ -100,7 +107,11 @@ func (e *emuBackend) hostView(uint64) []byte            { return nil }
 func (e *emuBackend) sync() error                       { return nil }
 func (e *emuBackend) load(m *Module) (any, error) {
 	e.loaded = append(e.loaded, m)
-	return emu.Load([]byte(m.PTX))
+	ptx := m.PTX
+	if e.pdl {
+		ptx, _ = ptxpatch.EnableSM90(ptx)
+	}
+	return emu.Load([]byte(ptx))
 }
 
 func (e *emuBackend) launch(l *launch) error {
@@ -125,6 +136,7 @@ func (e *emuBackend) launch(l *launch) error {
 		Block:         [3]int{l.threads.X, l.threads.Y, l.threads.Z},
 		DynamicShared: l.shared,
 		Params:        l.params,
+		PDL:           l.k.spec.PDL,
 	})
 	if err != nil {
 		var f *emu.Error

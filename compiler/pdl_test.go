@@ -6,6 +6,7 @@ package compiler
 
 import (
 	"encoding/binary"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -193,6 +194,114 @@ func TestPDLRunsOnTheEmulator(t *testing.T) {
 			want := (float32(i%7) - 3) * (float32(i) / 4)
 			if got := math.Float32frombits(binary.LittleEndian.Uint32(out[4*i:])); got != want {
 				t.Fatalf("y[%d] = %v, want %v", i, got, want)
+			}
+		}
+	}
+}
+
+const pdlCheckSrc = `package k
+
+import "github.com/gokern/kern/gpu"
+
+//kern:kernel block=32
+func Produce(t gpu.Thread, y []float32) {
+	if i := t.GlobalX(); i < len(y) {
+		y[i] = float32(i)
+	}
+}
+
+// ReadEarly reads y, which Produce wrote, before it waits.
+//
+//kern:kernel block=32
+func ReadEarly(t gpu.Thread, y, z []float32) {
+	i := t.GlobalX()
+	v := y[i]
+	gpu.WaitPriorGrids(t)
+	z[i] = v
+}
+
+// WriteEarly writes z before it waits.
+//
+//kern:kernel block=32
+func WriteEarly(t gpu.Thread, y, z []float32) {
+	i := t.GlobalX()
+	z[i] = 1
+	gpu.WaitPriorGrids(t)
+	z[i] = y[i]
+}
+
+// Good reads w (nobody's output) early and y after the wait.
+//
+//kern:kernel block=32
+func Good(t gpu.Thread, w, y, z []float32) {
+	i := t.GlobalX()
+	a := w[i]
+	gpu.WaitPriorGrids(t)
+	z[i] = a * y[i]
+}
+`
+
+// TestPDLCheck: the emulator's pdlcheck reports a pdl kernel's read,
+// before its wait, of what the launch before it wrote, and any write
+// before the wait, naming the writer; a kernel that keeps the contract,
+// and a launch without PDL, are clean.
+func TestPDLCheck(t *testing.T) {
+	p, err := CompileSource(Config{Arch: "sm_80"}, "k.go", []byte(pdlCheckSrc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 32
+	for _, c := range []struct {
+		kernel string
+		pdl    bool
+		want   string // "" for no finding
+	}{
+		{"ReadEarly", true, "global read of 4 bytes before griddepcontrol.wait"},
+		{"WriteEarly", true, "global store of 4 bytes before griddepcontrol.wait"},
+		{"Good", true, ""},
+		{"ReadEarly", false, ""},
+	} {
+		dev := emu.NewDevice(emu.Options{PDLcheck: true})
+		on, _ := ptxpatch.EnableSM90(p.PTX) // as an H100 runs it: the waits are instructions
+		m, err := emu.Load([]byte(on))
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := func() uint64 {
+			a, _ := dev.Alloc(4 * n)
+			return a
+		}
+		w, y, z := buf(), buf(), buf()
+		params := func(bufs ...uint64) []byte {
+			b := make([]byte, 16*len(bufs))
+			for i, a := range bufs {
+				binary.LittleEndian.PutUint64(b[16*i:], a)
+				binary.LittleEndian.PutUint64(b[16*i+8:], n)
+			}
+			return b
+		}
+		cfg := emu.LaunchConfig{Grid: [3]int{1, 1, 1}, Block: [3]int{32, 1, 1}, Params: params(y)}
+		if err := dev.Launch(m, "Produce", cfg); err != nil {
+			t.Fatal(err)
+		}
+		args := params(y, z)
+		if c.kernel == "Good" {
+			args = params(w, y, z)
+		}
+		err = dev.Launch(m, c.kernel, emu.LaunchConfig{Grid: [3]int{1, 1, 1}, Block: [3]int{32, 1, 1}, Params: args, PDL: c.pdl})
+		var rep *emu.Report
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s (pdl %v): %v", c.kernel, c.pdl, err)
+		case c.want != "" && !errors.As(err, &rep):
+			t.Errorf("%s (pdl %v): %v, want a pdlcheck report", c.kernel, c.pdl, err)
+		case c.want != "":
+			f := rep.Findings[0]
+			if f.Tool != "pdlcheck" || f.What != c.want || f.Line == 0 {
+				t.Errorf("%s: finding %v, want pdlcheck %q with its Go line", c.kernel, f.String(), c.want)
+			}
+			if c.kernel == "ReadEarly" && !strings.Contains(f.Detail, "Produce wrote them") {
+				t.Errorf("%s: detail %q does not name Produce", c.kernel, f.Detail)
 			}
 		}
 	}

@@ -9,10 +9,10 @@ import (
 
 // CheckNames are the sanitizer names ParseChecks accepts, besides "all".
 // initcheck is part of memcheck (Options.Memcheck does both).
-var CheckNames = []string{"memcheck", "initcheck", "racecheck", "synccheck"}
+var CheckNames = []string{"memcheck", "initcheck", "racecheck", "synccheck", "pdlcheck"}
 
 // ParseChecks turns a comma-separated list of sanitizer names ("all",
-// "memcheck", "initcheck", "racecheck", "synccheck"; any case, spaces
+// "memcheck", "initcheck", "racecheck", "synccheck", "pdlcheck"; any case, spaces
 // ignored) into Options with those checks on. An unknown name is an
 // error naming it and the valid ones: a misspelt check must not run the
 // kernel with no check at all.
@@ -22,13 +22,15 @@ func ParseChecks(list string) (Options, error) {
 		switch name := strings.ToLower(strings.TrimSpace(c)); name {
 		case "":
 		case "all":
-			o.Memcheck, o.Racecheck, o.Synccheck = true, true, true
+			o.Memcheck, o.Racecheck, o.Synccheck, o.PDLcheck = true, true, true, true
 		case "memcheck", "initcheck":
 			o.Memcheck = true
 		case "racecheck":
 			o.Racecheck = true
 		case "synccheck":
 			o.Synccheck = true
+		case "pdlcheck":
+			o.PDLcheck = true
 		default:
 			return Options{}, fmt.Errorf("unknown emulator check %q in %q: want all or a comma-separated list of %s", strings.TrimSpace(c), list, strings.Join(CheckNames, ", "))
 		}
@@ -37,7 +39,7 @@ func ParseChecks(list string) (Options, error) {
 }
 
 // Checks names the sanitizers o turns on, in a fixed order ("memcheck",
-// "racecheck", "synccheck"); nil when none is.
+// "racecheck", "synccheck", "pdlcheck"); nil when none is.
 func (o Options) Checks() []string {
 	var out []string
 	if o.Memcheck {
@@ -48,6 +50,9 @@ func (o Options) Checks() []string {
 	}
 	if o.Synccheck {
 		out = append(out, "synccheck")
+	}
+	if o.PDLcheck {
+		out = append(out, "pdlcheck")
 	}
 	return out
 }

@@ -8,8 +8,9 @@ import (
 func TestParseChecks(t *testing.T) {
 	for in, want := range map[string]string{
 		"":                      "",
-		"all":                   "memcheck,racecheck,synccheck",
-		"ALL":                   "memcheck,racecheck,synccheck",
+		"all":                   "memcheck,racecheck,synccheck,pdlcheck",
+		"ALL":                   "memcheck,racecheck,synccheck,pdlcheck",
+		"pdlcheck, synccheck":   "synccheck,pdlcheck",
 		" RaceCheck , memcheck": "memcheck,racecheck",
 		"initcheck":             "memcheck",
 		"synccheck,":            "synccheck",

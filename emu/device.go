@@ -50,6 +50,13 @@ type Options struct {
 	// of a warp's live lanes, and shuffles that read a lane not executing
 	// the shuffle, as a *Report from Launch.
 	Synccheck bool
+	// PDLcheck checks the contract of programmatic dependent launch
+	// (gpu.WaitPriorGrids) for launches made with LaunchConfig.PDL: before
+	// a thread's griddepcontrol.wait, it may not write global memory nor
+	// read what the launches it may overlap on a GPU wrote (the launches
+	// since, and including, the last one without PDL). Findings come as a
+	// *Report from Launch, naming the kernel that wrote the bytes.
+	PDLcheck bool
 	// MaxSteps bounds the warp-instructions one block may execute before
 	// the launch fails (a guard against kernels that never finish); 0
 	// means 1<<30.
@@ -73,6 +80,8 @@ const MaxSharedPerBlockSM90 = maxSharedPerBlock
 // it started.
 type Device struct {
 	opts Options
+	// pdl is what PDLcheck knows of the launches before the next one.
+	pdl pdlWindow
 
 	mu      sync.Mutex
 	allocs  []*alloc // live allocations, sorted by base

@@ -20,6 +20,12 @@ type LaunchConfig struct {
 	// Params is the packed parameter buffer: each parameter at its natural
 	// alignment in .param order, as Module.Entry reports.
 	Params []byte
+	// PDL says the kernel is launched with programmatic dependent launch
+	// on a GPU that has it: it may start before the launches before it
+	// complete, and waits for them with griddepcontrol.wait. The emulator
+	// runs launches one after another either way; Options.PDLcheck checks
+	// the kernel's side of the contract.
+	PDL bool
 }
 
 // Device limits: threads as on sm_80, shared memory as on sm_90.
@@ -139,8 +145,11 @@ func (d *Device) LaunchContext(ctx context.Context, m *Module, entry string, c L
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("emu: launch %s: %w", entry, err)
 	}
-	if d.opts.Memcheck || d.opts.Racecheck || d.opts.Synccheck {
+	if d.opts.Memcheck || d.opts.Racecheck || d.opts.Synccheck || d.opts.PDLcheck {
 		l.san = &sanitizer{memcheck: d.opts.Memcheck, race: d.opts.Racecheck, sync: d.opts.Synccheck, dev: d}
+		if d.opts.PDLcheck {
+			l.san.pdl = d.pdl.begin(c.PDL)
+		}
 	}
 	if lo, ok := l.obs.(LaunchObserver); ok {
 		lo.Launch(k.info.Name, grid, block)
@@ -166,6 +175,9 @@ func (d *Device) LaunchContext(ctx context.Context, m *Module, entry string, c L
 		}()
 	}
 	wg.Wait()
+	if l.san != nil && l.san.pdl != nil {
+		d.pdl.end(l.san.pdl, k.info.Name)
+	}
 	if l.san != nil {
 		// A launch that failed (a deadlock, a trap) still reports what
 		// the sanitizers saw before: often the cause, as with a skipped

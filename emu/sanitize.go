@@ -78,6 +78,7 @@ type findingKey struct {
 type sanitizer struct {
 	memcheck, race, sync bool
 	dev                  *Device
+	pdl                  *pdlLaunch // Options.PDLcheck's state (pdlcheck.go)
 	mu                   sync.Mutex
 	found                map[findingKey]*findingAt
 	order                []findingKey
@@ -138,6 +139,9 @@ func (s *sanitizer) report() error {
 func (w *warp) sanitize(sp space, addr uint64, n, l int, kind AccessKind, buf []byte, err error) ([]byte, error) {
 	s := w.san
 	rs, a := resolve(sp, addr)
+	if s.pdl != nil && rs == spGlobal && err == nil {
+		w.pdlAccess(l, a, n, kind)
+	}
 	if err != nil {
 		if !s.memcheck || !(errors.Is(err, ErrOutOfBounds) || errors.Is(err, ErrMisaligned)) {
 			return buf, err

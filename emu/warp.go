@@ -41,8 +41,10 @@ type warp struct {
 	// barAligned: lanes waiting at an aligned barrier (bar.sync), under
 	// Synccheck only.
 	barAligned uint32
-	redOp      [32]uint8
-	redDst     [32]int32
+	// waited: lanes past griddepcontrol.wait (Options.PDLcheck).
+	waited uint32
+	redOp  [32]uint8
+	redDst [32]int32
 
 	cache    [4]*alloc  // recent global allocations, most recent first
 	sregsSet bool       // the per-launch special registers are written
@@ -67,7 +69,7 @@ func (w *warp) reset() {
 	clear(w.local)
 	w.pc = [32]int32{}
 	w.upc, w.uniform = 0, true
-	w.exited, w.barBlk, w.syncBlk, w.barRed, w.barAligned = 0, 0, 0, 0, 0
+	w.exited, w.barBlk, w.syncBlk, w.barRed, w.barAligned, w.waited = 0, 0, 0, 0, 0, 0
 	w.cache = [4]*alloc{}
 	w.async = nil
 	w.wg, w.spin = nil, false

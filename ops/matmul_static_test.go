@@ -1,10 +1,13 @@
 package ops
 
 import (
+	"errors"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/gokern/kern"
+	"github.com/gokern/kern/emu"
 	"github.com/gokern/kern/gpu"
 )
 
@@ -45,4 +48,40 @@ func TestMatmulStaticWeights(t *testing.T) {
 			compare(t, "out", got64, want, matmulTol[float32](c.k), scale)
 		}
 	})
+}
+
+// TestMatmulStaticWeightsPDLCheck runs the GEMV under the emulator's
+// pdlcheck, which models programmatic dependent launch: uploaded weights
+// with StaticWeights are clean; weights the kernel just before wrote (a
+// Cast) are reported when the GEMV says they are static, and clean when
+// it does not.
+func TestMatmulStaticWeightsPDLCheck(t *testing.T) {
+	dev := kern.OpenEmulator(emu.Options{PDLcheck: true})
+	defer dev.Close()
+	const m, n, k = 2, 32, 1024
+	rng := rand.New(rand.NewPCG(9, 1))
+	a, _ := uploadIn[gpu.BFloat16](t, dev, randn(rng, m*k, 1))
+	b, _ := uploadIn[gpu.BFloat16](t, dev, randn(rng, n*k, 0.1))
+	b32, _ := upload[float32](t, dev, randn(rng, n*k, 0.1))
+	out := alloc[float32](t, dev, m*n)
+	gemv := func(w *kern.Buffer[gpu.BFloat16], static bool) error {
+		return Matmul(dev, out, a, w, m, n, k, MatmulOpts[float32]{Kernel: KernelGEMV, StaticWeights: static})
+	}
+	if err := gemv(b, true); err != nil {
+		t.Errorf("uploaded weights, StaticWeights: %v", err)
+	}
+	written := alloc[gpu.BFloat16](t, dev, n*k)
+	if err := Cast(dev, written, b32, n*k); err != nil {
+		t.Fatal(err)
+	}
+	var rep *emu.Report
+	if err := gemv(written, true); !errors.As(err, &rep) || rep.Findings[0].Tool != "pdlcheck" || !strings.Contains(rep.Findings[0].Detail, "wrote them") {
+		t.Errorf("weights written by the kernel before, StaticWeights: %v, want a pdlcheck report", err)
+	}
+	if err := Cast(dev, written, b32, n*k); err != nil {
+		t.Fatal(err)
+	}
+	if err := gemv(written, false); err != nil {
+		t.Errorf("weights written by the kernel before, without StaticWeights: %v", err)
+	}
 }

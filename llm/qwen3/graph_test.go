@@ -3,6 +3,8 @@ package qwen3
 import (
 	"testing"
 
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/emu"
 	"github.com/gokern/kern/internal/fixture"
 )
 
@@ -130,5 +132,45 @@ func TestDecodeGraphSurvivesPrefills(t *testing.T) {
 	step(a, []int32{5})
 	if got := m.GraphReplays() - before; got != 1 {
 		t.Errorf("the decode step after %d prefill shapes: %d graph replays, want 1", maxWorkspaces+1, got)
+	}
+}
+
+// TestOpsDecodeKeepsThePDLContract runs prefill and decode steps of the
+// ops path (split-K attention reduced in the kernel, graphs) on the
+// emulator's pdlcheck, which models programmatic dependent launch: no
+// kernel of the step reads, before its gpu.WaitPriorGrids, memory the
+// kernels before it write (the GEMV's early weight loads included), nor
+// writes before it.
+func TestOpsDecodeKeepsThePDLContract(t *testing.T) {
+	dev := kern.OpenEmulator(emu.Options{PDLcheck: true})
+	defer dev.Close()
+	m, err := Load(dev, fixture.Model(t, "tiny-qwen3-tied"), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Free()
+	if err := m.UseOps(); err != nil {
+		t.Fatal(err)
+	}
+	m.ops.partition = 64
+	if err := m.EnableGraphs(); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := m.NewKVPool(8, DefaultPageSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Free()
+	a, b := pool.NewSeq(), pool.NewSeq()
+	long := make([]int32, 70)
+	for i := range long {
+		long[i] = int32((i*37 + 5) % 1000)
+	}
+	toks := [][]int32{long, {535, 897}}
+	for i := 0; i < 4; i++ {
+		if _, err := m.ForwardBatch([]*Seq{a, b}, toks); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		toks = [][]int32{{int32(11 * i)}, {int32(7 + i)}}
 	}
 }
