@@ -14,6 +14,7 @@ type directive struct {
 	minBlocks int
 	nobounds  bool
 	fastmath  bool
+	idx32     bool
 }
 
 const kernelDirective = "//kern:kernel"
@@ -46,6 +47,12 @@ func kernelDirectiveOf(fd *ast.FuncDecl) *ast.Comment {
 //	                                         second argument); minblocks=1 stops
 //	                                         ptxas from spilling to reach an
 //	                                         occupancy the kernel does not need
+//	idx32                                    a second entry, <name>_i32, compiled
+//	                                         for launches whose every buffer has
+//	                                         fewer than 2³¹ elements, every int
+//	                                         parameter fits int32 and the grid
+//	                                         fewer than 2³¹ threads along x
+//	                                         (index32.go); the launch picks it
 func parseDirective(d *diags, c *ast.Comment) directive {
 	var dir directive
 	seen := map[string]bool{}
@@ -61,6 +68,8 @@ func parseDirective(d *diags, c *ast.Comment) directive {
 			dir.nobounds = true
 		case f == "fastmath":
 			dir.fastmath = true
+		case f == "idx32":
+			dir.idx32 = true
 		case strings.HasPrefix(f, "minblocks="):
 			n, err := strconv.Atoi(strings.TrimPrefix(f, "minblocks="))
 			if err != nil || n < 1 || n > 32 {
@@ -93,7 +102,7 @@ func parseDirective(d *diags, c *ast.Comment) directive {
 				}
 			}
 		default:
-			d.errorf(c.Pos(), BadDirective, "unknown //kern:kernel option %q (want block=N[xN[xN]], minblocks=N, nobounds or fastmath)", f)
+			d.errorf(c.Pos(), BadDirective, "unknown //kern:kernel option %q (want block=N[xN[xN]], minblocks=N, nobounds, fastmath or idx32)", f)
 		}
 	}
 	if dir.minBlocks != 0 && dir.block == [3]int{} {

@@ -183,8 +183,7 @@ func (kb *kernelBuilder) emitHoistIf(fr *frame, pl *hoistLoop) {
 		// check branches to the handler itself: this straight line runs
 		// only on a faulting iteration, so it need not keep the code's
 		// move off the passing path, and no site needs a block of its own.
-		site := len(kb.k.Sites)
-		kb.k.Sites = append(kb.k.Sites, kb.posString(a.ia.Pos()))
+		site := kb.addSite(kb.posString(a.ia.Pos()))
 		kb.b.Mov(ir.U32, kb.failRegs[0], ir.Imm(ir.U32, kb.siteCode(site)))
 		p := kb.b.New(ir.Pred)
 		kb.b.Setp(ir.HS, ir.U64, p, ir.R(idx), ir.R(n))

@@ -519,8 +519,7 @@ func (kb *kernelBuilder) failWhen(p ir.Reg, hint, desc string, idx, n ir.Operand
 // reportFailure ends the current block with a jump to the failure handler,
 // reporting a new site described by desc with an index and length.
 func (kb *kernelBuilder) reportFailure(desc string, idx, n ir.Operand) {
-	site := len(kb.k.Sites)
-	kb.k.Sites = append(kb.k.Sites, desc)
+	site := kb.addSite(desc)
 	handler := kb.failHandler()
 	kb.b.Mov(ir.U32, kb.failRegs[0], ir.Imm(ir.U32, kb.siteCode(site)))
 	kb.b.Mov(ir.U64, kb.failRegs[1], idx)
