@@ -98,3 +98,18 @@ func (kb *kernelBuilder) addSite(descs ...string) int {
 	kb.k.Sites = append(kb.k.Sites, descs...)
 	return i
 }
+
+// addOffset32 returns, in a 32-bit entry with bounds checks, the address
+// of element i of the global slice x as base + mul.wide.u32(i, size): i
+// passed its check (or was proven, or hoisted), so 0 ≤ i < len(x) < 2³¹
+// and its low half is i. ptxas makes that one IMAD.WIDE.U32 with the
+// base as addend, where the 64-bit i·size + base is a LEA and a LEA.HI.X.
+func (kb *kernelBuilder) addOffset32(x *val, i ir.Operand, size int64) (ir.Operand, bool) {
+	if !kb.idx32 || !kb.bounds || x.space != ir.Global || len(x.ops) != 3 || i.Kind != ir.KReg {
+		return ir.Operand{}, false
+	}
+	off, r := kb.b.New(ir.U64), kb.b.New(ir.U64)
+	kb.b.MulWide(ir.U32, off, kb.low32(i, ir.S64), ir.Imm(ir.U32, uint64(size)))
+	kb.b.Arith(ir.OpAdd, ir.S64, r, x.ops[0], ir.R(off))
+	return ir.R(r), true
+}
