@@ -122,6 +122,9 @@ func (kb *kernelBuilder) emitInvariant(fr *frame, pl *hoistLoop, v ssa.Value) ir
 	b := v.(*ssa.BinOp)
 	x, y := kb.emitInvariant(fr, pl, b.X), kb.emitInvariant(fr, pl, b.Y)
 	op := map[token.Token]ir.Op{token.ADD: ir.OpAdd, token.SUB: ir.OpSub, token.MUL: ir.OpMul}[b.Op]
+	if v := kb.narrowArithAt(fr, b, pl.entry, op, ir.S64, x, y); v != nil {
+		return v.ops[0] // a 32-bit entry (index32.go)
+	}
 	r := kb.b.New(ir.S64)
 	kb.b.Arith(op, ir.S64, r, x, y)
 	return ir.R(r)

@@ -187,9 +187,6 @@ func int32Range(fr *frame, b *ssa.BasicBlock, vs ...ssa.Value) bool {
 // bits, and with an add one IMAD.WIDE, where a 64-bit multiply is three
 // IMADs and an add. nil when neither applies.
 func (kb *kernelBuilder) narrowArith(fr *frame, in *ssa.BinOp, op ir.Op, st ir.Type, a, b ir.Operand) *val {
-	if !kb.idx32 || fr.ranges == nil || st != ir.S64 && st != ir.U64 || !int32Range(fr, in.Block(), in.X, in.Y) {
-		return nil
-	}
 	// A loop counter's update stays 64-bit, as its test does
 	// (narrowCompare): ptxas counts trips, and unrolls, only when the
 	// two have one width.
@@ -198,8 +195,18 @@ func (kb *kernelBuilder) narrowArith(fr *frame, in *ssa.BinOp, op ir.Op, st ir.T
 			return nil
 		}
 	}
+	return kb.narrowArithAt(fr, in, in.Block(), op, st, a, b)
+}
+
+// narrowArithAt is narrowArith for in computed in block blk (a hoisted
+// loop's entry, for the invariant terms hoist_lower.go recomputes there),
+// its operands and result bounded as used in blk.
+func (kb *kernelBuilder) narrowArithAt(fr *frame, in *ssa.BinOp, blk *ssa.BasicBlock, op ir.Op, st ir.Type, a, b ir.Operand) *val {
+	if !kb.idx32 || fr.ranges == nil || st != ir.S64 && st != ir.U64 || !int32Range(fr, blk, in.X, in.Y) {
+		return nil
+	}
 	r := kb.b.New(st)
-	if !int32Range(fr, in.Block(), in) {
+	if !int32Range(fr, blk, in) {
 		if op != ir.OpMul || a.Kind == ir.KImm || b.Kind == ir.KImm {
 			return nil
 		}
@@ -208,7 +215,7 @@ func (kb *kernelBuilder) narrowArith(fr *frame, in *ssa.BinOp, op ir.Op, st ir.T
 	}
 	lo := kb.b.New(ir.S32)
 	kb.b.Arith(op, ir.S32, lo, kb.low32(a, st), kb.low32(b, st))
-	if fr.ranges.rangeAt(in, in.Block()).lo >= 0 {
+	if fr.ranges.rangeAt(in, blk).lo >= 0 {
 		kb.b.Cvt(ir.U64, ir.U32, "", r, ir.R(lo))
 	} else {
 		kb.b.Cvt(ir.S64, ir.S32, "", r, ir.R(lo))
