@@ -164,20 +164,20 @@ func (c *cudaBackend) launch(l *launch) error {
 	cm := l.mod.(*cudaModule)
 	spec := &l.k.spec
 	return c.do(func() error {
-		fn, ok := cm.funcs[spec.Entry]
+		fn, ok := cm.funcs[l.entry]
 		if !ok {
 			var err error
-			if fn, err = cm.mod.Function(spec.Entry); err != nil {
+			if fn, err = cm.mod.Function(l.entry); err != nil {
 				return err
 			}
-			cm.funcs[spec.Entry] = fn
+			cm.funcs[l.entry] = fn
 		}
 		// Shared memory past 48 KiB needs a per-function opt-in.
-		if total := l.shared + spec.SharedBytes; total > 48*1024 && cm.optin[spec.Entry] < l.shared {
+		if total := l.shared + spec.SharedBytes; total > 48*1024 && cm.optin[l.entry] < l.shared {
 			if err := fn.SetAttribute(cuda.FuncAttrMaxDynamicSharedSizeBytes, l.shared); err != nil {
 				return err
 			}
-			cm.optin[spec.Entry] = l.shared
+			cm.optin[l.entry] = l.shared
 		}
 		// The driver copies the parameters out during cuLaunchKernel (also
 		// under stream capture), so the Args can be reused at once.

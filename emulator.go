@@ -131,7 +131,7 @@ func (e *emuBackend) launch(l *launch) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	err = e.d.LaunchContext(ctx, m, l.k.spec.Entry, emu.LaunchConfig{
+	err = e.d.LaunchContext(ctx, m, l.entry, emu.LaunchConfig{
 		Grid:          [3]int{l.blocks.X, l.blocks.Y, l.blocks.Z},
 		Block:         [3]int{l.threads.X, l.threads.Y, l.threads.Z},
 		DynamicShared: l.shared,

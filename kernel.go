@@ -6,11 +6,15 @@ import "github.com/gokern/kern/gpu"
 // //kern:kernel function into the package's generated file; users do not
 // write them by hand.
 type KernelSpec struct {
-	Name   string // Go name of the kernel function, e.g. "FusedSiluGate"
-	Pkg    string // import path of the kernel's package
-	Entry  string // PTX .entry symbol
-	Module *Module
-	Params []Param
+	Name  string // Go name of the kernel function, e.g. "FusedSiluGate"
+	Pkg   string // import path of the kernel's package
+	Entry string // PTX .entry symbol
+	// Entry32 is the .entry of the kernel's 32-bit variant (//kern:kernel
+	// ... idx32), which a launch runs when its arguments and grid fit
+	// 32-bit index arithmetic (index32.go); "" when there is none.
+	Entry32 string
+	Module  *Module
+	Params  []Param
 	// Block is the default block shape from the directive (block=256),
 	// used by Cover.
 	Block gpu.Dim3

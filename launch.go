@@ -241,6 +241,7 @@ func (nilBuffer) arg() argValue { return argValue{} }
 // launch is a checked launch handed to a backend.
 type launch struct {
 	k       *Kernel
+	entry   string // the PTX entry that runs: spec.Entry or spec.Entry32 (index32.go)
 	mod     any
 	blocks  gpu.Dim3
 	threads gpu.Dim3
@@ -383,6 +384,7 @@ func (k *Kernel) prepare(dev *Device, blocks, threads gpu.Dim3, shared int, args
 		return nil, nil
 	}
 	l.blocks, l.threads, l.shared = blocks, threads, shared
+	l.entry = k.entry(l)
 	if err := k.checkShape(dev, l); err != nil {
 		return nil, err
 	}

@@ -320,6 +320,12 @@ type bceRun struct {
 
 func runBCE(t *testing.T, p *Package, block, grid [3]int, inLen, n int) bceRun {
 	t.Helper()
+	return runBCEEntry(t, p, "K", block, grid, inLen, n)
+}
+
+// runBCEEntry is runBCE launching the module's entry named entry.
+func runBCEEntry(t *testing.T, p *Package, entry string, block, grid [3]int, inLen, n int) bceRun {
+	t.Helper()
 	dev := emu.NewDevice(emu.Options{})
 	m, err := emu.Load([]byte(p.PTX))
 	if err != nil {
@@ -345,7 +351,7 @@ func runBCE(t *testing.T, p *Package, block, grid [3]int, inLen, n int) bceRun {
 	binary.LittleEndian.PutUint64(params[24:], uint64(nout))
 	binary.LittleEndian.PutUint64(params[32:], uint64(int64(n)))
 	var res bceRun
-	if err := dev.Launch(m, "K", emu.LaunchConfig{Grid: grid, Block: block, Params: params}); err != nil {
+	if err := dev.Launch(m, entry, emu.LaunchConfig{Grid: grid, Block: block, Params: params}); err != nil {
 		res.err = true
 	}
 	rec := readSlot(t, dev, m)

@@ -30,7 +30,7 @@ import (
 // arguments are args) that need no check, and the range analysis that
 // proved them (nil with Config.KeepChecks).
 func (kb *kernelBuilder) provablySafe(fn *ssa.Function, args []*val) (map[*ssa.IndexAddr]bool, *rangeCtx) {
-	rc := newRangeCtx(fn, kb.k.Block)
+	rc := newRangeCtx(fn, kb.k.Block, kb.idx32)
 	params := map[*ssa.Parameter]*val{}
 	for i, p := range fn.Params {
 		if i < len(args) && args[i] != nil {
@@ -39,6 +39,9 @@ func (kb *kernelBuilder) provablySafe(fn *ssa.Function, args []*val) (map[*ssa.I
 	}
 	rc.arg = func(p *ssa.Parameter) interval {
 		a := params[p]
+		if a != nil && len(a.ops) == 1 && a.ops[0].Kind == ir.KReg {
+			return kb.idx32Reg(a.ops[0])
+		}
 		if a == nil || len(a.ops) != 1 || a.ops[0].Kind != ir.KImm {
 			return unknown
 		}
@@ -53,7 +56,13 @@ func (kb *kernelBuilder) provablySafe(fn *ssa.Function, args []*val) (map[*ssa.I
 	}
 	rc.argLen = func(p *ssa.Parameter) interval {
 		a := params[p]
-		if _, ok := p.Type().Underlying().(*types.Slice); !ok || a == nil || len(a.ops) != 3 || a.ops[1].Kind != ir.KImm {
+		if _, ok := p.Type().Underlying().(*types.Slice); !ok || a == nil || len(a.ops) != 3 {
+			return unknown
+		}
+		if a.ops[1].Kind == ir.KReg {
+			return kb.idx32Reg(a.ops[1])
+		}
+		if a.ops[1].Kind != ir.KImm {
 			return unknown
 		}
 		return exactly(int64(a.ops[1].Imm))

@@ -32,7 +32,9 @@ type pkgCtx struct {
 	prog    *ssa.Program
 	ssaPkg  *ssa.Package
 	mod     *ir.Module
-	version int // highest PTX ISA version ×10 a feature needs
+	// entries32 counts the 32-bit entries in mod.Funcs (index32.go).
+	entries32 int
+	version   int // highest PTX ISA version ×10 a feature needs
 	// analyzing guards the uniformity analysis against recursive helpers
 	// (which lowering reports).
 	analyzing map[*ssa.Function]bool

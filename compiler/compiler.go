@@ -56,10 +56,13 @@ type Package struct {
 
 // Kernel describes one compiled kernel.
 type Kernel struct {
-	Name   string // Go function name
-	Entry  string // PTX .entry name
-	Pos    token.Position
-	Params []Param
+	Name  string // Go function name
+	Entry string // PTX .entry name
+	// Entry32 is the .entry of the kernel's 32-bit variant (idx32,
+	// index32.go), "" when it has none.
+	Entry32 string
+	Pos     token.Position
+	Params  []Param
 	// Block is the directive's block shape, [0 0 0] when none was given.
 	Block [3]int
 	// SharedBytes is the static shared memory the kernel declares.

@@ -15,6 +15,7 @@ type directive struct {
 	nobounds  bool
 	fastmath  bool
 	pdl       bool
+	idx32     bool
 }
 
 const kernelDirective = "//kern:kernel"
@@ -51,6 +52,12 @@ func kernelDirectiveOf(fd *ast.FuncDecl) *ast.Comment {
 //	                                         launch on sm_90+: it lets the next
 //	                                         kernel launch and waits for the ones
 //	                                         before it at its entry (gpu/pdl.go)
+//	idx32                                    a second entry, <name>_i32, compiled
+//	                                         for launches whose every buffer has
+//	                                         fewer than 2³¹ elements, every int
+//	                                         parameter fits int32 and the grid
+//	                                         fewer than 2³¹ threads along x
+//	                                         (index32.go); the launch picks it
 func parseDirective(d *diags, c *ast.Comment) directive {
 	var dir directive
 	seen := map[string]bool{}
@@ -68,6 +75,8 @@ func parseDirective(d *diags, c *ast.Comment) directive {
 			dir.fastmath = true
 		case f == "pdl":
 			dir.pdl = true
+		case f == "idx32":
+			dir.idx32 = true
 		case strings.HasPrefix(f, "minblocks="):
 			n, err := strconv.Atoi(strings.TrimPrefix(f, "minblocks="))
 			if err != nil || n < 1 || n > 32 {
@@ -100,7 +109,7 @@ func parseDirective(d *diags, c *ast.Comment) directive {
 				}
 			}
 		default:
-			d.errorf(c.Pos(), BadDirective, "unknown //kern:kernel option %q (want block=N[xN[xN]], minblocks=N, nobounds, fastmath or pdl)", f)
+			d.errorf(c.Pos(), BadDirective, "unknown //kern:kernel option %q (want block=N[xN[xN]], minblocks=N, nobounds, fastmath, pdl or idx32)", f)
 		}
 	}
 	if dir.minBlocks != 0 && dir.block == [3]int{} {

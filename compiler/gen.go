@@ -55,6 +55,9 @@ func genKernel(w *bytes.Buffer, p *Package, k *Kernel) {
 	fmt.Fprintf(w, "// %sKernel launches the kernel %s (%s:%d).\n", k.Name, k.Name, baseName(k.Pos.Filename), k.Pos.Line)
 	fmt.Fprintf(w, "var %sKernel = %s{kern.NewLauncher(kern.KernelSpec{\n", k.Name, launcher)
 	fmt.Fprintf(w, "\tName: %q, Pkg: %q, Entry: %q, Module: kernModule,\n", k.Name, p.Path, k.Entry)
+	if k.Entry32 != "" {
+		fmt.Fprintf(w, "\tEntry32: %q,\n", k.Entry32)
+	}
 	w.WriteString("\tParams: []kern.Param{\n")
 	for _, prm := range k.Params {
 		kind := "kern.ScalarParam"

@@ -122,6 +122,9 @@ func (kb *kernelBuilder) emitInvariant(fr *frame, pl *hoistLoop, v ssa.Value) ir
 	b := v.(*ssa.BinOp)
 	x, y := kb.emitInvariant(fr, pl, b.X), kb.emitInvariant(fr, pl, b.Y)
 	op := map[token.Token]ir.Op{token.ADD: ir.OpAdd, token.SUB: ir.OpSub, token.MUL: ir.OpMul}[b.Op]
+	if v := kb.narrowArithAt(fr, b, pl.entry, op, ir.S64, x, y); v != nil {
+		return v.ops[0] // a 32-bit entry (index32.go)
+	}
 	r := kb.b.New(ir.S64)
 	kb.b.Arith(op, ir.S64, r, x, y)
 	return ir.R(r)
@@ -183,8 +186,7 @@ func (kb *kernelBuilder) emitHoistIf(fr *frame, pl *hoistLoop) {
 		// check branches to the handler itself: this straight line runs
 		// only on a faulting iteration, so it need not keep the code's
 		// move off the passing path, and no site needs a block of its own.
-		site := len(kb.k.Sites)
-		kb.k.Sites = append(kb.k.Sites, kb.posString(a.ia.Pos()))
+		site := kb.addSite(kb.posString(a.ia.Pos()))
 		kb.b.Mov(ir.U32, kb.failRegs[0], ir.Imm(ir.U32, kb.siteCode(site)))
 		p := kb.b.New(ir.Pred)
 		kb.b.Setp(ir.HS, ir.U64, p, ir.R(idx), ir.R(n))

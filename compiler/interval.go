@@ -158,6 +158,12 @@ func mulI(a, b interval) interval {
 
 // quoI is Go's truncating division, for positive divisors only.
 func quoI(a, b interval) interval {
+	if a.ok && b.ok && b.lo < 1 {
+		if b.lo >= 0 && b.hi >= 1 {
+			return quoI(a, span(1, b.hi)) // a divisor of 0 faults
+		}
+		return magnitudeOf(a)
+	}
 	if !a.ok || !b.ok || b.lo < 1 {
 		return unknown
 	}
@@ -171,9 +177,24 @@ func quoI(a, b interval) interval {
 	return span(lo, hi)
 }
 
+// magnitudeOf bounds a / b for a divisor b of any sign: a quotient that
+// exists (b ≠ 0; a zero divisor faults) is no larger in magnitude than
+// the dividend (MinInt64 / −1 wraps to MinInt64, left unknown).
+func magnitudeOf(a interval) interval {
+	if a.lo == math.MinInt64 {
+		return unknown
+	}
+	m := max(-a.lo, a.hi)
+	return span(-m, m)
+}
+
 // remI is Go's %, whose result has the dividend's sign and a smaller
 // magnitude than the divisor.
 func remI(a, b interval) interval {
+	if a.ok && b.ok && b.lo < 1 {
+		// The dividend's sign, no larger in magnitude than it.
+		return span(min(a.lo, 0), max(a.hi, 0))
+	}
 	if !a.ok || !b.ok || b.lo < 1 {
 		return unknown
 	}

@@ -12,6 +12,14 @@ import (
 	"github.com/gokern/kern/compiler/ir"
 )
 
+// nz is y, or 1 for 0 (where Go's division is not defined).
+func nz(y int8) int8 {
+	if y == 0 {
+		return 1
+	}
+	return y
+}
+
 func TestIntervalOpsContainGoResults(t *testing.T) {
 	type op struct {
 		name string
@@ -23,8 +31,8 @@ func TestIntervalOpsContainGoResults(t *testing.T) {
 		{"+", addI, func(x, y int8) (int8, bool) { return x + y, true }, func(x, y uint8) (uint8, bool) { return x + y, true }},
 		{"-", subI, func(x, y int8) (int8, bool) { return x - y, true }, func(x, y uint8) (uint8, bool) { return x - y, true }},
 		{"*", mulI, func(x, y int8) (int8, bool) { return x * y, true }, func(x, y uint8) (uint8, bool) { return x * y, true }},
-		{"/", quoI, func(x, y int8) (int8, bool) { return x / max(y, 1), y > 0 }, func(x, y uint8) (uint8, bool) { return x / max(y, 1), y > 0 }},
-		{"%", remI, func(x, y int8) (int8, bool) { return x % max(y, 1), y > 0 }, func(x, y uint8) (uint8, bool) { return x % max(y, 1), y > 0 }},
+		{"/", quoI, func(x, y int8) (int8, bool) { return x / nz(y), y != 0 }, func(x, y uint8) (uint8, bool) { return x / max(y, 1), y > 0 }},
+		{"%", remI, func(x, y int8) (int8, bool) { return x % nz(y), y != 0 }, func(x, y uint8) (uint8, bool) { return x % max(y, 1), y > 0 }},
 		{"&", andI, func(x, y int8) (int8, bool) { return x & y, true }, func(x, y uint8) (uint8, bool) { return x & y, true }},
 		{"|", orI, func(x, y int8) (int8, bool) { return x | y, true }, func(x, y uint8) (uint8, bool) { return x | y, true }},
 		{"<<", shlI, func(x, y int8) (int8, bool) { return x << max(y, 0), y >= 0 }, func(x, y uint8) (uint8, bool) { return x << y, true }},

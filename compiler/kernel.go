@@ -51,6 +51,10 @@ type kernelBuilder struct {
 	pdl pdlState
 	// pdlOption is the directive's pdl.
 	pdlOption bool
+	// idx32 is set while lowering a kernel's 32-bit entry, whose launch
+	// bounds the parameters' registers in narrowRegs (index32.go).
+	idx32      bool
+	narrowRegs map[ir.Reg]interval
 }
 
 // siteCode is what a failing check writes to the error slot's code word
@@ -98,9 +102,44 @@ func (c *pkgCtx) compileKernel(fn *ssa.Function, decl *ast.FuncDecl, dir directi
 	}
 	k := &Kernel{Name: fn.Name(), Entry: ptxIdent(fn.Name()), Pos: c.fset.Position(pos), Block: dir.block, Bounds: !dir.nobounds,
 		TileLayouts: c.layouts[decl]}
+	// The kernel's index in the module's error slot: its 32-bit entry
+	// (index32.go) shares it, so it is not len(c.mod.Funcs).
+	index := len(c.mod.Funcs) - c.entries32
+	f := c.lowerEntry(fn, decl, k, dir, index, ok, false)
+	if f == nil {
+		return nil
+	}
+	if dir.idx32 {
+		f32 := c.lowerEntry(fn, decl, k, dir, index, true, true)
+		if f32 == nil {
+			return nil
+		}
+		k.Entry32 = f32.Name
+		c.mod.Funcs = append(c.mod.Funcs, f, f32)
+		c.entries32++
+	} else {
+		c.mod.Funcs = append(c.mod.Funcs, f)
+	}
+	return k
+}
+
+// lowerEntry lowers fn as the kernel k's entry, or as its 32-bit entry
+// (idx32), which takes k's parameter layout and adds to k.Sites only the
+// sites the first entry does not have (addSite). It fills in k's
+// parameters, checks, shared memory and writes from the first entry, and
+// returns nil after reporting an error.
+func (c *pkgCtx) lowerEntry(fn *ssa.Function, decl *ast.FuncDecl, k *Kernel, dir directive, index int, ok, idx32 bool) *ir.Func {
+	pos := decl.Name.Pos()
+	sig := fn.Signature
 	kb := &kernelBuilder{pkgCtx: c, k: k, bounds: !dir.nobounds, pdlOption: dir.pdl,
-		shared: map[*ssa.Call]*ir.Var{}, index: len(c.mod.Funcs), checks: map[token.Pos]bool{}, hoistedAt: map[token.Pos]bool{}}
-	kb.f = &ir.Func{Name: k.Entry, MaxNTid: dir.block, MinNCTAPerSM: dir.minBlocks, FastMath: dir.fastmath}
+		shared: map[*ssa.Call]*ir.Var{}, index: index, checks: map[token.Pos]bool{}, hoistedAt: map[token.Pos]bool{},
+		idx32: idx32, narrowRegs: map[ir.Reg]interval{}}
+	name := k.Entry
+	if idx32 {
+		name += idx32Suffix
+	}
+	kb.f = &ir.Func{Name: name, MaxNTid: dir.block, MinNCTAPerSM: dir.minBlocks, FastMath: dir.fastmath}
+	var params []Param
 	for i := 1; i < sig.Params().Len(); i++ {
 		v := sig.Params().At(i)
 		p, good := kb.kernelParam(v, i-1)
@@ -108,27 +147,31 @@ func (c *pkgCtx) compileKernel(fn *ssa.Function, decl *ast.FuncDecl, dir directi
 			ok = false
 			continue
 		}
-		k.Params = append(k.Params, p)
+		params = append(params, p)
 		kb.f.Params = append(kb.f.Params, p.PTX...)
 	}
-	if !ok {
+	if !ok || !idx32 && !c.checkSubset(decl) {
 		return nil
 	}
-	kb.params = k.Params
-	kb.writes = make([]bool, len(k.Params))
-	if !c.checkSubset(decl) {
-		return nil
-	}
+	kb.params = params
+	kb.writes = make([]bool, len(params))
 	nerr := len(c.d.list)
 	kb.lowerKernel(fn)
 	if len(c.d.list) > nerr {
 		return nil
 	}
-	k.Checks = kb.checkReport()
+	if !idx32 {
+		// The report, the parameters and the shared memory are the
+		// first entry's; the same source makes the same writes.
+		k.Params = params
+		k.Checks = kb.checkReport()
+		for i := range k.Params {
+			k.Params[i].Writes = kb.writes[i]
+		}
+	}
 	var written uint64
-	for i := range k.Params {
-		k.Params[i].Writes = kb.writes[i]
-		if kb.writes[i] && i < 64 {
+	for i, p := range k.Params {
+		if p.Writes && i < 64 {
 			written |= 1 << i
 		}
 	}
@@ -138,6 +181,9 @@ func (c *pkgCtx) compileKernel(fn *ssa.Function, decl *ast.FuncDecl, dir directi
 		if l.params&written == 0 {
 			l.in.Text = "ld.global.nc" + l.in.Text[len("ld.global"):]
 		}
+	}
+	if idx32 {
+		return kb.f
 	}
 	for _, v := range kb.f.Vars {
 		if v.Space == ir.Shared && !v.Extern {
@@ -151,8 +197,7 @@ func (c *pkgCtx) compileKernel(fn *ssa.Function, decl *ast.FuncDecl, dir directi
 		c.d.errorf(pos, SharedTooLarge, "kernel %s declares %d bytes of static shared memory; the limit is 49152 (48 KiB): use gpu.DynShared for more", k.Name, k.SharedBytes)
 		return nil
 	}
-	c.mod.Funcs = append(c.mod.Funcs, kb.f)
-	return k
+	return kb.f
 }
 
 // kernelParam checks one kernel parameter's type and lays out its .params.

@@ -20,6 +20,15 @@ package compiler
 // fails for exactly the same threads, sites, indices and lengths as
 // before. A thread with g false never reaches the report.
 //
+// A load from shared memory through a proven index (and its indexing)
+// may stand between the arithmetic and the checked indexing, as in a
+// transpose's `out[r*rows+c] = s[tx*33+ty+k]`, where go/ssa loads s
+// before it indexes out: it cannot fault, so the check lifted past it
+// fails where it did, and it stays under g with the store (liftablePrefix).
+// ptxas 13.5 then keeps 28 registers for the tiled transposes of
+// examples/transpose and internal/conformance on sm_90 (24 before; issue
+// 8's rule allows 28), for 17 SASS less (TransposePadded, sm_90).
+//
 // Applied to the edge-tile shape only: a guard of two or more tests
 // merged into one predicate (condmerge.go) over a block that does the
 // access and goes on to the join. Lifting under single-test guards too
@@ -35,6 +44,7 @@ package compiler
 // tile on sm_90 (docs/performance.md, "MatMul32's guarded loads").
 
 import (
+	"go/token"
 	"go/types"
 
 	"golang.org/x/tools/go/ssa"
@@ -85,33 +95,76 @@ func (kb *kernelBuilder) liftChecks(fr *frame, tt, join *ssa.BasicBlock, cond ir
 
 // liftablePrefix returns the instructions of b up to and including its
 // last checked slice indexing that only speculatable instructions and
-// other such indexings precede, or nil when there is none.
+// other such indexings precede, or nil when there is none. A load through
+// a proven index of a shared or local array (which cannot fault) and its
+// indexing may come between: they stay in b, and what is lifted must not
+// use them, so the checks lifted past them fail where they did.
 func liftablePrefix(fr *frame, b *ssa.BasicBlock) []ssa.Instruction {
 	for _, instr := range b.Instrs {
 		if fr.groups[instr] != nil {
 			return nil // vecmerge.go lowers the group's accesses together
 		}
 	}
+	var out []ssa.Instruction
 	end, n := -1, 0
-	for i, instr := range b.Instrs {
+	left := map[ssa.Value]bool{} // values of the loads left in b
+	uses := func(instr ssa.Instruction) bool {
+		for _, op := range instr.Operands(nil) {
+			if *op != nil && left[*op] {
+				return true
+			}
+		}
+		return false
+	}
+	for _, instr := range b.Instrs {
+		if in, ok := instr.(*ssa.UnOp); ok && in.Op == token.MUL && left[in.X] {
+			left[in] = true // a load through a no-fault indexing
+			continue
+		}
+		if uses(instr) {
+			return cutList(out, end)
+		}
 		switch in := instr.(type) {
 		case *ssa.DebugRef:
 			continue
 		case *ssa.IndexAddr:
-			if _, ok := in.X.Type().Underlying().(*types.Slice); !ok || fr.safe[in] || fr.hoisted[in] != nil || fr.pairs[in] != nil {
-				return cut(b, end)
+			if fr.safe[in] && noFaultLoad(fr, in) {
+				left[in] = true
+				continue
 			}
-			end = i
+			if _, ok := in.X.Type().Underlying().(*types.Slice); !ok || fr.safe[in] || fr.hoisted[in] != nil || fr.pairs[in] != nil {
+				return cutList(out, end)
+			}
+			out = append(out, instr)
+			end = len(out) - 1
 			continue
 		}
 		if !speculatableInstr(instr) {
-			return cut(b, end)
+			return cutList(out, end)
 		}
 		if n++; n > maxSpeculated {
-			return cut(b, end)
+			return cutList(out, end)
 		}
+		out = append(out, instr)
 	}
-	return cut(b, end)
+	return cutList(out, end)
+}
+
+// noFaultLoad reports whether ia, a proven indexing, addresses shared
+// memory (pointerSpaces): loading through it cannot fault.
+func noFaultLoad(fr *frame, ia *ssa.IndexAddr) bool {
+	pi, ok := fr.spaces[ia]
+	if !ok {
+		pi, ok = fr.spaces[ia.X]
+	}
+	return ok && pi.set && pi.space == ir.Shared
+}
+
+func cutList(out []ssa.Instruction, end int) []ssa.Instruction {
+	if end < 0 {
+		return nil
+	}
+	return out[:end+1]
 }
 
 func cut(b *ssa.BasicBlock, end int) []ssa.Instruction {

@@ -96,12 +96,14 @@ func (kb *kernelBuilder) lowerKernel(fn *ssa.Function) {
 			kb.b.Cvta(ir.Global, true, gptr, ir.R(ptr))
 			n := kb.b.New(ir.S64)
 			kb.b.Ld(ir.ParamSpace, false, ir.S64, ir.R(n), ir.SymAddr(p.PTX[1].Name, 0))
+			kb.noteIdx32Param(n, ir.S64, true)
 			args = append(args, &val{ops: []ir.Operand{ir.R(gptr), ir.R(n), ir.R(n)}, space: ir.Global, origin: i, align: bufferAlign})
 		default:
 			pt := p.PTX[0].Type
 			st := scalarType(fn.Params[i+1].Type())
 			r := kb.b.New(pt)
 			kb.b.Ld(ir.ParamSpace, false, pt, ir.R(r), ir.SymAddr(p.PTX[0].Name, 0))
+			kb.noteIdx32Param(r, st, false)
 			if st == ir.Pred {
 				pr := kb.b.New(ir.Pred)
 				kb.b.Setp(ir.NE, ir.U32, pr, ir.R(r), ir.Imm(ir.U32, 0))

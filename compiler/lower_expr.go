@@ -11,6 +11,7 @@ import (
 	"go/token"
 	"go/types"
 	"math"
+	"math/bits"
 
 	"golang.org/x/tools/go/ssa"
 
@@ -74,8 +75,8 @@ func (kb *kernelBuilder) lowerBinOp(fr *frame, in *ssa.BinOp) *val {
 	}
 	switch in.Op {
 	case token.EQL, token.NEQ, token.LSS, token.LEQ, token.GTR, token.GEQ:
-		if a32, b32, ok := kb.narrowCompare(fr, in, st, a, b); ok {
-			return &val{ops: []ir.Operand{ir.R(kb.compare(in.Op, ir.U32, a32, b32))}, origin: -1}
+		if a32, b32, t32, ok := kb.narrowCompare(fr, in, st, a, b); ok {
+			return &val{ops: []ir.Operand{ir.R(kb.compare(in.Op, t32, a32, b32))}, origin: -1}
 		}
 		return &val{ops: []ir.Operand{ir.R(kb.compare(in.Op, st, a, b))}, origin: -1}
 	case token.SHL, token.SHR:
@@ -89,6 +90,11 @@ func (kb *kernelBuilder) lowerBinOp(fr *frame, in *ssa.BinOp) *val {
 		token.QUO: ir.OpDiv, token.REM: ir.OpRem, token.AND: ir.OpAnd, token.OR: ir.OpOr, token.XOR: ir.OpXor}[in.Op]
 	if op == ir.OpDiv || op == ir.OpRem {
 		return kb.lowerDivRem(fr, in, op, st, a, b)
+	}
+	if op == ir.OpAdd || op == ir.OpSub || op == ir.OpMul {
+		if v := kb.narrowArith(fr, in, op, st, a, b); v != nil {
+			return v
+		}
 	}
 	r := kb.b.New(st)
 	if in.Op == token.AND_NOT {
@@ -109,35 +115,112 @@ func (kb *kernelBuilder) lowerBinOp(fr *frame, in *ssa.BinOp) *val {
 }
 
 // narrowCompare returns the low halves of a 64-bit integer comparison's
-// operands when the range analysis bounds both to [0, 2^32): there the
-// unsigned 32-bit comparison of the low halves decides the signed or
-// unsigned 64-bit one, in one ISETP instead of two (ptxas does not drop
-// the high half's compare even when it is of two zeros, as for
+// operands, and the type to compare them as, when the range analysis
+// bounds both to [0, 2^32) (unsigned) or, for a signed comparison, to
+// int32's range (signed): there the 32-bit comparison of the low halves
+// decides the 64-bit one, in one ISETP instead of two (ptxas does not
+// drop the high half's compare even when it is of two zeros, as for
 // t.Lane() == 0).
-func (kb *kernelBuilder) narrowCompare(fr *frame, in *ssa.BinOp, st ir.Type, a, b ir.Operand) (ir.Operand, ir.Operand, bool) {
+func (kb *kernelBuilder) narrowCompare(fr *frame, in *ssa.BinOp, st ir.Type, a, b ir.Operand) (ir.Operand, ir.Operand, ir.Type, bool) {
 	if fr.ranges == nil || st.IsFloat() || st.Bits() != 64 {
-		return a, b, false
+		return a, b, st, false
 	}
+	t32 := ir.U32
 	for _, v := range []ssa.Value{in.X, in.Y} {
 		// A loop's phi stays 64-bit in its own test: ptxas counts trips
 		// (and unrolls) only when the counter's update and its test have
 		// one width.
 		if _, phi := v.(*ssa.Phi); phi {
-			return a, b, false
+			return a, b, st, false
 		}
-		if r := fr.ranges.rangeAt(v, in.Block()); !r.ok || r.lo < 0 || r.hi > math.MaxUint32 {
-			return a, b, false
+		r := fr.ranges.rangeAt(v, in.Block())
+		switch {
+		case !r.ok:
+			return a, b, st, false
+		case r.lo >= 0 && r.hi <= math.MaxUint32:
+		case kb.idx32 && st == ir.S64 && r.lo >= math.MinInt32 && r.hi <= math.MaxInt32:
+			t32 = ir.S32
+		default:
+			return a, b, st, false
 		}
 	}
-	low := func(o ir.Operand) ir.Operand {
-		if o.Kind == ir.KImm {
-			return ir.Imm(ir.U32, o.Imm&math.MaxUint32)
+	if t32 == ir.S32 {
+		// Both in int32's range: the one in [0, 2^32) too.
+		for _, v := range []ssa.Value{in.X, in.Y} {
+			if r := fr.ranges.rangeAt(v, in.Block()); r.hi > math.MaxInt32 {
+				return a, b, st, false
+			}
 		}
-		r := kb.b.New(ir.U32)
-		kb.b.Cvt(ir.U32, ir.U64, "", r, ir.R(kb.reg(o, st)))
-		return ir.R(r)
 	}
-	return low(a), low(b), true
+	return kb.low32(a, st), kb.low32(b, st), t32, true
+}
+
+// low32 is the low half of a 64-bit integer operand.
+func (kb *kernelBuilder) low32(o ir.Operand, st ir.Type) ir.Operand {
+	if o.Kind == ir.KImm {
+		return ir.Imm(ir.U32, o.Imm&math.MaxUint32)
+	}
+	r := kb.b.New(ir.U32)
+	kb.b.Cvt(ir.U32, ir.U64, "", r, ir.R(kb.reg(o, st)))
+	return ir.R(r)
+}
+
+// int32Range reports whether the range analysis bounds each of vs to
+// int32's range in block b.
+func int32Range(fr *frame, b *ssa.BasicBlock, vs ...ssa.Value) bool {
+	for _, v := range vs {
+		if r := fr.ranges.rangeAt(v, b); !r.ok || r.lo < math.MinInt32 || r.hi > math.MaxInt32 {
+			return false
+		}
+	}
+	return true
+}
+
+// narrowArith lowers, in a 32-bit entry, a 64-bit integer sum,
+// difference or product whose operands and result the range analysis
+// bounds to int32's range as the 32-bit operation of the low halves,
+// extended (with zeros when the result cannot be negative, so the high
+// half is a known 0 to ptxas). Its 32-bit uses (narrowCompare, another
+// narrowArith, a division) take the low half back, and ptxas drops the
+// extension they do not need. A product of two int32 values whose
+// result may not fit is one mul.wide.s32 (PTX ISA §9.7.1.6): exact in 64
+// bits, and with an add one IMAD.WIDE, where a 64-bit multiply is three
+// IMADs and an add. nil when neither applies.
+func (kb *kernelBuilder) narrowArith(fr *frame, in *ssa.BinOp, op ir.Op, st ir.Type, a, b ir.Operand) *val {
+	// A loop counter's update stays 64-bit, as its test does
+	// (narrowCompare): ptxas counts trips, and unrolls, only when the
+	// two have one width.
+	for _, u := range *in.Referrers() {
+		if _, phi := u.(*ssa.Phi); phi {
+			return nil
+		}
+	}
+	return kb.narrowArithAt(fr, in, in.Block(), op, st, a, b)
+}
+
+// narrowArithAt is narrowArith for in computed in block blk (a hoisted
+// loop's entry, for the invariant terms hoist_lower.go recomputes there),
+// its operands and result bounded as used in blk.
+func (kb *kernelBuilder) narrowArithAt(fr *frame, in *ssa.BinOp, blk *ssa.BasicBlock, op ir.Op, st ir.Type, a, b ir.Operand) *val {
+	if !kb.idx32 || fr.ranges == nil || st != ir.S64 && st != ir.U64 || !int32Range(fr, blk, in.X, in.Y) {
+		return nil
+	}
+	r := kb.b.New(st)
+	if !int32Range(fr, blk, in) {
+		if op != ir.OpMul || a.Kind == ir.KImm || b.Kind == ir.KImm {
+			return nil
+		}
+		kb.b.MulWide(ir.S32, r, kb.low32(a, st), kb.low32(b, st))
+		return &val{ops: []ir.Operand{ir.R(r)}, origin: -1}
+	}
+	lo := kb.b.New(ir.S32)
+	kb.b.Arith(op, ir.S32, lo, kb.low32(a, st), kb.low32(b, st))
+	if fr.ranges.rangeAt(in, blk).lo >= 0 {
+		kb.b.Cvt(ir.U64, ir.U32, "", r, ir.R(lo))
+	} else {
+		kb.b.Cvt(ir.S64, ir.S32, "", r, ir.R(lo))
+	}
+	return &val{ops: []ir.Operand{ir.R(r)}, origin: -1}
 }
 
 // compare lowers a comparison to a predicate.
@@ -429,6 +512,9 @@ func (kb *kernelBuilder) lowerDivRem(fr *frame, in *ssa.BinOp, op ir.Op, st ir.T
 	}
 	r := kb.b.New(st)
 	out := &val{ops: []ir.Operand{ir.R(r)}, origin: -1}
+	if kb.divRem32(fr, in, op, st, r, a, b, xr, yr) {
+		return out
+	}
 	if c, ok := constInt(in.Y); ok && xr.ok && xr.lo >= 0 && c > 0 && c&(c-1) == 0 && st.Bits() >= 32 {
 		if op == ir.OpDiv {
 			sh := 0
@@ -466,6 +552,44 @@ func (kb *kernelBuilder) lowerDivRem(fr *frame, in *ssa.BinOp, op ir.Op, st ir.T
 	}
 	kb.b.Arith(op, st, r, a, b)
 	return out
+}
+
+// divRem32 lowers, in a 32-bit entry, a signed 64-bit x / y or x % y
+// whose operands the range analysis bounds to int32's range in 32 bits,
+// sign-extended into dst, reporting whether it did: Go's truncated
+// division of two int32 values is exact in 32 bits unless it is
+// MinInt32 / −1, which the ranges rule out. The divisor's check is
+// lowerDivRem's, before.
+func (kb *kernelBuilder) divRem32(fr *frame, in *ssa.BinOp, op ir.Op, st ir.Type, dst ir.Reg, a, b ir.Operand, xr, yr interval) bool {
+	i32 := span(math.MinInt32, math.MaxInt32)
+	if !kb.idx32 || st != ir.S64 || !xr.within(i32) || !yr.within(i32) || xr.lo == math.MinInt32 && yr.lo <= -1 && yr.hi >= -1 {
+		return false
+	}
+	x := kb.reg(kb.low32(a, st), ir.U32)
+	r := kb.b.New(ir.S32)
+	c, isConst := constInt(in.Y)
+	switch {
+	case isConst && c > 1 && c&(c-1) == 0 && xr.lo >= 0:
+		if op == ir.OpDiv {
+			kb.b.Shift(ir.OpShr, ir.U32, r, ir.R(x), ir.Imm(ir.U32, uint64(bits.TrailingZeros64(uint64(c)))))
+		} else {
+			kb.b.Arith(ir.OpAnd, ir.S32, r, ir.R(x), ir.Imm(ir.S32, uint64(c-1)))
+		}
+	case isConst && c > 1 && c&(c-1) == 0:
+		kb.signedDivPow2(op, ir.S32, r, x, c)
+	default:
+		y := kb.low32(b, st)
+		if q := divPartner(in); op == ir.OpRem && q != nil && fr.vals[q] != nil && len(fr.vals[q].ops) == 1 {
+			// x − (x/y)·y, as lowerDivRem does in 64 bits.
+			p := kb.b.New(ir.S32)
+			kb.b.Arith(ir.OpMul, ir.S32, p, kb.low32(fr.vals[q].ops[0], st), y)
+			kb.b.Arith(ir.OpSub, ir.S32, r, ir.R(x), ir.R(p))
+		} else {
+			kb.b.Arith(op, ir.S32, r, ir.R(x), y)
+		}
+	}
+	kb.b.Cvt(ir.S64, ir.S32, "", dst, ir.R(r))
+	return true
 }
 
 // signedDivPow2 lowers x / c or x % c for a signed x that may be negative

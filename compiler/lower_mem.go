@@ -519,8 +519,7 @@ func (kb *kernelBuilder) failWhen(p ir.Reg, hint, desc string, idx, n ir.Operand
 // reportFailure ends the current block with a jump to the failure handler,
 // reporting a new site described by desc with an index and length.
 func (kb *kernelBuilder) reportFailure(desc string, idx, n ir.Operand) {
-	site := len(kb.k.Sites)
-	kb.k.Sites = append(kb.k.Sites, desc)
+	site := kb.addSite(desc)
 	handler := kb.failHandler()
 	kb.b.Mov(ir.U32, kb.failRegs[0], ir.Imm(ir.U32, kb.siteCode(site)))
 	kb.b.Mov(ir.U64, kb.failRegs[1], idx)
@@ -644,6 +643,9 @@ func (kb *kernelBuilder) lowerIndexAddr(fr *frame, in *ssa.IndexAddr) *val {
 		if a := pl.accessOf(in); a.g != nil && a.g.ptr >= 0 {
 			return &val{ops: []ir.Operand{kb.hoistedAddr(a)}, space: x.space, origin: x.origin, mask: x.mask}
 		}
+	}
+	if a, ok := kb.addOffset32(x, i64, size); ok {
+		return &val{ops: []ir.Operand{a}, space: x.space, origin: x.origin, mask: x.mask}
 	}
 	return &val{ops: []ir.Operand{kb.addOffset(x.ops[0], i64, size)}, space: x.space, origin: x.origin, mask: x.mask}
 }

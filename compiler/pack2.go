@@ -231,8 +231,7 @@ func (kb *kernelBuilder) pairIndex(fr *frame, in *ssa.IndexAddr, x *val, i, n ir
 	saved := kb.b.B
 	kb.b.B = blk
 	// Go checks s[i] first: report it when i is out of range.
-	loSite := len(kb.k.Sites)
-	kb.k.Sites = append(kb.k.Sites, kb.posString(p.lo.Pos()), kb.posString(in.Pos()))
+	loSite := kb.addSite(kb.posString(p.lo.Pos()), kb.posString(in.Pos()))
 	loOK := kb.b.New(ir.Pred)
 	kb.b.Setp(ir.LO, ir.U64, loOK, p.loIdx, n)
 	code, idx := kb.b.New(ir.U32), kb.b.New(ir.U64)

@@ -60,6 +60,12 @@ type rangeCtx struct {
 	// facts lists, per value, the intervals established by the checked
 	// operations of the blocks that define them.
 	facts map[ssa.Value][]fact
+	// lenMax bounds every slice's length and grid the grid per dimension:
+	// maxLen and gridDim, or the tighter limits of a 32-bit entry
+	// (index32.go).
+	lenMax int64
+	grid   [3]int64
+	idx32  bool
 }
 
 type rangeKey struct {
@@ -76,11 +82,16 @@ type fact struct {
 // a comparison goes, which also cuts cycles between two compared values.
 const rangeDepth = 3
 
-func newRangeCtx(fn *ssa.Function, block [3]int) *rangeCtx {
+func newRangeCtx(fn *ssa.Function, block [3]int, idx32 bool) *rangeCtx {
 	rc := &rangeCtx{fn: fn, block: block, assumed: map[*ssa.Phi]interval{}, memo: map[rangeKey]interval{},
 		phis: map[*ssa.Phi]interval{}, facts: map[ssa.Value][]fact{},
 		arg:    func(*ssa.Parameter) interval { return unknown },
-		argLen: func(*ssa.Parameter) interval { return unknown }}
+		argLen: func(*ssa.Parameter) interval { return unknown },
+		lenMax: maxLen, grid: gridDim, idx32: idx32}
+	if idx32 {
+		rc.lenMax, rc.grid = idx32Len, idx32Grid(rc.blockDim(0))
+	}
+	maxLen := rc.lenMax
 	for _, b := range fn.Blocks {
 		for _, instr := range b.Instrs {
 			switch in := instr.(type) {
@@ -338,9 +349,9 @@ func (rc *rangeCtx) dimField(v *ssa.Field) interval {
 	case "Thread.BlockDim":
 		return span(1, rc.blockDim(v.Field))
 	case "Thread.BlockIdx":
-		return span(0, gridDim[v.Field]-1)
+		return span(0, rc.grid[v.Field]-1)
 	case "Thread.GridDim":
-		return span(1, gridDim[v.Field])
+		return span(1, rc.grid[v.Field])
 	}
 	return unknown
 }
@@ -373,7 +384,7 @@ func (rc *rangeCtx) call(v *ssa.Call, b *ssa.BasicBlock, depth int) interval {
 			return rc.lenAt(v.Call.Args[0], b, depth)
 		case "cap":
 			// Not lenAt: a re-slice's capacity runs to its parent's end.
-			return span(0, maxLen)
+			return span(0, rc.lenMax)
 		case "min", "max":
 			r := rc.at(v.Call.Args[0], b, depth)
 			for _, a := range v.Call.Args[1:] {
@@ -402,7 +413,7 @@ func (rc *rangeCtx) call(v *ssa.Call, b *ssa.BasicBlock, depth int) interval {
 	switch name {
 	case "Thread.GlobalX", "Thread.GlobalY", "Thread.GlobalZ":
 		d := int(name[len(name)-1] - 'X')
-		return span(0, gridDim[d]*rc.blockDim(d)-1)
+		return span(0, rc.grid[d]*rc.blockDim(d)-1)
 	case "Thread.LinearIdx":
 		return span(0, rc.threads()-1)
 	case "Thread.Lane":
@@ -415,7 +426,7 @@ func (rc *rangeCtx) call(v *ssa.Call, b *ssa.BasicBlock, depth int) interval {
 
 // lenAt bounds len(s) as used in block b.
 func (rc *rangeCtx) lenAt(s ssa.Value, b *ssa.BasicBlock, depth int) interval {
-	all := span(0, maxLen)
+	all := span(0, rc.lenMax)
 	// A pointer to an array, a parameter's too, has the array's length.
 	if p, ok := s.Type().Underlying().(*types.Pointer); ok {
 		if a, ok := p.Elem().Underlying().(*types.Array); ok {
@@ -653,7 +664,7 @@ func (rc *rangeCtx) callee(v *ssa.Call, fn *ssa.Function, b *ssa.BasicBlock, dep
 		len(fn.Blocks) == 0 || len(fn.Params) != len(v.Call.Args) {
 		return unknown
 	}
-	sub := newRangeCtx(fn, rc.block)
+	sub := newRangeCtx(fn, rc.block, rc.idx32)
 	sub.nest = rc.nest + 1
 	sub.arg = func(p *ssa.Parameter) interval {
 		for i, q := range fn.Params {

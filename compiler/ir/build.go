@@ -90,6 +90,12 @@ func arithType(t Type) Type {
 	return t
 }
 
+// MulWide emits mul.wide.t: the full product of two t operands (s32 or
+// u32) in a register of twice the width (PTX ISA §9.7.1.6).
+func (b *Builder) MulWide(t Type, dst Reg, x, y Operand) {
+	b.Emit(OpMul, "mul.wide"+sfx(t.String()), R(dst), x, y)
+}
+
 // MulHi emits mul.hi (the high half of the full product).
 func (b *Builder) MulHi(t Type, dst Reg, x, y Operand) {
 	b.Emit(OpMul, "mul.hi"+sfx(t.String()), R(dst), x, y)

@@ -47,7 +47,7 @@ func TransposeTiled(t gpu.Thread, in, out []float32, rows, cols int) {
 
 // TransposePadded is v3: a 32×33 shared tile.
 //
-//kern:kernel block=32x8
+//kern:kernel block=32x8 idx32
 func TransposePadded(t gpu.Thread, in, out []float32, rows, cols int) {
 	s := gpu.Shared[float32](t, tile*(tile+1))
 	transposeTile(t, in, out, s, rows, cols, tile+1)

@@ -163,10 +163,13 @@ func profile(n int) (map[string]*memStats, error) {
 	}
 	byKernel := map[string]*memStats{}
 	for _, s := range p.Stats() {
-		m := byKernel[s.Kernel]
+		// The profile names the entry that ran: TransposePadded (idx32)
+		// runs its 32-bit entry, TransposePadded_i32, at these sizes.
+		name := strings.TrimSuffix(s.Kernel, "_i32")
+		m := byKernel[name]
 		if m == nil {
 			m = &memStats{}
-			byKernel[s.Kernel] = m
+			byKernel[name] = m
 		}
 		d := 0
 		if strings.HasPrefix(s.Instr, "st.") {

@@ -78,6 +78,7 @@ func (l kernTransposeTiledLauncher) Launch(q kern.Queue, grid kern.Grid, in *ker
 // TransposePaddedKernel launches the kernel TransposePadded (kernels.go:51).
 var TransposePaddedKernel = kernTransposePaddedLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "TransposePadded", Pkg: "github.com/gokern/kern/examples/transpose", Entry: "TransposePadded", Module: kernModule,
+	Entry32: "TransposePadded_i32",
 	Params: []kern.Param{
 		{Name: "in", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
@@ -91,7 +92,7 @@ var TransposePaddedKernel = kernTransposePaddedLauncher{kern.NewLauncher(kern.Ke
 		"kernels.go:66:27",
 		"kernels.go:75:7",
 	},
-	SourceHash: "1b643d8e3a6582e0", Source: []string{"kernels.go:TransposePadded", "kernels.go:const tile", "kernels.go:transposeTile"},
+	SourceHash: "d83549544729d9c5", Source: []string{"kernels.go:TransposePadded", "kernels.go:const tile", "kernels.go:transposeTile"},
 	Native: func(t gpu.Thread, a []any) {
 		TransposePadded(t, a[0].([]float32), a[1].([]float32), a[2].(int), a[3].(int))
 	},

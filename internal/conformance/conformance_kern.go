@@ -352,6 +352,7 @@ func (l kernStridedLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer
 // MatMulMMAKernel launches the kernel MatMulMMA (kernels.go:258).
 var MatMulMMAKernel = kernMatMulMMALauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "MatMulMMA", Pkg: "github.com/gokern/kern/internal/conformance", Entry: "MatMulMMA", Module: kernModule,
+	Entry32: "MatMulMMA_i32",
 	Params: []kern.Param{
 		{Name: "a", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
 		{Name: "bt", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
@@ -382,7 +383,7 @@ var MatMulMMAKernel = kernMatMulMMALauncher{kern.NewLauncher(kern.KernelSpec{
 		"kernels.go:285:3",
 		"kernels.go:285:14",
 	},
-	SourceHash: "573de0a567ade133", Source: []string{"kernels.go:MatMulMMA"},
+	SourceHash: "54ccd9d60781e0ce", Source: []string{"kernels.go:MatMulMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		MatMulMMA(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]float32), a[3].(int), a[4].(int), a[5].(int))
 	},

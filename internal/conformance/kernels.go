@@ -254,7 +254,7 @@ func Strided(t gpu.Thread, x, out []float32, stride int) {
 // lane = 4·g + tg holds A rows g and g+8, columns 2tg, 2tg+1 (+8), and B
 // columns g, rows 2tg, 2tg+1 (+8).
 //
-//kern:kernel block=128
+//kern:kernel block=128 idx32
 func MatMulMMA(t gpu.Thread, a, bt []gpu.Half, c []float32, m, n, k int) {
 	if k%16 != 0 {
 		return

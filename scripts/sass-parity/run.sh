@@ -45,7 +45,9 @@ echo "$K" | while read -r name tgt cu; do
         -Xclang +$ptxv -O3 -DIDX=$idx -S "$HERE/cuda/$cu.cu" -o "$B/${v}_${name}_$arch.ptx"
     done
     for v in $V; do
-      SASS_OUT="$B/${v}_${name}_$arch.sass" python3 "$HERE/sass_stats.py" "$PTXAS" "$NVDIS" $arch "$B/${v}_${name}_$arch.ptx" $name |
+      # An idx32 kernel's launches within 32-bit limits run its entry <name>_i32: count that one.
+      ent=$name; grep -q "^\.visible \.entry ${name}_i32(" "$B/${v}_${name}_$arch.ptx" && ent="$name:${name}_i32"
+      SASS_OUT="$B/${v}_${name}_$arch.sass" python3 "$HERE/sass_stats.py" "$PTXAS" "$NVDIS" $arch "$B/${v}_${name}_$arch.ptx" $ent |
         sed "s/^{/{\"variant\": \"$v\", /" >> "$R/stats.jsonl"
     done
   done

@@ -1,0 +1,69 @@
+package kern
+
+import (
+	"math"
+
+	"github.com/gokern/kern/gpu"
+)
+
+// A kernel marked //kern:kernel ... idx32 has a second entry in its
+// module, KernelSpec.Entry32, compiled assuming what index32Fits checks
+// (compiler/index32.go): there the compiler may do index arithmetic in 32
+// bits where those bounds prove it exact. Both entries compute the same
+// results and report the same faults; the 32-bit one is shorter.
+
+// index32Max bounds what a 32-bit entry's launch may pass: slice lengths
+// and 64-bit integer scalars at most 2³¹−1, and along x at most
+// index32Threads / B blocks, B the kernel's block= extent along x.
+const (
+	index32Max     = math.MaxInt32
+	index32Threads = 1 << 31
+)
+
+// entry is the PTX entry that runs l: the kernel's 32-bit entry when it
+// has one and the launch fits it, else its entry.
+func (k *Kernel) entry(l *launch) string {
+	if k.spec.Entry32 != "" && index32Fits(&k.spec, l.args, l.blocks) {
+		return k.spec.Entry32
+	}
+	return k.spec.Entry
+}
+
+// index32Fits reports whether a launch with args over blocks meets the
+// assumptions of a 32-bit entry (docs/language.md, "idx32"): every slice
+// argument has fewer than 2³¹ elements, every 64-bit integer scalar lies
+// in int32's range, and the grid holds at most 2³¹ / B blocks along x,
+// where B is the block= directive's extent along x (1024 without one), so
+// that t.GlobalX() < 2³¹.
+func index32Fits(s *KernelSpec, args []argValue, blocks gpu.Dim3) bool {
+	bx := s.Block.X
+	if s.Block == (gpu.Dim3{}) || bx < 1 {
+		bx = 1024
+	}
+	if blocks.X > index32Threads/bx {
+		return false
+	}
+	for i, p := range s.Params {
+		a := args[i]
+		if p.Kind == SliceParam {
+			if a.n > index32Max {
+				return false
+			}
+			continue
+		}
+		if p.Size != 8 {
+			continue // narrower ints are bounded by their type
+		}
+		switch p.Elem {
+		case "int", "int64":
+			if v := int64(a.bits); v < math.MinInt32 || v > math.MaxInt32 {
+				return false
+			}
+		case "uint", "uint64", "uintptr":
+			if a.bits > index32Max {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,59 @@
+package kern
+
+import (
+	"math"
+	"testing"
+
+	"github.com/gokern/kern/gpu"
+)
+
+// The launch rule of a 32-bit entry (index32.go), at each bound.
+func TestIndex32Fits(t *testing.T) {
+	spec := &KernelSpec{Entry: "K", Entry32: "K_i32", Block: gpu.Dim3{X: 32, Y: 8, Z: 1}, Params: []Param{
+		{Name: "x", Kind: SliceParam, Elem: "float32", Size: 4},
+		{Name: "n", Kind: ScalarParam, Elem: "int", Size: 8},
+		{Name: "u", Kind: ScalarParam, Elem: "uint64", Size: 8},
+		{Name: "w", Kind: ScalarParam, Elem: "uint32", Size: 4},
+		{Name: "f", Kind: ScalarParam, Elem: "float64", Size: 8},
+	}}
+	neg := int64(math.MinInt32)
+	args := func(n int, i int64, u uint64) []argValue {
+		return []argValue{{n: n}, {bits: uint64(i)}, {bits: u}, {bits: math.MaxUint32}, {bits: math.Float64bits(-1e300)}}
+	}
+	ok := gpu.Dim3{X: 1 << 26, Y: 65535, Z: 65535}
+	for _, c := range []struct {
+		name   string
+		args   []argValue
+		blocks gpu.Dim3
+		want   bool
+	}{
+		{"all at their bounds", args(math.MaxInt32, math.MaxInt32, math.MaxInt32), ok, true},
+		{"int at MinInt32", args(0, neg, 0), ok, true},
+		{"a buffer of 2^31 elements", args(1<<31, 0, 0), ok, false},
+		{"int past MaxInt32", args(0, math.MaxInt32+1, 0), ok, false},
+		{"int below MinInt32", args(0, neg-1, 0), ok, false},
+		{"uint64 past MaxInt32", args(0, 0, math.MaxInt32+1), ok, false},
+		{"2^31/32 + 1 blocks along x", args(0, 0, 0), gpu.Dim3{X: 1<<26 + 1, Y: 1, Z: 1}, false},
+	} {
+		if got := index32Fits(spec, c.args, c.blocks); got != c.want {
+			t.Errorf("%s: index32Fits = %v, want %v", c.name, got, c.want)
+		}
+		k := &Kernel{spec: *spec}
+		want := "K"
+		if c.want {
+			want = "K_i32"
+		}
+		if got := k.entry(&launch{args: c.args, blocks: c.blocks}); got != want {
+			t.Errorf("%s: entry %s, want %s", c.name, got, want)
+		}
+	}
+	// Without a directive a block may be 1024 wide.
+	spec.Block = gpu.Dim3{}
+	if index32Fits(spec, args(0, 0, 0), gpu.Dim3{X: 1<<21 + 1, Y: 1, Z: 1}) || !index32Fits(spec, args(0, 0, 0), gpu.Dim3{X: 1 << 21, Y: 1, Z: 1}) {
+		t.Errorf("without block=, the bound along x is 2^31/1024 blocks")
+	}
+	spec.Entry32 = ""
+	if got := (&Kernel{spec: *spec}).entry(&launch{args: args(0, 0, 0), blocks: ok}); got != "K" {
+		t.Errorf("a kernel without a 32-bit entry runs %s", got)
+	}
+}
