@@ -136,6 +136,8 @@ type Param struct {
 //	40: u32 tid.z
 //	44: u32 unused, 0
 //
+// A thread dimension in which the block= directive is 1 is not written
+// (failthread.go): its index is 0, as the host left it.
 // A u32 code and unpacked thread indices keep the failure handler short
 // (one register per site for the code, no shifts for the thread); the
 // code at offset 0 lets the atomic take the slot's address as it is (an

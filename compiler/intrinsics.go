@@ -172,8 +172,17 @@ func (kb *kernelBuilder) global(d string) ir.Reg {
 	return r
 }
 
-// linear is (tid.z*ntid.y + tid.y)*ntid.x + tid.x in a u32.
+// linear is (tid.z*ntid.y + tid.y)*ntid.x + tid.x in a u32, shorter
+// where the block= directive allows (linearByDirective).
 func (kb *kernelBuilder) linear() ir.Reg {
+	if r, ok := kb.linearByDirective(); ok {
+		return r
+	}
+	return kb.linearGeneric()
+}
+
+// linearGeneric is linear for any block shape: two mads.
+func (kb *kernelBuilder) linearGeneric() ir.Reg {
 	zy := kb.b.New(ir.U32)
 	kb.b.Emit(ir.OpMad, "mad.lo.u32", ir.R(zy), ir.R(kb.special("%tid.z")), ir.R(kb.special("%ntid.y")), ir.R(kb.special("%tid.y")))
 	r := kb.b.New(ir.U32)

@@ -569,11 +569,7 @@ func (kb *kernelBuilder) failHandler() *ir.Block {
 	kb.b.BraIf(taken, false, done)
 	kb.b.St(ir.Global, ir.U64, ir.SymAddr(ErrorSlot, slotIndex), ir.Vec(kb.failRegs[1], kb.failRegs[2]))
 	r := [3]ir.Reg{kb.b.New(ir.U32), kb.b.New(ir.U32), kb.b.New(ir.U32)}
-	for i, sr := range []string{"%tid.x", "%tid.y", "%tid.z"} {
-		kb.b.Mov(ir.U32, r[i], ir.Special(sr))
-	}
-	kb.b.St(ir.Global, ir.U32, ir.SymAddr(ErrorSlot, slotThread), ir.Vec(r[0], r[1]))
-	kb.b.St(ir.Global, ir.U32, ir.SymAddr(ErrorSlot, slotThread+8), ir.R(r[2]))
+	kb.storeThread(r)
 	// The block packed in a u64, ctaid.x | (ctaid.y | ctaid.z<<16)<<32
 	// (one mad: y and z are below 2^16), built in 64 bits: raw ctaid
 	// registers in vector stores made ptxas keep the body's copies of

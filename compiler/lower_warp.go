@@ -146,7 +146,12 @@ func (kb *kernelBuilder) blockReduce(c *icall, op ir.Op) *val {
 	st := scalarType(c.elem)
 	scratch := kb.reductionScratch()
 	part := kb.warpReduce(op, st, c.arg(1))
-	lin := kb.linear()
+	// The generic linear index even under a 1-D block= (where it is
+	// tid.x): with tid.x >> 5 here, ptxas 13.5 moved the tile kernels'
+	// row-bound arithmetic off the uniform datapath and took
+	// ops/internal/tilerow softmaxTile16* from 32 to 39-40 registers on
+	// sm_90 (docs/performance.md, "Thread identity by the directive").
+	lin := kb.linearGeneric()
 	warp := kb.b.New(ir.U32)
 	kb.b.Shift(ir.OpShr, ir.U32, warp, ir.R(lin), ir.Imm(ir.U32, 5))
 	lane := kb.special("%laneid")
@@ -165,9 +170,7 @@ func (kb *kernelBuilder) blockReduce(c *icall, op ir.Op) *val {
 	in.Guarded, in.Guard = true, isLane0
 	kb.b.Emit(ir.OpBar, "bar.sync", ir.Imm(ir.U32, 0))
 	// nwarps = (ntid.x*ntid.y*ntid.z + 31) / 32
-	n := kb.b.New(ir.U32)
-	kb.b.Arith(ir.OpMul, ir.U32, n, ir.R(kb.special("%ntid.x")), ir.R(kb.special("%ntid.y")))
-	kb.b.Arith(ir.OpMul, ir.U32, n, ir.R(n), ir.R(kb.special("%ntid.z")))
+	n := kb.blockThreads()
 	kb.b.Arith(ir.OpAdd, ir.U32, n, ir.R(n), ir.Imm(ir.U32, 31))
 	kb.b.Shift(ir.OpShr, ir.U32, n, ir.R(n), ir.Imm(ir.U32, 5))
 	has := kb.b.New(ir.Pred)
