@@ -117,6 +117,15 @@ type Paged struct {
 	// (PagedVersion), 1, 2 or 3 asks for one; v2 and v3 exist at head
 	// dims 64 and 128 only.
 	Version int
+	// HostTables says that blockTable and seqLens are not written by any
+	// kernel that may still be running when the op starts (the host
+	// copies them, as an engine does each step). On a GPU with
+	// programmatic dependent launch (kern.Device.PDL) v2 and v3 then read
+	// and check them before waiting for the kernels queued before them
+	// (which write q and the cache), so the tables' round trips overlap
+	// those kernels. A table written by the kernel just before would be
+	// read too early.
+	HostTables bool
 }
 
 // PagedVersion is the kernel version PagedAttention runs for p.
@@ -257,7 +266,8 @@ func PagedAttention[T Half16](queue kern.Queue, out, q, kCache, vCache *kern.Buf
 		if version == 2 {
 			k = pagedK2[dt][hd]
 		}
-		err := s.launch(k, queue, grid, append([]kern.Arg{bufArg(out), bufArg(po), bufArg(pml), kern.BufferArg(cnt)}, tail...)...)
+		args := append([]kern.Arg{bufArg(out), bufArg(po), bufArg(pml), kern.BufferArg(cnt)}, tail...)
+		err := s.launch(k, queue, grid, append(args, kern.ScalarArg(p.HostTables))...)
 		if err != nil && splits > 1 && version == 3 {
 			// A launch that stopped part way (the emulator reports a bad
 			// sequence length before any split arrives, but a GPU fault

@@ -185,8 +185,9 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 	// load and no kernel writes them, so on a GPU with programmatic
 	// dependent launch the decode GEMVs stream them while the kernel
 	// before each finishes (ops.MatmulOpts).
+	// The block table and lengths are copied from the host each step.
 	paged := ops.Paged{Heads: nh, KVHeads: nkv, HeadDim: hd, PageSize: pool.PageSize, MaxPages: w.P,
-		Scale: float32(1 / math.Sqrt(float64(D))), Partition: part}
+		Scale: float32(1 / math.Sqrt(float64(D))), Partition: part, HostTables: true}
 	if n := paged.Splits(pagedLen); decode && n > 1 && n > b.splits {
 		sc, err := ops.NewSplitScratch(m.dev, S, nh, hd, n)
 		if err != nil {

@@ -36,19 +36,20 @@ var PagedF16D64Kernel = kernPagedF16D64Launcher{kern.NewLauncher(kern.KernelSpec
 		{Name: "npages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "partition", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
+		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
 	SharedBytes: 20992,
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
-		"panic at paged.go:129:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:132:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:147:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:136:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:139:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:154:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "ac649e86fba65c1f", Source: []string{"paged.go:PagedF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
+	SourceHash: "2a368aa031eb502b", Source: []string{"paged.go:PagedF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
-		PagedF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32))
+		PagedF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32), a[16].(bool))
 	},
 })}
 
@@ -56,8 +57,8 @@ type kernPagedF16D64Launcher struct{ kern.Launcher }
 
 // Launch runs PagedF16D64 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernPagedF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.Half], kc *kern.Buffer[gpu.Half], vc *kern.Buffer[gpu.Half], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
+func (l kernPagedF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.Half], kc *kern.Buffer[gpu.Half], vc *kern.Buffer[gpu.Half], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32, early bool) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
 }
 
 // PagedAheadF16D64Kernel launches the kernel PagedAheadF16D64 (paged.go:34).
@@ -80,19 +81,20 @@ var PagedAheadF16D64Kernel = kernPagedAheadF16D64Launcher{kern.NewLauncher(kern.
 		{Name: "npages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "partition", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
+		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
 	SharedBytes: 20992,
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
-		"panic at paged.go:129:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:132:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:147:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:136:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:139:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:154:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "a5bbd14b9d550c84", Source: []string{"paged.go:PagedAheadF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
+	SourceHash: "37b0f199a055a6da", Source: []string{"paged.go:PagedAheadF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
-		PagedAheadF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32))
+		PagedAheadF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32), a[16].(bool))
 	},
 })}
 
@@ -100,8 +102,8 @@ type kernPagedAheadF16D64Launcher struct{ kern.Launcher }
 
 // Launch runs PagedAheadF16D64 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernPagedAheadF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.Half], kc *kern.Buffer[gpu.Half], vc *kern.Buffer[gpu.Half], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
+func (l kernPagedAheadF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.Half], kc *kern.Buffer[gpu.Half], vc *kern.Buffer[gpu.Half], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32, early bool) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
 }
 
 // PagedF16D128Kernel launches the kernel PagedF16D128 (paged.go:40).
@@ -124,19 +126,20 @@ var PagedF16D128Kernel = kernPagedF16D128Launcher{kern.NewLauncher(kern.KernelSp
 		{Name: "npages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "partition", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
+		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
 	SharedBytes: 20992,
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
-		"panic at paged.go:129:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:132:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:147:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:136:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:139:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:154:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "b63b9e33eddb74a1", Source: []string{"paged.go:PagedF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
+	SourceHash: "0145663f63ca147e", Source: []string{"paged.go:PagedF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
-		PagedF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32))
+		PagedF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32), a[16].(bool))
 	},
 })}
 
@@ -144,8 +147,8 @@ type kernPagedF16D128Launcher struct{ kern.Launcher }
 
 // Launch runs PagedF16D128 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernPagedF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.Half], kc *kern.Buffer[gpu.Half], vc *kern.Buffer[gpu.Half], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
+func (l kernPagedF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.Half], kc *kern.Buffer[gpu.Half], vc *kern.Buffer[gpu.Half], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32, early bool) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
 }
 
 // PagedAheadF16D128Kernel launches the kernel PagedAheadF16D128 (paged.go:46).
@@ -168,19 +171,20 @@ var PagedAheadF16D128Kernel = kernPagedAheadF16D128Launcher{kern.NewLauncher(ker
 		{Name: "npages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "partition", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
+		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
 	SharedBytes: 20992,
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
-		"panic at paged.go:129:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:132:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:147:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:136:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:139:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:154:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "24798d9697a9c123", Source: []string{"paged.go:PagedAheadF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
+	SourceHash: "1596e485d688bc2d", Source: []string{"paged.go:PagedAheadF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
-		PagedAheadF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32))
+		PagedAheadF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32), a[16].(bool))
 	},
 })}
 
@@ -188,8 +192,8 @@ type kernPagedAheadF16D128Launcher struct{ kern.Launcher }
 
 // Launch runs PagedAheadF16D128 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernPagedAheadF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.Half], kc *kern.Buffer[gpu.Half], vc *kern.Buffer[gpu.Half], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
+func (l kernPagedAheadF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.Half], kc *kern.Buffer[gpu.Half], vc *kern.Buffer[gpu.Half], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32, early bool) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
 }
 
 // PagedBF16D64Kernel launches the kernel PagedBF16D64 (paged.go:52).
@@ -212,19 +216,20 @@ var PagedBF16D64Kernel = kernPagedBF16D64Launcher{kern.NewLauncher(kern.KernelSp
 		{Name: "npages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "partition", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
+		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
 	SharedBytes: 20992,
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
-		"panic at paged.go:129:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:132:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:147:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:136:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:139:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:154:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "9bb8d06c11773e28", Source: []string{"paged.go:PagedBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
+	SourceHash: "1f8ce8f93f80b5f1", Source: []string{"paged.go:PagedBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
-		PagedBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32))
+		PagedBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32), a[16].(bool))
 	},
 })}
 
@@ -232,8 +237,8 @@ type kernPagedBF16D64Launcher struct{ kern.Launcher }
 
 // Launch runs PagedBF16D64 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernPagedBF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.BFloat16], kc *kern.Buffer[gpu.BFloat16], vc *kern.Buffer[gpu.BFloat16], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
+func (l kernPagedBF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.BFloat16], kc *kern.Buffer[gpu.BFloat16], vc *kern.Buffer[gpu.BFloat16], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32, early bool) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
 }
 
 // PagedAheadBF16D64Kernel launches the kernel PagedAheadBF16D64 (paged.go:58).
@@ -256,19 +261,20 @@ var PagedAheadBF16D64Kernel = kernPagedAheadBF16D64Launcher{kern.NewLauncher(ker
 		{Name: "npages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "partition", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
+		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
 	SharedBytes: 20992,
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
-		"panic at paged.go:129:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:132:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:147:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:136:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:139:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:154:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "1286fcc7c800f5f5", Source: []string{"paged.go:PagedAheadBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
+	SourceHash: "5a01463130601d8f", Source: []string{"paged.go:PagedAheadBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
-		PagedAheadBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32))
+		PagedAheadBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32), a[16].(bool))
 	},
 })}
 
@@ -276,8 +282,8 @@ type kernPagedAheadBF16D64Launcher struct{ kern.Launcher }
 
 // Launch runs PagedAheadBF16D64 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernPagedAheadBF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.BFloat16], kc *kern.Buffer[gpu.BFloat16], vc *kern.Buffer[gpu.BFloat16], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
+func (l kernPagedAheadBF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.BFloat16], kc *kern.Buffer[gpu.BFloat16], vc *kern.Buffer[gpu.BFloat16], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32, early bool) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
 }
 
 // PagedBF16D128Kernel launches the kernel PagedBF16D128 (paged.go:64).
@@ -300,19 +306,20 @@ var PagedBF16D128Kernel = kernPagedBF16D128Launcher{kern.NewLauncher(kern.Kernel
 		{Name: "npages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "partition", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
+		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
 	SharedBytes: 20992,
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
-		"panic at paged.go:129:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:132:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:147:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:136:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:139:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:154:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "fa59fe698cc5fff8", Source: []string{"paged.go:PagedBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
+	SourceHash: "deae3fd3a0a7f6dc", Source: []string{"paged.go:PagedBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
-		PagedBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32))
+		PagedBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32), a[16].(bool))
 	},
 })}
 
@@ -320,8 +327,8 @@ type kernPagedBF16D128Launcher struct{ kern.Launcher }
 
 // Launch runs PagedBF16D128 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernPagedBF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.BFloat16], kc *kern.Buffer[gpu.BFloat16], vc *kern.Buffer[gpu.BFloat16], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
+func (l kernPagedBF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.BFloat16], kc *kern.Buffer[gpu.BFloat16], vc *kern.Buffer[gpu.BFloat16], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32, early bool) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
 }
 
 // PagedAheadBF16D128Kernel launches the kernel PagedAheadBF16D128 (paged.go:70).
@@ -344,19 +351,20 @@ var PagedAheadBF16D128Kernel = kernPagedAheadBF16D128Launcher{kern.NewLauncher(k
 		{Name: "npages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "partition", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
+		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
 	SharedBytes: 20992,
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
-		"panic at paged.go:129:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:132:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:147:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:136:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:139:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:154:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "239e32ef3ca4c0d0", Source: []string{"paged.go:PagedAheadBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
+	SourceHash: "d36e8ed3cf6fffb9", Source: []string{"paged.go:PagedAheadBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
-		PagedAheadBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32))
+		PagedAheadBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32), a[16].(bool))
 	},
 })}
 
@@ -364,8 +372,8 @@ type kernPagedAheadBF16D128Launcher struct{ kern.Launcher }
 
 // Launch runs PagedAheadBF16D128 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernPagedAheadBF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.BFloat16], kc *kern.Buffer[gpu.BFloat16], vc *kern.Buffer[gpu.BFloat16], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2))
+func (l kernPagedAheadBF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.BFloat16], kc *kern.Buffer[gpu.BFloat16], vc *kern.Buffer[gpu.BFloat16], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32, early bool) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
 }
 
 // PagedReduceF16Kernel launches the kernel PagedReduceF16 (reduce.go:13).

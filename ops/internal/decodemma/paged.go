@@ -25,51 +25,51 @@ const (
 )
 
 //kern:kernel block=128 nobounds pdl
-func PagedF16D64(t gpu.Thread, out []gpu.Half, po, pml []float32, cnt []uint32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
+func PagedF16D64(t gpu.Thread, out []gpu.Half, po, pml []float32, cnt []uint32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32, early bool) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
-	paged(f16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, false, red)
+	paged(f16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, false, early, red)
 }
 
 //kern:kernel block=128 nobounds pdl
-func PagedAheadF16D64(t gpu.Thread, out []gpu.Half, po, pml []float32, cnt []uint32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
+func PagedAheadF16D64(t gpu.Thread, out []gpu.Half, po, pml []float32, cnt []uint32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32, early bool) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
-	paged(f16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, true, red)
+	paged(f16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, true, early, red)
 }
 
 //kern:kernel block=128 nobounds pdl
-func PagedF16D128(t gpu.Thread, out []gpu.Half, po, pml []float32, cnt []uint32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
+func PagedF16D128(t gpu.Thread, out []gpu.Half, po, pml []float32, cnt []uint32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32, early bool) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
-	paged(f16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, false, red)
+	paged(f16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, false, early, red)
 }
 
 //kern:kernel block=128 nobounds pdl
-func PagedAheadF16D128(t gpu.Thread, out []gpu.Half, po, pml []float32, cnt []uint32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
+func PagedAheadF16D128(t gpu.Thread, out []gpu.Half, po, pml []float32, cnt []uint32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32, early bool) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
-	paged(f16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, true, red)
+	paged(f16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, true, early, red)
 }
 
 //kern:kernel block=128 nobounds pdl
-func PagedBF16D64(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, cnt []uint32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
+func PagedBF16D64(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, cnt []uint32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32, early bool) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
-	paged(bf16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, false, red)
+	paged(bf16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, false, early, red)
 }
 
 //kern:kernel block=128 nobounds pdl
-func PagedAheadBF16D64(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, cnt []uint32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
+func PagedAheadBF16D64(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, cnt []uint32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32, early bool) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
-	paged(bf16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, true, red)
+	paged(bf16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, true, early, red)
 }
 
 //kern:kernel block=128 nobounds pdl
-func PagedBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, cnt []uint32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
+func PagedBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, cnt []uint32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32, early bool) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
-	paged(bf16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, false, red)
+	paged(bf16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, false, early, red)
 }
 
 //kern:kernel block=128 nobounds pdl
-func PagedAheadBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, cnt []uint32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32) {
+func PagedAheadBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, cnt []uint32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32, early bool) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
-	paged(bf16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, true, red)
+	paged(bf16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, true, early, red)
 }
 
 // paged is the decode body. Block (split, kvHead·headChunks + chunk, seq)
@@ -116,7 +116,14 @@ func PagedAheadBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, cnt
 // P is rounded to T to enter the second product (as FlashAttention-2
 // does); ℓ sums the unrounded P, so the error is a unit of T relative to
 // Σ P·|v| / ℓ. Empty warps and splits keep m = -inf, ℓ = 0 and write 0.
-func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32, cnt []uint32, q, kc, vc []T, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32, hd int, ahead bool, red []float32) {
+func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32, cnt []uint32, q, kc, vc []T, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32, hd int, ahead, early bool, red []float32) {
+	// The sequence's length and its block table come from the host (early:
+	// no kernel still running writes them), so they are read and checked
+	// before the wait for the kernels before this one (programmatic
+	// dependent launch, gpu/pdl.go), which wrote q and the cache.
+	if !early {
+		gpu.WaitPriorGrids(t)
+	}
 	split, hy, seq := t.BlockIdx().X, t.BlockIdx().Y, t.BlockIdx().Z
 	nsplit := t.GridDim().X
 	// 32-bit divisions: a 64-bit one is a subroutine call in SASS.
@@ -148,6 +155,10 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 	}
 	ms := gpu.Shared[float32](t, warps*Group)
 	ls := gpu.Shared[float32](t, warps*Group)
+
+	if early {
+		gpu.WaitPriorGrids(t)
+	}
 
 	gid, tig := lane>>2, lane&3
 	// The A fragments of S = Q·Kᵀ: head gid, dims 16s+4tig..+3 per k-step s (zero for
