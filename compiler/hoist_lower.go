@@ -18,6 +18,13 @@ func (kb *kernelBuilder) emitHoistEntry(fr *frame, pl *hoistLoop) {
 	kb.hoistRegs(pl)
 	iv0 := kb.value(fr, pl.iv.Edges[pl.entryI]).ops[0]
 	bound := kb.emitInvariant(fr, pl, pl.bound)
+	if kb.limit32(fr, pl, iv0, bound) {
+		kb.anchorStep(fr, pl, bound)
+		if pl.pure {
+			kb.emitPureEntry(fr, pl, iv0, bound)
+		}
+		return
+	}
 	kb.b.Mov(ir.S64, pl.limit, bound)
 	for _, g := range pl.groups {
 		base := kb.emitBase(fr, pl, g)

@@ -113,3 +113,45 @@ func (kb *kernelBuilder) addOffset32(x *val, i ir.Operand, size int64) (ir.Opera
 	kb.b.Arith(ir.OpAdd, ir.S64, r, x.ops[0], ir.R(off))
 	return ir.R(r), true
 }
+
+// limit32 computes, in a 32-bit entry, a hoisted loop's limit
+// (emitHoistEntry) in 32 bits, reporting whether it did. It applies when
+// the loop starts at a small constant iv0, its bound lies in int32's
+// range, every group tests its first index (not nonNeg) and has
+// iv0 + cmin − cmax ≤ 0 (true of a loop from 0): a group whose
+// first index passes that test, 0 ≤ iv0+b+cmin < len ≤ 2³¹−1, has
+// len−b−cmax = (len − first) + iv0 + cmin − cmax in int32's range, so its
+// low half is exact; a group that fails it contributes iv0. The limit is
+// then the minimum of int32 values, sign-extended: the same as the 64-bit
+// one.
+func (kb *kernelBuilder) limit32(fr *frame, pl *hoistLoop, iv0, bound ir.Operand) bool {
+	const small = 1 << 20
+	if !kb.idx32 || fr.ranges == nil || iv0.Kind != ir.KImm || int64(iv0.Imm) < -small || int64(iv0.Imm) > small {
+		return false
+	}
+	if r := fr.ranges.rangeAt(pl.bound, pl.entry); !r.ok || r.lo < math.MinInt32 || r.hi > math.MaxInt32 {
+		return false
+	}
+	for _, g := range pl.groups {
+		// iv0 + cmin − cmax ≤ 0 keeps len−b−cmax ≤ len − first < 2³¹.
+		if g.nonNeg || g.cmin < -small || g.cmax > small || int64(iv0.Imm)+g.cmin-g.cmax > 0 {
+			return false
+		}
+	}
+	lim := kb.b.New(ir.S32)
+	kb.b.Mov(ir.S32, lim, kb.low32(bound, ir.S64))
+	for _, g := range pl.groups {
+		base := kb.emitBase(fr, pl, g)
+		n := kb.value(fr, g.x).ops[1]
+		first := kb.add64(kb.add64(base, ir.Imm(ir.S64, uint64(g.cmin))), iv0)
+		ok := kb.b.New(ir.Pred)
+		kb.b.Setp(ir.LO, ir.U64, ok, ir.R(kb.reg(first, ir.S64)), n)
+		last := kb.b.New(ir.S32)
+		kb.b.Arith(ir.OpSub, ir.S32, last, kb.low32(n, ir.S64), kb.low32(kb.add64(base, ir.Imm(ir.S64, uint64(g.cmax))), ir.S64))
+		kb.b.Selp(ir.S32, last, ir.R(last), ir.Imm(ir.S32, iv0.Imm&math.MaxUint32), ok)
+		kb.b.Arith(ir.OpMin, ir.S32, lim, ir.R(lim), ir.R(last))
+		kb.emitHoistPointer(fr, g, base, iv0)
+	}
+	kb.b.Cvt(ir.S64, ir.S32, "", pl.limit, ir.R(lim))
+	return true
+}

@@ -27,7 +27,7 @@ func TestIndex32EntryMatchesEntry(t *testing.T) {
 	if n, err := strconv.Atoi(os.Getenv("KERN_RANDOM")); err == nil {
 		kernels = n
 	}
-	narrowed := 0
+	narrowed, limits32 := 0, 0
 	for k := range kernels {
 		r := rand.New(rand.NewPCG(uint64(k), 32))
 		bx, by := 1+r.IntN(48), 1+r.IntN(3)
@@ -47,9 +47,12 @@ func TestIndex32EntryMatchesEntry(t *testing.T) {
 		if got := p.Kernels[0].Entry32; got != "K_i32" {
 			t.Fatalf("kernel %d: Entry32 = %q, want K_i32", k, got)
 		}
-		if body := p.PTX[strings.Index(p.PTX, ".entry K_i32("):]; strings.Contains(body, "mul.wide.s32") ||
-			strings.Contains(body, "add.s32") || strings.Contains(body, "setp.lt.s32") {
+		body := p.PTX[strings.Index(p.PTX, ".entry K_i32("):]
+		if strings.Contains(body, "mul.wide.s32") || strings.Contains(body, "add.s32") || strings.Contains(body, "setp.lt.s32") {
 			narrowed++
+		}
+		if strings.Contains(body, "min.s32") {
+			limits32++ // a hoisted loop's limit in 32 bits (limit32)
 		}
 		for shape := range 5 {
 			maxX, maxY := bx, by
@@ -76,6 +79,10 @@ func TestIndex32EntryMatchesEntry(t *testing.T) {
 			}
 		}
 	}
+	if limits32 == 0 {
+		t.Errorf("no 32-bit entry computes a hoisted loop's limit in 32 bits: the test exercises no limit32")
+	}
+	t.Logf("%d of %d 32-bit entries narrow, %d hoisted limits in 32 bits", narrowed, kernels, limits32)
 	if narrowed < kernels/4 {
 		t.Errorf("only %d of %d 32-bit entries have 32-bit arithmetic: the test exercises nothing", narrowed, kernels)
 	}

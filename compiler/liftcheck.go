@@ -96,9 +96,10 @@ func (kb *kernelBuilder) liftChecks(fr *frame, tt, join *ssa.BasicBlock, cond ir
 // liftablePrefix returns the instructions of b up to and including its
 // last checked slice indexing that only speculatable instructions and
 // other such indexings precede, or nil when there is none. A load through
-// a proven index of a shared or local array (which cannot fault) and its
-// indexing may come between: they stay in b, and what is lifted must not
-// use them, so the checks lifted past them fail where they did.
+// a proven index of a shared array (which cannot fault), its indexing and
+// arithmetic on the loaded value may come between: they stay in b, and
+// what is lifted must not use them, so the checks lifted past them fail
+// where they did.
 func liftablePrefix(fr *frame, b *ssa.BasicBlock) []ssa.Instruction {
 	for _, instr := range b.Instrs {
 		if fr.groups[instr] != nil {
@@ -122,7 +123,12 @@ func liftablePrefix(fr *frame, b *ssa.BasicBlock) []ssa.Instruction {
 			continue
 		}
 		if uses(instr) {
-			return cutList(out, end)
+			v, ok := instr.(ssa.Value)
+			if !ok || !speculatableInstr(instr) {
+				return cutList(out, end)
+			}
+			left[v] = true // arithmetic on such a load stays with it
+			continue
 		}
 		switch in := instr.(type) {
 		case *ssa.DebugRef:
