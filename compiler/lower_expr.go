@@ -90,6 +90,9 @@ func (kb *kernelBuilder) lowerBinOp(fr *frame, in *ssa.BinOp) *val {
 	if op == ir.OpDiv || op == ir.OpRem {
 		return kb.lowerDivRem(fr, in, op, st, a, b)
 	}
+	if r, ok := kb.narrowAdd(fr, in, st, a, b); ok {
+		return &val{ops: []ir.Operand{r}, origin: -1}
+	}
 	r := kb.b.New(st)
 	if in.Op == token.AND_NOT {
 		nb := kb.b.New(st)
