@@ -175,7 +175,9 @@ func (g *bceGen) stmt() {
 // row*w + col under `if row < h && col < w` (and sometimes a third test),
 // with h and w from n, constants and the slice's length, so that a short
 // slice or a negative n makes it fail. condmerge.go lowers the tests as
-// one predicate; the reference keeps their branches.
+// one predicate; the reference keeps their branches. Half of the loads
+// add an element of a local array kept in registers, read before the
+// index is computed.
 func (g *bceGen) guardedTile(a string) {
 	row, col := g.newInt(g.index(1)), g.newInt(g.index(1))
 	h := g.pick([]string{"n", g.small(), "len(" + a + ")", "n - 2"})
@@ -191,7 +193,14 @@ func (g *bceGen) guardedTile(a string) {
 	v := fmt.Sprintf("e%d", g.nvar)
 	g.line("%s := int32(%s)", v, g.small())
 	g.line("if %s {", cond)
-	g.block(func() { g.line("%s = %s[%s*%s + %s]", v, a, row, w, col); g.maybe() })
+	if g.r.IntN(2) == 0 {
+		// A local array's element read first (go/ssa evaluates the left
+		// operand first), as MatMul32's epilogue stores acc[i]: liftcheck.go
+		// lifts the check past the register read.
+		g.block(func() { g.line("%s = reg[%d] + %s[%s*%s + %s]", v, g.r.IntN(4), a, row, w, col); g.maybe() })
+	} else {
+		g.block(func() { g.line("%s = %s[%s*%s + %s]", v, a, row, w, col); g.maybe() })
+	}
 	g.line("}")
 	g.line("acc += %s", v)
 }
@@ -278,6 +287,8 @@ func bceKernel(seed uint64, bx, by, S int, hoist bool) string {
 	// hoist_lower.go's anchorStep puts it into the limit.
 	g.line("bw := 2 * t.BlockDim().X")
 	g.line("_, _, _ = tx, ty, bw")
+	g.line("reg := [4]int32{int32(tx), 5, int32(ty) - 3, 7}")
+	g.line("_ = reg")
 	g.ints = []string{"tx", "ty"}
 	g.arrays = []string{"s", "in"}
 	g.stmts(3 + g.r.IntN(5))

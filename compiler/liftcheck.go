@@ -9,8 +9,11 @@ package compiler
 // (BSSY/BSYNC, a branch around it and a move of the default value)
 // instead of predicating the load. When that block is entered only from
 // the test of g and begins with arithmetic (no memory access, division,
-// variable shift or call but len) leading to the indexing, the arithmetic
-// and the check are lowered before the branch on g, the check becoming
+// variable shift or call but len; reads of a local array kept in
+// registers at a constant index, as an unrolled epilogue's
+// `c[row*n+col] = acc[i]` makes, count as arithmetic) leading to the
+// indexing, the arithmetic and the check are lowered before the branch on
+// g, the check becoming
 //
 //	if g && !(0 ≤ i < len(a)) { report the site, i and len(a) }
 //
@@ -69,7 +72,7 @@ func (kb *kernelBuilder) liftChecks(fr *frame, tt, join *ssa.BasicBlock, cond ir
 	if fr.unrolled[tt] != nil || fr.partial[tt] != nil || fr.hoists[tt] != nil {
 		return
 	}
-	prefix := liftablePrefix(fr, tt)
+	prefix := kb.liftablePrefix(fr, tt)
 	if prefix == nil {
 		return
 	}
@@ -80,7 +83,7 @@ func (kb *kernelBuilder) liftChecks(fr *frame, tt, join *ssa.BasicBlock, cond ir
 	savedPos := kb.b.Pos
 	for _, instr := range prefix {
 		kb.b.Pos = instr.Pos()
-		if ia, ok := instr.(*ssa.IndexAddr); ok {
+		if ia, ok := instr.(*ssa.IndexAddr); ok && !kb.registerRead(fr, ia) {
 			x := kb.value(fr, ia.X)
 			i64 := kb.index64(kb.value(fr, ia.Index).ops[0], ia.Index.Type())
 			kb.guardedCheck(i64, x.ops[1], cond, ia)
@@ -95,12 +98,13 @@ func (kb *kernelBuilder) liftChecks(fr *frame, tt, join *ssa.BasicBlock, cond ir
 
 // liftablePrefix returns the instructions of b up to and including its
 // last checked slice indexing that only speculatable instructions and
-// other such indexings precede, or nil when there is none. A load through
-// a proven index of a shared array (which cannot fault), its indexing and
-// arithmetic on the loaded value may come between: they stay in b, and
-// what is lifted must not use them, so the checks lifted past them fail
-// where they did.
-func liftablePrefix(fr *frame, b *ssa.BasicBlock) []ssa.Instruction {
+// other such indexings precede, or nil when there is none. A register
+// read of a local array (registerRead) counts as arithmetic. A load
+// through a proven index of a shared array (which cannot fault), its
+// indexing and arithmetic on the loaded value may come between: they
+// stay in b, and what is lifted must not use them, so the checks lifted
+// past them fail where they did.
+func (kb *kernelBuilder) liftablePrefix(fr *frame, b *ssa.BasicBlock) []ssa.Instruction {
 	for _, instr := range b.Instrs {
 		if fr.groups[instr] != nil {
 			return nil // vecmerge.go lowers the group's accesses together
@@ -134,6 +138,10 @@ func liftablePrefix(fr *frame, b *ssa.BasicBlock) []ssa.Instruction {
 		case *ssa.DebugRef:
 			continue
 		case *ssa.IndexAddr:
+			if kb.registerRead(fr, in) {
+				out = append(out, instr)
+				continue
+			}
 			if fr.safe[in] && noFaultLoad(fr, in) {
 				left[in] = true
 				continue
@@ -145,7 +153,7 @@ func liftablePrefix(fr *frame, b *ssa.BasicBlock) []ssa.Instruction {
 			end = len(out) - 1
 			continue
 		}
-		if !speculatableInstr(instr) {
+		if !speculatableInstr(instr) && !kb.registerRead(fr, instr) {
 			return cutList(out, end)
 		}
 		if n++; n > maxSpeculated {
@@ -171,6 +179,40 @@ func cutList(out []ssa.Instruction, end int) []ssa.Instruction {
 		return nil
 	}
 	return out[:end+1]
+}
+
+// registerRead reports whether instr addresses or reads an element of a
+// local array kept in registers at an index constant in this copy and in
+// range, which cannot fault: the stored value of `c[i] = acc[r]` in an
+// unrolled epilogue, which go/ssa reads before computing c's index.
+func (kb *kernelBuilder) registerRead(fr *frame, instr ssa.Instruction) bool {
+	var ia *ssa.IndexAddr
+	switch in := instr.(type) {
+	case *ssa.IndexAddr:
+		ia = in
+	case *ssa.UnOp:
+		ia, _ = in.X.(*ssa.IndexAddr)
+		if in.Op != token.MUL {
+			return false
+		}
+	}
+	if ia == nil {
+		return false
+	}
+	a, ok := ia.X.(*ssa.Alloc)
+	if !ok || !fr.promoted[a] {
+		return false
+	}
+	arr, ok := a.Type().Underlying().(*types.Pointer).Elem().Underlying().(*types.Array)
+	if !ok || !basicNumeric(arr.Elem()) {
+		return false
+	}
+	i := kb.value(fr, ia.Index).ops[0]
+	if i.Kind != ir.KImm {
+		return false
+	}
+	k := int64(signExtend(i.Imm, scalarType(ia.Index.Type())))
+	return k >= 0 && k < arr.Len()
 }
 
 func cut(b *ssa.BasicBlock, end int) []ssa.Instruction {

@@ -78,6 +78,9 @@ type frame struct {
 	// into their block (liftcheck.go); lowerBlocks skips them once.
 	lifted       map[ssa.Instruction]bool
 	checkedAbove map[*ssa.IndexAddr]bool
+	// loopy marks the blocks in loops that are not unrolled, once
+	// narrowadd.go asks.
+	loopy map[*ssa.BasicBlock]bool
 }
 
 func (kb *kernelBuilder) lowerKernel(fn *ssa.Function) {

@@ -96,6 +96,9 @@ func (kb *kernelBuilder) lowerBinOp(fr *frame, in *ssa.BinOp) *val {
 			return v
 		}
 	}
+	if r, ok := kb.narrowAdd(fr, in, st, a, b); ok {
+		return &val{ops: []ir.Operand{r}, origin: -1}
+	}
 	r := kb.b.New(st)
 	if in.Op == token.AND_NOT {
 		nb := kb.b.New(st)

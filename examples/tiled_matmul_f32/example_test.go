@@ -50,3 +50,33 @@ func TestMatMul32ShortA(t *testing.T) {
 		}
 	}
 }
+
+// C shorter than m·n: the epilogue's store under `row < m && col < n`,
+// whose check liftcheck.go lifts above the guard (the stored acc[i] is a
+// register read), still fails at that store with Go's index and length.
+func TestMatMul32ShortC(t *testing.T) {
+	const m, n, k = 5, 3, 40
+	for _, dev := range []*kern.Device{kern.OpenEmulator(), kern.OpenNative()} {
+		a, err := kern.Alloc[float32](dev, m*k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := kern.Alloc[float32](dev, k*n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := kern.Alloc[float32](dev, m*n-1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = MatMul32Kernel.Launch(dev, versions[1].grid(m, n), a, b, c, m, n, k)
+		var de *kern.DeviceError
+		if !errors.As(err, &de) {
+			t.Fatalf("%s: err = %v, want a *kern.DeviceError", dev.Kind(), err)
+		}
+		if !strings.HasPrefix(de.Site, "kernels.go:100:") || de.Index != m*n-1 || de.Length != m*n-1 {
+			t.Errorf("%s: %q at %s index %d length %d, want C's store (kernels.go:100) at index %d, length %d",
+				dev.Kind(), de.Message, de.Site, de.Index, de.Length, m*n-1, m*n-1)
+		}
+	}
+}
