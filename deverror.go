@@ -40,7 +40,10 @@ type DeviceError struct {
 	// Index and Length are those of a failed bounds check (Panic false
 	// and Message "index out of range"). Length is -1 where it is not
 	// known: in native mode for a negative index, which Go's panic
-	// reports without the length.
+	// reports without the length. On the GPU and the emulator a failed
+	// slice expression is Panic false with Go's Message, "slice bounds
+	// out of range [:hi] with capacity cap" (Index hi, Length cap) or
+	// "[lo:hi]" (Index lo, Length hi).
 	Index, Length int64
 	// Panic is set for a panic: an explicit panic, whose value is
 	// Message, or a run-time one such as "integer divide by zero".
@@ -149,8 +152,19 @@ func (m *Module) slotError(slot slotRecord) error {
 		}
 		return e
 	}
-	e.Site, e.Message = where, "index out of range"
 	e.Index, e.Length = int64(slot.index), int64(slot.length)
+	if p, ok := strings.CutPrefix(where, "slice at "); ok {
+		// compiler.SliceSitePrefix: "file.go:12:7: [:x] with capacity y"
+		// or "file.go:12:7: [x:y]", x the index and y the length.
+		form := ""
+		e.Site, form, _ = strings.Cut(p, ": ")
+		e.Message = fmt.Sprintf("slice bounds out of range [%d:%d]", e.Index, e.Length)
+		if form == "[:x] with capacity y" {
+			e.Message = fmt.Sprintf("slice bounds out of range [:%d] with capacity %d", e.Index, e.Length)
+		}
+		return e
+	}
+	e.Site, e.Message = where, "index out of range"
 	return e
 }
 
@@ -191,6 +205,14 @@ func nativeFault(k *Kernel, err error) error {
 			if _, err := fmt.Sscanf(msg, "index out of range [%d] with length %d", &idx, &n); err == nil {
 				e.Panic, e.Index, e.Length = false, idx, n
 				msg = "index out of range"
+			} else if strings.HasPrefix(msg, "slice bounds out of range") {
+				// As the device reports it (slotError): the failing bound
+				// and its limit, Panic false.
+				if _, err := fmt.Sscanf(msg, "slice bounds out of range [:%d] with capacity %d", &idx, &n); err == nil {
+					e.Panic, e.Index, e.Length = false, idx, n
+				} else if _, err := fmt.Sscanf(msg, "slice bounds out of range [%d:%d]", &idx, &n); err == nil {
+					e.Panic, e.Index, e.Length = false, idx, n
+				}
 			} else if _, err := fmt.Sscanf(msg, "index out of range [%d]", &idx); err == nil {
 				// Go does not say the length when the index is negative.
 				e.Panic, e.Index, e.Length = false, idx, -1
@@ -219,6 +241,9 @@ func (k *Kernel) nativeSite(file string, line int, panicked bool, msg string) st
 	found := ""
 	for _, s := range k.spec.Sites {
 		p, isPanic := strings.CutPrefix(s, "panic at ")
+		if !isPanic {
+			p = strings.TrimPrefix(p, "slice at ")
+		}
 		if isPanic != panicked || !strings.HasPrefix(p, prefix) {
 			continue
 		}

@@ -38,6 +38,10 @@ func TestEveryFaultIsADeviceError(t *testing.T) {
 		{"index out of range", 0, 9, "kernels.go:181:4", false, "index out of range"},
 		{"panic", 1, 0, "kernels.go:183:8", true, "fault requested"},
 		{"divide by zero", 2, 0, "kernels.go:185:10", true, "integer divide by zero"},
+		// x[9:] and x[:9] of a 5-element x: Go's messages, the bound and
+		// its limit as Index and Length.
+		{"slice low", 3, 9, "kernels.go:188:9", false, "slice bounds out of range [9:5]"},
+		{"slice high", 4, 9, "kernels.go:191:9", false, "slice bounds out of range [:9] with capacity 5"},
 	}
 	for _, dev := range devices() {
 		for _, c := range cases {
@@ -52,7 +56,7 @@ func TestEveryFaultIsADeviceError(t *testing.T) {
 				t.Errorf("%s %s: %+v\nwant kernel FaultAt at %s, panic %v, message %q, block %v thread %v",
 					dev.Kind(), c.name, *de, c.site, c.panicked, c.message, block, thread)
 			}
-			if c.mode == 0 && (de.Index != 9 || de.Length != 5) {
+			if (c.mode == 0 || c.mode >= 3) && (de.Index != 9 || de.Length != 5) {
 				t.Errorf("%s: index %d length %d, want 9 and 5", dev.Kind(), de.Index, de.Length)
 			}
 			for _, want := range []string{"FaultAt", c.site, "block (2,1,1)", "thread (3,2,1)", c.message} {
@@ -102,8 +106,8 @@ func TestStepLimitNamesTheLoop(t *testing.T) {
 	dev := kern.OpenEmulator(emu.Options{MaxSteps: 20000})
 	_, err := spin(dev, dev, 1<<30)
 	var de *kern.DeviceError
-	if !errors.As(err, &de) || !errors.Is(err, emu.ErrStepLimit) || de.Kernel != "Spin" || !strings.HasPrefix(de.Site, "kernels.go:19") {
-		t.Fatalf("%v, want a step-limit DeviceError of Spin at its loop (kernels.go:19x)", err)
+	if !errors.As(err, &de) || !errors.Is(err, emu.ErrStepLimit) || de.Kernel != "Spin" || !strings.HasPrefix(de.Site, "kernels.go:20") {
+		t.Fatalf("%v, want a step-limit DeviceError of Spin at its loop (kernels.go:20x)", err)
 	}
 	if !strings.Contains(err.Error(), "Spin") || !strings.Contains(err.Error(), de.Site) {
 		t.Errorf("message %q names neither the kernel nor the line", err)
@@ -141,7 +145,7 @@ func TestLaunchHonoursContext(t *testing.T) {
 		return kern.WithContext(ctx, s)
 	}, dev, 1<<30)
 	var de *kern.DeviceError
-	if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &de) || de.Kernel != "Spin" || !strings.HasPrefix(de.Site, "kernels.go:19") {
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &de) || de.Kernel != "Spin" || !strings.HasPrefix(de.Site, "kernels.go:20") {
 		t.Errorf("emu: %v, want a DeadlineExceeded DeviceError at Spin's loop", err)
 	}
 	if _, err := kern.Alloc[int32](dev, 1); err != nil {

@@ -729,17 +729,7 @@ func (kb *kernelBuilder) lowerSlice(fr *frame, in *ssa.Slice) *val {
 	if in.High != nil {
 		hi = kb.index64(kb.value(fr, in.High).ops[0], in.High.Type())
 	}
-	// 0 <= lo <= hi <= cap, as unsigned compares: hi < cap+1 and lo < hi+1.
-	if in.High != nil {
-		c1 := kb.b.New(ir.S64)
-		kb.b.Arith(ir.OpAdd, ir.S64, c1, capOp, ir.Imm(ir.S64, 1))
-		kb.checkBounds(hi, ir.R(c1), in.Pos())
-	}
-	if in.Low != nil {
-		h1 := kb.b.New(ir.S64)
-		kb.b.Arith(ir.OpAdd, ir.S64, h1, hi, ir.Imm(ir.S64, 1))
-		kb.checkBounds(lo, ir.R(h1), in.Pos())
-	}
+	kb.checkSliceBounds(lo, hi, capOp, in.Low != nil, in.High != nil, in.Pos())
 	nl := kb.b.New(ir.S64)
 	kb.b.Arith(ir.OpSub, ir.S64, nl, hi, lo)
 	nc := kb.b.New(ir.S64)

@@ -160,11 +160,11 @@ func Votes(t gpu.Thread, pred []bool, ballot []uint32, any, all []bool) {
 	}
 }
 
-// FaultAt makes the one thread whose block index is where[0:3] and
-// thread index where[3:6] fail as where[6] says: 0 writes x[where[7]]
-// (out of range when where[7] >= len(x)), 1 panics, 2 divides by
-// where[7] (a zero divisor panics). The others do nothing, so the fault's
-// block and thread are known in 3-D.
+// FaultAt makes the one thread of block where[0:3], thread where[3:6]
+// fail as where[6] says: 0 writes x[where[7]] (out of range when where[7]
+// >= len(x)), 1 panics, 2 divides by where[7] (a zero divisor panics), 3
+// slices x[where[7]:], 4 x[:where[7]]. The others do nothing, so the
+// fault's block and thread are known in 3-D.
 //
 //kern:kernel
 func FaultAt(t gpu.Thread, where []int32, x []int32) {
@@ -181,9 +181,15 @@ func FaultAt(t gpu.Thread, where []int32, x []int32) {
 		x[i] = 1
 	} else if mode == 1 {
 		panic("fault requested")
-	} else {
+	} else if mode == 2 {
 		q := 7 / arg
 		x[0] = q
+	} else if mode == 3 {
+		s := x[arg:]
+		s[0] = 2
+	} else {
+		s := x[:arg]
+		s[0] = 3
 	}
 }
 

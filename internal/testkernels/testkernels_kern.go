@@ -28,8 +28,8 @@ var RowShiftKernel = kernRowShiftLauncher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 64, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"bce.go:16:10",
-		"bce.go:16:10",
+		"slice at bce.go:16:10: [:x] with capacity y",
+		"slice at bce.go:16:10: [x:y]",
 		"bce.go:18:33",
 		"bce.go:18:6",
 	},
@@ -293,10 +293,10 @@ var WindowsKernel = kernWindowsLauncher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Bounds: true,
 	Sites: []string{
-		"kernels.go:107:19",
+		"slice at kernels.go:107:19: [x:y]",
 		"?",
 		"kernels.go:108:6",
-		"kernels.go:109:24",
+		"slice at kernels.go:109:24: [x:y]",
 		"kernels.go:109:20",
 	},
 	SourceHash: "e26ac5901ab5c6f7", Source: []string{"kernels.go:Windows"},
@@ -393,8 +393,12 @@ var FaultAtKernel = kernFaultAtLauncher{kern.NewLauncher(kern.KernelSpec{
 		"panic at kernels.go:183:8: fault requested",
 		"panic at kernels.go:185:10: integer divide by zero",
 		"kernels.go:186:4",
+		"slice at kernels.go:188:9: [x:y]",
+		"kernels.go:189:4",
+		"slice at kernels.go:191:9: [:x] with capacity y",
+		"kernels.go:192:4",
 	},
-	SourceHash: "c12280eb09469b66", Source: []string{"kernels.go:FaultAt"},
+	SourceHash: "c4c80fd96b34fcf6", Source: []string{"kernels.go:FaultAt"},
 	Native: func(t gpu.Thread, a []any) { FaultAt(t, a[0].([]int32), a[1].([]int32)) },
 })}
 
@@ -406,7 +410,7 @@ func (l kernFaultAtLauncher) Launch(q kern.Queue, grid kern.Grid, where *kern.Bu
 	return l.Kernel().Launch(q, grid, kern.BufferArg(where), kern.BufferArg(x))
 }
 
-// SpinKernel launches the kernel Spin (kernels.go:195).
+// SpinKernel launches the kernel Spin (kernels.go:201).
 var SpinKernel = kernSpinLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "Spin", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "Spin", Module: kernModule,
 	Params: []kern.Param{
@@ -417,9 +421,9 @@ var SpinKernel = kernSpinLauncher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 32, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"kernels.go:197:10",
-		"kernels.go:197:31",
-		"kernels.go:200:5",
+		"kernels.go:203:10",
+		"kernels.go:203:31",
+		"kernels.go:206:5",
 	},
 	SourceHash: "1f2a9332f7414df4", Source: []string{"kernels.go:Spin"},
 	Native: func(t gpu.Thread, a []any) { Spin(t, a[0].([]int32), a[1].([]int32), a[2].([]int32)) },
@@ -433,7 +437,7 @@ func (l kernSpinLauncher) Launch(q kern.Queue, grid kern.Grid, stop *kern.Buffer
 	return l.Kernel().Launch(q, grid, kern.BufferArg(stop), kern.BufferArg(limit), kern.BufferArg(out))
 }
 
-// Vec4AtKernel launches the kernel Vec4At (kernels.go:208).
+// Vec4AtKernel launches the kernel Vec4At (kernels.go:214).
 var Vec4AtKernel = kernVec4AtLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "Vec4At", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "Vec4At", Module: kernModule,
 	Params: []kern.Param{
@@ -444,11 +448,11 @@ var Vec4AtKernel = kernVec4AtLauncher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 64, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"kernels.go:211:31",
-		"kernels.go:211:31",
-		"panic at kernels.go:211:31: gpu.Load4: misaligned access: the address of s[i] must be a multiple of 16 bytes (i a multiple of the vector length)",
-		"kernels.go:211:13",
-		"kernels.go:211:13",
+		"kernels.go:217:31",
+		"kernels.go:217:31",
+		"panic at kernels.go:217:31: gpu.Load4: misaligned access: the address of s[i] must be a multiple of 16 bytes (i a multiple of the vector length)",
+		"kernels.go:217:13",
+		"kernels.go:217:13",
 	},
 	SourceHash: "fd8fa5cd364c1197", Source: []string{"kernels.go:Vec4At"},
 	Native: func(t gpu.Thread, a []any) { Vec4At(t, a[0].([]float32), a[1].([]float32), a[2].(int)) },
