@@ -241,7 +241,7 @@ func (pc *partitionChecker) call(call *ast.CallExpr, param func(ast.Expr) (int, 
 			}
 		}
 	case *types.Func:
-		if obj.Pkg() != nil && obj.Pkg().Path() == TilePath && (obj.Name() == "Rows" || obj.Name() == "Tiles" || obj.Name() == "Input") {
+		if obj.Pkg() != nil && obj.Pkg().Path() == TilePath && (obj.Name() == "Rows" || obj.Name() == "Tiles" || obj.Name() == "Heads" || obj.Name() == "Input") {
 			for _, a := range call.Args {
 				// A re-slice s[i:j] passed on is partitioned (or viewed)
 				// too, and escapes: its identifier stays unhandled.
