@@ -20,13 +20,13 @@ import (
 //     (r = 0 for row g, 1 for g+8). Scores (S = Q·Kᵀ, 64 keys) and the
 //     output O (head dim 64 or 128) are Frags;
 //   - that C layout of S over 16 keys is the A layout of P = softmax(S)
-//     for a k16 step (FlashAttention-2's observation), so DotPV packs P
+//     for a k16 step (FlashAttention-2's observation), so Attn.PV packs P
 //     to f16 or bf16 in registers, no shared memory;
 //   - a Col holds one value per row of a Frag (lane l: rows g, g+8), the
 //     result of a row reduction, which reads only the lane's quad (two
 //     shuffles);
-//   - a SeqTile is a staged tile of 64 rows × hd elements of a [tokens,
-//     heads, hd] tensor in shared memory, rows padded to hd+8 elements
+//   - a staged tile (Attn.Stage) is 64 rows × hd elements of a
+//     [tokens, heads, hd] tensor in shared memory, rows padded to hd+8 elements
 //     (16 bytes), so that the eight rows an ldmatrix reads, and a quarter
 //     warp's 16-byte copies, fall in distinct bank groups. Q and K are
 //     read by ldmatrix, V by ldmatrix.trans (V is [keys, hd] row-major,
@@ -89,40 +89,65 @@ func HeadSeq[R FragRegs](cu []int32, b, h, heads, elems int) Seq[R] {
 // Len is the tokens of the sequence.
 func (s Seq[R]) Len() int { return s.n }
 
-// SeqTile is a 64-row tile of a sequence staged in shared memory: rows
-// off/ld … of s (ld = hd + FlashPad).
-type SeqTile[T gpu.Elem, C MMA[T], R FragRegs] struct {
-	s   []T
-	off int
+// A staged tile is slot i of a kernel's shared array sm: 64 rows of
+// hd+FlashPad elements from element i·64·(hd+FlashPad). The functions
+// take sm itself, not a value holding it, so that its loads stay
+// shared-memory addresses (a slice kept in a struct is a generic pointer
+// to the compiler: one conversion per ldmatrix).
+
+// slot is the first element of slot i.
+func slot[R FragRegs](i int) int {
+	var r R
+	return i * FlashRows * (8*len(r) + FlashPad)
 }
 
-// HeadsAt is slot i of sm (64 rows of hd+FlashPad elements each), as Stage
-// fills it.
-func HeadsAt[C MMA[T], R FragRegs, T gpu.Elem](sm []T, i int) SeqTile[T, C, R] {
-	return SeqTile[T, C, R]{sm, i * FlashRows * (HeadDim[R]() + FlashPad)}
+// Attn is the calling lane's part of a block's attention tiles: its
+// offsets in a staged slot (computed once, before the KV loop: ptxas
+// does not hoist the lane and thread index reads out of a loop) and Q's
+// fragments (LoadQ).
+type Attn[T gpu.Elem, C MMA[T], R FragRegs] struct {
+	q          [8][4]uint32
+	qa, ka, va int // ldmatrix row of the lane in Q, K, V (see NewAttn)
+	cp, r0, cc int // Stage: the thread's first shared element, row, chunk
+	row, tig   int // the lane's rows row, row+8 of the block, its column pair
 }
 
-// StageHeads issues the cp.async copies of rows 64·j … 64·j+63 of s, from v,
+// NewAttn returns the calling lane's offsets (block of 128 threads).
+// ldmatrix.x4: lane l addresses row l%8 of 8×8 matrix l/8; Q as A
+// (matrix i: rows 8(i%2)…, columns 8(i/2)…), K as B (keys 8(i/2)…,
+// dims 8(i%2)…), V as B transposed (keys 8(i%2)…, dims 8(i/2)…).
+func NewAttn[T gpu.Elem, C MMA[T], R FragRegs](t gpu.Thread) Attn[T, C, R] {
+	var r R
+	hd, l, tid := 8*len(r), t.Lane(), t.ThreadIdx().X
+	ld, mi, mj := hd+FlashPad, l>>3, l&7
+	a := Attn[T, C, R]{
+		qa: (t.Warp()*16+8*(mi&1)+mj)*ld + 8*(mi>>1),
+		ka: (8*(mi>>1)+mj)*ld + 8*(mi&1),
+		va: (8*(mi&1)+mj)*ld + 8*(mi>>1),
+		r0: tid >> (3 + hd/128), cc: tid & (hd/8 - 1),
+		row: t.Warp()*16 + l>>2, tig: l & 3,
+	}
+	a.cp = a.r0*ld + 8*a.cc
+	return a
+}
+
+// Stage issues the cp.async copies of rows 64·j … 64·j+63 of s, from v,
 // into slot i of sm; rows past the sequence are zero-filled without
 // reading v. The caller commits and waits (gpu.CpAsyncCommit, Wait) and
-// synchronizes the block before a Dot reads the tile. 128 threads: a
-// thread copies chunk tid%(hd/8) of rows tid/(hd/8), + step, … (16
-// bytes each, hd/16 of them), one base plus a constant per copy.
-func StageHeads[C MMA[T], R FragRegs, T gpu.Elem](t gpu.Thread, sm []T, i int, v In[T, C], s Seq[R], j int) SeqTile[T, C, R] {
-	d := HeadsAt[C, R](sm, i)
-	var r1 R
-	hd := 8 * len(r1)
-	cpr := hd / 8 // 16-byte chunks per row: 8 or 16
-	step := 128 / cpr
-	tid := t.ThreadIdx().X
-	r0, cc := tid>>(3+hd/128), tid&(cpr-1)
+// synchronizes the block before QK or PV reads the slot. Thread tid
+// copies chunk tid%(hd/8) of rows tid/(hd/8), + step, … (16 bytes each,
+// hd/16 of them), one base plus a constant per copy.
+func (a Attn[T, C, R]) Stage(t gpu.Thread, sm []T, i int, v In[T, C], s Seq[R], j int) {
+	var r R
+	hd := 8 * len(r)
+	step := 128 / (hd / 8)
 	rows := s.n - j*FlashRows
-	dst := d.off + r0*(hd+FlashPad) + 8*cc
-	g := s.base + (j*FlashRows+r0)*s.stride + 8*cc
+	dst := slot[R](i) + a.cp
+	g := s.base + (j*FlashRows+a.r0)*s.stride + 8*a.cc
 	//kern:unroll
 	for it := range 8 {
 		if it < hd/16 {
-			if r0+it*step < rows {
+			if a.r0+it*step < rows {
 				gpu.CpAsync(t, &sm[dst+it*step*(hd+FlashPad)], &v[g], 16)
 			} else {
 				gpu.CpAsyncZFill(t, &sm[dst+it*step*(hd+FlashPad)], &v[0], 16, 0)
@@ -130,116 +155,98 @@ func StageHeads[C MMA[T], R FragRegs, T gpu.Elem](t gpu.Thread, sm []T, i int, v
 			g += step * s.stride
 		}
 	}
-	return d
 }
 
-// QFrags is Q's A fragments for S = Q·Kᵀ: at head dim 128 in registers
-// (loaded once), at 64 re-read from the staged tile per Dot, as the
-// warp-level twin does (ptxas holds that kernel to 128 registers on
+// LoadQ returns a with Q's A fragments from slot 0 of sm in registers
+// at head dim 128 (loaded once); at 64 QK re-reads them per K tile, as
+// the warp-level twin does (ptxas holds that kernel to 128 registers on
 // sm_80, where 16 more would spill).
-type QFrags[T gpu.Elem, C MMA[T], R FragRegs] struct {
-	a    [8][4]uint32
-	q    SeqTile[T, C, R]
-	addr int
-}
-
-// Frags returns the calling lane's view of q as the A operand: lane l
-// addresses row l%8 of 8×8 matrix l/8 (a[i]: rows 8(i%2)…, columns
-// 8(i/2)…).
-func (q SeqTile[T, C, R]) Frags(t gpu.Thread) QFrags[T, C, R] {
-	var r0 R
-	hd, l := 8*len(r0), t.Lane()
-	mi, mj := l>>3, l&7
-	f := QFrags[T, C, R]{q: q, addr: q.off + (t.Warp()*16+8*(mi&1)+mj)*(hd+FlashPad) + 8*(mi>>1)}
+func (a Attn[T, C, R]) LoadQ(t gpu.Thread, sm []T) Attn[T, C, R] {
+	var r R
+	hd := 8 * len(r)
 	//kern:unroll
 	for kk := range 8 {
 		if kk < hd/16 && hd > 64 {
-			f.a[kk] = gpu.LdMatrixX4(t, &q.s[f.addr+16*kk])
+			a.q[kk] = gpu.LdMatrixX4(t, &sm[a.qa+16*kk])
 		}
 	}
-	return f
+	return a
 }
 
-// DotQK returns S = Q·Kᵀ for 64 keys: the warp's 16 query rows of q
-// against k's 64 rows, hd/16 k-steps of 8 mma each.
-func DotQK[T gpu.Elem, C MMA[T], R FragRegs](t gpu.Thread, q QFrags[T, C, R], k SeqTile[T, C, R]) Scores {
+// QK returns S = Q·Kᵀ for 64 keys: the warp's 16 query rows (slot 0 of
+// sm) against the 64 rows of K in slot k, hd/16 k-steps of 8 mma each.
+func (a Attn[T, C, R]) QK(t gpu.Thread, sm []T, k int) Scores {
 	var c C
 	var s Scores
-	var r0 R
-	hd, l := 8*len(r0), t.Lane()
-	mi, mj := l>>3, l&7
-	// K as B (not transposed): matrix i = keys 8(i/2)…, dims 8(i%2)….
-	ka := k.off + (8*(mi>>1)+mj)*(hd+FlashPad) + 8*(mi&1)
+	var r R
+	hd := 8 * len(r)
+	ka := slot[R](k) + a.ka
 	//kern:unroll
 	for kk := range 8 {
 		if kk < hd/16 {
-			a := q.a[kk]
+			q := a.q[kk]
 			if hd == 64 {
-				a = gpu.LdMatrixX4(t, &q.q.s[q.addr+16*kk])
+				q = gpu.LdMatrixX4(t, &sm[a.qa+16*kk])
 			}
 			//kern:unroll
 			for np := range 4 {
-				r := gpu.LdMatrixX4(t, &k.s[ka+16*np*(hd+FlashPad)+16*kk])
-				s.v[2*np] = c.mma(t, a, [2]uint32{r[0], r[1]}, s.v[2*np])
-				s.v[2*np+1] = c.mma(t, a, [2]uint32{r[2], r[3]}, s.v[2*np+1])
+				b := gpu.LdMatrixX4(t, &sm[ka+16*np*(hd+FlashPad)+16*kk])
+				s.v[2*np] = c.mma(t, q, [2]uint32{b[0], b[1]}, s.v[2*np])
+				s.v[2*np+1] = c.mma(t, q, [2]uint32{b[2], b[3]}, s.v[2*np+1])
 			}
 		}
 	}
 	return s
 }
 
-// DotPV returns o + P·V: p (64 keys) packed to T in registers as the A
-// operand, v's 64 rows read transposed (ldmatrix.trans) as B.
-func DotPV[T gpu.Elem, C MMA[T], R FragRegs](t gpu.Thread, o Frag[R], p Scores, v SeqTile[T, C, R]) Frag[R] {
+// PV returns o + P·V: p (64 keys) packed to T in registers as the A
+// operand, the 64 rows of V in slot v of sm read transposed
+// (ldmatrix.trans) as B.
+func (a Attn[T, C, R]) PV(t gpu.Thread, o Frag[R], p Scores, sm []T, v int) Frag[R] {
 	var c C
-	var r0 R
-	hd, l := 8*len(r0), t.Lane()
-	mi, mj := l>>3, l&7
-	// V as B, transposed: matrix i = keys 8(i%2)…, dims 8(i/2)….
-	va := v.off + (8*(mi&1)+mj)*(hd+FlashPad) + 8*(mi>>1)
+	hd := 8 * len(o.v)
+	va := slot[R](v) + a.va
 	//kern:unroll
 	for kk := range 4 {
-		// P's A fragment for keys 16kk…: a[r] from n-tile 2kk, a[2+r]
+		// P's A fragment for keys 16kk…: f[r] from n-tile 2kk, f[2+r]
 		// from 2kk+1.
-		var a [4]uint32
+		var f [4]uint32
 		//kern:unroll
 		for h := range 2 {
 			//kern:unroll
 			for r := range 2 {
 				x := p.v[2*kk+h]
-				a[r+2*h] = c.pack(x[2*r], x[2*r+1])
+				f[r+2*h] = c.pack(x[2*r], x[2*r+1])
 			}
 		}
 		//kern:unroll
 		for dp := range 8 {
 			if dp < hd/16 {
-				b := gpu.LdMatrixX4Trans(t, &v.s[va+16*kk*(hd+FlashPad)+16*dp])
-				o.v[2*dp] = c.mma(t, a, [2]uint32{b[0], b[1]}, o.v[2*dp])
-				o.v[2*dp+1] = c.mma(t, a, [2]uint32{b[2], b[3]}, o.v[2*dp+1])
+				b := gpu.LdMatrixX4Trans(t, &sm[va+16*kk*(hd+FlashPad)+16*dp])
+				o.v[2*dp] = c.mma(t, f, [2]uint32{b[0], b[1]}, o.v[2*dp])
+				o.v[2*dp+1] = c.mma(t, f, [2]uint32{b[2], b[3]}, o.v[2*dp+1])
 			}
 		}
 	}
 	return o
 }
 
-// MaskKeys sets to -Inf the scores of keys k0+c (c the column) at or
-// past lk and, when causal, past row i's diagonal i + diag (i = q0 + the
-// row in the block), i.e. masks the keys a query may not see. Only the
-// tiles that reach either limit do any work.
-func (s Frag[R]) MaskKeys(t gpu.Thread, q0, k0, lk, diag int, causal bool) Frag[R] {
-	if n := 8 * len(s.v); k0+n <= lk && (!causal || k0+n-1 <= q0+diag) {
+// Mask sets to -Inf the scores of keys k0+c (c the column) at or past
+// lk and, when causal, past row i's diagonal i + diag (i = q0 + the row
+// in the block): the keys a query may not see. Only the tiles that
+// reach either limit do any work.
+func (a Attn[T, C, R]) Mask(s Scores, q0, k0, lk, diag int, causal bool) Scores {
+	if k0+FlashKeys <= lk && (!causal || k0+FlashKeys-1 <= q0+diag) {
 		return s
 	}
-	l := t.Lane()
-	row, tig := q0+t.Warp()*16+l>>2, l&3
 	var lim [2]int32
 	//kern:unroll
 	for r := range 2 {
 		lr := lk
 		if causal {
-			lr = min(lk, row+8*r+diag+1)
+			lr = min(lk, q0+a.row+8*r+diag+1)
 		}
-		lim[r] = int32(lr - k0 - 2*tig)
+		lim[r] = int32(lr - k0 - 2*a.tig)
 	}
 	// Element e of v[j] is key k0 + 8j + 2·tig + e%2 of row e/2.
 	//kern:unroll

@@ -1,7 +1,7 @@
 // Package tileattn is the tile-level twin of ops/internal/attnk's
 // FlashAttention-2 forward (sm_80, f16/bf16, head dims 64 and 128, causal
 // and not, varlen batches, GQA), written with gpu/tile's attention tiles
-// (Frag, Col, SeqTile, Heads) instead of fragments, lanes and shared
+// (Frag, Col, Attn, Heads) instead of fragments, lanes and shared
 // offsets; same arguments, launch and shared memory as the twin
 // (ops/flash.go: grid (⌈maxSeqQ/64⌉, heads, batch), 128 threads,
 // 5·64·(hd+8) elements of dynamic shared memory: Q, then K and V double
@@ -37,34 +37,34 @@ func flash[T gpu.Elem, C tile.MMA[T], R tile.FragRegs](t gpu.Thread, out, q, k, 
 	if causal {
 		kend = min(lk, q0+tile.FlashRows+lk-lq)
 	}
-	sm := gpu.DynShared[T](t)
+	sm, at := gpu.DynShared[T](t), tile.NewAttn[T, C, R](t)
 	kv, vv := tile.Input[C](k), tile.Input[C](v)
-	qt := tile.StageHeads(t, sm, 0, tile.Input[C](q), po.Seq(), q0/tile.FlashRows)
+	at.Stage(t, sm, 0, tile.Input[C](q), po.Seq(), q0/tile.FlashRows)
 	gpu.CpAsyncCommit(t)
 	if kend > 0 {
-		tile.StageHeads(t, sm, 1, kv, sk, 0)
-		tile.StageHeads(t, sm, 3, vv, sk, 0)
+		at.Stage(t, sm, 1, kv, sk, 0)
+		at.Stage(t, sm, 3, vv, sk, 0)
 	}
 	gpu.CpAsyncCommit(t)
 	gpu.CpAsyncWait(t, 1)
 	t.Sync()
-	qf := qt.Frags(t)
+	at = at.LoadQ(t, sm)
 	var o tile.Frag[R]
 	m, l := tile.FullCol(tile.NegInf()), tile.FullCol(0)
 	for j := 0; j*tile.FlashKeys < kend; j++ {
 		if (j+1)*tile.FlashKeys < kend { // tile j+1 into the buffers tile j-1 left
-			tile.StageHeads(t, sm, 1+(j+1)&1, kv, sk, j+1)
-			tile.StageHeads(t, sm, 3+(j+1)&1, vv, sk, j+1)
+			at.Stage(t, sm, 1+(j+1)&1, kv, sk, j+1)
+			at.Stage(t, sm, 3+(j+1)&1, vv, sk, j+1)
 		}
 		gpu.CpAsyncCommit(t)
 		gpu.CpAsyncWait(t, 1) // tile j's copies are complete
 		t.Sync()
-		s := tile.DotQK(t, qf, tile.HeadsAt[C, R](sm, 1+j&1)).MaskKeys(t, q0, j*tile.FlashKeys, lk, lk-lq, causal)
+		s := at.Mask(at.QK(t, sm, 1+j&1), q0, j*tile.FlashKeys, lk, lk-lq, causal)
 		mx := m.Max(s.RowMax(t))
 		shift := mx.Shift(scaleLog2)
 		p, alpha := s.Exp2(scaleLog2, shift), m.Exp2(scaleLog2, shift)
 		m, l = mx, l.Mul(alpha).Add(p.LaneRowSums())
-		o = tile.DotPV(t, o.MulRows(alpha), p, tile.HeadsAt[C, R](sm, 3+j&1))
+		o = at.PV(t, o.MulRows(alpha), p, sm, 3+j&1)
 		t.Sync() // every warp is done with the buffers before they are refilled
 	}
 	l = l.QuadSum(t)

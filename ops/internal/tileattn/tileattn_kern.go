@@ -40,7 +40,7 @@ var FlashF16D64Kernel = kernFlashF16D64Launcher{kern.NewLauncher(kern.KernelSpec
 		"panic at flashpart.go:29:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 		"panic at flash.go:84:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
 	},
-	SourceHash: "578f3af8f8d71db1", Source: []string{"tileattn.go:FlashF16D64", "tileattn.go:flash", "tileattn.go:type D64"},
+	SourceHash: "925bc54f6829d1c9", Source: []string{"tileattn.go:FlashF16D64", "tileattn.go:flash", "tileattn.go:type D64"},
 	Native: func(t gpu.Thread, a []any) {
 		FlashF16D64(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]float32), a[5].([]int32), a[6].([]int32), a[7].(int), a[8].(int), a[9].(float32), a[10].(bool), a[11].(bool))
 	},
@@ -78,7 +78,7 @@ var FlashF16D128Kernel = kernFlashF16D128Launcher{kern.NewLauncher(kern.KernelSp
 		"panic at flashpart.go:29:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 		"panic at flash.go:84:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
 	},
-	SourceHash: "f405038dc8e77c19", Source: []string{"tileattn.go:FlashF16D128", "tileattn.go:flash", "tileattn.go:type D128"},
+	SourceHash: "304909eb04cf593b", Source: []string{"tileattn.go:FlashF16D128", "tileattn.go:flash", "tileattn.go:type D128"},
 	Native: func(t gpu.Thread, a []any) {
 		FlashF16D128(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]float32), a[5].([]int32), a[6].([]int32), a[7].(int), a[8].(int), a[9].(float32), a[10].(bool), a[11].(bool))
 	},
@@ -116,7 +116,7 @@ var FlashBF16D64Kernel = kernFlashBF16D64Launcher{kern.NewLauncher(kern.KernelSp
 		"panic at flashpart.go:29:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 		"panic at flash.go:84:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
 	},
-	SourceHash: "4f499608436cc28c", Source: []string{"tileattn.go:FlashBF16D64", "tileattn.go:flash", "tileattn.go:type D64"},
+	SourceHash: "6b888e5ef39a6459", Source: []string{"tileattn.go:FlashBF16D64", "tileattn.go:flash", "tileattn.go:type D64"},
 	Native: func(t gpu.Thread, a []any) {
 		FlashBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]float32), a[5].([]int32), a[6].([]int32), a[7].(int), a[8].(int), a[9].(float32), a[10].(bool), a[11].(bool))
 	},
@@ -154,7 +154,7 @@ var FlashBF16D128Kernel = kernFlashBF16D128Launcher{kern.NewLauncher(kern.Kernel
 		"panic at flashpart.go:29:8: ops.FlashAttention: a query sequence is longer than maxSeqQ",
 		"panic at flash.go:84:8: ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens",
 	},
-	SourceHash: "d26e81bebefbee0c", Source: []string{"tileattn.go:FlashBF16D128", "tileattn.go:flash", "tileattn.go:type D128"},
+	SourceHash: "c0d4c9030307f530", Source: []string{"tileattn.go:FlashBF16D128", "tileattn.go:flash", "tileattn.go:type D128"},
 	Native: func(t gpu.Thread, a []any) {
 		FlashBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]float32), a[5].([]int32), a[6].([]int32), a[7].(int), a[8].(int), a[9].(float32), a[10].(bool), a[11].(bool))
 	},
