@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/gokern/kern"
+	"github.com/gokern/kern/emu"
 	"github.com/gokern/kern/gpu"
 	"github.com/gokern/kern/internal/ptxas"
 	"github.com/gokern/kern/ops/internal/attnk"
@@ -266,4 +268,48 @@ func reference(c attnCase, q, k, v []float64, scale float64) (out, lse, mag, mag
 		ks += lk
 	}
 	return out, lse, mag, magAbs
+}
+
+// TestProfile profiles the tile kernel and its twin on the emulator at
+// ops' TestFlashAttentionBankConflicts shape (ragged lengths 70 and 5
+// against 70 and 130 keys, causal) and at whole tiles (128 and 128),
+// head dims 64 and 128: no bank conflicts on any shared access (the
+// cp.async stores, ldmatrix and ldmatrix.trans), the tiles' cp.async
+// loads 100% sector-efficient at whole tiles and no less than the twin's
+// when ragged.
+func TestProfile(t *testing.T) {
+	for i, hd := range []int{64, 128, 64, 128} {
+		c := attnCase{lq: []int{70, 5}, lk: []int{70, 130}, heads: 2, kvHeads: 1, hd: hd, causal: true}
+		if i >= 2 {
+			c = attnCase{lq: []int{128}, lk: []int{128}, heads: 2, kvHeads: 1, hd: hd}
+		}
+		var eff [2]float64
+		for twin := range 2 {
+			p := emu.NewProfile()
+			d := kern.OpenEmulator(emu.Options{Observer: p})
+			rng := rand.New(rand.NewPCG(1, 2))
+			q, _ := randn[gpu.Half](rng, sum(c.lq)*c.heads*hd)
+			k, _ := randn[gpu.Half](rng, sum(c.lk)*c.kvHeads*hd)
+			v, _ := randn[gpu.Half](rng, sum(c.lk)*c.kvHeads*hd)
+			launch(t, d, twin, c, q, k, v, 0.125)
+			var bytes, sectors, conflicts, shared int64
+			for _, st := range p.Stats() {
+				conflicts += st.BankConflicts()
+				shared += st.SharedRequests
+				if strings.HasPrefix(st.Instr, "cp.async") { // the tiles (the scalar loads of cu are broadcasts)
+					bytes += st.GlobalBytes
+					sectors += st.GlobalSectors
+				}
+			}
+			eff[twin] = float64(bytes) / float64(32*sectors)
+			t.Logf("%v, %s: %d bank conflicts in %d shared requests, tile loads' sector efficiency %.1f%%",
+				c, [2]string{"tile", "twin"}[twin], conflicts, shared, 100*eff[twin])
+			if conflicts != 0 || shared == 0 {
+				t.Errorf("hd %d, twin %d: %d bank conflicts in %d shared requests, want 0", hd, twin, conflicts, shared)
+			}
+		}
+		if eff[0] < eff[1] || i >= 2 && eff[0] < 0.999 {
+			t.Errorf("%v: sector efficiency %.3f, the twin's %.3f", c, eff[0], eff[1])
+		}
+	}
 }
