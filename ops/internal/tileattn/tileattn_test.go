@@ -313,3 +313,44 @@ func TestProfile(t *testing.T) {
 		}
 	}
 }
+
+// TestErrors: offsets out of order or past the tokens, and a query
+// sequence longer than the grid's rows, are device errors (tile.HeadSeq,
+// tile.Heads), as the twin's.
+func TestErrors(t *testing.T) {
+	d := kern.OpenEmulator()
+	for _, tc := range []struct {
+		cuQ, cuK []int32
+		blocks   int
+		want     string
+	}{
+		{[]int32{0, 9}, []int32{0, 8}, 1, "cuSeqQ or cuSeqK"},
+		{[]int32{0, 8}, []int32{0, 9}, 1, "cuSeqQ or cuSeqK"},
+		{[]int32{0, 8}, []int32{0, 8}, 0, ""},
+	} {
+		out, q := must(kern.Alloc[gpu.Half](d, 8*2*64)), must(kern.Alloc[gpu.Half](d, 8*2*64))
+		k, v := must(kern.Alloc[gpu.Half](d, 8*64)), must(kern.Alloc[gpu.Half](d, 8*64))
+		lse := must(kern.Alloc[float32](d, 2*8))
+		cuQ, cuK := must(kern.Upload(d, tc.cuQ)), must(kern.Upload(d, tc.cuK))
+		grid := kern.Blocks(gpu.Dim3{X: 1, Y: 2, Z: 1}, gpu.Dim3{X: 128, Y: 1, Z: 1}).WithShared(5 * 64 * 72 * 2)
+		err := FlashF16D64Kernel.Launch(d, grid, out, q, k, v, lse, cuQ, cuK, 2, 1, 0.125, true, true)
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("cuQ %v, cuK %v: %v", tc.cuQ, tc.cuK, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("cuQ %v, cuK %v: error %v, want one naming %q", tc.cuQ, tc.cuK, err, tc.want)
+		}
+	}
+	// 70 query rows, one block of 64.
+	out, q := must(kern.Alloc[gpu.Half](d, 70*64)), must(kern.Alloc[gpu.Half](d, 70*64))
+	k, v := must(kern.Alloc[gpu.Half](d, 70*64)), must(kern.Alloc[gpu.Half](d, 70*64))
+	cuQ, cuK := must(kern.Upload(d, []int32{0, 70})), must(kern.Upload(d, []int32{0, 70}))
+	lse := must(kern.Alloc[float32](d, 70))
+	grid := kern.Blocks(gpu.Dim3{X: 1, Y: 1, Z: 1}, gpu.Dim3{X: 128, Y: 1, Z: 1}).WithShared(5 * 64 * 72 * 2)
+	if err := FlashF16D64Kernel.Launch(d, grid, out, q, k, v, lse, cuQ, cuK, 1, 1, 0.125, false, true); err == nil || !strings.Contains(err.Error(), "longer than maxSeqQ") {
+		t.Errorf("70 rows in one block: error %v, want one naming maxSeqQ", err)
+	}
+}
