@@ -9,7 +9,8 @@ package compiler
 // underlying slice parameter some other way, so this check rejects, per
 // kernel, over the kernel and the helpers it calls:
 //
-//   - a slice parameter passed to tile.Rows that is also written directly
+//   - a slice parameter passed to tile.Rows (or tile.Tiles, or
+//     tile.Heads, an attention output's rows) that is also written directly
 //     (s[i] = v, s[i]++, &s[i]), re-sliced, assigned to a variable or
 //     passed to anything but tile.Rows, len, cap or a same-package helper
 //     that does none of these [WriteOutsidePartition]: any of those could
@@ -32,11 +33,11 @@ import (
 // paramUse is how a function uses one of its slice parameters; each
 // field is the first position of that use, or token.NoPos.
 type paramUse struct {
-	part  token.Pos // passed to tile.Rows or tile.Tiles
+	part  token.Pos // passed to tile.Rows, tile.Tiles or tile.Heads
 	input token.Pos // passed to tile.Input
 	write token.Pos // written, or escapes where it could be written
 
-	partFn string // "Rows" or "Tiles", the partition at part
+	partFn string // "Rows", "Tiles" or "Heads", the partition at part
 }
 
 func (u *paramUse) merge(v paramUse) {
@@ -241,7 +242,7 @@ func (pc *partitionChecker) call(call *ast.CallExpr, param func(ast.Expr) (int, 
 			}
 		}
 	case *types.Func:
-		if obj.Pkg() != nil && obj.Pkg().Path() == TilePath && (obj.Name() == "Rows" || obj.Name() == "Tiles" || obj.Name() == "Input") {
+		if obj.Pkg() != nil && obj.Pkg().Path() == TilePath && (obj.Name() == "Rows" || obj.Name() == "Tiles" || obj.Name() == "Heads" || obj.Name() == "Input") {
 			for _, a := range call.Args {
 				// A re-slice s[i:j] passed on is partitioned (or viewed)
 				// too, and escapes: its identifier stays unhandled.

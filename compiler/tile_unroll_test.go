@@ -61,6 +61,16 @@ func Mat(t gpu.Thread, y, x []float32, rows, cols int) {
 
 //kern:kernel block=256
 func Plain(t gpu.Thread, y []float32) {}
+
+//kern:kernel block=128
+func Attn(t gpu.Thread, out, q []gpu.Half, lse []float32, cu []int32) {
+	p := tile.Heads[tile.F16, [8][4]float32](t, out, lse, cu, 1)
+	sm := gpu.DynShared[gpu.Half](t)
+	a := tile.NewAttn[gpu.Half, tile.F16, [8][4]float32](t)
+	a.Stage(t, sm, 0, tile.Input[tile.F16](q), p.Seq(), 0)
+	s := a.QK(t, sm, 0)
+	p.Store(t, a.PV(t, tile.Frag[[8][4]float32]{}, s, sm, 0))
+}
 `
 	p, err := CompileSource(Config{}, "k.go", []byte(src))
 	if err != nil {
@@ -72,6 +82,12 @@ func Plain(t gpu.Thread, y []float32) {}
 	}
 	if l := got["Mat"]; len(l) != 1 || !strings.Contains(l[0], "2-D tile [[4][2]float32, [2]float32]: 4·W × 64 elements (W = 4 warps)") {
 		t.Errorf("Mat's layouts = %q; want one 2-D tile of 4·W × 64 with W = 4", l)
+	}
+	// Attn's methods (and PartHeads.Store, a method of no layout of its
+	// own) are not taken for the functions Stage and Store.
+	if l := strings.Join(got["Attn"], "\n"); strings.Count(l, "\n") != 3 || !strings.Contains(l, "tile.Attn.Stage: a 64-row tile") ||
+		!strings.Contains(l, "tile.Attn.QK: S = Q·Kᵀ") || !strings.Contains(l, "tile.Attn.PV") || !strings.Contains(l, "tile.Heads: block (x, y, z)") {
+		t.Errorf("Attn's layouts = %q; want Heads, Attn.Stage, QK and PV", got["Attn"])
 	}
 	if l := got["Plain"]; len(l) != 0 {
 		t.Errorf("Plain's layouts = %q; want none", l)

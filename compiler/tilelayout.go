@@ -68,6 +68,9 @@ func (pc *partitionChecker) layoutOf(fn *types.Func, call *ast.CallExpr, threads
 	if threads > 0 {
 		warps = fmt.Sprintf("W = %d warps", threads/32)
 	}
+	if sig, ok := fn.Type().(*types.Signature); ok && sig.Recv() != nil {
+		return methodLayout(sig.Recv().Type(), fn.Name())
+	}
 	switch fn.Name() {
 	case "Load", "Store":
 		return "row tile: register j of thread i holds element j·B+i (coalesced per register; B = the block's threads)"
@@ -80,8 +83,32 @@ func (pc *partitionChecker) layoutOf(fn *types.Func, call *ast.CallExpr, threads
 		return fmt.Sprintf("tile.Dot: Acc 32·W × 64 (%s), warp w rows 32w … 32w+31 as 2×8 mma tiles; per warp and k16: 2 ldmatrix.x4 (A) + 4 ldmatrix.x4 (B) from the swizzled operands, 16 mma.sync.aligned.m16n8k16 f32 accumulators", warps)
 	case "DotK":
 		return fmt.Sprintf("tile.DotK: Acc 32·W × 64 (%s) and operands as tile.Dot and tile.Stage, over all of K in a ring of 2 slabs per operand (per BK: cp.async.wait_group 0, one barrier, the copies of the next slab, the MMAs); lane l of warp w copies 16-byte chunk l&3 of rows l>>2, +8, +16, +24 of the warp's 32 rows of A, thread i chunks i and i+B of B's 256; rows or K not a multiple of 8 elements, or fewer than 4 warps: element copies into the same ring", warps)
-	case "Mat":
+	case "Heads":
+		return "tile.Heads: block (x, y, z) owns query rows 64x … 64x+63 of sequence z at head y of out [tokens, heads, hd] (32-bit stores of the mma C layout's column pairs) and the same rows of lse [heads, tokens]"
+	}
+	return ""
+}
+
+// methodLayout describes the layout a tile method implies (a method of
+// Acc or Attn; the others have none of their own). recv is the
+// receiver's type, an instance of a generic one for Attn.
+func methodLayout(recv types.Type, name string) string {
+	if p, ok := recv.(*types.Pointer); ok {
+		recv = p.Elem()
+	}
+	n, ok := recv.(*types.Named)
+	if !ok {
+		return ""
+	}
+	switch n.Obj().Name() + "." + name {
+	case "Acc.Mat":
 		return "Acc.Mat: accumulators to the 2-D tile layout [32][2] per thread through 8 rows × 72 words of shared memory per warp (64-bit stores, conflict-free)"
+	case "Attn.Stage":
+		return "tile.Attn.Stage: a 64-row tile of hd f16/bf16 per slot of the kernel's shared array, rows padded to hd+8 elements (ldmatrix's 8 rows and a quarter warp's 16-byte copies in distinct bank groups); thread i copies chunk i%(hd/8) of rows i/(hd/8), +128/(hd/8), … by cp.async, zero-filled past the sequence"
+	case "Attn.QK":
+		return "tile.Attn.QK: S = Q·Kᵀ, 64 rows × 64 keys over 4 warps (warp w rows 16w …) as a Frag in mma.sync.m16n8k16's C layout (lane l rows l/4 and l/4+8, columns 2(l%4), +1 of each n8 tile); per warp and k16: 4 ldmatrix.x4 of K (+1 of Q at hd 64; in registers at 128) and 8 mma"
+	case "Attn.PV":
+		return "tile.Attn.PV: O += P·V with P's A fragments taken from S's C layout (packed to f16/bf16 in registers, no shared memory) and V by ldmatrix.x4.trans; per warp and 16 keys: hd/16 ldmatrix and hd/8 mma"
 	}
 	return ""
 }

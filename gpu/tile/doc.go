@@ -39,6 +39,16 @@
 // an Acc of float32, which Acc.Mat turns into a Mat for an epilogue
 // (dot.go). kern check -v prints the layouts a kernel's tiles get.
 //
+// # Attention tiles
+//
+// A Frag is a block's 64-row accumulator tile in mma.sync's own register
+// layout, so the scores S = Q·Kᵀ become the A operand of P·V without
+// leaving registers (FlashAttention-2's layout); Col holds a value per
+// row (RowMax, LaneRowSums and QuadSum, MulRows, Exp2), and Attn the
+// lane's offsets into staged K/V tiles with QK, PV, Stage and Mask.
+// Heads partitions an attention output by (query tile, head, sequence)
+// (flash.go, flashpart.go; ops/internal/tileattn is the kernel).
+//
 // # Views and partitions
 //
 // A kernel reads its inputs through In views (read-only: In has no method

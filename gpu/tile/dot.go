@@ -31,6 +31,7 @@ const BK = 32
 type MMA[T any] interface {
 	Codec[T]
 	mma(t gpu.Thread, a [4]uint32, b [2]uint32, c [4]float32) [4]float32
+	pack(lo, hi float32) uint32 // two values rounded to T, lo low: an A register (flash.go)
 }
 
 func (F16) mma(t gpu.Thread, a [4]uint32, b [2]uint32, c [4]float32) [4]float32 {

@@ -83,3 +83,13 @@ func MatInputAsOutput(t gpu.Thread, x []float32, rows, cols int) {
 	m := tile.LoadMat[[1][1]float32, [1]float32](t, tile.Input[tile.F32](x).Matrix(rows, cols), 0, 0, 0)
 	tile.StoreMat(t, tile.Tiles[tile.F32, [1][1]float32, [1]float32](t, x, rows, cols), m) // ERROR WriteToInput "x is viewed as a read-only input .* and partitioned as an output here"
 }
+
+// tile.Heads partitions an attention output and its log-sum-exps; a
+// direct write of either could reach another block's rows.
+//
+//kern:kernel block=128
+func HeadsDirectStore(t gpu.Thread, out []gpu.Half, lse []float32, cu []int32, heads int) {
+	p := tile.Heads[tile.F16, [8][4]float32](t, out, lse, cu, heads)
+	p.Store(t, tile.Frag[[8][4]float32]{})
+	lse[0] = 1 // ERROR WriteOutsidePartition "lse is partitioned among blocks .tile.Heads at partition.go:[0-9]+:[0-9]+. but may be written outside"
+}
