@@ -33,7 +33,7 @@ import (
 
 // narrowAdd lowers in, x + y, as described above, or returns false.
 func (kb *kernelBuilder) narrowAdd(fr *frame, in *ssa.BinOp, st ir.Type, a, b ir.Operand) (ir.Operand, bool) {
-	if in.Op != token.ADD || fr.ranges == nil || st != ir.S64 || !rowUses(in) || fr.inRealLoop(in.Block()) {
+	if in.Op != token.ADD || fr.ranges == nil || st != ir.S64 || !fr.narrowable(in) {
 		return ir.Operand{}, false
 	}
 	for _, v := range []ssa.Value{in.X, in.Y} {
@@ -65,7 +65,7 @@ func (kb *kernelBuilder) narrowAdd(fr *frame, in *ssa.BinOp, st ir.Type, a, b ir
 // row offsets of ops/internal/decodek's and attnk's tiles) stay 64-bit:
 // narrowed, ptxas 13.5 kept more of them live, decodek PagedBF16D256
 // taking 167 registers where its baseline is 110.
-func rowUses(v ssa.Value) bool {
+func rowUses(v ssa.Value, both bool) bool {
 	refs := v.Referrers()
 	if refs == nil {
 		return false
@@ -84,8 +84,8 @@ func rowUses(v ssa.Value) bool {
 				if other == v {
 					other = r.Y
 				}
-				if _, c := other.(*ssa.Const); c {
-					return false
+				if _, p := other.(*ssa.Parameter); !p || !globalIndex(r, 0) {
+					return false // a row stride is a kernel parameter
 				}
 				mul = true
 			default:
@@ -95,7 +95,10 @@ func rowUses(v ssa.Value) bool {
 			return false
 		}
 	}
-	return cmp && mul
+	if both {
+		return cmp && mul
+	}
+	return cmp || mul
 }
 
 // inRealLoop reports whether b belongs to a loop that is not unrolled
@@ -117,4 +120,50 @@ func (fr *frame) inRealLoop(b *ssa.BasicBlock) bool {
 		}
 	}
 	return fr.loopy[b]
+}
+
+// narrowable: in an unrolled copy, a sum used only by comparisons and
+// products (MatMul32's tile rows, one SSA value for the guard and one for
+// the index); elsewhere outside loops, one used by both.
+func (fr *frame) narrowable(in *ssa.BinOp) bool {
+	if fr.ret != nil {
+		return false // an inlined helper's parameters are not the kernel's
+	}
+	for _, l := range fr.unrolled {
+		if l.blocks[in.Block()] {
+			return rowUses(in, false)
+		}
+	}
+	return !fr.inRealLoop(in.Block()) && rowUses(in, true)
+}
+
+// globalIndex reports whether v only goes, through additions, into
+// indices of the kernel's slice parameters (global memory): a product
+// that indexes shared memory, as decodek's (warp·G+g)·hd into its
+// reduction tile, stays 64-bit (narrowed there, decodek PagedBF16D256 took
+// 167 registers, baseline 110).
+func globalIndex(v ssa.Value, depth int) bool {
+	refs := v.Referrers()
+	if refs == nil || depth > 4 {
+		return false
+	}
+	n := 0
+	for _, r := range *refs {
+		switch r := r.(type) {
+		case *ssa.DebugRef:
+			continue
+		case *ssa.BinOp:
+			if r.Op != token.ADD || !globalIndex(r, depth+1) {
+				return false
+			}
+		case *ssa.IndexAddr:
+			if _, p := r.X.(*ssa.Parameter); !p || r.Index != v {
+				return false
+			}
+		default:
+			return false
+		}
+		n++
+	}
+	return n > 0
 }
