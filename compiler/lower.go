@@ -30,6 +30,10 @@ type val struct {
 	// align is log2 of the byte alignment a pointer or slice is known to
 	// have (0: none beyond its element's natural one); see align.go.
 	align int
+	// slots, for a struct value (or a promoted local's cells), says per
+	// flattened slot what the generic pointer in it may address; nil when
+	// unknown (structptr.go).
+	slots []ptrInfo
 }
 
 // frame is one activation being lowered: the kernel itself or an inlined
@@ -44,7 +48,14 @@ type frame struct {
 	uni    *uniformity
 	// promoted lists local Allocs kept in registers.
 	promoted map[*ssa.Alloc]bool
-	safe     map[*ssa.IndexAddr]bool
+	// cellSlots is, per promoted struct local, what its pointer fields may
+	// address (structptr.go).
+	cellSlots map[*ssa.Alloc][]ptrInfo
+	// retSlots joins the slots of an inlined helper's struct results;
+	// retUnknown is set once a return has none.
+	retSlots   []ptrInfo
+	retUnknown bool
+	safe       map[*ssa.IndexAddr]bool
 	// hoists are the loops whose checks are hoisted (hoist.go), by
 	// header, and hoisted the accesses whose checks they took over.
 	hoists  map[*ssa.BasicBlock]*hoistLoop
@@ -146,6 +157,7 @@ func (kb *kernelBuilder) newFrame(fn *ssa.Function, args []*val, params []level,
 	fr.unrolled = kb.findUnrolled(fn)
 	fr.partial = kb.findPartial(fn)
 	fr.promoted = promotable(fn, fr.unrollConst)
+	fr.cellSlots = structFieldSpaces(fn, fr.promoted, fr.spaces, args)
 	fr.safe, fr.ranges = kb.provablySafe(fn, args)
 	fr.align = newAlignCtx(fn, kb.argTZ)
 	kb.argTZ = nil
@@ -489,6 +501,19 @@ func (kb *kernelBuilder) lowerReturn(fr *frame, in *ssa.Return) {
 		return
 	}
 	i := 0
+	if len(in.Results) == 1 {
+		if _, ok := in.Results[0].Type().Underlying().(*types.Struct); ok {
+			v := kb.value(fr, in.Results[0])
+			switch {
+			case v.slots == nil:
+				fr.retUnknown = true
+			case fr.retSlots == nil:
+				fr.retSlots = v.slots
+			default:
+				fr.retSlots = joinSlots(fr.retSlots, v.slots)
+			}
+		}
+	}
 	for _, r := range in.Results {
 		v := kb.value(fr, r)
 		for _, o := range v.ops {

@@ -189,6 +189,9 @@ func (kb *kernelBuilder) inlineDirect(fr *frame, call *ssa.Call, callee *ssa.Fun
 	for _, r := range sub.result {
 		out.ops = append(out.ops, ir.R(r))
 	}
+	if !sub.retUnknown && sub.retSlots != nil && len(sub.retSlots) == len(out.ops) {
+		out.slots = sub.retSlots // a struct result (structptr.go)
+	}
 	// A returned pointer or slice keeps the space all returns agree on.
 	out.space, out.origin = ir.Generic, -1
 	if res := callee.Signature.Results(); res.Len() == 1 {

@@ -449,7 +449,17 @@ func (kb *kernelBuilder) lowerField(fr *frame, in *ssa.Field) *val {
 	x := kb.value(fr, in.X)
 	st := in.X.Type().Underlying().(*types.Struct)
 	off := flatOffset(st, in.Field)
-	return &val{ops: x.ops[off : off+flatLen(in.Type())], origin: -1}
+	n := flatLen(in.Type())
+	if x.slots != nil {
+		sl := x.slots[off : off+n]
+		if isPointerLike(in.Type()) {
+			return kb.fromSlots(x.ops[off:off+n], sl[0])
+		}
+		if _, ok := in.Type().Underlying().(*types.Struct); ok {
+			return &val{ops: x.ops[off : off+n], origin: -1, slots: sl}
+		}
+	}
+	return &val{ops: x.ops[off : off+n], origin: -1}
 }
 
 // lowerIndex lowers an element of an array value. A constant index picks

@@ -56,35 +56,7 @@ func pointerSpaces(fn *ssa.Function, args []*val) map[ssa.Value]ptrInfo {
 			m[p] = ptrInfo{a.space, a.origin, a.mask, true}
 		}
 	}
-	join := func(a, b ptrInfo) ptrInfo {
-		if !a.set {
-			return b
-		}
-		if !b.set {
-			return a
-		}
-		out := ptrInfo{space: a.space, origin: a.origin, mask: a.mask, set: true}
-		if a.space != b.space {
-			out.space = ir.Generic
-		}
-		if a.origin == b.origin && a.mask == b.mask {
-			return out
-		}
-		ma, anyA := originSet(a.space, a.origin, a.mask)
-		mb, anyB := originSet(b.space, b.origin, b.mask)
-		switch {
-		case anyA || anyB:
-			out.origin, out.mask = -1, 0
-			if out.space == ir.Shared || out.space == ir.Local {
-				out.space = ir.Generic
-			}
-		case ma|mb == 0:
-			out.origin, out.mask = -1, 0
-		default:
-			out.origin, out.mask = manyOrigins, ma|mb
-		}
-		return out
-	}
+	join := joinPtr
 	for changed := true; changed; {
 		changed = false
 		for _, b := range fn.Blocks {
@@ -224,7 +196,7 @@ func (kb *kernelBuilder) lowerAlloc(fr *frame, a *ssa.Alloc) {
 			cells[i] = kb.b.New(t)
 			kb.b.Mov(t, cells[i], zeroOf(t))
 		}
-		fr.vals[a] = &val{cells: cells, origin: -1, space: ir.Local}
+		fr.vals[a] = &val{cells: cells, origin: -1, space: ir.Local, slots: fr.cellSlots[a]}
 		return
 	}
 	size := sizes.Sizeof(elem)
@@ -440,6 +412,15 @@ func (kb *kernelBuilder) load(fr *frame, p *val, t types.Type) *val {
 			kb.b.Mov(kb.f.Regs[c], r, ir.R(c))
 			out.ops = append(out.ops, ir.R(r))
 		}
+		if p.slots != nil {
+			sl := p.slots[p.off : p.off+n]
+			if isPointerLike(t) {
+				return kb.fromSlots(out.ops, sl[0])
+			}
+			if _, ok := t.Underlying().(*types.Struct); ok {
+				out.slots = sl
+			}
+		}
 		return out
 	}
 	return kb.loadMem(p, t)
@@ -616,7 +597,7 @@ func (kb *kernelBuilder) lowerIndexAddr(fr *frame, in *ssa.IndexAddr) *val {
 				}
 				return &val{cells: cells, origin: -1, space: ir.Local}
 			}
-			return &val{cells: x.cells, off: x.off + int(k)*flatLen(elem), origin: -1, space: ir.Local}
+			return &val{cells: x.cells, off: x.off + int(k)*flatLen(elem), origin: -1, space: ir.Local, slots: x.slots}
 		}
 	default:
 		kb.d.errorf(pos, UnsupportedType, "indexing a %s is not supported in kernels", typeName(in.X.Type()))
@@ -688,7 +669,7 @@ func (kb *kernelBuilder) lowerFieldAddr(fr *frame, in *ssa.FieldAddr) *val {
 	x := kb.value(fr, in.X)
 	st := in.X.Type().Underlying().(*types.Pointer).Elem().Underlying().(*types.Struct)
 	if x.cells != nil {
-		return &val{cells: x.cells, off: x.off + flatOffset(st, in.Field), origin: -1, space: ir.Local}
+		return &val{cells: x.cells, off: x.off + flatOffset(st, in.Field), origin: -1, space: ir.Local, slots: x.slots}
 	}
 	fields := make([]*types.Var, st.NumFields())
 	for i := range fields {
