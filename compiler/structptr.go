@@ -107,16 +107,30 @@ func structFieldSpaces(fn *ssa.Function, promoted map[*ssa.Alloc]bool, spaces ma
 		return nil
 	}
 	var stores []*ssa.Store
+	opaque := map[*ssa.Alloc]bool{} // written through a path promotedField does not follow
 	for _, b := range fn.Blocks {
 		for _, instr := range b.Instrs {
-			if st, ok := instr.(*ssa.Store); ok {
-				if a, _, ok := promotedField(st.Addr, promoted); ok {
-					if _, isStruct := a.Type().Underlying().(*types.Pointer).Elem().Underlying().(*types.Struct); isStruct {
-						slotsOf(a)
-						stores = append(stores, st)
-					}
-				}
+			st, ok := instr.(*ssa.Store)
+			if !ok {
+				continue
 			}
+			a, _, ok := promotedField(st.Addr, promoted)
+			if !ok {
+				if r := rootAlloc(st.Addr); r != nil && promoted[r] {
+					opaque[r] = true // an element of an array field: unknown
+				}
+				continue
+			}
+			if _, isStruct := a.Type().Underlying().(*types.Pointer).Elem().Underlying().(*types.Struct); isStruct {
+				slotsOf(a)
+				stores = append(stores, st)
+			}
+		}
+	}
+	for a := range opaque {
+		s := slotsOf(a)
+		for i := range s {
+			s[i] = unknownPtr
 		}
 	}
 	for changed := true; changed; {

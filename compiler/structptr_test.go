@@ -100,3 +100,33 @@ func TestStructHeldSlices(t *testing.T) {
 		t.Error("One's and Either's input is not read through the read-only path")
 	}
 }
+
+// An array of slices in a struct, written through an element: the
+// struct's slots are unknown (generic), never a stale guess.
+func TestStructHeldSliceArrays(t *testing.T) {
+	src := `package k
+
+import "github.com/gokern/kern/gpu"
+
+type two struct {
+	s [2][]float32
+}
+
+//kern:kernel block=32
+func K(t gpu.Thread, in, a, b []float32) {
+	p := two{s: [2][]float32{a, a}}
+	p.s[1] = b
+	v := p
+	v.s[t.BlockIdx().X&1][t.ThreadIdx().X] = in[t.ThreadIdx().X]
+}
+`
+	p, err := CompileSource(Config{Arch: "sm_80"}, "k.go", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, prm := range p.Kernels[0].Params {
+		if prm.Name == "b" && !prm.Writes {
+			t.Errorf("b is written through p.s[1] but not marked written")
+		}
+	}
+}
