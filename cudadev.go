@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -64,8 +65,9 @@ type cudaBackend struct {
 	mu   sync.Mutex
 	mods []*cudaModule
 	// pdl is set when kernels may be launched with programmatic
-	// dependent launch (pdl.go).
-	pdl bool
+	// dependent launch (pdl.go); pdlOff once the driver refused it.
+	pdl    bool
+	pdlOff atomic.Bool
 }
 
 type cudaModule struct {
@@ -201,11 +203,19 @@ func (c *cudaBackend) launch(l *launch) error {
 				args.Uint64(a.bits)
 			}
 		}
-		return cuda.LaunchEx(fn,
-			[3]uint32{uint32(l.blocks.X), uint32(l.blocks.Y), uint32(l.blocks.Z)},
-			[3]uint32{uint32(l.threads.X), uint32(l.threads.Y), uint32(l.threads.Z)},
-			uint32(l.shared), cudaStream(l.stream), args,
-			cuda.LaunchOptions{ProgrammaticSerialization: spec.PDL && cm.pdl})
+		grid := [3]uint32{uint32(l.blocks.X), uint32(l.blocks.Y), uint32(l.blocks.Z)}
+		block := [3]uint32{uint32(l.threads.X), uint32(l.threads.Y), uint32(l.threads.Z)}
+		pdl := spec.PDL && cm.pdl && !c.pdlOff.Load()
+		err := cuda.LaunchEx(fn, grid, block, uint32(l.shared), cudaStream(l.stream), args,
+			cuda.LaunchOptions{ProgrammaticSerialization: pdl})
+		if pdl && pdlRefused(err) {
+			// A driver that turns the attribute down: launch as every
+			// kernel did before PDL (the kernel's waits return at once),
+			// and stop asking.
+			c.pdlOff.Store(true)
+			err = cuda.Launch(fn, grid, block, uint32(l.shared), cudaStream(l.stream), args)
+		}
+		return err
 	})
 }
 

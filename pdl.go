@@ -17,6 +17,7 @@ package kern
 // program with and without it).
 
 import (
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -63,8 +64,16 @@ func archNumber(arch string) int {
 }
 
 // PDL reports whether the device launches kernels with programmatic
-// dependent launch (compute capability 9.0+, CUDA 12.3+, KERN_PDL not 0).
+// dependent launch (compute capability 9.0+, CUDA 12.3+, KERN_PDL not 0,
+// and the driver has not refused it).
 func (d *Device) PDL() bool {
 	c, ok := d.b.(*cudaBackend)
-	return ok && c.pdl
+	return ok && c.pdl && !c.pdlOff.Load()
+}
+
+// pdlRefused reports whether a launch with programmatic serialization
+// failed for the attribute (a driver or configuration without it), so
+// that the launch is made again without.
+func pdlRefused(err error) bool {
+	return errors.Is(err, cuda.ErrorNotSupported) || errors.Is(err, cuda.ErrorInvalidValue)
 }

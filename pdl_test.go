@@ -121,3 +121,33 @@ func TestPDLKernelRunsOnTheEmulator(t *testing.T) {
 		t.Error("the emulator reports PDL")
 	}
 }
+
+// TestPDLFallsBackWhenRefused: a driver that turns programmatic
+// serialization down gets the launch again without it, and the device
+// stops asking (Device.PDL turns false).
+func TestPDLFallsBackWhenRefused(t *testing.T) {
+	dev := openStubGPU(t, 1)
+	defer dev.Close()
+	lastPDL, _ := stubPDLHooks(t)
+	var failNext func(name string, code int32)
+	h, err := purego.Dlopen(cuda.Library(), purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	purego.RegisterLibFunc(&failNext, h, "stub_fail_next")
+	if !dev.PDL() {
+		t.Fatal("the stub's H100 does not launch with PDL")
+	}
+	x, _ := kern.Upload(dev, []float32{1, 2, 3})
+	y, _ := kern.Alloc[float32](dev, 3)
+	failNext("cuLaunchKernelEx", int32(cuda.ErrorNotSupported))
+	if err := tk.AxpyPDLKernel.Launch(dev, kern.Cover(3), 2, x, y); err != nil {
+		t.Fatalf("launch after a refused attribute: %v", err)
+	}
+	if lastPDL() != 0 || dev.PDL() {
+		t.Errorf("after the refusal: last launch pdl=%d, Device.PDL() = %v; want a plain launch and PDL off", lastPDL(), dev.PDL())
+	}
+	if err := tk.AxpyPDLKernel.Launch(dev, kern.Cover(3), 2, x, y); err != nil || lastPDL() != 0 {
+		t.Errorf("next launch: %v, pdl=%d; want a plain launch", err, lastPDL())
+	}
+}
