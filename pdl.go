@@ -19,8 +19,6 @@ package kern
 import (
 	"errors"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/gokern/kern/cuda"
 	"github.com/gokern/kern/internal/ptxpatch"
@@ -48,19 +46,10 @@ func (c *cudaBackend) modulePDL(m *Module) (string, bool) {
 	if !c.pdl {
 		return m.PTX, false
 	}
-	if archNumber(m.Arch) >= 90 {
+	if ptxpatch.SM(m.Arch) >= 90 {
 		return m.PTX, true
 	}
 	return ptxpatch.EnableSM90(m.PTX)
-}
-
-// archNumber is XY of sm_XY or sm_XYa; 0 when arch is not of that form.
-func archNumber(arch string) int {
-	n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(arch, "sm_"), "a"))
-	if err != nil {
-		return 0
-	}
-	return n
 }
 
 // PDL reports whether the device launches kernels with programmatic

@@ -236,35 +236,28 @@ type unusedKey struct {
 }
 
 func unused(dev *kern.Device, slot int) (*kern.Buffer[float32], error) {
-	key := unusedKey{dev, slot}
-	if b, ok := unusedBufs.Load(key); ok {
-		return b.(*kern.Buffer[float32]), nil
-	}
-	b, err := kern.Alloc[float32](dev, 1)
-	if err != nil {
-		return nil, err
-	}
-	if old, loaded := unusedBufs.LoadOrStore(key, b); loaded {
-		b.Free()
-		return old.(*kern.Buffer[float32]), nil
-	}
-	return b, nil
+	return unusedBuf[float32](dev, slot)
 }
 
 // unusedCounter is the one-element uint32 buffer a kernel's counter
 // parameter gets when nothing is counted (PagedAttention without splits).
 func unusedCounter(dev *kern.Device) (*kern.Buffer[uint32], error) {
-	key := unusedKey{dev, -1}
+	return unusedBuf[uint32](dev, -1)
+}
+
+// unusedBuf returns the device's one-element buffer of slot, made once.
+func unusedBuf[T gpu.Elem](dev *kern.Device, slot int) (*kern.Buffer[T], error) {
+	key := unusedKey{dev, slot}
 	if b, ok := unusedBufs.Load(key); ok {
-		return b.(*kern.Buffer[uint32]), nil
+		return b.(*kern.Buffer[T]), nil
 	}
-	b, err := kern.Alloc[uint32](dev, 1)
+	b, err := kern.Alloc[T](dev, 1)
 	if err != nil {
 		return nil, err
 	}
 	if old, loaded := unusedBufs.LoadOrStore(key, b); loaded {
 		b.Free()
-		return old.(*kern.Buffer[uint32]), nil
+		return old.(*kern.Buffer[T]), nil
 	}
 	return b, nil
 }

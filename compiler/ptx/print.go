@@ -115,7 +115,7 @@ func printVar(w *strings.Builder, v *ir.Var, indent string) {
 }
 
 func printFunc(w *strings.Builder, m *ir.Module, f *ir.Func, pos Position) {
-	sm90 := targetAtLeast90(m.Target)
+	sm90 := ptxpatch.SM(m.Target) >= 90
 	names := make([]string, len(f.Regs))
 	counts := map[string]int{}
 	decl := map[string]string{}
@@ -247,16 +247,4 @@ func imm(t ir.Type, bits uint64) string {
 		return fmt.Sprint(bits)
 	}
 	return fmt.Sprintf("0x%X", bits)
-}
-
-// targetAtLeast90 reports whether a .target names sm_90 or newer.
-func targetAtLeast90(target string) bool {
-	n := 0
-	for _, c := range strings.TrimPrefix(target, "sm_") {
-		if c < '0' || c > '9' {
-			break
-		}
-		n = 10*n + int(c-'0')
-	}
-	return n >= 90
 }

@@ -89,10 +89,7 @@ func Check(t testing.TB, name string, ptx []byte, archs ...string) map[string]*R
 }
 
 // sm90 reports whether arch is sm_90 or newer.
-func sm90(arch string) bool {
-	n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(arch, "sm_"), "a"))
-	return err == nil && n >= 90
-}
+func sm90(arch string) bool { return ptxpatch.SM(arch) >= 90 }
 
 // checkFileName turns a Check name into a PTX file name for ptxas.
 func checkFileName(name string) string {

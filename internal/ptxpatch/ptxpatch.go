@@ -68,12 +68,20 @@ func raiseVersion(l string) string {
 	return ".version 7.8\n"
 }
 
+// SM is XY of a target "sm_XY" or "sm_XYa", 0 for anything else.
+func SM(arch string) int {
+	n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(arch, "sm_"), "a"))
+	if err != nil || !strings.HasPrefix(arch, "sm_") {
+		return 0
+	}
+	return n
+}
+
 // raiseTarget rewrites ".target sm_XY[...]\n" to sm_90 when XY < 90.
 func raiseTarget(l string) string {
 	t := strings.TrimSpace(strings.TrimPrefix(l, ".target "))
 	arch, rest, _ := strings.Cut(t, ",")
-	n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(arch, "sm_"), "a"))
-	if err != nil || n >= 90 {
+	if n := SM(arch); n == 0 || n >= 90 {
 		return l
 	}
 	if rest != "" {

@@ -65,3 +65,11 @@ func TestEnableSM90WithoutLines(t *testing.T) {
 		t.Error("HasSM90 of a module without sm_90 lines")
 	}
 }
+
+func TestSM(t *testing.T) {
+	for arch, want := range map[string]int{"sm_80": 80, "sm_90": 90, "sm_90a": 90, "sm_86": 86, "compute_90": 0, "sm_x": 0, "": 0} {
+		if got := SM(arch); got != want {
+			t.Errorf("SM(%q) = %d, want %d", arch, got, want)
+		}
+	}
+}
