@@ -205,9 +205,17 @@ func (c *cudaBackend) launch(l *launch) error {
 		}
 		grid := [3]uint32{uint32(l.blocks.X), uint32(l.blocks.Y), uint32(l.blocks.Z)}
 		block := [3]uint32{uint32(l.threads.X), uint32(l.threads.Y), uint32(l.threads.Z)}
+		if spec.Cooperative {
+			// The grid barrier, cleared on the queue ahead of the kernel
+			// (cooperative.go), is the hidden last parameter.
+			args.Uint64(l.gridSlot)
+			if err := cuda.MemsetD32Async(cuda.DevicePtr(l.gridSlot), 0, gridSlotBytes/4, cudaStream(l.stream)); err != nil {
+				return err
+			}
+		}
 		pdl := spec.PDL && cm.pdl && !c.pdlOff.Load()
 		err := cuda.LaunchEx(fn, grid, block, uint32(l.shared), cudaStream(l.stream), args,
-			cuda.LaunchOptions{ProgrammaticSerialization: pdl})
+			cuda.LaunchOptions{ProgrammaticSerialization: pdl, Cooperative: spec.Cooperative})
 		if pdl && pdlRefused(err) {
 			// A driver that turns the attribute down: launch as every
 			// kernel did before PDL (the kernel's waits return at once),
@@ -217,6 +225,36 @@ func (c *cudaBackend) launch(l *launch) error {
 		}
 		return err
 	})
+}
+
+// cooperativeBlocks is the occupancy calculator's blocks per SM for l's
+// function, block and dynamic shared memory, times the SMs.
+func (c *cudaBackend) cooperativeBlocks(l *launch) (int, error) {
+	if !cuda.CanLaunchEx() {
+		return 0, fmt.Errorf("a cooperative launch needs cuLaunchKernelEx (CUDA 11.8 or newer driver)")
+	}
+	cm := l.mod.(*cudaModule)
+	var n int
+	err := c.do(func() error {
+		fn, ok := cm.funcs[l.entry]
+		if !ok {
+			var err error
+			if fn, err = cm.mod.Function(l.entry); err != nil {
+				return err
+			}
+			cm.funcs[l.entry] = fn
+		}
+		if total := l.shared + l.k.spec.SharedBytes; total > 48*1024 && cm.optin[l.entry] < l.shared {
+			if err := fn.SetAttribute(cuda.FuncAttrMaxDynamicSharedSizeBytes, l.shared); err != nil {
+				return err
+			}
+			cm.optin[l.entry] = l.shared
+		}
+		per, err := cuda.OccupancyMaxActiveBlocksPerMultiprocessor(fn, l.threads.X*l.threads.Y*l.threads.Z, uint64(l.shared))
+		n = per * c.info.Multiprocessors
+		return err
+	})
+	return n, err
 }
 
 // checkSlots reads and clears every loaded module's error slot.

@@ -31,6 +31,8 @@ type Device struct {
 	// configuration was invalid, or whose memory abandoned native threads
 	// may still use, fails closed rather than running on.
 	broken atomic.Pointer[error]
+	// grid hands out cooperative launches' barrier slots (cooperative.go).
+	grid gridSlots
 }
 
 // deviceIDs numbers devices in the order they are opened.

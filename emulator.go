@@ -127,6 +127,11 @@ func (e *emuBackend) launch(l *launch) error {
 	if err := e.d.Write(slot, raw[:]); err != nil {
 		return err
 	}
+	if l.k.spec.Cooperative {
+		if err := e.d.Memset(l.gridSlot, 0, gridSlotBytes); err != nil {
+			return err
+		}
+	}
 	ctx := l.ctx
 	if ctx == nil {
 		ctx = context.Background()
@@ -137,6 +142,7 @@ func (e *emuBackend) launch(l *launch) error {
 		DynamicShared: l.shared,
 		Params:        l.params,
 		PDL:           l.k.spec.PDL,
+		Cooperative:   l.k.spec.Cooperative,
 	})
 	if err != nil {
 		var f *emu.Error

@@ -28,6 +28,10 @@ type KernelSpec struct {
 	// capability 9.0+ it is launched with programmatic dependent launch
 	// and may start while they finish (gpu/pdl.go).
 	PDL bool
+	// Cooperative reports whether the kernel calls gpu.GridSync: it is
+	// launched with every block resident at once, with its grid barrier
+	// as a hidden last parameter (cooperative.go).
+	Cooperative bool
 	// Sites maps a bounds-check site number (written to the error slot)
 	// to the Go position it guards, "file.go:12:7".
 	Sites []string

@@ -250,6 +250,8 @@ type launch struct {
 	params  []byte
 	stream  any
 	ctx     context.Context // nil unless launched through WithContext
+	// gridSlot is a cooperative launch's grid barrier (cooperative.go).
+	gridSlot uint64
 }
 
 // Launch runs the kernel on q over grid with args in the kernel's
@@ -291,6 +293,11 @@ func (k *Kernel) Launch(q Queue, grid Grid, args ...Arg) error {
 		return err
 	}
 	l.stream = q.stream()
+	if k.spec.Cooperative {
+		if err := k.prepareCooperative(q, dev, l); err != nil {
+			return err
+		}
+	}
 	if s := queueStream(q); s != nil && s.capture != nil {
 		*s.capture = append(*s.capture, l)
 		return nil

@@ -107,7 +107,11 @@ func (n *nativeBackend) launch(l *launch) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	err := gpu.RunNativeContext(ctx, l.blocks, l.threads, l.shared, func(t gpu.Thread) { spec.Native(t, args) })
+	run := gpu.RunNativeContext
+	if spec.Cooperative {
+		run = gpu.RunNativeCooperative
+	}
+	err := run(ctx, l.blocks, l.threads, l.shared, func(t gpu.Thread) { spec.Native(t, args) })
 	if err != nil {
 		return nativeFault(l.k, err)
 	}

@@ -16,7 +16,9 @@ type Stream struct {
 	// capture, while non-nil, collects launches for a Graph (devices
 	// without driver graphs).
 	capture *[]*launch
-	closed  bool
+	// capturing is set while Capture runs, whichever way it records.
+	capturing bool
+	closed    bool
 }
 
 // streams is what a backend implements for streams, events and graphs.
@@ -145,8 +147,9 @@ func (s *Stream) Capture(fn func(s *Stream) error) (*Graph, error) {
 	if !driver {
 		s.capture = &recorded
 	}
+	s.capturing = true
 	ferr := fn(s)
-	s.capture = nil
+	s.capture, s.capturing = nil, false
 	var g any
 	if driver {
 		var err error

@@ -90,6 +90,11 @@ type Kernel struct {
 	// dependent launch where the GPU has it: the pdl option, or a call of
 	// gpu.WaitPriorGrids or gpu.LaunchDependents (lower_pdl.go).
 	PDL bool
+	// Cooperative reports whether the kernel calls gpu.GridSync: it is
+	// launched with every block resident at once and takes a hidden last
+	// parameter, GridParam, the address of its grid barrier
+	// (lower_grid.go).
+	Cooperative bool
 }
 
 // CheckReport says what became of a kernel's index bounds checks: Proven

@@ -78,6 +78,9 @@ func genKernel(w *bytes.Buffer, p *Package, k *Kernel) {
 		fmt.Fprintf(w, "\tSharedBytes: %d,\n", k.SharedBytes)
 	}
 	fmt.Fprintf(w, "\tBounds: %v,\n", k.Bounds)
+	if k.Cooperative {
+		w.WriteString("\tCooperative: true,\n")
+	}
 	if k.PDL {
 		w.WriteString("\tPDL: true,\n")
 	}

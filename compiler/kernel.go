@@ -51,6 +51,9 @@ type kernelBuilder struct {
 	pdl pdlState
 	// pdlOption is the directive's pdl.
 	pdlOption bool
+	// gridParam is set once the hidden grid-barrier parameter is declared
+	// (lower_grid.go).
+	gridParam bool
 	// idx32 is set while lowering a kernel's 32-bit entry, whose launch
 	// bounds the parameters' registers in narrowRegs (index32.go).
 	idx32      bool

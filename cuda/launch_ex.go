@@ -18,7 +18,14 @@ type LaunchOptions struct {
 	// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: the kernel
 	// may launch before the previous kernel on the stream completes.
 	ProgrammaticSerialization bool
+	// Cooperative sets CU_LAUNCH_ATTRIBUTE_COOPERATIVE: every block is
+	// resident at once (the driver refuses a larger grid with
+	// ErrorCooperativeLaunchTooLarge), so blocks may wait for each other.
+	Cooperative bool
 }
+
+// launchAttrCooperative is CU_LAUNCH_ATTRIBUTE_COOPERATIVE (cuda.h).
+const launchAttrCooperative = 2
 
 // launchAttrProgrammaticStreamSerialization is
 // CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION (cuda.h).
@@ -47,8 +54,8 @@ type launchConfig struct {
 // exLaunch is one cuLaunchKernelEx call's memory, pooled: heap objects do
 // not move, so their addresses may pass as uintptrs (frame.go).
 type exLaunch struct {
-	cfg  launchConfig
-	attr launchAttr
+	cfg   launchConfig
+	attrs [2]launchAttr
 }
 
 var exLaunches = sync.Pool{New: func() any { return new(exLaunch) }}
@@ -61,7 +68,7 @@ func CanLaunchEx() bool { return current().cuLaunchKernelEx.Addr != 0 }
 // error) where an attribute is not supported, for example programmatic
 // serialization below compute capability 9.0.
 func LaunchEx(fn Function, grid, block [3]uint32, sharedBytes uint32, s Stream, args *Args, o LaunchOptions) error {
-	if !o.ProgrammaticSerialization {
+	if !o.ProgrammaticSerialization && !o.Cooperative {
 		return Launch(fn, grid, block, sharedBytes, s, args)
 	}
 	d := current()
@@ -72,10 +79,19 @@ func LaunchEx(fn Function, grid, block [3]uint32, sharedBytes uint32, s Stream, 
 	}
 	x := exLaunches.Get().(*exLaunch)
 	*x = exLaunch{}
+	n, what := 0, ""
+	if o.ProgrammaticSerialization {
+		x.attrs[n].id = launchAttrProgrammaticStreamSerialization
+		x.attrs[n].value[0] = 1 // int programmaticStreamSerializationAllowed = 1, little-endian
+		n, what = n+1, what+" programmatic serialization"
+	}
+	if o.Cooperative {
+		x.attrs[n].id = launchAttrCooperative
+		x.attrs[n].value[0] = 1 // int cooperative = 1
+		n, what = n+1, what+" cooperative"
+	}
 	x.cfg = launchConfig{grid: grid, block: block, shared: sharedBytes, stream: uintptr(s),
-		attrs: uintptr(unsafe.Pointer(&x.attr)), numAttrs: 1}
-	x.attr.id = launchAttrProgrammaticStreamSerialization
-	x.attr.value[0] = 1 // int programmaticStreamSerializationAllowed = 1, little-endian
+		attrs: uintptr(unsafe.Pointer(&x.attrs[0])), numAttrs: uint32(n)}
 	f := getFrame()
 	f.args[0] = uintptr(unsafe.Pointer(&x.cfg))
 	f.args[1] = uintptr(fn)
@@ -86,5 +102,5 @@ func LaunchEx(fn Function, grid, block [3]uint32, sharedBytes uint32, s Stream, 
 	runtime.KeepAlive(args)
 	runtime.KeepAlive(x)
 	exLaunches.Put(x)
-	return d.launched(&d.cuLaunchKernelEx, r, err, " programmatic serialization", s, grid, block, sharedBytes, args)
+	return d.launched(&d.cuLaunchKernelEx, r, err, what, s, grid, block, sharedBytes, args)
 }

@@ -6,6 +6,7 @@ package emu
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 )
 
@@ -38,7 +39,7 @@ func init() {
 		// exec_mem.go: memory (PTX ISA §9.7.9.8-§9.7.9.10, §9.7.13)
 		"ld": decLd, "ldu": decLd, "st": decSt, "cvta": decCvta,
 		"prefetch": decNop, "prefetchu": decNop, "membar": decNop, "fence": decNop,
-		"nanosleep": decNop, "pmevent": decNop,
+		"nanosleep": decNanosleep, "pmevent": decNop,
 		// exec_atom.go: atomics (PTX ISA §9.7.13.5, §9.7.13.6)
 		"atom": decAtom, "red": decAtom,
 		// exec_warp.go: warp collectives (PTX ISA §9.7.9.6, §9.7.13.8-10)
@@ -216,6 +217,15 @@ func (d *decoder) oneType(s *astStmt, m *mods) dtype {
 		return tB32
 	}
 	return m.types[0]
+}
+
+// decNanosleep yields the block's goroutine: a warp that sleeps is
+// polling memory another block writes (a grid barrier), and on a machine
+// with fewer cores than the launch has blocks that block needs the core.
+func decNanosleep(d *decoder, s *astStmt, m *mods, in *inst) {
+	m.words = nil
+	m.types = nil
+	in.fn = func(*warp, *inst, uint32) error { runtime.Gosched(); return nil }
 }
 
 func decNop(d *decoder, s *astStmt, m *mods, in *inst) {

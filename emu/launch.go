@@ -26,6 +26,10 @@ type LaunchConfig struct {
 	// runs launches one after another either way; Options.PDLcheck checks
 	// the kernel's side of the contract.
 	PDL bool
+	// Cooperative runs every block at once, one goroutine each, as a GPU
+	// keeps every block of a cooperative launch resident: the kernel's
+	// blocks may wait for each other (a grid barrier, gpu.GridSync).
+	Cooperative bool
 }
 
 // Device limits: threads as on sm_80, shared memory as on sm_90.
@@ -156,6 +160,9 @@ func (d *Device) LaunchContext(ctx context.Context, m *Module, entry string, c L
 	}
 	l.failAt.Store(math.MaxInt64)
 	workers := min(d.opts.Workers, nblocks)
+	if c.Cooperative {
+		workers = nblocks
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {

@@ -108,6 +108,19 @@ const abandonGrace = 500 * time.Millisecond
 // arriving at one, unwind. The error wraps ctx.Err(), and ErrAbandoned as
 // well when threads that call no collective were still running.
 func RunNativeContext(ctx context.Context, grid, block Dim3, dynSharedBytes int, kernel func(Thread)) error {
+	return runNative(ctx, grid, block, dynSharedBytes, kernel, false)
+}
+
+// RunNativeCooperative is RunNativeContext for a kernel that calls
+// GridSync: every block of the grid runs at once, on a worker of its own,
+// as a GPU keeps every block of a cooperative launch resident. A block
+// that returns before a GridSync the others wait at makes the launch fail
+// with a *BarrierError ("grid barrier divergence").
+func RunNativeCooperative(ctx context.Context, grid, block Dim3, dynSharedBytes int, kernel func(Thread)) error {
+	return runNative(ctx, grid, block, dynSharedBytes, kernel, true)
+}
+
+func runNative(ctx context.Context, grid, block Dim3, dynSharedBytes int, kernel func(Thread), coop bool) error {
 	grid, block = dimOrOne(grid), dimOrOne(block)
 	if kernel == nil {
 		return errors.New("gpu.RunNative: nil kernel")
@@ -137,11 +150,16 @@ func RunNativeContext(ctx context.Context, grid, block Dim3, dynSharedBytes int,
 		nthreads: nthreads,
 		dynBytes: dynSharedBytes,
 		kernel:   kernel,
+		coop:     coop,
 	}
+	l.gbar.init()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("launch not started: %w", err)
 	}
 	workers := min(runtime.GOMAXPROCS(0), nblocks)
+	if coop {
+		workers = nblocks
+	}
 	var wg sync.WaitGroup
 	for range workers {
 		b := newBlock(l)
@@ -186,6 +204,11 @@ type launch struct {
 	first error // the launch's error: the first failure reported
 
 	blocks []*block // one per worker, for cancelling
+
+	// coop is set by RunNativeCooperative: every block has a worker, and
+	// GridSync meets at gbar (native_grid.go).
+	coop bool
+	gbar gridBarrier
 }
 
 // fail records err as the launch's error unless an earlier failure was
@@ -197,6 +220,9 @@ func (l *launch) fail(err error) {
 	}
 	l.mu.Unlock()
 	l.failed.Store(true)
+	if l.coop {
+		l.gbar.wake()
+	}
 }
 
 func (l *launch) err() error {

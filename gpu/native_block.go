@@ -102,6 +102,9 @@ func (b *block) runBlocks() {
 			b.threads[j].start <- struct{}{}
 		}
 		b.done.Wait()
+		if b.l.coop {
+			b.l.gbar.blockDone()
+		}
 	}
 }
 

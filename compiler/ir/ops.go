@@ -60,6 +60,8 @@ const (
 	OpMbarrier
 	OpFence
 	OpGridDep // griddepcontrol, or its comment form below sm_90 (compiler/lower_pdl.go)
+	OpBarRed  // bar.red.or.pred: a block barrier that ORs a predicate (compiler/lower_grid.go)
+	OpNanosleep
 	OpWgmma
 	OpSetmaxnreg
 	OpBra
@@ -133,6 +135,8 @@ var Ops = [numOps]OpInfo{
 	OpMbarrier:      {Name: "mbarrier", Args: -1},
 	OpFence:         {Name: "fence", Args: 0},
 	OpGridDep:       {Name: "griddepcontrol", Args: 0},
+	OpBarRed:        {Name: "bar.red", Args: 3, Sync: true},
+	OpNanosleep:     {Name: "nanosleep", Args: 1},
 	OpWgmma:         {Name: "wgmma", Args: -1, Sync: true},
 	OpSetmaxnreg:    {Name: "setmaxnreg", Args: 1, Sync: true},
 	OpBra:           {Name: "bra", Args: 1, Term: true},

@@ -96,6 +96,92 @@ func (l kernByteBinsLauncher) Launch(q kern.Queue, grid kern.Grid, data *kern.Bu
 	return l.Kernel().Launch(q, grid, kern.BufferArg(data), kern.BufferArg(bins))
 }
 
+// GridNormalizeKernel launches the kernel GridNormalize (grid.go:12).
+var GridNormalizeKernel = kernGridNormalizeLauncher{kern.NewLauncher(kern.KernelSpec{
+	Name: "GridNormalize", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "GridNormalize", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "partial", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+	},
+	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Cooperative: true,
+	Sites: []string{
+		"grid.go:21:10",
+		"grid.go:26:19",
+		"grid.go:29:6",
+	},
+	SourceHash: "8a8899adf299ad07", Source: []string{"grid.go:GridNormalize"},
+	Native: func(t gpu.Thread, a []any) { GridNormalize(t, a[0].([]float32), a[1].([]float32), a[2].([]float32)) },
+})}
+
+type kernGridNormalizeLauncher struct{ kern.Launcher }
+
+// Launch runs GridNormalize on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernGridNormalizeLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32], out *kern.Buffer[float32], partial *kern.Buffer[float32]) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(out), kern.BufferArg(partial))
+}
+
+// GridRotateKernel launches the kernel GridRotate (grid.go:40).
+var GridRotateKernel = kernGridRotateLauncher{kern.NewLauncher(kern.KernelSpec{
+	Name: "GridRotate", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "GridRotate", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "buf", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
+		{Name: "acc", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
+		{Name: "rounds", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:       gpu.Dim3{X: 64, Y: 1, Z: 1},
+	Bounds:      true,
+	Cooperative: true,
+	Sites: []string{
+		"grid.go:44:6",
+		"panic at grid.go:46:41: integer divide by zero",
+		"grid.go:46:16",
+		"grid.go:46:6",
+		"grid.go:46:6",
+	},
+	SourceHash: "e71f83c1e395eb87", Source: []string{"grid.go:GridRotate"},
+	Native: func(t gpu.Thread, a []any) { GridRotate(t, a[0].([]int32), a[1].([]int32), a[2].(int)) },
+})}
+
+type kernGridRotateLauncher struct{ kern.Launcher }
+
+// Launch runs GridRotate on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernGridRotateLauncher) Launch(q kern.Queue, grid kern.Grid, buf *kern.Buffer[int32], acc *kern.Buffer[int32], rounds int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(buf), kern.BufferArg(acc), kern.ScalarArg(rounds))
+}
+
+// GridFaultKernel launches the kernel GridFault (grid.go:56).
+var GridFaultKernel = kernGridFaultLauncher{kern.NewLauncher(kern.KernelSpec{
+	Name: "GridFault", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "GridFault", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "bad", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:       gpu.Dim3{X: 32, Y: 1, Z: 1},
+	Bounds:      true,
+	Cooperative: true,
+	Sites: []string{
+		"grid.go:59:8",
+		"grid.go:62:5",
+	},
+	SourceHash: "d16d415a80f409f0", Source: []string{"grid.go:GridFault"},
+	Native: func(t gpu.Thread, a []any) { GridFault(t, a[0].([]float32), a[1].([]float32), a[2].(int)) },
+})}
+
+type kernGridFaultLauncher struct{ kern.Launcher }
+
+// Launch runs GridFault on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernGridFaultLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32], out *kern.Buffer[float32], bad int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(out), kern.ScalarArg(bad))
+}
+
 // AxpyKernel launches the kernel Axpy (kernels.go:12).
 var AxpyKernel = kernAxpyLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "Axpy", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "Axpy", Module: kernModule,

@@ -187,3 +187,17 @@ func LocalMemory(t gpu.Thread) {
 		t.Sync() // ERROR DivergentBarrier `t.Sync\(\)`
 	}
 }
+
+//kern:kernel
+func GridSyncUnderThreadIdx(t gpu.Thread, out []float32) {
+	if t.GlobalX() < len(out) {
+		gpu.GridSync(t) // ERROR DivergentBarrier `gpu.GridSync is reached under a condition`
+	}
+}
+
+//kern:kernel
+func GridSyncUnderBlockIdx(t gpu.Thread, out []float32) {
+	if t.BlockIdx().X == 0 {
+		gpu.GridSync(t) // uniform within the block: accepted here (every block must still reach it: docs/language.md)
+	}
+}

@@ -476,6 +476,15 @@ EXPORT int stub_last_pdl(void) {
 	return v;
 }
 
+/* stub_last_coop reports whether the last executed launch asked for a
+ * cooperative launch (cuLaunchKernelEx, attribute 2). */
+EXPORT int stub_last_coop(void) {
+	LOCK();
+	int v = last.coop;
+	UNLOCK();
+	return v;
+}
+
 /* stub_last_param copies parameter i of the last launch; returns its size. */
 EXPORT int stub_last_param(int i, void *out, int cap) {
 	LOCK();

@@ -181,7 +181,8 @@ struct launch {
 	char name[128];
 	unsigned dims[7]; /* grid xyz, block xyz, dynamic shared bytes */
 	void *stream;
-	int pdl; /* launched by cuLaunchKernelEx with programmatic stream serialization */
+	int pdl;  /* launched by cuLaunchKernelEx with programmatic stream serialization */
+	int coop; /* launched by cuLaunchKernelEx with the cooperative attribute */
 	int n, sizes[MAX_PARAMS];
 	unsigned char data[MAX_PARAMS][MAX_PARAM_BYTES];
 };

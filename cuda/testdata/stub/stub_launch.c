@@ -88,13 +88,14 @@ static int any_global_capture_flag;
 int any_global_capture(void) { return any_global_capture_flag; }
 
 static CUresult launch_kernel(struct func *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                              unsigned bz, unsigned smem, struct stream *s, void **params, void **extra, int pdl);
+                              unsigned bz, unsigned smem, struct stream *s, void **params, void **extra, int pdl,
+                              int coop);
 
 EXPORT CUresult cuLaunchKernel(struct func *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                unsigned bz, unsigned smem, struct stream *s, void **params, void **extra) {
 	ENTER();
 	NEED_CTX();
-	return launch_kernel(f, gx, gy, gz, bx, by, bz, smem, s, params, extra, 0);
+	return launch_kernel(f, gx, gy, gz, bx, by, bz, smem, s, params, extra, 0, 0);
 }
 
 /* CUlaunchConfig and CUlaunchAttribute as cuda.h (12.x) lays them out. */
@@ -112,26 +113,42 @@ struct launch_config {
 	unsigned nattrs;
 };
 
+EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *nb, struct func *f, int bs, size_t dyn);
+
 /* cuLaunchKernelEx takes the programmatic stream serialization attribute
  * (id 6) and, like the driver, refuses it below compute capability 9.0;
- * other attributes are not supported by the stub. */
+ * and the cooperative attribute (id 2), refusing, like the driver, a grid
+ * larger than the occupancy calculator's blocks per SM times the SMs.
+ * Other attributes are not supported by the stub. */
 EXPORT CUresult cuLaunchKernelEx(const struct launch_config *c, struct func *f, void **params, void **extra) {
 	ENTER();
 	NEED_CTX();
 	if (!c || (c->nattrs > 0 && !c->attrs)) return E_INVALID_VALUE;
-	int pdl = 0;
+	int pdl = 0, coop = 0;
 	for (unsigned i = 0; i < c->nattrs; i++) {
+		if (c->attrs[i].id == 2) {
+			coop = c->attrs[i].v.value != 0;
+			continue;
+		}
 		if (c->attrs[i].id != 6) return E_NOT_SUPPORTED;
 		int major;
 		attr_of(cur->dev, 75, &major);
 		if (c->attrs[i].v.value && major < 9) return E_NOT_SUPPORTED;
 		pdl = c->attrs[i].v.value != 0;
 	}
-	return launch_kernel(f, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->smem, c->s, params, extra, pdl);
+	if (coop) {
+		int per, sms;
+		if (cuOccupancyMaxActiveBlocksPerMultiprocessor(&per, f, (int)(c->bx * c->by * c->bz), c->smem) != OK)
+			return E_INVALID_VALUE;
+		attr_of(cur->dev, 16, &sms);
+		if ((long)c->gx * c->gy * c->gz > (long)per * sms) return 720; /* COOPERATIVE_LAUNCH_TOO_LARGE */
+	}
+	return launch_kernel(f, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->smem, c->s, params, extra, pdl, coop);
 }
 
 static CUresult launch_kernel(struct func *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                              unsigned bz, unsigned smem, struct stream *s, void **params, void **extra, int pdl) {
+                              unsigned bz, unsigned smem, struct stream *s, void **params, void **extra, int pdl,
+                              int coop) {
 	if (!valid_func(f)) return E_INVALID_HANDLE;
 	if (!valid_stream(s)) return E_INVALID_HANDLE;
 	if (extra) return E_NOT_SUPPORTED;
@@ -145,6 +162,7 @@ static CUresult launch_kernel(struct func *f, unsigned gx, unsigned gy, unsigned
 	memcpy(l->dims, dims, sizeof dims);
 	l->stream = s;
 	l->pdl = pdl;
+	l->coop = coop;
 	LOCK();
 	for (int i = 0; i < nsigs; i++) {
 		if (strcmp(sigs[i].kernel, f->name) == 0) {

@@ -116,9 +116,9 @@ static struct module *parse_module(const char *ptx) {
 }
 
 /* last_ptx is the start of the last image cuModuleLoadDataEx was given. */
-static char last_ptx[1 << 16];
+static char last_ptx[1 << 20];
 
-/* stub_last_ptx_has reports whether the last loaded image's first 64 KiB
+/* stub_last_ptx_has reports whether the last loaded image's first 1 MiB
  * contain needle. */
 EXPORT int stub_last_ptx_has(const char *needle) {
 	LOCK();
