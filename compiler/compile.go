@@ -42,6 +42,9 @@ type pkgCtx struct {
 	// a helper called from many sites (or helpers calling each other
 	// several times each) is analysed once per distinct input.
 	uniMemo map[uniKey]*uniformity
+	// userLibs holds the import paths of the kernel libraries
+	// (library.go) among the libraries compiled with the package.
+	userLibs map[string]bool
 	// devmathPkg is package devmath built with bodies, for inlining.
 	devmathPkg *ssa.Package
 	// unroll holds the positions of for statements marked //kern:unroll.
@@ -149,13 +152,19 @@ func compileTyped(cfg Config, fset *token.FileSet, pkg *types.Package, files []*
 	// The library packages (libPaths) are created with their bodies
 	// before the kernel package's imports, which would otherwise create
 	// them without.
+	c.userLibs = map[string]bool{}
+	for _, lib := range libs {
+		if lib != nil && !isLib(lib.types.Path()) {
+			c.userLibs[lib.types.Path()] = true
+		}
+	}
 	var built []*ssa.Package
 	for _, lib := range libs {
 		if lib == nil || lib.types.Path() == pkg.Path() || created[lib.types] {
 			continue
 		}
 		for _, imp := range lib.types.Imports() {
-			if !isLib(imp.Path()) {
+			if !c.isLib(imp.Path()) {
 				create(imp)
 			}
 		}

@@ -82,6 +82,7 @@ func Compile(cfg Config, patterns ...string) ([]*Package, error) {
 			libs = append(libs, &sourcePkg{p.Types, p.Syntax, p.TypesInfo})
 		}
 	}
+	libs = append(libs, userLibraries(pkgs)...)
 	var out []*Package
 	for _, p := range pkgs {
 		if isLib(p.PkgPath) || broken[p] {

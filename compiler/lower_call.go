@@ -83,16 +83,12 @@ var libPaths = []string{DevMathPath, TilePath}
 // isLib reports whether path is one of libPaths.
 func isLib(path string) bool { return path == DevMathPath || path == TilePath }
 
-// ownOrLib reports whether p is the kernel package own or a library
-// package whose bodies are inlined.
-func ownOrLib(p, own *types.Package) bool { return p != nil && (p == own || isLib(p.Path())) }
-
 func (kb *kernelBuilder) inlinable(fn *ssa.Function) bool {
 	p := ownerPkg(fn)
 	if len(fn.Blocks) == 0 || p == nil {
 		return false
 	}
-	return ownOrLib(p, kb.pkg)
+	return kb.ownOrLib(p)
 }
 
 // ownerPkg is the package whose source defines fn, or nil. An instance of

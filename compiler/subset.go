@@ -166,10 +166,10 @@ func (c *pkgCtx) checkCall(call *ast.CallExpr) {
 	if fn, isFunc := c.info.Uses[id].(*types.Func); isFunc && fn.Pkg() != nil {
 		// Kernels call helpers of their own package, package gpu, and the
 		// math and math/bits functions lowering knows (it names any other).
-		switch fn.Pkg().Path() {
-		case c.pkg.Path(), GPUPath, "math", "math/bits", DevMathPath, TilePath:
+		switch path := fn.Pkg().Path(); {
+		case path == c.pkg.Path(), path == GPUPath, path == "math", path == "math/bits", c.isLib(path):
 		default:
-			c.d.errorf(call.Pos(), UnsupportedCall, "cannot call %s.%s from a kernel: kernels may call helper funcs of the same package, packages gpu and gpu/tile, and the math and math/bits functions listed in docs/language.md", fn.Pkg().Name(), fn.Name())
+			c.d.errorf(call.Pos(), UnsupportedCall, "cannot call %s.%s from a kernel: kernels may call helper funcs of the same package, of kernel libraries (packages marked %s), packages gpu and gpu/tile, and the math and math/bits functions listed in docs/language.md", fn.Pkg().Name(), fn.Name(), LibraryDirective)
 		}
 		return
 	}

@@ -191,7 +191,7 @@ func (c *pkgCtx) valueLevel(u *uniformity, cd [][]*ssa.BasicBlock, v ssa.Value) 
 			}
 			return l
 		}
-		if ownOrLib(ownerPkg(callee), c.pkg) && len(callee.Blocks) > 0 && !c.analyzing[callee] {
+		if p := ownerPkg(callee); p != nil && c.ownOrLib(p) && len(callee.Blocks) > 0 && !c.analyzing[callee] {
 			params := make([]level, len(v.Call.Args))
 			for i, a := range v.Call.Args {
 				params[i] = u.get(a)

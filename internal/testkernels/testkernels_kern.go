@@ -552,6 +552,38 @@ func (l kernVec4AtLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[
 	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(out), kern.ScalarArg(off))
 }
 
+// CenterAxpyKernel launches the kernel CenterAxpy (library.go:13).
+var CenterAxpyKernel = kernCenterAxpyLauncher{kern.NewLauncher(kern.KernelSpec{
+	Name: "CenterAxpy", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "CenterAxpy", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "a", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "y", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "shift", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
+	SharedBytes: 256,
+	Bounds:      true,
+	Sites: []string{
+		"panic at devlib.go:20:9: integer divide by zero",
+		"library.go:22:13",
+		"library.go:22:6",
+	},
+	SourceHash: "cae5d6d984d74544", Source: []string{"library.go:CenterAxpy"},
+	Native: func(t gpu.Thread, a []any) {
+		CenterAxpy(t, a[0].(float32), a[1].([]float32), a[2].([]float32), a[3].([]float32), a[4].(int))
+	},
+})}
+
+type kernCenterAxpyLauncher struct{ kern.Launcher }
+
+// Launch runs CenterAxpy on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernCenterAxpyLauncher) Launch(q kern.Queue, grid kern.Grid, a float32, x *kern.Buffer[float32], y *kern.Buffer[float32], out *kern.Buffer[float32], shift int) error {
+	return l.Kernel().Launch(q, grid, kern.ScalarArg(a), kern.BufferArg(x), kern.BufferArg(y), kern.BufferArg(out), kern.ScalarArg(shift))
+}
+
 // AxpyPDLKernel launches the kernel AxpyPDL (pdl.go:9).
 var AxpyPDLKernel = kernAxpyPDLLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "AxpyPDL", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "AxpyPDL", Module: kernModule,
