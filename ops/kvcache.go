@@ -27,6 +27,7 @@ package ops
 import (
 	"errors"
 	"fmt"
+	"github.com/gokern/kern/internal/rotary"
 	"math"
 
 	"github.com/gokern/kern"
@@ -165,7 +166,7 @@ func kvWrite[T any, C codec[T]](c C, t gpu.Thread, kCache, vCache, k, v []T, slo
 	src := vec*headDim + i
 	dst := (slot*kvHeads+vec%kvHeads)*headDim + i
 	if rope {
-		sin, cos := ropeSinCos(int(positions[tok]), i, ratio)
+		sin, cos := rotary.SinCos(int(positions[tok]), i, ratio)
 		x1, x2 := c.load(k[src]), c.load(k[src+half])
 		kCache[dst] = c.store(x1*cos - x2*sin)
 		kCache[dst+half] = c.store(x2*cos + x1*sin)

@@ -949,7 +949,7 @@ func (l kernEmbedBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Bu
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(table), kern.BufferArg(ids), kern.ScalarArg(dim))
 }
 
-// kvWriteF16Kernel launches the kernel kvWriteF16 (kvcache.go:143).
+// kvWriteF16Kernel launches the kernel kvWriteF16 (kvcache.go:144).
 var kvWriteF16Kernel = kernKvWriteF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "kvWriteF16", Pkg: "github.com/gokern/kern/ops", Entry: "kvWriteF16", Module: kernModule,
 	Params: []kern.Param{
@@ -967,26 +967,26 @@ var kvWriteF16Kernel = kernKvWriteF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kvcache.go:159:13: integer divide by zero",
-		"panic at kvcache.go:159:21: integer divide by zero",
 		"panic at kvcache.go:160:13: integer divide by zero",
-		"kvcache.go:161:19",
-		"panic at kvcache.go:166:26: integer divide by zero",
-		"kvcache.go:168:39",
-		"kvcache.go:169:21",
-		"kvcache.go:169:37",
-		"kvcache.go:170:9",
+		"panic at kvcache.go:160:21: integer divide by zero",
+		"panic at kvcache.go:161:13: integer divide by zero",
+		"kvcache.go:162:19",
+		"panic at kvcache.go:167:26: integer divide by zero",
+		"kvcache.go:169:42",
+		"kvcache.go:170:21",
+		"kvcache.go:170:37",
 		"kvcache.go:171:9",
-		"kvcache.go:175:35",
-		"kvcache.go:175:43",
-		"kvcache.go:175:8",
-		"kvcache.go:175:21",
-		"kvcache.go:173:36",
-		"kvcache.go:173:44",
-		"kvcache.go:173:9",
-		"kvcache.go:173:22",
+		"kvcache.go:172:9",
+		"kvcache.go:176:35",
+		"kvcache.go:176:43",
+		"kvcache.go:176:8",
+		"kvcache.go:176:21",
+		"kvcache.go:174:36",
+		"kvcache.go:174:44",
+		"kvcache.go:174:9",
+		"kvcache.go:174:22",
 	},
-	SourceHash: "7f50848842e4b0bd", Source: []string{"dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "kvcache.go:kvWrite", "kvcache.go:kvWriteF16", "rope.go:const twoPiHi", "rope.go:const twoPiLo", "rope.go:ropeSinCos"},
+	SourceHash: "723c644c6766275a", Source: []string{"dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "kvcache.go:kvWrite", "kvcache.go:kvWriteF16"},
 	Native: func(t gpu.Thread, a []any) {
 		kvWriteF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]int32), a[5].([]int32), a[6].(int), a[7].(int), a[8].(bool), a[9].(float64))
 	},
@@ -1000,7 +1000,7 @@ func (l kernKvWriteF16Launcher) Launch(q kern.Queue, grid kern.Grid, kCache *ker
 	return l.Kernel().Launch(q, grid, kern.BufferArg(kCache), kern.BufferArg(vCache), kern.BufferArg(k), kern.BufferArg(v), kern.BufferArg(slots), kern.BufferArg(positions), kern.ScalarArg(kvHeads), kern.ScalarArg(headDim), kern.ScalarArg(rope), kern.ScalarArg(ratio))
 }
 
-// kvWriteBF16Kernel launches the kernel kvWriteBF16 (kvcache.go:148).
+// kvWriteBF16Kernel launches the kernel kvWriteBF16 (kvcache.go:149).
 var kvWriteBF16Kernel = kernKvWriteBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "kvWriteBF16", Pkg: "github.com/gokern/kern/ops", Entry: "kvWriteBF16", Module: kernModule,
 	Params: []kern.Param{
@@ -1018,26 +1018,26 @@ var kvWriteBF16Kernel = kernKvWriteBF16Launcher{kern.NewLauncher(kern.KernelSpec
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at kvcache.go:159:13: integer divide by zero",
-		"panic at kvcache.go:159:21: integer divide by zero",
 		"panic at kvcache.go:160:13: integer divide by zero",
-		"kvcache.go:161:19",
-		"panic at kvcache.go:166:26: integer divide by zero",
-		"kvcache.go:168:39",
-		"kvcache.go:169:21",
-		"kvcache.go:169:37",
-		"kvcache.go:170:9",
+		"panic at kvcache.go:160:21: integer divide by zero",
+		"panic at kvcache.go:161:13: integer divide by zero",
+		"kvcache.go:162:19",
+		"panic at kvcache.go:167:26: integer divide by zero",
+		"kvcache.go:169:42",
+		"kvcache.go:170:21",
+		"kvcache.go:170:37",
 		"kvcache.go:171:9",
-		"kvcache.go:175:35",
-		"kvcache.go:175:43",
-		"kvcache.go:175:8",
-		"kvcache.go:175:21",
-		"kvcache.go:173:36",
-		"kvcache.go:173:44",
-		"kvcache.go:173:9",
-		"kvcache.go:173:22",
+		"kvcache.go:172:9",
+		"kvcache.go:176:35",
+		"kvcache.go:176:43",
+		"kvcache.go:176:8",
+		"kvcache.go:176:21",
+		"kvcache.go:174:36",
+		"kvcache.go:174:44",
+		"kvcache.go:174:9",
+		"kvcache.go:174:22",
 	},
-	SourceHash: "0138f5fc15fad9d3", Source: []string{"dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "kvcache.go:kvWrite", "kvcache.go:kvWriteBF16", "rope.go:const twoPiHi", "rope.go:const twoPiLo", "rope.go:ropeSinCos"},
+	SourceHash: "bdf0af203059bc33", Source: []string{"dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "kvcache.go:kvWrite", "kvcache.go:kvWriteBF16"},
 	Native: func(t gpu.Thread, a []any) {
 		kvWriteBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]int32), a[5].([]int32), a[6].(int), a[7].(int), a[8].(bool), a[9].(float64))
 	},
@@ -1987,7 +1987,7 @@ func (l kernDequantQ6BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *ker
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(packed), kern.BufferArg(scales), kern.ScalarArg(cols))
 }
 
-// ropeF32Kernel launches the kernel ropeF32 (rope.go:48).
+// ropeF32Kernel launches the kernel ropeF32 (rope.go:49).
 var ropeF32Kernel = kernRopeF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "ropeF32", Pkg: "github.com/gokern/kern/ops", Entry: "ropeF32", Module: kernModule,
 	Params: []kern.Param{
@@ -2001,15 +2001,15 @@ var ropeF32Kernel = kernRopeF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at rope.go:74:13: integer divide by zero",
-		"panic at rope.go:75:15: integer divide by zero",
-		"panic at rope.go:76:50: integer divide by zero",
-		"rope.go:78:20",
-		"rope.go:78:35",
-		"rope.go:79:5",
+		"panic at rope.go:75:13: integer divide by zero",
+		"panic at rope.go:76:15: integer divide by zero",
+		"panic at rope.go:77:53: integer divide by zero",
+		"rope.go:79:20",
+		"rope.go:79:35",
 		"rope.go:80:5",
+		"rope.go:81:5",
 	},
-	SourceHash: "3d29bcbb37c50e68", Source: []string{"dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "rope.go:const twoPiHi", "rope.go:const twoPiLo", "rope.go:rope", "rope.go:ropeF32", "rope.go:ropeSinCos"},
+	SourceHash: "fb2265e1b64488aa", Source: []string{"dtype.go:f32c.load", "dtype.go:f32c.store", "dtype.go:type codec", "dtype.go:type f32c", "rope.go:rope", "rope.go:ropeF32"},
 	Native: func(t gpu.Thread, a []any) {
 		ropeF32(t, a[0].([]float32), a[1].([]float32), a[2].(int), a[3].(int), a[4].(int), a[5].(float64))
 	},
@@ -2023,7 +2023,7 @@ func (l kernRopeF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buff
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(heads), kern.ScalarArg(headDim), kern.ScalarArg(posOffset), kern.ScalarArg(ratio))
 }
 
-// ropeF16Kernel launches the kernel ropeF16 (rope.go:53).
+// ropeF16Kernel launches the kernel ropeF16 (rope.go:54).
 var ropeF16Kernel = kernRopeF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "ropeF16", Pkg: "github.com/gokern/kern/ops", Entry: "ropeF16", Module: kernModule,
 	Params: []kern.Param{
@@ -2037,15 +2037,15 @@ var ropeF16Kernel = kernRopeF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at rope.go:74:13: integer divide by zero",
-		"panic at rope.go:75:15: integer divide by zero",
-		"panic at rope.go:76:50: integer divide by zero",
-		"rope.go:78:20",
-		"rope.go:78:35",
-		"rope.go:79:5",
+		"panic at rope.go:75:13: integer divide by zero",
+		"panic at rope.go:76:15: integer divide by zero",
+		"panic at rope.go:77:53: integer divide by zero",
+		"rope.go:79:20",
+		"rope.go:79:35",
 		"rope.go:80:5",
+		"rope.go:81:5",
 	},
-	SourceHash: "23d9e963dba84d5f", Source: []string{"dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "rope.go:const twoPiHi", "rope.go:const twoPiLo", "rope.go:rope", "rope.go:ropeF16", "rope.go:ropeSinCos"},
+	SourceHash: "6916c1be8959986a", Source: []string{"dtype.go:f16c.load", "dtype.go:f16c.store", "dtype.go:type codec", "dtype.go:type f16c", "rope.go:rope", "rope.go:ropeF16"},
 	Native: func(t gpu.Thread, a []any) {
 		ropeF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].(int), a[3].(int), a[4].(int), a[5].(float64))
 	},
@@ -2059,7 +2059,7 @@ func (l kernRopeF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buff
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(heads), kern.ScalarArg(headDim), kern.ScalarArg(posOffset), kern.ScalarArg(ratio))
 }
 
-// ropeBF16Kernel launches the kernel ropeBF16 (rope.go:58).
+// ropeBF16Kernel launches the kernel ropeBF16 (rope.go:59).
 var ropeBF16Kernel = kernRopeBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "ropeBF16", Pkg: "github.com/gokern/kern/ops", Entry: "ropeBF16", Module: kernModule,
 	Params: []kern.Param{
@@ -2073,15 +2073,15 @@ var ropeBF16Kernel = kernRopeBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at rope.go:74:13: integer divide by zero",
-		"panic at rope.go:75:15: integer divide by zero",
-		"panic at rope.go:76:50: integer divide by zero",
-		"rope.go:78:20",
-		"rope.go:78:35",
-		"rope.go:79:5",
+		"panic at rope.go:75:13: integer divide by zero",
+		"panic at rope.go:76:15: integer divide by zero",
+		"panic at rope.go:77:53: integer divide by zero",
+		"rope.go:79:20",
+		"rope.go:79:35",
 		"rope.go:80:5",
+		"rope.go:81:5",
 	},
-	SourceHash: "098b67947cffb26b", Source: []string{"dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "rope.go:const twoPiHi", "rope.go:const twoPiLo", "rope.go:rope", "rope.go:ropeBF16", "rope.go:ropeSinCos"},
+	SourceHash: "6dc64f194c2199f1", Source: []string{"dtype.go:bf16c.load", "dtype.go:bf16c.store", "dtype.go:type bf16c", "dtype.go:type codec", "rope.go:rope", "rope.go:ropeBF16"},
 	Native: func(t gpu.Thread, a []any) {
 		ropeBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].(int), a[3].(int), a[4].(int), a[5].(float64))
 	},

@@ -35,6 +35,7 @@ package ops
 // Versions: v1 only.
 
 import (
+	"github.com/gokern/kern/internal/rotary"
 	"math"
 
 	"github.com/gokern/kern"
@@ -73,34 +74,12 @@ func rope[T any, C codec[T]](c C, t gpu.Thread, out, x []T, heads, headDim, posO
 	u, h := uint32(g), uint32(half)
 	i := int(u % h)
 	vec := int(u / h) // token·heads + head
-	sin, cos := ropeSinCos(posOffset+int(uint32(vec)/uint32(heads)), i, ratio)
+	sin, cos := rotary.SinCos(posOffset+int(uint32(vec)/uint32(heads)), i, ratio)
 	lo := vec*headDim + i
 	x1, x2 := c.load(x[lo]), c.load(x[lo+half])
 	out[lo] = c.store(x1*cos - x2*sin)
 	out[lo+half] = c.store(x2*cos + x1*sin)
 }
-
-// ropeSinCos returns sin and cos of pos·ratio^i, the angle formed and
-// reduced to [-π, π] in float64 (see the header).
-func ropeSinCos(pos, i int, ratio float64) (float32, float32) {
-	f, sq := 1.0, ratio
-	for e := i; e > 0; e >>= 1 {
-		if e&1 != 0 {
-			f *= sq
-		}
-		sq *= sq
-	}
-	a := float64(pos) * f
-	k := math.Floor(a*(1/(2*math.Pi)) + 0.5)
-	r := a - k*twoPiHi - k*twoPiLo
-	return gpu.Sin(float32(r)), gpu.Cos(float32(r))
-}
-
-// 2π = twoPiHi + twoPiLo to about 2^-106.
-const (
-	twoPiHi = 6.283185307179586
-	twoPiLo = 2.4492935982947064e-16
-)
 
 // ---------------------------------------------------------------------------
 // Go API

@@ -17,6 +17,7 @@ package qwen3
 
 import (
 	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/internal/rotary"
 )
 
 // wcodec widens weights to float32: one element, or four in one vector
@@ -112,7 +113,7 @@ func ropeRows(t gpu.Thread, out, x []float32, pos []int32, heads, headDim int, r
 	}
 	i := g % half
 	vec := g / half // row·heads + head
-	sin, cos := ropeSinCos(int(pos[vec/heads]), i, ratio)
+	sin, cos := rotary.SinCos(int(pos[vec/heads]), i, ratio)
 	lo := vec*headDim + i
 	x1, x2 := x[lo], x[lo+half]
 	out[lo] = x1*cos - x2*sin

@@ -25,7 +25,7 @@ package qwen3
 
 import (
 	"fmt"
-	"math"
+	"github.com/gokern/kern/internal/rotary"
 
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
@@ -92,7 +92,7 @@ func qkvPrep[T any, C scodec[T]](c C, t gpu.Thread, q, kCache, vCache []T, qkv, 
 		//kern:unroll
 		for p := 0; p < qkvPairs; p++ {
 			if i := lane + 32*p; i < half {
-				sin, cos := ropeSinCos(at, i, ratio)
+				sin, cos := rotary.SinCos(at, i, ratio)
 				x1[p], x2[p] = x1[p]*cos-x2[p]*sin, x2[p]*cos+x1[p]*sin
 			}
 		}
@@ -120,30 +120,6 @@ func qkvPrep[T any, C scodec[T]](c C, t gpu.Thread, q, kCache, vCache []T, qkv, 
 		out[dst+i] = c.store(0)
 	}
 }
-
-// ropeSinCos is the rotation of pair i at position pos (ropeRows and
-// qkvPrep; ops.KVCacheWrite has its own copy, kernels inlining only their
-// own package's helpers): the angle pos·ratio^i in float64, reduced
-// modulo 2π in double-double, then sin and cos in float32.
-func ropeSinCos(pos, i int, ratio float64) (float32, float32) {
-	f, sq := 1.0, ratio
-	for e := i; e > 0; e >>= 1 {
-		if e&1 != 0 {
-			f *= sq
-		}
-		sq *= sq
-	}
-	a := float64(pos) * f
-	k := math.Floor(a*(1/(2*math.Pi)) + 0.5)
-	r := a - k*twoPiHi - k*twoPiLo
-	return gpu.Sin(float32(r)), gpu.Cos(float32(r))
-}
-
-// 2π = twoPiHi + twoPiLo to about 2^-106.
-const (
-	twoPiHi = 6.283185307179586
-	twoPiLo = 2.4492935982947064e-16
-)
 
 //kern:kernel block=256 pdl
 func rmsNormCastBF16(t gpu.Thread, out []gpu.BFloat16, x, w []float32, cols int, eps float32) {

@@ -16,7 +16,7 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/llm/qwen3", Arch: "sm_80", PTX: kernPTX}
 
-// matmulF32Kernel launches the kernel matmulF32 (kernels.go:54).
+// matmulF32Kernel launches the kernel matmulF32 (kernels.go:55).
 var matmulF32Kernel = kernMatmulF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "matmulF32", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmulF32", Module: kernModule,
 	Params: []kern.Param{
@@ -31,11 +31,11 @@ var matmulF32Kernel = kernMatmulF32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Bounds: true,
 	PDL:    true,
 	Sites: []string{
-		"panic at kernels.go:74:12: integer divide by zero",
-		"panic at kernels.go:75:14: integer divide by zero",
-		"kernels.go:78:18",
-		"kernels.go:78:35",
-		"kernels.go:82:6",
+		"panic at kernels.go:75:12: integer divide by zero",
+		"panic at kernels.go:76:14: integer divide by zero",
+		"kernels.go:79:18",
+		"kernels.go:79:35",
+		"kernels.go:83:6",
 	},
 	SourceHash: "a4affb691f8d3cd2", Source: []string{"kernels.go:f32w.load", "kernels.go:matmulF32", "kernels.go:matmulWarp", "kernels.go:type f32w", "kernels.go:type wcodec"},
 	Native: func(t gpu.Thread, a []any) {
@@ -51,7 +51,7 @@ func (l kernMatmulF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Bu
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
 }
 
-// matmulF16Kernel launches the kernel matmulF16 (kernels.go:59).
+// matmulF16Kernel launches the kernel matmulF16 (kernels.go:60).
 var matmulF16Kernel = kernMatmulF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "matmulF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmulF16", Module: kernModule,
 	Params: []kern.Param{
@@ -66,11 +66,11 @@ var matmulF16Kernel = kernMatmulF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Bounds: true,
 	PDL:    true,
 	Sites: []string{
-		"panic at kernels.go:74:12: integer divide by zero",
-		"panic at kernels.go:75:14: integer divide by zero",
-		"kernels.go:78:18",
-		"kernels.go:78:35",
-		"kernels.go:82:6",
+		"panic at kernels.go:75:12: integer divide by zero",
+		"panic at kernels.go:76:14: integer divide by zero",
+		"kernels.go:79:18",
+		"kernels.go:79:35",
+		"kernels.go:83:6",
 	},
 	SourceHash: "ad213f57a8920609", Source: []string{"kernels.go:f16w.load", "kernels.go:matmulF16", "kernels.go:matmulWarp", "kernels.go:type f16w", "kernels.go:type wcodec"},
 	Native: func(t gpu.Thread, a []any) {
@@ -86,7 +86,7 @@ func (l kernMatmulF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Bu
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
 }
 
-// matmulBF16Kernel launches the kernel matmulBF16 (kernels.go:64).
+// matmulBF16Kernel launches the kernel matmulBF16 (kernels.go:65).
 var matmulBF16Kernel = kernMatmulBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "matmulBF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmulBF16", Module: kernModule,
 	Params: []kern.Param{
@@ -101,11 +101,11 @@ var matmulBF16Kernel = kernMatmulBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Bounds: true,
 	PDL:    true,
 	Sites: []string{
-		"panic at kernels.go:74:12: integer divide by zero",
-		"panic at kernels.go:75:14: integer divide by zero",
-		"kernels.go:78:18",
-		"kernels.go:78:35",
-		"kernels.go:82:6",
+		"panic at kernels.go:75:12: integer divide by zero",
+		"panic at kernels.go:76:14: integer divide by zero",
+		"kernels.go:79:18",
+		"kernels.go:79:35",
+		"kernels.go:83:6",
 	},
 	SourceHash: "78edc669cc4a77ed", Source: []string{"kernels.go:bf16w.load", "kernels.go:matmulBF16", "kernels.go:matmulWarp", "kernels.go:type bf16w", "kernels.go:type wcodec"},
 	Native: func(t gpu.Thread, a []any) {
@@ -121,7 +121,7 @@ func (l kernMatmulBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
 }
 
-// ropeRowsKernel launches the kernel ropeRows (kernels.go:107).
+// ropeRowsKernel launches the kernel ropeRows (kernels.go:108).
 var ropeRowsKernel = kernRopeRowsLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "ropeRows", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "ropeRows", Module: kernModule,
 	Params: []kern.Param{
@@ -136,16 +136,16 @@ var ropeRowsKernel = kernRopeRowsLauncher{kern.NewLauncher(kern.KernelSpec{
 	Bounds: true,
 	PDL:    true,
 	Sites: []string{
-		"panic at kernels.go:113:9: integer divide by zero",
-		"panic at kernels.go:114:11: integer divide by zero",
-		"panic at kernels.go:115:36: integer divide by zero",
-		"kernels.go:115:32",
-		"kernels.go:117:13",
-		"kernels.go:117:20",
-		"kernels.go:118:5",
+		"panic at kernels.go:114:9: integer divide by zero",
+		"panic at kernels.go:115:11: integer divide by zero",
+		"panic at kernels.go:116:39: integer divide by zero",
+		"kernels.go:116:35",
+		"kernels.go:118:13",
+		"kernels.go:118:20",
 		"kernels.go:119:5",
+		"kernels.go:120:5",
 	},
-	SourceHash: "2d3fa34c88b96f94", Source: []string{"kernels.go:ropeRows", "opsfused.go:const twoPiHi", "opsfused.go:const twoPiLo", "opsfused.go:ropeSinCos"},
+	SourceHash: "2fa407b1076216a6", Source: []string{"kernels.go:ropeRows"},
 	Native: func(t gpu.Thread, a []any) {
 		ropeRows(t, a[0].([]float32), a[1].([]float32), a[2].([]int32), a[3].(int), a[4].(int), a[5].(float64))
 	},
@@ -159,7 +159,7 @@ func (l kernRopeRowsLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buf
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(pos), kern.ScalarArg(heads), kern.ScalarArg(headDim), kern.ScalarArg(ratio))
 }
 
-// kvWriteKernel launches the kernel kvWrite (kernels.go:123).
+// kvWriteKernel launches the kernel kvWrite (kernels.go:124).
 var kvWriteKernel = kernKvWriteLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "kvWrite", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "kvWrite", Module: kernModule,
 	Params: []kern.Param{
@@ -172,10 +172,10 @@ var kvWriteKernel = kernKvWriteLauncher{kern.NewLauncher(kern.KernelSpec{
 	Bounds: true,
 	PDL:    true,
 	Sites: []string{
-		"panic at kernels.go:126:19: integer divide by zero",
-		"kernels.go:126:17",
-		"panic at kernels.go:126:35: integer divide by zero",
-		"kernels.go:126:8",
+		"panic at kernels.go:127:19: integer divide by zero",
+		"kernels.go:127:17",
+		"panic at kernels.go:127:35: integer divide by zero",
+		"kernels.go:127:8",
 	},
 	SourceHash: "24645b38ef22bc25", Source: []string{"kernels.go:kvWrite"},
 	Native: func(t gpu.Thread, a []any) {
@@ -191,7 +191,7 @@ func (l kernKvWriteLauncher) Launch(q kern.Queue, grid kern.Grid, cache *kern.Bu
 	return l.Kernel().Launch(q, grid, kern.BufferArg(cache), kern.BufferArg(x), kern.BufferArg(slot), kern.ScalarArg(kvDim))
 }
 
-// gatherRowsKernel launches the kernel gatherRows (kernels.go:131).
+// gatherRowsKernel launches the kernel gatherRows (kernels.go:132).
 var gatherRowsKernel = kernGatherRowsLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gatherRows", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "gatherRows", Module: kernModule,
 	Params: []kern.Param{
@@ -204,10 +204,10 @@ var gatherRowsKernel = kernGatherRowsLauncher{kern.NewLauncher(kern.KernelSpec{
 	Bounds: true,
 	PDL:    true,
 	Sites: []string{
-		"panic at kernels.go:134:24: integer divide by zero",
-		"kernels.go:134:22",
-		"panic at kernels.go:134:38: integer divide by zero",
-		"kernels.go:134:13",
+		"panic at kernels.go:135:24: integer divide by zero",
+		"kernels.go:135:22",
+		"panic at kernels.go:135:38: integer divide by zero",
+		"kernels.go:135:13",
 	},
 	SourceHash: "a96aaa6d656d606d", Source: []string{"kernels.go:gatherRows"},
 	Native: func(t gpu.Thread, a []any) {
@@ -223,7 +223,7 @@ func (l kernGatherRowsLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(rows), kern.ScalarArg(cols))
 }
 
-// scatterRowsKernel launches the kernel scatterRows (kernels.go:142).
+// scatterRowsKernel launches the kernel scatterRows (kernels.go:143).
 var scatterRowsKernel = kernScatterRowsLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "scatterRows", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "scatterRows", Module: kernModule,
 	Params: []kern.Param{
@@ -237,11 +237,11 @@ var scatterRowsKernel = kernScatterRowsLauncher{kern.NewLauncher(kern.KernelSpec
 	Bounds: true,
 	PDL:    true,
 	Sites: []string{
-		"panic at kernels.go:145:17: integer divide by zero",
-		"kernels.go:145:15",
-		"panic at kernels.go:145:31: integer divide by zero",
-		"kernels.go:145:41",
-		"kernels.go:145:6",
+		"panic at kernels.go:146:17: integer divide by zero",
+		"kernels.go:146:15",
+		"panic at kernels.go:146:31: integer divide by zero",
+		"kernels.go:146:41",
+		"kernels.go:146:6",
 	},
 	SourceHash: "8478877f4c2c4f57", Source: []string{"kernels.go:scatterRows"},
 	Native: func(t gpu.Thread, a []any) {
@@ -257,7 +257,7 @@ func (l kernScatterRowsLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(rows), kern.ScalarArg(n), kern.ScalarArg(cols))
 }
 
-// matmul4F32Kernel launches the kernel matmul4F32 (kernels.go:150).
+// matmul4F32Kernel launches the kernel matmul4F32 (kernels.go:151).
 var matmul4F32Kernel = kernMatmul4F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "matmul4F32", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmul4F32", Module: kernModule,
 	Params: []kern.Param{
@@ -272,22 +272,22 @@ var matmul4F32Kernel = kernMatmul4F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Bounds: true,
 	PDL:    true,
 	Sites: []string{
-		"panic at kernels.go:175:14: integer divide by zero",
-		"panic at kernels.go:176:13: integer divide by zero",
-		"kernels.go:34:18",
-		"kernels.go:34:18",
-		"kernels.go:184:20",
-		"kernels.go:184:20",
-		"kernels.go:184:20",
-		"kernels.go:184:20",
-		"kernels.go:184:20",
-		"kernels.go:184:20",
-		"kernels.go:184:20",
-		"kernels.go:184:20",
-		"kernels.go:198:8",
-		"kernels.go:198:8",
-		"kernels.go:198:8",
-		"kernels.go:198:8",
+		"panic at kernels.go:176:14: integer divide by zero",
+		"panic at kernels.go:177:13: integer divide by zero",
+		"kernels.go:35:18",
+		"kernels.go:35:18",
+		"kernels.go:185:20",
+		"kernels.go:185:20",
+		"kernels.go:185:20",
+		"kernels.go:185:20",
+		"kernels.go:185:20",
+		"kernels.go:185:20",
+		"kernels.go:185:20",
+		"kernels.go:185:20",
+		"kernels.go:199:8",
+		"kernels.go:199:8",
+		"kernels.go:199:8",
+		"kernels.go:199:8",
 	},
 	SourceHash: "a8f1db9176bc2248", Source: []string{"kernels.go:f32w.load4", "kernels.go:matmul4F32", "kernels.go:matmulWarp4", "kernels.go:type f32w", "kernels.go:type wcodec"},
 	Native: func(t gpu.Thread, a []any) {
@@ -303,7 +303,7 @@ func (l kernMatmul4F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
 }
 
-// matmul4F16Kernel launches the kernel matmul4F16 (kernels.go:155).
+// matmul4F16Kernel launches the kernel matmul4F16 (kernels.go:156).
 var matmul4F16Kernel = kernMatmul4F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "matmul4F16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmul4F16", Module: kernModule,
 	Params: []kern.Param{
@@ -318,22 +318,22 @@ var matmul4F16Kernel = kernMatmul4F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Bounds: true,
 	PDL:    true,
 	Sites: []string{
-		"panic at kernels.go:175:14: integer divide by zero",
-		"panic at kernels.go:176:13: integer divide by zero",
-		"kernels.go:41:16",
-		"kernels.go:41:16",
-		"kernels.go:184:20",
-		"kernels.go:184:20",
-		"kernels.go:184:20",
-		"kernels.go:184:20",
-		"kernels.go:184:20",
-		"kernels.go:184:20",
-		"kernels.go:184:20",
-		"kernels.go:184:20",
-		"kernels.go:198:8",
-		"kernels.go:198:8",
-		"kernels.go:198:8",
-		"kernels.go:198:8",
+		"panic at kernels.go:176:14: integer divide by zero",
+		"panic at kernels.go:177:13: integer divide by zero",
+		"kernels.go:42:16",
+		"kernels.go:42:16",
+		"kernels.go:185:20",
+		"kernels.go:185:20",
+		"kernels.go:185:20",
+		"kernels.go:185:20",
+		"kernels.go:185:20",
+		"kernels.go:185:20",
+		"kernels.go:185:20",
+		"kernels.go:185:20",
+		"kernels.go:199:8",
+		"kernels.go:199:8",
+		"kernels.go:199:8",
+		"kernels.go:199:8",
 	},
 	SourceHash: "183c84e4bd0651fc", Source: []string{"kernels.go:f16w.load4", "kernels.go:matmul4F16", "kernels.go:matmulWarp4", "kernels.go:type f16w", "kernels.go:type wcodec"},
 	Native: func(t gpu.Thread, a []any) {
@@ -349,7 +349,7 @@ func (l kernMatmul4F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.B
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
 }
 
-// matmul4BF16Kernel launches the kernel matmul4BF16 (kernels.go:160).
+// matmul4BF16Kernel launches the kernel matmul4BF16 (kernels.go:161).
 var matmul4BF16Kernel = kernMatmul4BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "matmul4BF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmul4BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -364,22 +364,22 @@ var matmul4BF16Kernel = kernMatmul4BF16Launcher{kern.NewLauncher(kern.KernelSpec
 	Bounds: true,
 	PDL:    true,
 	Sites: []string{
-		"panic at kernels.go:175:14: integer divide by zero",
-		"panic at kernels.go:176:13: integer divide by zero",
-		"kernels.go:49:16",
-		"kernels.go:49:16",
-		"kernels.go:184:20",
-		"kernels.go:184:20",
-		"kernels.go:184:20",
-		"kernels.go:184:20",
-		"kernels.go:184:20",
-		"kernels.go:184:20",
-		"kernels.go:184:20",
-		"kernels.go:184:20",
-		"kernels.go:198:8",
-		"kernels.go:198:8",
-		"kernels.go:198:8",
-		"kernels.go:198:8",
+		"panic at kernels.go:176:14: integer divide by zero",
+		"panic at kernels.go:177:13: integer divide by zero",
+		"kernels.go:50:16",
+		"kernels.go:50:16",
+		"kernels.go:185:20",
+		"kernels.go:185:20",
+		"kernels.go:185:20",
+		"kernels.go:185:20",
+		"kernels.go:185:20",
+		"kernels.go:185:20",
+		"kernels.go:185:20",
+		"kernels.go:185:20",
+		"kernels.go:199:8",
+		"kernels.go:199:8",
+		"kernels.go:199:8",
+		"kernels.go:199:8",
 	},
 	SourceHash: "11f1dd9b7a00840f", Source: []string{"kernels.go:bf16w.load4", "kernels.go:matmul4BF16", "kernels.go:matmulWarp4", "kernels.go:type bf16w", "kernels.go:type wcodec"},
 	Native: func(t gpu.Thread, a []any) {
@@ -395,7 +395,7 @@ func (l kernMatmul4BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
 }
 
-// attentionPagedKernel launches the kernel attentionPaged (kernels.go:205).
+// attentionPagedKernel launches the kernel attentionPaged (kernels.go:206).
 var attentionPagedKernel = kernAttentionPagedLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "attentionPaged", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "attentionPaged", Module: kernModule,
 	Params: []kern.Param{
@@ -419,26 +419,26 @@ var attentionPagedKernel = kernAttentionPagedLauncher{kern.NewLauncher(kern.Kern
 	Bounds: true,
 	PDL:    true,
 	Sites: []string{
-		"panic at kernels.go:207:13: integer divide by zero",
-		"panic at kernels.go:208:11: integer divide by zero",
-		"panic at kernels.go:209:20: integer divide by zero",
+		"panic at kernels.go:208:13: integer divide by zero",
 		"panic at kernels.go:209:11: integer divide by zero",
-		"kernels.go:210:14",
-		"kernels.go:211:18",
-		"panic at kernels.go:218:25: integer divide by zero",
-		"kernels.go:218:20",
-		"panic at kernels.go:218:49: integer divide by zero",
-		"kernels.go:222:17",
-		"kernels.go:222:27",
-		"kernels.go:225:9",
-		"kernels.go:231:22",
-		"kernels.go:232:9",
-		"panic at kernels.go:241:26: integer divide by zero",
-		"kernels.go:241:21",
-		"panic at kernels.go:241:50: integer divide by zero",
-		"kernels.go:242:24",
-		"kernels.go:242:34",
-		"kernels.go:244:6",
+		"panic at kernels.go:210:20: integer divide by zero",
+		"panic at kernels.go:210:11: integer divide by zero",
+		"kernels.go:211:14",
+		"kernels.go:212:18",
+		"panic at kernels.go:219:25: integer divide by zero",
+		"kernels.go:219:20",
+		"panic at kernels.go:219:49: integer divide by zero",
+		"kernels.go:223:17",
+		"kernels.go:223:27",
+		"kernels.go:226:9",
+		"kernels.go:232:22",
+		"kernels.go:233:9",
+		"panic at kernels.go:242:26: integer divide by zero",
+		"kernels.go:242:21",
+		"panic at kernels.go:242:50: integer divide by zero",
+		"kernels.go:243:24",
+		"kernels.go:243:34",
+		"kernels.go:245:6",
 	},
 	SourceHash: "bd4cc7e8298b07f5", Source: []string{"kernels.go:attentionPaged"},
 	Native: func(t gpu.Thread, a []any) {
@@ -533,7 +533,7 @@ var qkvPrepBF16Kernel = kernQkvPrepBF16Launcher{kern.NewLauncher(kern.KernelSpec
 		"opsfused.go:116:19",
 		"opsfused.go:120:6",
 	},
-	SourceHash: "ae140fec7aa5754c", Source: []string{"kernels.go:type bf16w", "opsfused.go:const qkvPairs", "opsfused.go:const twoPiHi", "opsfused.go:const twoPiLo", "opsfused.go:qkvPrep", "opsfused.go:qkvPrepBF16", "opsfused.go:ropeSinCos", "opskernels.go:bf16w.store", "opskernels.go:type scodec"},
+	SourceHash: "bdeea64d9e97eef1", Source: []string{"kernels.go:type bf16w", "opsfused.go:const qkvPairs", "opsfused.go:qkvPrep", "opsfused.go:qkvPrepBF16", "opskernels.go:bf16w.store", "opskernels.go:type scodec"},
 	Native: func(t gpu.Thread, a []any) {
 		qkvPrepBF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].([]float32), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(bool), a[14].(float32), a[15].(float64))
 	},
@@ -626,7 +626,7 @@ var qkvPrepF16Kernel = kernQkvPrepF16Launcher{kern.NewLauncher(kern.KernelSpec{
 		"opsfused.go:116:19",
 		"opsfused.go:120:6",
 	},
-	SourceHash: "0616e8ce4ad26216", Source: []string{"kernels.go:type f16w", "opsfused.go:const qkvPairs", "opsfused.go:const twoPiHi", "opsfused.go:const twoPiLo", "opsfused.go:qkvPrep", "opsfused.go:qkvPrepF16", "opsfused.go:ropeSinCos", "opskernels.go:f16w.store", "opskernels.go:type scodec"},
+	SourceHash: "63dc8d6ba5694aac", Source: []string{"kernels.go:type f16w", "opsfused.go:const qkvPairs", "opsfused.go:qkvPrep", "opsfused.go:qkvPrepF16", "opskernels.go:f16w.store", "opskernels.go:type scodec"},
 	Native: func(t gpu.Thread, a []any) {
 		qkvPrepF16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].([]float32), a[6].([]int32), a[7].([]int32), a[8].(int), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(bool), a[14].(float32), a[15].(float64))
 	},
@@ -640,7 +640,7 @@ func (l kernQkvPrepF16Launcher) Launch(q kern.Queue, grid kern.Grid, q_ *kern.Bu
 	return l.Kernel().Launch(q, grid, kern.BufferArg(q_), kern.BufferArg(kCache), kern.BufferArg(vCache), kern.BufferArg(qkv), kern.BufferArg(qNorm), kern.BufferArg(kNorm), kern.BufferArg(pos), kern.BufferArg(slots), kern.ScalarArg(rows), kern.ScalarArg(nh), kern.ScalarArg(nkv), kern.ScalarArg(d), kern.ScalarArg(hd), kern.ScalarArg(norm), kern.ScalarArg(eps), kern.ScalarArg(ratio))
 }
 
-// rmsNormCastBF16Kernel launches the kernel rmsNormCastBF16 (opsfused.go:149).
+// rmsNormCastBF16Kernel launches the kernel rmsNormCastBF16 (opsfused.go:125).
 var rmsNormCastBF16Kernel = kernRmsNormCastBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "rmsNormCastBF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "rmsNormCastBF16", Module: kernModule,
 	Params: []kern.Param{
@@ -655,58 +655,58 @@ var rmsNormCastBF16Kernel = kernRmsNormCastBF16Launcher{kern.NewLauncher(kern.Ke
 	Bounds:      true,
 	PDL:         true,
 	Sites: []string{
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:188:9",
-		"opsfused.go:193:26",
-		"opsfused.go:193:42",
-		"opsfused.go:193:6",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:164:9",
+		"opsfused.go:169:26",
+		"opsfused.go:169:42",
+		"opsfused.go:169:6",
 	},
 	SourceHash: "44293616495a2d26", Source: []string{"kernels.go:type bf16w", "opsfused.go:const normRegs", "opsfused.go:const normThreads", "opsfused.go:rmsNormCast", "opsfused.go:rmsNormCastBF16", "opskernels.go:bf16w.store", "opskernels.go:type scodec"},
 	Native: func(t gpu.Thread, a []any) {
@@ -722,7 +722,7 @@ func (l kernRmsNormCastBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *k
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(cols), kern.ScalarArg(eps))
 }
 
-// rmsNormCastF16Kernel launches the kernel rmsNormCastF16 (opsfused.go:154).
+// rmsNormCastF16Kernel launches the kernel rmsNormCastF16 (opsfused.go:130).
 var rmsNormCastF16Kernel = kernRmsNormCastF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "rmsNormCastF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "rmsNormCastF16", Module: kernModule,
 	Params: []kern.Param{
@@ -737,58 +737,58 @@ var rmsNormCastF16Kernel = kernRmsNormCastF16Launcher{kern.NewLauncher(kern.Kern
 	Bounds:      true,
 	PDL:         true,
 	Sites: []string{
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:169:20",
-		"opsfused.go:169:31",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:181:8",
-		"opsfused.go:188:9",
-		"opsfused.go:193:26",
-		"opsfused.go:193:42",
-		"opsfused.go:193:6",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:145:20",
+		"opsfused.go:145:31",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:157:8",
+		"opsfused.go:164:9",
+		"opsfused.go:169:26",
+		"opsfused.go:169:42",
+		"opsfused.go:169:6",
 	},
 	SourceHash: "2eaecbae9e5783fb", Source: []string{"kernels.go:type f16w", "opsfused.go:const normRegs", "opsfused.go:const normThreads", "opsfused.go:rmsNormCast", "opsfused.go:rmsNormCastF16", "opskernels.go:f16w.store", "opskernels.go:type scodec"},
 	Native: func(t gpu.Thread, a []any) {
