@@ -12,6 +12,7 @@ ld='-s -w'
 go build -ldflags="$ld" -o "$out/kern" ./cmd/kern
 go build -ldflags="$ld" -o "$out/qwen3" ./cmd/qwen3
 go build -ldflags="$ld" -o "$out/fused_silu_gate" ./examples/fused_silu_gate # the README's main job
+go build -ldflags="$ld" -o "$out/grid_sync" ./examples/grid_sync # gpu.GridSync against a launch per step
 # package directory → test binary name
 for p in . ./cuda ./cublas ./ops ./llm/qwen3 ./llm/engine ./internal/conformance; do
 	n=${p#./}; n=${n//\//_}; [ "$n" = . ] && n=root

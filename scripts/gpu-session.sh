@@ -46,7 +46,8 @@ for ph in $phases; do
 		nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
 		echo "KERN_LIBCUBLAS=${KERN_LIBCUBLAS:-(loader path)}"
 		step 60 "$out/bench.txt" "$bin/fused_silu_gate"
-		tail -5 "$out/bench.txt"
+		step 60 "$out/bench.txt" "$bin/grid_sync"
+		tail -12 "$out/bench.txt"
 		;;
 	bench)
 		# One process per benchmark: a fault poisons its CUDA context,
