@@ -45,6 +45,9 @@ type pkgCtx struct {
 	// userLibs holds the import paths of the kernel libraries
 	// (library.go) among the libraries compiled with the package.
 	userLibs map[string]bool
+	// userLibInfo is each kernel library's type information, for the
+	// subset check of its functions (library.go).
+	userLibInfo map[string]*types.Info
 	// devmathPkg is package devmath built with bodies, for inlining.
 	devmathPkg *ssa.Package
 	// unroll holds the positions of for statements marked //kern:unroll.
@@ -152,10 +155,11 @@ func compileTyped(cfg Config, fset *token.FileSet, pkg *types.Package, files []*
 	// The library packages (libPaths) are created with their bodies
 	// before the kernel package's imports, which would otherwise create
 	// them without.
-	c.userLibs = map[string]bool{}
+	c.userLibs, c.userLibInfo = map[string]bool{}, map[string]*types.Info{}
 	for _, lib := range libs {
 		if lib != nil && !isLib(lib.types.Path()) {
 			c.userLibs[lib.types.Path()] = true
+			c.userLibInfo[lib.types.Path()] = lib.info
 		}
 	}
 	var built []*ssa.Package

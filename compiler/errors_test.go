@@ -163,6 +163,25 @@ func TestErrorsPackage(t *testing.T) {
 	matchDiagnostics(t, files[0], diags, all)
 }
 
+// TestErrorsInKernelLibrary compiles package use, whose kernels call a
+// kernel library (//kern:library) that breaks the language's rules: each
+// error is reported at the library's line, a barrier's with the kernel's
+// call site.
+func TestErrorsInKernelLibrary(t *testing.T) {
+	t.Parallel()
+	_, err := Compile(Config{Dir: filepath.Join("testdata", "errlib", "use")}, ".")
+	if err == nil {
+		t.Fatal("Compile succeeded; want errors")
+	}
+	diags := diagnosticsOf(t, err)
+	path := filepath.Join("testdata", "errlib", "lib", "lib.go")
+	src, rerr := os.ReadFile(path)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	matchDiagnostics(t, path, diags, parseAnnotations(t, path, src))
+}
+
 // TestErrorListSorted checks that an ErrorList is in source order and
 // prints one diagnostic per line.
 func TestErrorListSorted(t *testing.T) {

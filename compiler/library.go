@@ -23,6 +23,7 @@ package compiler
 
 import (
 	"go/ast"
+	"go/types"
 	"strings"
 
 	"golang.org/x/tools/go/packages"
@@ -70,4 +71,23 @@ func (c *pkgCtx) isLib(path string) bool { return isLib(path) || c.userLibs[path
 // ownOrLib reports whether p is the kernel package or a library.
 func (c *pkgCtx) ownOrLib(p interface{ Path() string }) bool {
 	return p != nil && (p.Path() == c.pkg.Path() || c.isLib(p.Path()))
+}
+
+// checkLibrarySubset runs the subset check (subset.go) over fd, a function
+// of kernel library p a kernel calls, with the library's type
+// information, and says whether it passed. Functions of other packages
+// pass (kern's own libraries are trusted; the kernel's package has its own
+// check).
+func (c *pkgCtx) checkLibrarySubset(p *types.Package, fd *ast.FuncDecl) bool {
+	if p == nil || !c.userLibs[p.Path()] || p.Path() == c.pkg.Path() {
+		return true
+	}
+	info := c.userLibInfo[p.Path()]
+	if info == nil {
+		return true
+	}
+	saved := c.info
+	c.info = info
+	defer func() { c.info = saved }()
+	return c.checkSubset(fd)
 }

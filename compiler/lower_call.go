@@ -124,6 +124,9 @@ func (kb *kernelBuilder) inline(fr *frame, call *ssa.Call, callee *ssa.Function)
 	if fd, ok := syn.(*ast.FuncDecl); ok && ownerPkg(callee) == kb.pkg && !kb.checkSubset(fd) {
 		return kb.zeroVal(call.Type())
 	}
+	if fd, ok := syn.(*ast.FuncDecl); ok && !kb.checkLibrarySubset(ownerPkg(callee), fd) {
+		return kb.zeroVal(call.Type())
+	}
 	args := make([]*val, len(call.Call.Args))
 	for i, a := range call.Call.Args {
 		args[i] = kb.value(fr, a)
