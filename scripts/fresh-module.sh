@@ -4,8 +4,9 @@
 #
 #   go mod init; a replace directive to this checkout (kern is not
 #   published); a `tool github.com/gokern/kern/cmd/kern` line; go mod tidy;
-#   a kernel with //go:generate go tool kern gen; go generate; go run . on
-#   the emulator. Then edit the kernel without regenerating: the program
+#   a kernel with //go:generate go tool kern gen that calls a kernel
+#   library of the module (//kern:library); go generate; go run . on the
+#   emulator. Then edit the kernel without regenerating: the program
 #   must refuse to launch the stale kernel, naming it and the command; and
 #   with kern's dependencies missing from go.sum, kern gen must say how to
 #   add them.
@@ -27,17 +28,31 @@ go mod init example.com/hello
 go mod edit -require=github.com/gokern/kern@v0.0.0-00010101000000-000000000000 \
 	-replace=github.com/gokern/kern="$repo" -tool=github.com/gokern/kern/cmd/kern
 
+mkdir lib
+cat >lib/lib.go <<'GO'
+//kern:library
+
+// Package lib is a kernel library: device helpers that kernels of any
+// package call.
+package lib
+
+// Mul returns a·x.
+func Mul(a, x float32) float32 { return a * x }
+GO
 cat >kernels.go <<'GO'
 package main
 
-import "github.com/gokern/kern/gpu"
+import (
+	"example.com/hello/lib"
+	"github.com/gokern/kern/gpu"
+)
 
 //go:generate go tool kern gen
 
 //kern:kernel block=128
 func Scale(t gpu.Thread, a float32, x []float32) {
 	if i := t.GlobalX(); i < len(x) {
-		x[i] = a * x[i]
+		x[i] = lib.Mul(a, x[i])
 	}
 }
 GO
@@ -105,7 +120,8 @@ if grep -q gonum go.sum; then
 fi
 
 echo "+ edit the kernel without go generate; go run . must refuse the stale kernel"
-sed -i.bak 's/x\[i\] = a \* x\[i\]/x[i] = a * x[i] + 1/' kernels.go && rm kernels.go.bak
+sed -i.bak 's/x\[i\] = lib.Mul(a, x\[i\])/x[i] = lib.Mul(a, x[i]) + 1/' kernels.go && rm kernels.go.bak
+grep -q 'lib.Mul(a, x\[i\]) + 1' kernels.go || { echo "fresh-module: the edit did not apply" >&2; exit 1; }
 if out="$(go run . 2>&1)"; then
 	echo "fresh-module: the stale kernel ran: $out" >&2
 	exit 1
