@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/internal/launchfact"
 )
 
 // A kernel marked //kern:kernel ... idx32 has a second entry in its
@@ -21,12 +22,66 @@ const (
 )
 
 // entry is the PTX entry that runs l: the kernel's 32-bit entry when it
-// has one and the launch fits it, else its entry.
+// has one, the launch fits it and its launch facts hold, else its entry.
 func (k *Kernel) entry(l *launch) string {
-	if k.spec.Entry32 != "" && index32Fits(&k.spec, l.args, l.blocks) {
+	if k.spec.Entry32 != "" && index32Fits(&k.spec, l.args, l.blocks) && k.factsHold(l.args) {
 		return k.spec.Entry32
 	}
 	return k.spec.Entry
+}
+
+// factsHold reports whether every launch fact of the 32-bit entry
+// (KernelSpec.Facts32, internal/launchfact) holds for args. The 32-bit
+// entry leaves out the checks those facts prove, so where one fails the
+// launch runs the kernel's entry, which keeps them: a short slice then
+// fails at the access that really fails, or nowhere. A fact that does not
+// parse (a generated file from another compiler version) never holds.
+func (k *Kernel) factsHold(args []argValue) bool {
+	k.facts.once.Do(func() {
+		k.facts.ok = true
+		for _, f := range k.spec.Facts32 {
+			e, err := launchfact.Parse(f)
+			if err != nil {
+				k.facts.ok = false
+				return
+			}
+			k.facts.list = append(k.facts.list, e)
+		}
+	})
+	if !k.facts.ok {
+		return false
+	}
+	a := factArgs{spec: &k.spec, args: args}
+	for _, e := range k.facts.list {
+		if !e.Holds(a) {
+			return false
+		}
+	}
+	return true
+}
+
+// factArgs is a launch's arguments as launch facts read them.
+type factArgs struct {
+	spec *KernelSpec
+	args []argValue
+}
+
+func (a factArgs) Value(i int) (int64, bool) {
+	if i < 0 || i >= len(a.args) || i >= len(a.spec.Params) {
+		return 0, false
+	}
+	p := a.spec.Params[i]
+	if p.Kind != ScalarParam || p.Size != 8 || p.Elem != "int" && p.Elem != "int64" {
+		return 0, false
+	}
+	return int64(a.args[i].bits), true
+}
+
+func (a factArgs) Len(i int) (int64, bool) {
+	if i < 0 || i >= len(a.args) || i >= len(a.spec.Params) || a.spec.Params[i].Kind != SliceParam {
+		return 0, false
+	}
+	return int64(a.args[i].n), true
 }
 
 // index32Fits reports whether a launch with args over blocks meets the

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/internal/launchfact"
 )
 
 // Kernel is a compiled kernel ready to launch on any device. kern gen
@@ -17,6 +19,12 @@ import (
 type Kernel struct {
 	spec   KernelSpec
 	source sourceCheck // stale.go
+	// facts are spec.Facts32 parsed, on the first launch (index32.go).
+	facts struct {
+		once sync.Once
+		list []*launchfact.Expr
+		ok   bool
+	}
 }
 
 // NewKernel is called by generated code, once per kernel in the order of

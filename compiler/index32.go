@@ -134,13 +134,20 @@ func (kb *kernelBuilder) limit32(fr *frame, pl *hoistLoop, iv0, bound ir.Operand
 	}
 	for _, g := range pl.groups {
 		// iv0 + cmin − cmax ≤ 0 keeps len−b−cmax ≤ len − first < 2³¹.
+		if g.proven {
+			continue
+		}
 		if g.nonNeg || g.cmin < -small || g.cmax > small || int64(iv0.Imm)+g.cmin-g.cmax > 0 {
 			return false
 		}
 	}
 	lim := kb.b.New(ir.S32)
 	kb.b.Mov(ir.S32, lim, kb.low32(bound, ir.S64))
+	kb.emitProvenPointers(fr, pl, iv0)
 	for _, g := range pl.groups {
+		if g.proven {
+			continue
+		}
 		base := kb.emitBase(fr, pl, g)
 		n := kb.value(fr, g.x).ops[1]
 		first := kb.add64(kb.add64(base, ir.Imm(ir.S64, uint64(g.cmin))), iv0)
