@@ -28,6 +28,11 @@ package compiler
 // the two entries differ in speed only. Native mode has one function;
 // the emulator runs whichever entry the launch picks.
 //
+// The 32-bit entry may also leave out checks that facts about the
+// launch's arguments prove (launchfact.go: len(in) ≥ rows·cols for a
+// guarded in[r*cols+c]); the launch then also tests those facts, so the
+// kernel's entry, which keeps every check, runs wherever one fails.
+//
 // The second entry shares its kernel's index in the error slot's site
 // code, and its sites are looked up in the first entry's list (addSite),
 // so the host decodes a fault of either entry with one KernelSpec.
