@@ -84,8 +84,10 @@ type Kernel struct {
 	// (internal/srchash), "" when the files could not be read.
 	Source     []string
 	SourceHash string
-	// Checks counts the bounds-check sites by outcome (bounds.go).
-	Checks CheckReport
+	// Checks counts the bounds-check sites by outcome (bounds.go), and
+	// Checks32 those of the 32-bit entry, which launch facts may prove.
+	Checks   CheckReport
+	Checks32 CheckReport
 	// TileLayouts describes, one line per kind of gpu/tile operation the
 	// kernel uses, how its tiles map onto threads, shared memory and
 	// tensor cores (tilelayout.go), for kern check -v.

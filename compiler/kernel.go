@@ -166,7 +166,9 @@ func (c *pkgCtx) lowerEntry(fn *ssa.Function, decl *ast.FuncDecl, k *Kernel, dir
 	if len(c.d.list) > nerr {
 		return nil
 	}
-	if !idx32 {
+	if idx32 {
+		k.Checks32 = kb.checkReport() // fewer kept: launch facts (launchfact.go)
+	} else {
 		// The report, the parameters and the shared memory are the
 		// first entry's; the same source makes the same writes.
 		k.Params = params

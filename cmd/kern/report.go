@@ -34,7 +34,11 @@ func assembleReport(w io.Writer, p *compiler.Package) error {
 				threads = 256
 			}
 			occ := occupancyText(p.Arch, f.Registers, f.SharedBytes, threads) + fmt.Sprintf(" at %d threads", threads)
-			fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", e[1], f.Registers, f.SharedBytes, f.StackFrame, f.SpillStores+f.SpillLoads, k.Checks.Proven, k.Checks.Hoisted, k.Checks.Kept, occ)
+			c := k.Checks
+			if e[0] == k.Entry32 {
+				c = k.Checks32
+			}
+			fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", e[1], f.Registers, f.SharedBytes, f.StackFrame, f.SpillStores+f.SpillLoads, c.Proven, c.Hoisted, c.Kept, occ)
 		}
 	}
 	if err := tw.Flush(); err != nil {
