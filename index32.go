@@ -37,48 +37,82 @@ func (k *Kernel) entry(l *launch) string {
 // fails at the access that really fails, or nowhere. A fact that does not
 // parse (a generated file from another compiler version) never holds.
 func (k *Kernel) factsHold(args []argValue) bool {
+	if len(k.spec.Facts32) == 0 {
+		return true
+	}
 	k.facts.once.Do(func() {
-		k.facts.ok = true
+		var list []*launchfact.Expr
 		for _, f := range k.spec.Facts32 {
 			e, err := launchfact.Parse(f)
 			if err != nil {
-				k.facts.ok = false
-				return
+				list = []*launchfact.Expr{{}} // never holds
+				break
 			}
-			k.facts.list = append(k.facts.list, e)
+			list = append(list, e)
+		}
+		k.facts.prog = launchfact.Compile(list)
+		// Which parameters a fact may read, decided once, not per leaf.
+		for _, p := range k.spec.Params {
+			k.facts.isInt = append(k.facts.isInt, p.Kind == ScalarParam && p.Size == 8 && (p.Elem == "int" || p.Elem == "int64"))
+			k.facts.isSlice = append(k.facts.isSlice, p.Kind == SliceParam)
 		}
 	})
-	if !k.facts.ok {
+	a := factArgs{isInt: k.facts.isInt, isSlice: k.facts.isSlice, args: args}
+	// Launches repeat their arguments (a decode step's kernels), so the
+	// last answer is kept with the arguments it was for: a hit costs one
+	// comparison per argument instead of the facts' evaluation.
+	if last := k.facts.last.Load(); last != nil && last.sameArgs(args) {
+		return last.holds
+	}
+	holds := k.facts.prog.Holds(a)
+	memo := &factMemo{holds: holds, args: make([]factKey, len(args))}
+	for i, v := range args {
+		memo.args[i] = factKey{v.bits, v.n}
+	}
+	k.facts.last.Store(memo)
+	return holds
+}
+
+// factMemo is the answer of factsHold for one launch's arguments, each
+// kept as its bits (a scalar) and length (a slice).
+type factMemo struct {
+	args  []factKey
+	holds bool
+}
+
+type factKey struct {
+	bits uint64
+	n    int
+}
+
+func (m *factMemo) sameArgs(args []argValue) bool {
+	if len(args) != len(m.args) {
 		return false
 	}
-	a := factArgs{spec: &k.spec, args: args}
-	for _, e := range k.facts.list {
-		if !e.Holds(a) {
+	for i, v := range args {
+		if m.args[i] != (factKey{v.bits, v.n}) {
 			return false
 		}
 	}
 	return true
 }
 
-// factArgs is a launch's arguments as launch facts read them.
+// factArgs is a launch's arguments as launch facts read them: isInt and
+// isSlice say which parameters are 64-bit signed integers and slices.
 type factArgs struct {
-	spec *KernelSpec
-	args []argValue
+	isInt, isSlice []bool
+	args           []argValue
 }
 
 func (a factArgs) Value(i int) (int64, bool) {
-	if i < 0 || i >= len(a.args) || i >= len(a.spec.Params) {
-		return 0, false
-	}
-	p := a.spec.Params[i]
-	if p.Kind != ScalarParam || p.Size != 8 || p.Elem != "int" && p.Elem != "int64" {
+	if i < 0 || i >= len(a.args) || i >= len(a.isInt) || !a.isInt[i] {
 		return 0, false
 	}
 	return int64(a.args[i].bits), true
 }
 
 func (a factArgs) Len(i int) (int64, bool) {
-	if i < 0 || i >= len(a.args) || i >= len(a.spec.Params) || a.spec.Params[i].Kind != SliceParam {
+	if i < 0 || i >= len(a.args) || i >= len(a.isSlice) || !a.isSlice[i] {
 		return 0, false
 	}
 	return int64(a.args[i].n), true

@@ -71,6 +71,7 @@ func TestIndex32Facts(t *testing.T) {
 		return []argValue{{n: n}, {bits: uint64(rows)}, {bits: uint64(cols)}}
 	}
 	blocks := gpu.Dim3{X: 1, Y: 1, Z: 1}
+	k := &Kernel{spec: *spec}
 	for _, c := range []struct {
 		name string
 		args []argValue
@@ -82,9 +83,13 @@ func TestIndex32Facts(t *testing.T) {
 		{"zero rows", args(0, 0, 45), "K_i32"},
 		{"rows·cols past int32 (fits int64)", args(math.MaxInt32, math.MaxInt32, 2), "K"},
 	} {
-		k := &Kernel{spec: *spec}
-		if got := k.entry(&launch{args: c.args, blocks: blocks}); got != c.want {
-			t.Errorf("%s: entry %s, want %s", c.name, got, c.want)
+		// One kernel for every case, each launched twice: the answer kept
+		// for the last launch's arguments (factMemo) must not leak into
+		// the next one's.
+		for range 2 {
+			if got := k.entry(&launch{args: c.args, blocks: blocks}); got != c.want {
+				t.Errorf("%s: entry %s, want %s", c.name, got, c.want)
+			}
 		}
 	}
 	spec.Facts32 = []string{"(>= l0 (% p1 p2))"}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gokern/kern/gpu"
 	"github.com/gokern/kern/internal/launchfact"
@@ -21,9 +22,10 @@ type Kernel struct {
 	source sourceCheck // stale.go
 	// facts are spec.Facts32 parsed, on the first launch (index32.go).
 	facts struct {
-		once sync.Once
-		list []*launchfact.Expr
-		ok   bool
+		once           sync.Once
+		prog           *launchfact.Program
+		isInt, isSlice []bool
+		last           atomic.Pointer[factMemo] // the last launch's answer
 	}
 }
 

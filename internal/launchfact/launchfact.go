@@ -146,7 +146,12 @@ func (e *Expr) eval(a Args) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	switch e.op {
+	return apply(e.op, x, y)
+}
+
+// apply is x op y, reporting whether it is defined and fits in int64.
+func apply(op byte, x, y int64) (int64, bool) {
+	switch op {
 	case '+':
 		s := x + y
 		if (x >= 0) == (y >= 0) && (s >= 0) != (x >= 0) {

@@ -12,6 +12,8 @@ func (a args) Len(i int) (int64, bool)   { v, ok := a.lens[i]; return v, ok }
 
 func TestHolds(t *testing.T) {
 	a := args{vals: map[int]int64{2: 32, 3: 48, 4: -5, 5: math.MaxInt64, 6: math.MinInt64}, lens: map[int]int64{0: 1536, 1: 0}}
+	var all []*Expr
+	allHold := true
 	for _, c := range []struct {
 		fact string
 		want bool
@@ -39,6 +41,14 @@ func TestHolds(t *testing.T) {
 		if got := e.Holds(a); got != c.want {
 			t.Errorf("%s = %v, want %v", c.fact, got, c.want)
 		}
+		if got := Compile([]*Expr{e}).Holds(a); got != c.want {
+			t.Errorf("%s compiled = %v, want %v", c.fact, got, c.want)
+		}
+		all = append(all, e)
+		if got := Compile(all).Holds(a); got != (allHold && c.want) {
+			t.Errorf("the first %d facts compiled = %v, want %v", len(all), got, allHold && c.want)
+		}
+		allHold = allHold && c.want
 		if e.String() != c.fact {
 			t.Errorf("%s prints as %s", c.fact, e.String())
 		}
@@ -50,5 +60,19 @@ func TestParseRejects(t *testing.T) {
 		if _, err := Parse(s); err == nil {
 			t.Errorf("Parse(%q) succeeded", s)
 		}
+	}
+}
+
+// A fact deeper than the fixed stack never holds, rather than overflow it.
+func TestCompileTooDeep(t *testing.T) {
+	e := Const(1)
+	for range maxStack + 1 {
+		e = Op('+', Const(0), e)
+	}
+	if Compile([]*Expr{GE(e, Const(0))}).Holds(args{}) {
+		t.Errorf("a fact deeper than the stack held")
+	}
+	if !Compile([]*Expr{GE(Op('+', Const(0), Const(1)), Const(0))}).Holds(args{}) {
+		t.Errorf("a shallow fact did not hold")
 	}
 }
