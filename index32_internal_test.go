@@ -57,3 +57,43 @@ func TestIndex32Fits(t *testing.T) {
 		t.Errorf("a kernel without a 32-bit entry runs %s", got)
 	}
 }
+
+// A 32-bit entry with launch facts (KernelSpec.Facts32) runs only where
+// every fact holds, evaluated exactly; a fact that does not parse never
+// holds.
+func TestIndex32Facts(t *testing.T) {
+	spec := &KernelSpec{Entry: "K", Entry32: "K_i32", Block: gpu.Dim3{X: 32, Y: 8, Z: 1}, Params: []Param{
+		{Name: "in", Kind: SliceParam, Elem: "float32", Size: 4},
+		{Name: "rows", Kind: ScalarParam, Elem: "int", Size: 8},
+		{Name: "cols", Kind: ScalarParam, Elem: "int", Size: 8},
+	}, Facts32: []string{"(>= p2 0)", "(>= l0 (* p1 p2))"}}
+	args := func(n int, rows, cols int64) []argValue {
+		return []argValue{{n: n}, {bits: uint64(rows)}, {bits: uint64(cols)}}
+	}
+	blocks := gpu.Dim3{X: 1, Y: 1, Z: 1}
+	k := &Kernel{spec: *spec}
+	for _, c := range []struct {
+		name string
+		args []argValue
+		want string
+	}{
+		{"len = rows·cols", args(70*45, 70, 45), "K_i32"},
+		{"len one short", args(70*45-1, 70, 45), "K"},
+		{"negative cols", args(100, 3, -1), "K"},
+		{"zero rows", args(0, 0, 45), "K_i32"},
+		{"rows·cols past int32 (fits int64)", args(math.MaxInt32, math.MaxInt32, 2), "K"},
+	} {
+		// One kernel for every case, each launched twice: the answer kept
+		// for the last launch's arguments (factMemo) must not leak into
+		// the next one's.
+		for range 2 {
+			if got := k.entry(&launch{args: c.args, blocks: blocks}); got != c.want {
+				t.Errorf("%s: entry %s, want %s", c.name, got, c.want)
+			}
+		}
+	}
+	spec.Facts32 = []string{"(>= l0 (% p1 p2))"}
+	if got := (&Kernel{spec: *spec}).entry(&launch{args: args(10, 1, 1), blocks: blocks}); got != "K" {
+		t.Errorf("a fact that does not parse: entry %s, want K", got)
+	}
+}

@@ -13,6 +13,9 @@ type KernelSpec struct {
 	// ... idx32), which a launch runs when its arguments and grid fit
 	// 32-bit index arithmetic (index32.go); "" when there is none.
 	Entry32 string
+	// Facts32 are the launch facts the 32-bit entry's proofs rest on
+	// (internal/launchfact): a launch runs Entry32 only when each holds.
+	Facts32 []string
 	Module  *Module
 	Params  []Param
 	// Block is the default block shape from the directive (block=256),

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/internal/launchfact"
 )
 
 // Kernel is a compiled kernel ready to launch on any device. kern gen
@@ -17,6 +20,13 @@ import (
 type Kernel struct {
 	spec   KernelSpec
 	source sourceCheck // stale.go
+	// facts are spec.Facts32 parsed, on the first launch (index32.go).
+	facts struct {
+		once           sync.Once
+		prog           *launchfact.Program
+		isInt, isSlice []bool
+		last           atomic.Pointer[factMemo] // the last launch's answer
+	}
 }
 
 // NewKernel is called by generated code, once per kernel in the order of

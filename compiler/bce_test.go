@@ -554,3 +554,130 @@ func K(t gpu.Thread, out []int32) {
 		}
 	}
 }
+
+// factTile writes a guarded 2-D access whose check only a launch fact
+// proves (launchfact.go): in[r*W + c + K] under r < H && c < W (or an
+// early return, or a loop's bound), r and c non-negative from thread
+// ids, block ids and counters, H and W from n. Short slices, negative n
+// and grids past H make the facts fail, or the access.
+func (g *bceGen) factTile() {
+	nonNeg := []string{"tx", "ty", "t.GlobalX()", "t.BlockIdx().X*4 + ty", "tx / 2", "tx % 5", "t.LinearIdx()"}
+	bound := []string{"n", "n - 2", "n / 2", "len(in) / 4", "5", "n + 1"}
+	r, c := g.newInt(g.pick(nonNeg)), g.newInt(g.pick(nonNeg))
+	H, W := g.pick(bound), g.pick([]string{"n", "n - 1", "n / 2", "3"})
+	k := g.pick([]string{"0", "0", "1", "2"})
+	switch g.r.IntN(4) {
+	case 0: // a loop over c, as MatMulMMA's k loop
+		g.nvar++
+		kv := fmt.Sprintf("k%d", g.nvar)
+		if g.r.IntN(2) == 0 {
+			// W even, as MatMulMMA's k%16 == 0: the counter stops at
+			// W−2 (align.go), so in[r*W + k + 1] is proven by len ≥ H·W.
+			W = g.newInt(W)
+			g.line("if %s%%2 != 0 {", W)
+			g.block(func() { g.line("return") })
+			g.line("}")
+		}
+		g.line("if %s < %s {", r, H)
+		g.block(func() {
+			g.line("for %s := 0; %s < %s; %s += 2 {", kv, kv, W, kv)
+			g.line("\tacc += in[%s*%s + %s + %s]", r, W, kv, g.pick([]string{"0", "1", "tx % 2"}))
+			g.line("}")
+		})
+		g.line("}")
+	case 1: // an early return on a scaled row, as MatMulMMA's tm*16 >= m
+		g.line("if %s*2 >= %s || %s >= %s {", r, H, c, W)
+		g.block(func() { g.line("return") })
+		g.line("}")
+		g.line("acc += in[(%s*2 + 1)*%s + %s + %s]", r, W, c, k)
+	case 2: // a store, as the transpose's, into out's upper half; its
+		// value depends on the index only, so threads storing to one
+		// element race harmlessly
+		g.line("if %s < %s && %s < %s {", r, H, c, W)
+		g.block(func() { g.line("out[len(out)/2 + %s*%s + %s] = in[%s*%s + %s + %s]", r, W, c, r, W, c, k) })
+		g.line("}")
+	default:
+		g.line("if %s < %s && %s < %s {", r, H, c, W)
+		g.block(func() { g.line("acc += in[%s*%s + %s + %s]", r, W, c, k); g.maybe() })
+		g.line("}")
+	}
+}
+
+// KERN_RANDOM=N runs N kernels instead of 30. Random idx32 kernels with
+// guarded 2-D accesses (factTile) run, each launch on the entry package
+// kern would pick (the 32-bit one only where its launch facts hold), at
+// lengths around the facts' bounds: outputs and whether a check failed
+// must match the kernel compiled with Config.KeepChecks, and for one
+// thread the site, index and length too. A launch whose facts fail but
+// whose accesses stay in bounds must report nothing.
+func TestLaunchFactsKeepFailingChecks(t *testing.T) {
+	kernels := 30
+	if n, err := strconv.Atoi(os.Getenv("KERN_RANDOM")); err == nil {
+		kernels = n
+	}
+	withFacts, ran32, missedClean := 0, 0, 0
+	for k := range kernels {
+		r := rand.New(rand.NewPCG(uint64(k), 79))
+		bx, by := 1+r.IntN(16), 1+r.IntN(3)
+		g := &bceGen{r: rand.New(rand.NewPCG(uint64(k), 80)), indent: "\t"}
+		g.b.WriteString("package k\n\nimport \"github.com/gokern/kern/gpu\"\n\n")
+		fmt.Fprintf(&g.b, "//kern:kernel block=%dx%d idx32\n", bx, by)
+		g.b.WriteString("func K(t gpu.Thread, in, out []int32, n int) {\n")
+		g.line("tx, ty := t.ThreadIdx().X, t.ThreadIdx().Y")
+		g.line("_, _ = tx, ty")
+		g.line("acc := int32(1)")
+		g.ints = []string{"tx", "ty"}
+		g.arrays = []string{"in"}
+		for range 1 + r.IntN(3) {
+			g.factTile()
+		}
+		g.line("if o := t.BlockIdx().X*t.BlockDim().X*t.BlockDim().Y + t.LinearIdx(); o < len(out)/2 {")
+		g.line("\tout[o] = acc")
+		g.line("}")
+		g.b.WriteString("}\n")
+		g.b.WriteString(bceHelpers)
+		src := g.b.String()
+		opt, err := CompileSource(Config{}, "k.go", []byte(src))
+		if err != nil {
+			t.Fatalf("kernel %d: %v\n%s", k, err, src)
+		}
+		if len(opt.Kernels[0].Facts32) > 0 {
+			withFacts++
+		}
+		ref, err := CompileSource(Config{KeepChecks: true}, "k.go", []byte(src))
+		if err != nil {
+			t.Fatalf("kernel %d (KeepChecks): %v", k, err)
+		}
+		for shape := range 6 {
+			block := [3]int{bx, by, 1}
+			if shape > 0 {
+				block = [3]int{1 + r.IntN(bx), 1 + r.IntN(by), 1}
+			}
+			grid := [3]int{1 + r.IntN(3), 1, 1}
+			if shape == 5 {
+				block, grid = [3]int{1, 1, 1}, [3]int{1, 1, 1}
+			}
+			n := []int{-3, 0, 1, 2, 3 + r.IntN(6), 9 + r.IntN(4)}[r.IntN(6)]
+			inLen := max(0, []int{n * n, n*n - 1, n*n + 1, n*n + 2, n * (n - 1), r.IntN(90), 0}[r.IntN(7)])
+			nout := grid[0] * block[0] * block[1]
+			entry := entryFor(t, opt.Kernels[0], factArgs{vals: map[int]int64{2: int64(n)}, lens: map[int]int64{0: int64(inLen), 1: int64(nout)}})
+			a := runBCEEntry(t, opt, entry, block, grid, inLen, n)
+			b := runBCEEntry(t, ref, "K", block, grid, inLen, n)
+			if entry == "K_i32" {
+				ran32++
+			} else if len(opt.Kernels[0].Facts32) > 0 && b.site == "" {
+				missedClean++ // a fact failed, yet no access was out of bounds
+			}
+			if (a.site == "") != (b.site == "") || a.err != b.err || fmt.Sprint(a.out) != fmt.Sprint(b.out) ||
+				shape == 5 && (a.site != b.site || a.idx != b.idx || a.n != b.n) {
+				t.Fatalf("kernel %d, %s, block %v grid %v len(in) %d n %d: differs from the kernel keeping every check\n"+
+					"  %s: site %q index %d length %d, emulator error %v\n  ref: site %q index %d length %d, emulator error %v\n  out %v\n  ref %v\n  facts %q\n%s",
+					k, entry, block, grid, inLen, n, entry, a.site, int64(a.idx), a.n, a.err, b.site, int64(b.idx), b.n, b.err, a.out, b.out, opt.Kernels[0].Facts32, src)
+			}
+		}
+	}
+	t.Logf("%d of %d kernels have launch facts; %d launches ran the 32-bit entry, %d failed a fact with no access out of bounds", withFacts, kernels, ran32, missedClean)
+	if withFacts < kernels/2 || ran32 == 0 || missedClean == 0 {
+		t.Errorf("the generator exercises too little: %d kernels with facts, %d 32-bit runs, %d clean runs failing a fact", withFacts, ran32, missedClean)
+	}
+}

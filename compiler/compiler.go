@@ -61,6 +61,10 @@ type Kernel struct {
 	// Entry32 is the .entry of the kernel's 32-bit variant (idx32,
 	// index32.go), "" when it has none.
 	Entry32 string
+	// Facts32 are the launch facts (internal/launchfact) that prove
+	// checks of the 32-bit entry (launchfact.go); a launch runs Entry32
+	// only when every one holds.
+	Facts32 []string
 	Pos     token.Position
 	Params  []Param
 	// Block is the directive's block shape, [0 0 0] when none was given.
@@ -80,8 +84,10 @@ type Kernel struct {
 	// (internal/srchash), "" when the files could not be read.
 	Source     []string
 	SourceHash string
-	// Checks counts the bounds-check sites by outcome (bounds.go).
-	Checks CheckReport
+	// Checks counts the bounds-check sites by outcome (bounds.go), and
+	// Checks32 those of the 32-bit entry, which launch facts may prove.
+	Checks   CheckReport
+	Checks32 CheckReport
 	// TileLayouts describes, one line per kind of gpu/tile operation the
 	// kernel uses, how its tiles map onto threads, shared memory and
 	// tensor cores (tilelayout.go), for kern check -v.

@@ -58,6 +58,9 @@ func genKernel(w *bytes.Buffer, p *Package, k *Kernel) {
 	if k.Entry32 != "" {
 		fmt.Fprintf(w, "\tEntry32: %q,\n", k.Entry32)
 	}
+	if len(k.Facts32) > 0 {
+		fmt.Fprintf(w, "\tFacts32: []string{%s},\n", quoteList(k.Facts32))
+	}
 	w.WriteString("\tParams: []kern.Param{\n")
 	for _, prm := range k.Params {
 		kind := "kern.ScalarParam"

@@ -69,6 +69,9 @@ type hoistGroup struct {
 	// nonNeg: the range analysis shows every index of the group ≥ 0 and
 	// below 2⁵⁰, so only the upper end needs testing.
 	nonNeg bool
+	// proven: a launch fact proves every access of the group
+	// (launchfact.go), so it needs no limit, only its pointer.
+	proven bool
 	// size is the element size; ptr, once allocated, holds &x[iv+b]
 	// (hoist_sr.go).
 	size int64
@@ -212,9 +215,14 @@ func (pl *hoistLoop) scan(fr *frame, body *ssa.BasicBlock) {
 		switch in := instr.(type) {
 		case *ssa.IndexAddr:
 			if fr.safe[in] {
+				if fr.factSafe[in] {
+					// It cannot fault, so it never ends the scan; if
+					// linear, its pointer walks with the loop.
+					pl.addAccess(in, true)
+				}
 				continue
 			}
-			if !pl.addAccess(in) {
+			if !pl.addAccess(in, false) {
 				return
 			}
 		case *ssa.DebugRef, *ssa.Convert, *ssa.ChangeType, *ssa.Field, *ssa.Extract, *ssa.Alloc, *ssa.FieldAddr:
@@ -297,6 +305,17 @@ func pureCall(c *ssa.Call) bool {
 }
 
 // access returns the plan's record of ia.
+// allProven reports whether launch facts prove every hoisted access: the
+// loop then needs no limit and no cold block, only its pointers.
+func (pl *hoistLoop) allProven() bool {
+	for _, g := range pl.groups {
+		if !g.proven {
+			return false
+		}
+	}
+	return true
+}
+
 func (pl *hoistLoop) accessOf(ia *ssa.IndexAddr) hoistAccess {
 	for _, a := range pl.access {
 		if a.ia == ia {
@@ -307,8 +326,8 @@ func (pl *hoistLoop) accessOf(ia *ssa.IndexAddr) hoistAccess {
 }
 
 // addAccess adds ia when its slice is invariant and its index is iv plus
-// invariant terms plus a constant.
-func (pl *hoistLoop) addAccess(ia *ssa.IndexAddr) bool {
+// invariant terms plus a constant; proven says a launch fact proves it.
+func (pl *hoistLoop) addAccess(ia *ssa.IndexAddr, proven bool) bool {
 	if _, ok := ia.X.Type().Underlying().(*types.Slice); !ok || !pl.outside(ia.X) || !isInt64(ia.Index.Type()) {
 		return false
 	}
@@ -335,11 +354,12 @@ func (pl *hoistLoop) addAccess(ia *ssa.IndexAddr) bool {
 	for _, g := range pl.groups {
 		if g.x == ia.X && slices.EqualFunc(g.terms, terms, same) {
 			g.cmin, g.cmax = min(g.cmin, c), max(g.cmax, c)
+			g.proven = g.proven && proven
 			pl.access = append(pl.access, hoistAccess{ia, g, c})
 			return true
 		}
 	}
-	g := &hoistGroup{x: ia.X, terms: terms, cmin: c, cmax: c, ptr: -1,
+	g := &hoistGroup{x: ia.X, terms: terms, cmin: c, cmax: c, ptr: -1, proven: proven,
 		size: sizes.Sizeof(ia.X.Type().Underlying().(*types.Slice).Elem())}
 	pl.groups = append(pl.groups, g)
 	pl.access = append(pl.access, hoistAccess{ia, g, c})

@@ -17,6 +17,10 @@ import (
 func (kb *kernelBuilder) emitHoistEntry(fr *frame, pl *hoistLoop) {
 	kb.hoistRegs(pl)
 	iv0 := kb.value(fr, pl.iv.Edges[pl.entryI]).ops[0]
+	if pl.allProven() {
+		kb.emitProvenPointers(fr, pl, iv0)
+		return
+	}
 	bound := kb.emitInvariant(fr, pl, pl.bound)
 	if kb.limit32(fr, pl, iv0, bound) {
 		kb.anchorStep(fr, pl, bound)
@@ -26,7 +30,11 @@ func (kb *kernelBuilder) emitHoistEntry(fr *frame, pl *hoistLoop) {
 		return
 	}
 	kb.b.Mov(ir.S64, pl.limit, bound)
+	kb.emitProvenPointers(fr, pl, iv0)
 	for _, g := range pl.groups {
+		if g.proven {
+			continue
+		}
 		base := kb.emitBase(fr, pl, g)
 		n := kb.value(fr, g.x).ops[1]
 		// first = iv0+b+cmin, the smallest index of the group's first
@@ -46,6 +54,16 @@ func (kb *kernelBuilder) emitHoistEntry(fr *frame, pl *hoistLoop) {
 	kb.anchorStep(fr, pl, bound)
 	if pl.pure {
 		kb.emitPureEntry(fr, pl, iv0, bound)
+	}
+}
+
+// emitProvenPointers sets the pointers of the groups a launch fact
+// proves (launchfact.go): they take no part in the limit.
+func (kb *kernelBuilder) emitProvenPointers(fr *frame, pl *hoistLoop, iv0 ir.Operand) {
+	for _, g := range pl.groups {
+		if g.proven {
+			kb.emitHoistPointer(fr, g, kb.emitBase(fr, pl, g), iv0)
+		}
 	}
 }
 
@@ -146,6 +164,17 @@ func (kb *kernelBuilder) emitHoistIf(fr *frame, pl *hoistLoop) {
 	iv := kb.phiVal(fr, pl.iv).ops[0]
 	cond := kb.b.New(ir.Pred)
 	kb.b.Pos = pl.header.Instrs[len(pl.header.Instrs)-1].(*ssa.If).Cond.Pos()
+	if pl.allProven() {
+		// Nothing to test: the loop runs while iv < N, as the source says.
+		kb.b.Setp(ir.LT, ir.S64, cond, iv, kb.value(fr, pl.bound).ops[0])
+		fr.reach(h.Succs[0])
+		kb.b.BraIf(cond, false, fr.blocks[h.Succs[0].Index])
+		exit := kb.f.NewBlock("for_exit")
+		kb.b.Bra(exit)
+		kb.b.B = exit
+		kb.edge(fr, h, h.Succs[1])
+		return
+	}
 	limit := ir.R(pl.limit)
 	if pl.pure {
 		limit = kb.value(fr, pl.bound).ops[0] // the entry edge tested the rest
@@ -172,6 +201,9 @@ func (kb *kernelBuilder) emitHoistIf(fr *frame, pl *hoistLoop) {
 	bases := map[*hoistGroup]ir.Operand{}
 	var lenOf ssa.Value // the slice whose length the length register holds
 	for _, a := range pl.access {
+		if a.g.proven {
+			continue
+		}
 		kb.b.Pos = a.ia.Pos()
 		at, ok := bases[a.g] // b+iv
 		if !ok {

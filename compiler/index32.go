@@ -28,6 +28,11 @@ package compiler
 // the two entries differ in speed only. Native mode has one function;
 // the emulator runs whichever entry the launch picks.
 //
+// The 32-bit entry may also leave out checks that facts about the
+// launch's arguments prove (launchfact.go: len(in) ≥ rows·cols for a
+// guarded in[r*cols+c]); the launch then also tests those facts, so the
+// kernel's entry, which keeps every check, runs wherever one fails.
+//
 // The second entry shares its kernel's index in the error slot's site
 // code, and its sites are looked up in the first entry's list (addSite),
 // so the host decodes a fault of either entry with one KernelSpec.
@@ -134,13 +139,20 @@ func (kb *kernelBuilder) limit32(fr *frame, pl *hoistLoop, iv0, bound ir.Operand
 	}
 	for _, g := range pl.groups {
 		// iv0 + cmin − cmax ≤ 0 keeps len−b−cmax ≤ len − first < 2³¹.
+		if g.proven {
+			continue
+		}
 		if g.nonNeg || g.cmin < -small || g.cmax > small || int64(iv0.Imm)+g.cmin-g.cmax > 0 {
 			return false
 		}
 	}
 	lim := kb.b.New(ir.S32)
 	kb.b.Mov(ir.S32, lim, kb.low32(bound, ir.S64))
+	kb.emitProvenPointers(fr, pl, iv0)
 	for _, g := range pl.groups {
+		if g.proven {
+			continue
+		}
 		base := kb.emitBase(fr, pl, g)
 		n := kb.value(fr, g.x).ops[1]
 		first := kb.add64(kb.add64(base, ir.Imm(ir.S64, uint64(g.cmin))), iv0)

@@ -27,7 +27,7 @@ func TestIndex32EntryMatchesEntry(t *testing.T) {
 	if n, err := strconv.Atoi(os.Getenv("KERN_RANDOM")); err == nil {
 		kernels = n
 	}
-	narrowed, limits32 := 0, 0
+	narrowed, limits32, ran32 := 0, 0, 0
 	for k := range kernels {
 		r := rand.New(rand.NewPCG(uint64(k), 32))
 		bx, by := 1+r.IntN(48), 1+r.IntN(3)
@@ -69,7 +69,12 @@ func TestIndex32EntryMatchesEntry(t *testing.T) {
 			}
 			inLen := []int{0, 1, S, S + 1, r.IntN(90)}[r.IntN(5)]
 			n := []int{-3, 0, 1, inLen, inLen + 1, r.IntN(70)}[r.IntN(6)]
-			a := runBCEEntry(t, p, "K_i32", block, grid, inLen, n)
+			nout := grid[0] * block[0] * block[1]
+			entry := entryFor(t, p.Kernels[0], factArgs{vals: map[int]int64{2: int64(n)}, lens: map[int]int64{0: int64(inLen), 1: int64(nout)}})
+			if entry == "K_i32" {
+				ran32++
+			}
+			a := runBCEEntry(t, p, entry, block, grid, inLen, n)
 			b := runBCEEntry(t, p, "K", block, grid, inLen, n)
 			if (a.site == "") != (b.site == "") || a.err != b.err || fmt.Sprint(a.out) != fmt.Sprint(b.out) ||
 				shape == 4 && (a.site != b.site || a.idx != b.idx || a.n != b.n) {
@@ -82,7 +87,10 @@ func TestIndex32EntryMatchesEntry(t *testing.T) {
 	if limits32 == 0 {
 		t.Errorf("no 32-bit entry computes a hoisted loop's limit in 32 bits: the test exercises no limit32")
 	}
-	t.Logf("%d of %d 32-bit entries narrow, %d hoisted limits in 32 bits", narrowed, kernels, limits32)
+	t.Logf("%d of %d 32-bit entries narrow, %d hoisted limits in 32 bits; %d launches ran the 32-bit entry", narrowed, kernels, limits32, ran32)
+	if ran32 < kernels {
+		t.Errorf("only %d launches ran a 32-bit entry: its launch facts fail too often to test it", ran32)
+	}
 	if narrowed < kernels/4 {
 		t.Errorf("only %d of %d 32-bit entries have 32-bit arithmetic: the test exercises nothing", narrowed, kernels)
 	}
@@ -137,16 +145,30 @@ func TestIndex32Extremes(t *testing.T) {
 		t.Fatal(err)
 	}
 	vals := []int64{math.MinInt32, math.MinInt32 + 1, -70000, -17, -1, 0, 1, 3, 16, 70000, math.MaxInt32 - 1, math.MaxInt32}
+	ran32 := 0
 	for which := range 8 {
 		for _, a := range vals {
 			for _, b := range vals {
-				got := runExtremes(t, m, p, "K_i32", a, b, which)
+				// The launch runs the 32-bit entry only where its launch
+				// facts hold (launchfact.go: x[a*b] is proven by
+				// a·b ≥ 0 and len(x) > a·b).
+				entry := entryFor(t, p.Kernels[0], factArgs{vals: map[int]int64{2: a, 3: b, 4: int64(which)}, lens: map[int]int64{0: 8, 1: 1}})
+				if entry == "K_i32" {
+					ran32++
+				}
+				got := runExtremes(t, m, p, entry, a, b, which)
 				want := runExtremes(t, m, p, "K", a, b, which)
 				if got != want {
-					t.Fatalf("case %d, a %d b %d: 32-bit entry %+v, kernel %+v", which, a, b, got, want)
+					t.Fatalf("case %d, a %d b %d: %s %+v, kernel %+v", which, a, b, entry, got, want)
 				}
 			}
 		}
+	}
+	if ran32 < 8*len(vals)*len(vals)/2 {
+		t.Errorf("only %d of %d launches ran the 32-bit entry", ran32, 8*len(vals)*len(vals))
+	}
+	if len(p.Kernels[0].Facts32) > 0 {
+		t.Errorf("unguarded accesses were proven by launch facts %q", p.Kernels[0].Facts32)
 	}
 }
 

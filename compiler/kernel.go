@@ -9,6 +9,7 @@ import (
 	"golang.org/x/tools/go/ssa"
 
 	"github.com/gokern/kern/compiler/ir"
+	lf "github.com/gokern/kern/internal/launchfact"
 )
 
 // kernelBuilder lowers one kernel: the kernel's own body and every helper
@@ -58,6 +59,11 @@ type kernelBuilder struct {
 	// bounds the parameters' registers in narrowRegs (index32.go).
 	idx32      bool
 	narrowRegs map[ir.Reg]interval
+	// launchRegs maps, in a 32-bit entry, the register of a 64-bit signed
+	// integer parameter or of a slice parameter's length to the launch
+	// fact operand naming it (launchfact.go).
+	launchRegs map[ir.Reg]*lf.Expr
+	factSet    *factSet
 }
 
 // siteCode is what a failing check writes to the error slot's code word
@@ -163,7 +169,9 @@ func (c *pkgCtx) lowerEntry(fn *ssa.Function, decl *ast.FuncDecl, k *Kernel, dir
 	if len(c.d.list) > nerr {
 		return nil
 	}
-	if !idx32 {
+	if idx32 {
+		k.Checks32 = kb.checkReport() // fewer kept: launch facts (launchfact.go)
+	} else {
 		// The report, the parameters and the shared memory are the
 		// first entry's; the same source makes the same writes.
 		k.Params = params

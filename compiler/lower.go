@@ -56,6 +56,9 @@ type frame struct {
 	retSlots   []ptrInfo
 	retUnknown bool
 	safe       map[*ssa.IndexAddr]bool
+	// factSafe marks the accesses of safe that a launch fact proves
+	// (launchfact.go): hoist.go still walks their pointers.
+	factSafe map[*ssa.IndexAddr]bool
 	// hoists are the loops whose checks are hoisted (hoist.go), by
 	// header, and hoisted the accesses whose checks they took over.
 	hoists  map[*ssa.BasicBlock]*hoistLoop
@@ -111,6 +114,7 @@ func (kb *kernelBuilder) lowerKernel(fn *ssa.Function) {
 			n := kb.b.New(ir.S64)
 			kb.b.Ld(ir.ParamSpace, false, ir.S64, ir.R(n), ir.SymAddr(p.PTX[1].Name, 0))
 			kb.noteIdx32Param(n, ir.S64, true)
+			kb.noteLaunchParam(n, i, true)
 			args = append(args, &val{ops: []ir.Operand{ir.R(gptr), ir.R(n), ir.R(n)}, space: ir.Global, origin: i, align: bufferAlign})
 		default:
 			pt := p.PTX[0].Type
@@ -118,6 +122,9 @@ func (kb *kernelBuilder) lowerKernel(fn *ssa.Function) {
 			r := kb.b.New(pt)
 			kb.b.Ld(ir.ParamSpace, false, pt, ir.R(r), ir.SymAddr(p.PTX[0].Name, 0))
 			kb.noteIdx32Param(r, st, false)
+			if st == ir.S64 {
+				kb.noteLaunchParam(r, i, false)
+			}
 			if st == ir.Pred {
 				pr := kb.b.New(ir.Pred)
 				kb.b.Setp(ir.NE, ir.U32, pr, ir.R(r), ir.Imm(ir.U32, 0))
@@ -161,6 +168,7 @@ func (kb *kernelBuilder) newFrame(fn *ssa.Function, args []*val, params []level,
 	fr.safe, fr.ranges = kb.provablySafe(fn, args)
 	fr.align = newAlignCtx(fn, kb.argTZ)
 	kb.argTZ = nil
+	kb.proveByLaunchFacts(fr)
 	fr.pairs = findPack2Pairs(fn, fr.align)
 	fr.groups = findVecGroups(fn, fr.align, fr.pairs)
 	fr.hoisted = map[*ssa.IndexAddr]*hoistLoop{}

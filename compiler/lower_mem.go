@@ -606,6 +606,8 @@ func (kb *kernelBuilder) lowerIndexAddr(fr *frame, in *ssa.IndexAddr) *val {
 	i64 := kb.index64(idx, in.Index.Type())
 	if kb.pairIndex(fr, in, x, i64, n) {
 		// pack2.go checked it (or checks it with its pair's)
+	} else if fr.factSafe[in] && kb.bounds {
+		kb.noteCheck(pos, false) // proven by a launch fact (launchfact.go)
 	} else if fr.hoisted[in] != nil && kb.bounds {
 		kb.noteHoisted(pos)
 	} else if fr.checkedAbove[in] {

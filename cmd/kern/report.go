@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"regexp"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/gokern/kern/compiler"
@@ -32,7 +34,11 @@ func assembleReport(w io.Writer, p *compiler.Package) error {
 				threads = 256
 			}
 			occ := occupancyText(p.Arch, f.Registers, f.SharedBytes, threads) + fmt.Sprintf(" at %d threads", threads)
-			fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", e[1], f.Registers, f.SharedBytes, f.StackFrame, f.SpillStores+f.SpillLoads, k.Checks.Proven, k.Checks.Hoisted, k.Checks.Kept, occ)
+			c := k.Checks
+			if e[0] == k.Entry32 {
+				c = k.Checks32
+			}
+			fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", e[1], f.Registers, f.SharedBytes, f.StackFrame, f.SpillStores+f.SpillLoads, c.Proven, c.Hoisted, c.Kept, occ)
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -42,9 +48,32 @@ func assembleReport(w io.Writer, p *compiler.Package) error {
 		for _, l := range k.TileLayouts {
 			fmt.Fprintf(w, "  %s: %s\n", k.Name, l)
 		}
+		// The facts a launch must meet to run the 32-bit entry
+		// (compiler/launchfact.go): a launch that misses one runs the
+		// kernel's entry, correct but slower.
+		for _, f := range k.Facts32 {
+			fmt.Fprintf(w, "  %s (32-bit entry) runs when %s\n", k.Name, factText(f, k.Params))
+		}
 	}
 	return nil
 }
+
+// factText spells a launch fact with the kernel's parameter names:
+// p2 as rows, l0 as len(in).
+func factText(f string, params []compiler.Param) string {
+	return factOperand.ReplaceAllStringFunc(f, func(tok string) string {
+		i, err := strconv.Atoi(tok[1:])
+		if err != nil || i >= len(params) {
+			return tok
+		}
+		if tok[0] == 'l' {
+			return "len(" + params[i].Name + ")"
+		}
+		return params[i].Name
+	})
+}
+
+var factOperand = regexp.MustCompile(`\b[pl][0-9]+\b`)
 
 // keptChecks prints each bounds check the kernels keep, one line per site
 // as Go's -d=ssa/check_bce does, so an author sees what a hot loop pays,

@@ -79,6 +79,7 @@ func (l kernTransposeTiledLauncher) Launch(q kern.Queue, grid kern.Grid, in *ker
 var TransposePaddedKernel = kernTransposePaddedLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "TransposePadded", Pkg: "github.com/gokern/kern/examples/transpose", Entry: "TransposePadded", Module: kernModule,
 	Entry32: "TransposePadded_i32",
+	Facts32: []string{"(>= p3 0)", "(>= p2 0)", "(>= l0 (+ (+ 1 (* (- p2 1) p3)) (- p3 1)))", "(>= l1 (+ (+ 1 (* (- p3 1) p2)) (- p2 1)))"},
 	Params: []kern.Param{
 		{Name: "in", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},

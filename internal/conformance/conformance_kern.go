@@ -353,6 +353,7 @@ func (l kernStridedLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer
 var MatMulMMAKernel = kernMatMulMMALauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "MatMulMMA", Pkg: "github.com/gokern/kern/internal/conformance", Entry: "MatMulMMA", Module: kernModule,
 	Entry32: "MatMulMMA_i32",
+	Facts32: []string{"(>= (/ p4 8) 1)", "(>= p5 0)", "(>= p4 0)", "(>= l0 (+ (+ (+ (+ 10 (* (* 16 (/ (- p3 1) 16)) p5)) (* 7 p5)) (- p5 16)) 6))", "(>= l0 (+ (+ (+ (+ (+ 10 (* (* 16 (/ (- p3 1) 16)) p5)) (* 7 p5)) (* 8 p5)) (- p5 16)) 6))", "(>= l1 (+ (+ (+ (+ 10 (* (* 8 (- (/ p4 8) 1)) p5)) (* 7 p5)) (- p5 16)) 6))", "(>= l2 (+ (+ (+ (+ 2 (* (* 16 (/ (- p3 1) 16)) p4)) (* 7 p4)) (* 8 (- (/ p4 8) 1))) 6))", "(>= l2 (+ (+ (+ (+ (+ 2 (* (* 16 (/ (- p3 1) 16)) p4)) (* 7 p4)) (* 8 (- (/ p4 8) 1))) (* 8 p4)) 6))"},
 	Params: []kern.Param{
 		{Name: "a", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
 		{Name: "bt", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},

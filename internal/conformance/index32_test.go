@@ -46,12 +46,16 @@ func TestMatMulMMAPicksItsEntry(t *testing.T) {
 	}
 	want := must(dc.Download())
 	var first []float32
-	// m only bounds the tile rows, so m past int32 computes the same
-	// tiles over this grid: through the 64-bit entry.
+	// m only bounds the tile rows, so a larger m computes the same tiles
+	// over this grid. The 32-bit entry proves A's and C's accesses from
+	// launch facts (len(a) ≥ 16·((m−1)/16+1)·k, …; compiler/launchfact.go):
+	// a larger m with the same A fails them, so such a launch runs the
+	// entry that checks each access, and as none is out of bounds
+	// reports nothing. m past int32 fails the 32-bit entry's own rule.
 	for _, c := range []struct {
 		mArg  int
 		entry string
-	}{{m, "MatMulMMA_i32"}, {math.MaxInt32, "MatMulMMA_i32"}, {math.MaxInt32 + 1, "MatMulMMA"}, {1 << 40, "MatMulMMA"}} {
+	}{{m, "MatMulMMA_i32"}, {m + 1, "MatMulMMA"}, {math.MaxInt32, "MatMulMMA"}, {math.MaxInt32 + 1, "MatMulMMA"}, {1 << 40, "MatMulMMA"}} {
 		ran, got, err := entryRan(t, a, bt, m, n, k, c.mArg)
 		if err != nil {
 			t.Fatalf("m = %d: %v", c.mArg, err)
