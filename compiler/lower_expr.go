@@ -96,6 +96,9 @@ func (kb *kernelBuilder) lowerBinOp(fr *frame, in *ssa.BinOp) *val {
 			return v
 		}
 	}
+	if r, ok := kb.distributedMul(fr, in, st); ok {
+		return &val{ops: []ir.Operand{ir.R(r)}, origin: -1}
+	}
 	if r, ok := kb.narrowAdd(fr, in, st, a, b); ok {
 		return &val{ops: []ir.Operand{r}, origin: -1}
 	}
