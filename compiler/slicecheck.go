@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"fmt"
 	"go/token"
 
 	"github.com/gokern/kern/compiler/ir"
@@ -35,6 +36,9 @@ const (
 // and hasHigh say which bounds the expression wrote (an omitted lo is 0
 // and an omitted hi is len, which need no check).
 func (kb *kernelBuilder) checkSliceBounds(lo, hi, c ir.Operand, hasLow, hasHigh bool, pos token.Pos) {
+	if hasHigh && hasLow && kb.checkBothBounds(lo, hi, c, pos) {
+		return
+	}
 	if hasHigh {
 		kb.checkNotAbove(hi, c, pos, sliceHighForm)
 	}
@@ -57,4 +61,35 @@ func (kb *kernelBuilder) checkNotAbove(x, limit ir.Operand, pos token.Pos, form 
 	p := kb.b.New(ir.Pred)
 	kb.b.Setp(ir.LO, ir.U64, p, limit, x)
 	kb.failWhen(p, "oob", SliceSitePrefix+kb.posString(pos)+": "+form, x, limit)
+}
+
+// checkBothBounds emits the two checks of x[lo:hi] with one branch to one
+// block, reporting whether it did (it does not when either is decided by
+// constants): the block picks the first failing check's site, index and
+// length with selp, hi ≤ cap's first, as Go tests it first. Two sites'
+// blocks (each a code, two 64-bit moves and a branch to the handler) and
+// one branch fewer, on a path no thread takes unless it faults.
+func (kb *kernelBuilder) checkBothBounds(lo, hi, c ir.Operand, pos token.Pos) bool {
+	if !kb.bounds || hi.Kind == ir.KImm && c.Kind == ir.KImm || lo.Kind == ir.KImm && hi.Kind == ir.KImm {
+		return false
+	}
+	kb.noteCheck(pos, true)
+	kb.noteCheck(pos, true)
+	high, low, any := kb.b.New(ir.Pred), kb.b.New(ir.Pred), kb.b.New(ir.Pred)
+	kb.b.Setp(ir.LO, ir.U64, high, c, hi)
+	kb.b.Setp(ir.LO, ir.U64, low, hi, lo)
+	kb.b.Arith(ir.OpOr, ir.Pred, any, ir.R(high), ir.R(low))
+	handler := kb.failHandler() // created first, so block numbering follows the source
+	where := SliceSitePrefix + kb.posString(pos) + ": "
+	highSite, lowSite := kb.addSite(where+sliceHighForm), kb.addSite(where+sliceLowForm)
+	blk := kb.f.NewBlock(fmt.Sprintf("oob%d", len(kb.k.Sites)))
+	saved := kb.b.B
+	kb.b.B = blk
+	kb.b.Selp(ir.U32, kb.failRegs[0], ir.Imm(ir.U32, kb.siteCode(highSite)), ir.Imm(ir.U32, kb.siteCode(lowSite)), high)
+	kb.b.Selp(ir.U64, kb.failRegs[1], hi, lo, high)
+	kb.b.Selp(ir.U64, kb.failRegs[2], c, hi, high)
+	kb.b.Bra(handler)
+	kb.b.B = saved
+	kb.b.BraIf(any, false, blk)
+	return true
 }

@@ -11,7 +11,8 @@ import (
 // x[lo:hi] of a 5-element x on the emulator: in range, at the edges, and
 // past each bound, negative ones included. A failure records the site of
 // the bound that failed (hi against cap first, then lo against hi, as Go
-// checks them) with the bound as the index and its limit as the length.
+// checks them) with the bound as the index and its limit as the length;
+// both checks share one branch.
 func TestSliceExpressionChecks(t *testing.T) {
 	p, err := CompileSource(Config{}, "k.go", []byte(`package k
 
@@ -31,6 +32,12 @@ func K(t gpu.Thread, x []int32, lo, hi int) {
 	sites := p.Kernels[0].Sites
 	if len(sites) != 2 || sites[0] != "slice at k.go:7:8: [:x] with capacity y" || sites[1] != "slice at k.go:7:8: [x:y]" {
 		t.Fatalf("sites %q, want the slice's two (y[0] is proven)", sites)
+	}
+	// One branch for both checks, whose block picks the failing one's
+	// site, index and length (checkBothBounds).
+	body := entryBody(t, p, "K")
+	if n, sel := countLines(body, `^@%p\d+ bra \$L\d+_oob`), countLines(body, `^selp\.u32 %r\d+, \d+, \d+, %p\d+;`); n != 1 || sel != 1 {
+		t.Errorf("%d conditional branches to a site and %d selections of a site code, want 1 and 1:\n%s", n, sel, body)
 	}
 	m, err := emu.Load([]byte(p.PTX))
 	if err != nil {
