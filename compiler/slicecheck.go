@@ -2,7 +2,11 @@ package compiler
 
 import (
 	"fmt"
+	"go/constant"
 	"go/token"
+	"go/types"
+
+	"golang.org/x/tools/go/ssa"
 
 	"github.com/gokern/kern/compiler/ir"
 )
@@ -92,4 +96,53 @@ func (kb *kernelBuilder) checkBothBounds(lo, hi, c ir.Operand, pos token.Pos) bo
 	kb.b.B = saved
 	kb.b.BraIf(any, false, blk)
 	return true
+}
+
+// lowBoundChecked reports whether an earlier slice expression of in's
+// block has the same lo and hi (sameIntExpr), whose lo ≤ hi check then
+// passed before in runs: x[r*n:(r+1)*n] and out[r*n:(r+1)*n] test it once
+// (go/ssa computes each bound again per expression).
+func lowBoundChecked(in *ssa.Slice) bool {
+	if in.Low == nil || in.High == nil {
+		return false
+	}
+	for _, i := range in.Block().Instrs {
+		if i == in {
+			return false
+		}
+		if s, ok := i.(*ssa.Slice); ok && s.Low != nil && s.High != nil && s.Max == nil &&
+			sameIntExpr(s.Low, in.Low, 4) && sameIntExpr(s.High, in.High, 4) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameIntExpr reports whether a and b compute the same integer from the
+// same SSA values by +, −, ·, &, |, ^ and conversions (which cannot fault
+// and have no effect), to depth d.
+func sameIntExpr(a, b ssa.Value, d int) bool {
+	if a == b {
+		return true
+	}
+	if d == 0 || !types.Identical(a.Type(), b.Type()) {
+		return false
+	}
+	switch a := a.(type) {
+	case *ssa.Const:
+		bc, ok := b.(*ssa.Const)
+		return ok && a.Value != nil && bc.Value != nil && constant.Compare(a.Value, token.EQL, bc.Value)
+	case *ssa.BinOp:
+		bb, ok := b.(*ssa.BinOp)
+		switch a.Op {
+		case token.ADD, token.SUB, token.MUL, token.AND, token.OR, token.XOR:
+		default:
+			return false
+		}
+		return ok && a.Op == bb.Op && sameIntExpr(a.X, bb.X, d-1) && sameIntExpr(a.Y, bb.Y, d-1)
+	case *ssa.Convert:
+		bc, ok := b.(*ssa.Convert)
+		return ok && sameIntExpr(a.X, bc.X, d-1)
+	}
+	return false
 }
