@@ -54,16 +54,17 @@ func (kb *kernelBuilder) distributedMul(fr *frame, in *ssa.BinOp, st ir.Type) (i
 // kc and kc+1 under `if kc+1 < k`) from 56 to 60 registers on sm_90
 // (ptxas 13.5), past issue 8's +4.
 func (kb *kernelBuilder) loweredProduct(fr *frame, in *ssa.BinOp, x, y ssa.Value) *val {
-	refs := x.Referrers()
-	if refs == nil {
-		return nil
-	}
-	for _, u := range *refs {
-		p, ok := u.(*ssa.BinOp)
-		if !ok || p == in || p.Op != token.MUL || !(p.X == x && p.Y == y || p.X == y && p.Y == x) {
+	// Walked in order up to in: an unrolled copy lowers the block again,
+	// and fr.vals of a product after in would be the previous copy's.
+	for _, i := range in.Block().Instrs {
+		if i == in {
+			return nil
+		}
+		p, ok := i.(*ssa.BinOp)
+		if !ok || p.Op != token.MUL || !(p.X == x && p.Y == y || p.X == y && p.Y == x) {
 			continue
 		}
-		if v := fr.vals[p]; v != nil && p.Block() == in.Block() {
+		if v := fr.vals[p]; v != nil {
 			return v
 		}
 	}

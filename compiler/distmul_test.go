@@ -65,3 +65,46 @@ func K(t gpu.Thread, in, out []uint64) {
 		}
 	}
 }
+
+// In an unrolled loop the block is lowered once per iteration: (x+1)·z
+// before x·z must not take the previous copy's x·z.
+func TestDistributedMulUnrolled(t *testing.T) {
+	const src = `package k
+
+import "github.com/gokern/kern/gpu"
+
+//kern:kernel
+func K(t gpu.Thread, in, out []uint64) {
+	x := int64(in[0])
+	//kern:unroll
+	for j := 0; j < 4; j++ {
+		z := x + int64(in[1+j])
+		out[2*j] = uint64((x + 1) * z)
+		out[2*j+1] = uint64(x * z)
+	}
+}
+`
+	p, err := CompileSource(Config{}, "k.go", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Unrolled, and (x+1)·z, before x·z, multiplies: two per copy.
+	if body := entryBody(t, p, "K"); countLines(body, `^mul\.lo\.s64 %\w+, %\w+, %\w+;`) != 8 {
+		t.Errorf("want the loop unrolled with two products per copy:\n%s", body)
+	}
+	in := []uint64{7, 1, 10, 100, 1000}
+	got, err := runK(emu.NewDevice(emu.Options{}), p.PTX, in, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := int64(in[0])
+	for j := range 4 {
+		z := x + int64(in[1+j])
+		if w := uint64((x + 1) * z); got[2*j] != w {
+			t.Errorf("j=%d: (x+1)·z = %d on the emulator, Go gives %d", j, got[2*j], w)
+		}
+		if w := uint64(x * z); got[2*j+1] != w {
+			t.Errorf("j=%d: x·z = %d on the emulator, Go gives %d", j, got[2*j+1], w)
+		}
+	}
+}
