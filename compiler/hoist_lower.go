@@ -196,11 +196,29 @@ func (kb *kernelBuilder) emitHoistIf(fr *frame, pl *hoistLoop) {
 	}
 	kb.edge(fr, h, h.Succs[1])
 
-	// The checks of the faulting iteration, in program order; one fails.
+	// The checks of the faulting iteration, in program order; one fails,
+	// so the last needs no test: iv < N and iv ≥ limit, so the limit is
+	// below N and is some group's bound, which this iv passes (iv ≥
+	// len−b−cmax: its cmax access fails) or which is iv0 (the group's
+	// first index is out of range, the loop did not run and iv = iv0: its
+	// cmin access fails, the entry edge's test being this one's).
+	// Reaching the last access, every earlier one has passed, so it is the
+	// one that fails.
 	kb.b.B = cold
 	bases := map[*hoistGroup]ir.Operand{}
 	var lenOf ssa.Value // the slice whose length the length register holds
-	for _, a := range pl.access {
+	// Accesses a launch fact proves (launchfact.go) set no limit: they
+	// are not among the checks, and the last is the last of the others.
+	last := -1
+	for i, a := range pl.access {
+		if !a.g.proven {
+			last = i
+		}
+	}
+	if last < 0 {
+		kb.b.Exit() // not reached: no group sets a limit
+	}
+	for i, a := range pl.access {
 		if a.g.proven {
 			continue
 		}
@@ -227,10 +245,13 @@ func (kb *kernelBuilder) emitHoistIf(fr *frame, pl *hoistLoop) {
 		// move off the passing path, and no site needs a block of its own.
 		site := kb.addSite(kb.posString(a.ia.Pos()))
 		kb.b.Mov(ir.U32, kb.failRegs[0], ir.Imm(ir.U32, kb.siteCode(site)))
+		if i == last {
+			kb.b.Bra(kb.failHandler())
+			break
+		}
 		p := kb.b.New(ir.Pred)
 		kb.b.Setp(ir.HS, ir.U64, p, ir.R(idx), ir.R(n))
 		kb.b.BraIf(p, false, kb.failHandler())
 	}
-	kb.b.Exit() // not reached
 	kb.b.B, kb.b.Pos = saved, savedPos
 }

@@ -96,6 +96,9 @@ func (kb *kernelBuilder) lowerBinOp(fr *frame, in *ssa.BinOp) *val {
 			return v
 		}
 	}
+	if r, ok := kb.distributedMul(fr, in, st); ok {
+		return &val{ops: []ir.Operand{ir.R(r)}, origin: -1}
+	}
 	if r, ok := kb.narrowAdd(fr, in, st, a, b); ok {
 		return &val{ops: []ir.Operand{r}, origin: -1}
 	}
@@ -516,6 +519,11 @@ func nonZero(v ssa.Value) bool {
 // 64-bit operands that both fit in 32 bits divide in 32 bits: PTX's 64-bit
 // division is a long subroutine, its 32-bit one a short inline sequence.
 func (kb *kernelBuilder) lowerDivRem(fr *frame, in *ssa.BinOp, op ir.Op, st ir.Type, a, b ir.Operand) *val {
+	if op == ir.OpDiv {
+		if r, ok := kb.reciprocal(st, a, b); ok {
+			return &val{ops: []ir.Operand{ir.R(r)}, origin: -1}
+		}
+	}
 	var xr, yr interval
 	if fr.ranges != nil && !st.IsFloat() {
 		xr, yr = fr.ranges.rangeAt(in.X, in.Block()), fr.ranges.rangeAt(in.Y, in.Block())

@@ -43,8 +43,12 @@ var mathIntrinsics = map[string]intrinsicFunc{
 		}
 		s := kb.b.New(st)
 		kb.b.Math(ir.OpSqrt, "rn", st, s, c.arg(0))
+		one := ir.Imm(ir.F64, math.Float64bits(1))
+		if r, ok := kb.reciprocal(st, one, ir.R(s)); ok {
+			return scalar(r)
+		}
 		r := kb.b.New(st)
-		kb.b.Arith(ir.OpDiv, st, r, ir.Imm(ir.F64, math.Float64bits(1)), ir.R(s))
+		kb.b.Arith(ir.OpDiv, st, r, one, ir.R(s))
 		return scalar(r)
 	},
 	"Exp2": func(kb *kernelBuilder, c *icall) *val {

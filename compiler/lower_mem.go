@@ -712,7 +712,12 @@ func (kb *kernelBuilder) lowerSlice(fr *frame, in *ssa.Slice) *val {
 	if in.High != nil {
 		hi = kb.index64(kb.value(fr, in.High).ops[0], in.High.Type())
 	}
-	kb.checkSliceBounds(lo, hi, capOp, in.Low != nil, in.High != nil, in.Pos())
+	hasLow := in.Low != nil
+	if hasLow && lowBoundChecked(in) {
+		hasLow = false
+		kb.noteCheck(in.Pos(), false)
+	}
+	kb.checkSliceBounds(lo, hi, capOp, hasLow, in.High != nil, in.Pos())
 	nl := kb.b.New(ir.S64)
 	kb.b.Arith(ir.OpSub, ir.S64, nl, hi, lo)
 	nc := kb.b.New(ir.S64)

@@ -33,7 +33,6 @@ var RMSNormKernel = kernRMSNormLauncher{kern.NewLauncher(kern.KernelSpec{
 		"slice at kernels.go:21:10: [:x] with capacity y",
 		"slice at kernels.go:21:10: [x:y]",
 		"slice at kernels.go:22:12: [:x] with capacity y",
-		"slice at kernels.go:22:12: [x:y]",
 		"kernels.go:35:30",
 	},
 	SourceHash: "ba386ddbc2dafb98", Source: []string{"kernels.go:RMSNorm"},

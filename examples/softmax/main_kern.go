@@ -31,7 +31,6 @@ var SoftmaxKernel = kernSoftmaxLauncher{kern.NewLauncher(kern.KernelSpec{
 		"slice at kernels.go:24:10: [:x] with capacity y",
 		"slice at kernels.go:24:10: [x:y]",
 		"slice at kernels.go:25:12: [:x] with capacity y",
-		"slice at kernels.go:25:12: [x:y]",
 	},
 	SourceHash: "d877d0959d489533", Source: []string{"kernels.go:Softmax"},
 	Native: func(t gpu.Thread, a []any) { Softmax(t, a[0].([]float32), a[1].([]float32), a[2].(int)) },
