@@ -604,6 +604,10 @@ func (kb *kernelBuilder) lowerIndexAddr(fr *frame, in *ssa.IndexAddr) *val {
 		return kb.zeroVal(in.Type())
 	}
 	i64 := kb.index64(idx, in.Index.Type())
+	if j, ok := fr.ivOf[in]; ok && fr.checkedAbove[in] {
+		delete(fr.ivOf, in)
+		i64 = j
+	}
 	if kb.pairIndex(fr, in, x, i64, n) {
 		// pack2.go checked it (or checks it with its pair's)
 	} else if fr.hoisted[in] != nil && kb.bounds {
