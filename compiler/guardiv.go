@@ -237,6 +237,13 @@ func (kb *kernelBuilder) guardIV(fr *frame, ia *ssa.IndexAddr) (ir.Operand, bool
 		}
 		consts[l.ind] = c
 	}
+	if len(consts) == 0 {
+		// Not in an unrolled copy: one index computation saved against a
+		// register pair live across the loop. gomlx's matmulTile (one A
+		// load per K step) then spilled 4 bytes on sm_90 (ptxas 13.5
+		// holds it at 32 registers) for no fewer SASS in the loop.
+		return ir.Operand{}, false
+	}
 	if g := il.byIA[ia]; g != nil {
 		d, ok := kb.ivDiff(fr, il, g, consts, ia.Index, 0)
 		if !ok {
