@@ -72,7 +72,11 @@ const maxIVDepth = 12
 // invariant: not unrolled, not partially unrolled, not hoisted (hoist.go
 // has its own pointers), not inside an unrolled loop.
 func (kb *kernelBuilder) planIVLoops(fr *frame) map[*ssa.BasicBlock]*ivLoop {
-	if !kb.bounds || kb.cfg.KeepChecks || fr.ranges == nil {
+	// Not in a 32-bit entry: there the index is a mul.wide.s32 plus an
+	// int32 sum (reassoc32.go), one IMAD.WIDE per copy, where a walked
+	// 64-bit index costs each copy its 64-bit difference (MatMul32_i32's
+	// K tile 321 SASS walked, 308 not, sm_80, ptxas 12.4).
+	if !kb.bounds || kb.cfg.KeepChecks || fr.ranges == nil || kb.idx32 {
 		return nil
 	}
 	var out map[*ssa.BasicBlock]*ivLoop

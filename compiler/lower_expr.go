@@ -95,6 +95,9 @@ func (kb *kernelBuilder) lowerBinOp(fr *frame, in *ssa.BinOp) *val {
 		if v := kb.narrowArith(fr, in, op, st, a, b); v != nil {
 			return v
 		}
+		if v := kb.regroupAdd(fr, in, st); v != nil {
+			return v
+		}
 	}
 	if r, ok := kb.narrowAdd(fr, in, st, a, b); ok {
 		return &val{ops: []ir.Operand{r}, origin: -1}
@@ -197,6 +200,9 @@ func (kb *kernelBuilder) narrowArith(fr *frame, in *ssa.BinOp, op ir.Op, st ir.T
 		if _, phi := u.(*ssa.Phi); phi {
 			return nil
 		}
+	}
+	if sharedIndex(in, 0) {
+		return nil // narrowadd.go: ptxas folds a shared index's constants in 64 bits only
 	}
 	return kb.narrowArithAt(fr, in, in.Block(), op, st, a, b)
 }
