@@ -55,6 +55,8 @@ type kernelBuilder struct {
 	// bounds the parameters' registers in narrowRegs (index32.go).
 	idx32      bool
 	narrowRegs map[ir.Reg]interval
+	// linOf: a shared-tile index that sharedlin.go emitted as e + c.
+	linOf map[ir.Reg]linIndex
 }
 
 // siteCode is what a failing check writes to the error slot's code word

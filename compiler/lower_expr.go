@@ -92,6 +92,9 @@ func (kb *kernelBuilder) lowerBinOp(fr *frame, in *ssa.BinOp) *val {
 		return kb.lowerDivRem(fr, in, op, st, a, b)
 	}
 	if op == ir.OpAdd || op == ir.OpSub || op == ir.OpMul {
+		if v := kb.sharedLinear(fr, in, st); v != nil {
+			return v
+		}
 		if v := kb.narrowArith(fr, in, op, st, a, b); v != nil {
 			return v
 		}

@@ -625,6 +625,9 @@ func (kb *kernelBuilder) lowerIndexAddr(fr *frame, in *ssa.IndexAddr) *val {
 			return &val{ops: []ir.Operand{kb.hoistedAddr(a)}, space: x.space, origin: x.origin, mask: x.mask}
 		}
 	}
+	if a, ok := kb.sharedAddr(x, i64, size); ok {
+		return &val{ops: []ir.Operand{a}, space: x.space, origin: x.origin, mask: x.mask}
+	}
 	if a, ok := kb.addOffset32(x, i64, size); ok {
 		return &val{ops: []ir.Operand{a}, space: x.space, origin: x.origin, mask: x.mask}
 	}

@@ -1,9 +1,10 @@
 package compiler
 
-// Tests of reassoc32.go and of the shared indices a 32-bit entry keeps in
-// 64 bits (narrowadd.go sharedIndex): the 32-bit entry computes what the
-// kernel's entry computes, and a failing check reports the same site,
-// index and length.
+// Tests of reassoc32.go, of the shared indices a 32-bit entry keeps in 64
+// bits (narrowadd.go sharedIndex) and of their constants moved into the
+// address (sharedlin.go): the 32-bit entry computes what the kernel's
+// entry computes, and a failing check reports the same site, index and
+// length.
 
 import (
 	"fmt"
@@ -66,6 +67,12 @@ func TestRegroupAddMatchesEntry(t *testing.T) {
 	// 32-bit value addresses it.
 	if bad := narrowSharedAddrs(body); bad > 0 {
 		t.Errorf("%d shared addresses from a 32-bit index:\n%s", bad, body)
+	}
+	// sharedlin.go: the constant of `r*8 + tx` (copy 1 of the store, r =
+	// ty+4) and of `ty*8 + kk` (kk = 1…7) is an offset of the tile's
+	// address.
+	if got := offsetSharedAddrs(body); got < 8 {
+		t.Errorf("%d shared accesses at tile+constant+index, want 8 (s[r*8+tx] in copy 1, s[ty*8+kk] for kk 1…7):\n%s", got, body)
 	}
 	for _, n := range []int{1, 3, 7, 8, 9, 13, 21, -2, 0} {
 		full := max(n*n, 0)
@@ -145,6 +152,34 @@ func regroupedSums(body string) int {
 	for i := 0; i+2 < len(ls); i++ {
 		a, c, w := add32.FindStringSubmatch(ls[i]), cvt.FindStringSubmatch(ls[i+1]), add64.FindStringSubmatch(ls[i+2])
 		if a != nil && c != nil && w != nil && c[2] == a[1] && w[1] == c[1] {
+			n++
+		}
+	}
+	return n
+}
+
+// offsetSharedAddrs counts the ld/st.shared whose address is
+// `add.s64 %a, %b, %i` with %b = `add.s64 %b, %tile, <constant>` and %tile
+// a shared array's address.
+func offsetSharedAddrs(body string) int {
+	tileRE := regexp.MustCompile(`^mov\.u64 (%rd\d+), smem\d+;`)
+	offRE := regexp.MustCompile(`^add\.s64 (%rd\d+), (%rd\d+), \d+;`)
+	addRE := regexp.MustCompile(`^add\.s64 (%rd\d+), (%rd\d+), %rd\d+;`)
+	memRE := regexp.MustCompile(`^(?:ld|st)\.shared\.\S+ .*\[(%rd\d+)\]`)
+	tile, off, addr := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	n := 0
+	for _, l := range strings.Split(body, "\n") {
+		l = strings.TrimSpace(l)
+		if m := tileRE.FindStringSubmatch(l); m != nil {
+			tile[m[1]] = true
+		}
+		if m := offRE.FindStringSubmatch(l); m != nil && tile[m[2]] {
+			off[m[1]] = true
+		}
+		if m := addRE.FindStringSubmatch(l); m != nil && off[m[2]] {
+			addr[m[1]] = true
+		}
+		if m := memRE.FindStringSubmatch(l); m != nil && addr[m[1]] {
 			n++
 		}
 	}
