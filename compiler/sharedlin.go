@@ -36,7 +36,7 @@ func (kb *kernelBuilder) sharedLinear(fr *frame, in *ssa.BinOp, st ir.Type) *val
 	if !kb.idx32 || st != ir.S64 && st != ir.U64 || !sharedIndexTop(in) || !sharedIndex(in, 0) {
 		return nil
 	}
-	e, c, ok := kb.linTerms(fr, in, 0)
+	e, c, ok := kb.linSplit(fr, in, 0)
 	if !ok || c == 0 {
 		return nil
 	}
@@ -84,9 +84,9 @@ func sharedIndexTop(in *ssa.BinOp) bool {
 	return false
 }
 
-// linTerms splits v into e + c, c a constant: e is emitted (or v's value
-// when v holds no constant term). ok is false when v is not a 64-bit
-// integer.
+// linTerms splits v, an operand already lowered, into e + c, c a
+// constant: e is emitted, or is v's value when v holds no constant term.
+// ok is false when v is not a 64-bit integer.
 func (kb *kernelBuilder) linTerms(fr *frame, v ssa.Value, depth int) (ir.Operand, uint64, bool) {
 	t := scalarType(v.Type())
 	if t != ir.S64 && t != ir.U64 {
@@ -104,12 +104,24 @@ func (kb *kernelBuilder) linTerms(fr *frame, v ssa.Value, depth int) (ir.Operand
 	if !isBin || depth >= maxLinDepth {
 		return op, 0, true
 	}
+	e, c, ok := kb.linSplit(fr, b, depth)
+	if !ok || c == 0 {
+		return op, 0, true
+	}
+	return e, c, true
+}
+
+// linSplit is linTerms for the binary operation b, which need not be
+// lowered yet (the index being lowered): c is 0 (and e invalid) when b
+// has no constant term to pull out.
+func (kb *kernelBuilder) linSplit(fr *frame, b *ssa.BinOp, depth int) (ir.Operand, uint64, bool) {
+	none := ir.Operand{}
 	switch b.Op {
 	case token.ADD, token.SUB:
 		ex, cx, ok1 := kb.linTerms(fr, b.X, depth+1)
 		ey, cy, ok2 := kb.linTerms(fr, b.Y, depth+1)
 		if !ok1 || !ok2 || cx == 0 && cy == 0 {
-			return op, 0, true
+			return none, 0, ok1 && ok2
 		}
 		if b.Op == token.ADD {
 			return kb.add64(ex, ey), cx + cy, true
@@ -121,7 +133,7 @@ func (kb *kernelBuilder) linTerms(fr *frame, v ssa.Value, depth int) (ir.Operand
 		if b.Op == token.SHL {
 			n, ok := constInt(b.Y)
 			if !ok || n < 0 || n > 62 {
-				return op, 0, true
+				return none, 0, true
 			}
 			k, other = 1<<uint(n), b.X
 		} else if y := kb.value(fr, b.Y).ops[0]; y.Kind == ir.KImm {
@@ -129,13 +141,13 @@ func (kb *kernelBuilder) linTerms(fr *frame, v ssa.Value, depth int) (ir.Operand
 		} else if x := kb.value(fr, b.X).ops[0]; x.Kind == ir.KImm {
 			k, other = x.Imm, b.Y
 		} else {
-			return op, 0, true
+			return none, 0, true
 		}
 		e, c, ok := kb.linTerms(fr, other, depth+1)
 		if !ok || c == 0 {
-			return op, 0, true
+			return none, 0, ok
 		}
 		return kb.mul64(e, ir.Imm(ir.S64, k)), c * k, true
 	}
-	return op, 0, true
+	return none, 0, true
 }
