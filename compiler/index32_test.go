@@ -89,7 +89,7 @@ func TestIndex32EntryMatchesEntry(t *testing.T) {
 		t.Errorf("no 32-bit entry computes a hoisted loop's limit in 32 bits: the test exercises no limit32")
 	}
 	if linear == 0 || regrouped == 0 {
-		t.Errorf("%d shared indices split, %d sums regrouped: the test exercises neither sharedlin.go nor reassoc32.go", linear, regrouped)
+		t.Errorf("%d shared indices split, %d sums regrouped: the test must exercise both sharedlin.go and reassoc32.go", linear, regrouped)
 	}
 	t.Logf("%d of %d 32-bit entries narrow, %d hoisted limits in 32 bits, %d split shared indices, %d regrouped sums",
 		narrowed, kernels, limits32, linear, regrouped)

@@ -60,7 +60,7 @@ func (kb *kernelBuilder) regroupAdd(fr *frame, in *ssa.BinOp, st ir.Type) *val {
 				kb.b.Cvt(ir.S64, ir.S32, "", s64, ir.R(s32))
 			}
 			r := kb.b.New(st)
-			kb.b.Arith(ir.OpAdd, st, r, pv.ops[0], ir.R(s64))
+			kb.b.Arith(ir.OpAdd, st, r, ir.R(s64), pv.ops[0]) // p may be an immediate
 			return &val{ops: []ir.Operand{ir.R(r)}, origin: -1}
 		}
 	}

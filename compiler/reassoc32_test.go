@@ -141,7 +141,7 @@ func narrowSharedAddrs(body string) int {
 func regroupedSums(body string) int {
 	add32 := regexp.MustCompile(`^add\.s32 (%r\d+), `)
 	cvt := regexp.MustCompile(`^cvt\.[su]64\.[su]32 (%rd\d+), (%r\d+);`)
-	add64 := regexp.MustCompile(`^add\.s64 %rd\d+, %rd\d+, (%rd\d+);`)
+	add64 := regexp.MustCompile(`^add\.s64 %rd\d+, (%rd\d+), %rd\d+;`)
 	var ls []string
 	for _, l := range strings.Split(body, "\n") {
 		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, ".loc") {
