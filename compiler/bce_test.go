@@ -230,12 +230,35 @@ func (g *bceGen) loop() {
 		a := g.pick(g.arrays)
 		g.line("for %s := range %s {", k, a)
 	}
+	walk := g.r.IntN(2) == 0
 	g.block(func() {
 		g.ints = append(g.ints, k)
 		g.line("acc += int32(%s)", k)
+		if walk {
+			g.kTile(k)
+		}
 		g.stmts(1 + g.r.IntN(3))
 	})
 	g.line("}")
+}
+
+// kTile writes MatMul32's K-loop load: a[row*w + k + col] under
+// `row < h && k+col < w`, affine in the loop's counter k, whose index
+// guardiv.go walks in counted loops (a short slice or a negative n still
+// fails it, reporting the walked index).
+func (g *bceGen) kTile(k string) {
+	a := g.pick(g.arrays)
+	row := g.pick([]string{"tx", "ty", g.small(), "n - 5"})
+	col := g.pick([]string{"tx", "ty", "0", g.small(), "-3"})
+	h := g.pick([]string{"n", g.small(), "len(" + a + ")"})
+	w := g.pick([]string{"n", g.small(), "8", "len(" + a + ")"})
+	g.nvar++
+	v := fmt.Sprintf("e%d", g.nvar)
+	g.line("%s := int32(%s)", v, g.small())
+	g.line("if %s < %s && %s+%s < %s {", row, h, k, col, w)
+	g.line("\t%s = %s[%s*%s + %s + %s]", v, a, row, w, k, col)
+	g.line("}")
+	g.line("acc += %s", v)
 }
 
 // hoistLoop writes a counted loop whose first statements index a slice at

@@ -27,7 +27,7 @@ func TestIndex32EntryMatchesEntry(t *testing.T) {
 	if n, err := strconv.Atoi(os.Getenv("KERN_RANDOM")); err == nil {
 		kernels = n
 	}
-	narrowed, limits32, ran32 := 0, 0, 0
+	narrowed, limits32, ran32, linear, regrouped := 0, 0, 0, 0, 0
 	for k := range kernels {
 		r := rand.New(rand.NewPCG(uint64(k), 32))
 		bx, by := 1+r.IntN(48), 1+r.IntN(3)
@@ -53,6 +53,12 @@ func TestIndex32EntryMatchesEntry(t *testing.T) {
 		}
 		if strings.Contains(body, "min.s32") {
 			limits32++ // a hoisted loop's limit in 32 bits (limit32)
+		}
+		if offsetSharedAddrs(body) > 0 {
+			linear++ // a shared index's constant in its address (sharedlin.go)
+		}
+		if regroupedSums(body) > 0 {
+			regrouped++ // (p+a)+c as p+(a+c) (reassoc32.go)
 		}
 		for shape := range 5 {
 			maxX, maxY := bx, by
@@ -87,10 +93,14 @@ func TestIndex32EntryMatchesEntry(t *testing.T) {
 	if limits32 == 0 {
 		t.Errorf("no 32-bit entry computes a hoisted loop's limit in 32 bits: the test exercises no limit32")
 	}
-	t.Logf("%d of %d 32-bit entries narrow, %d hoisted limits in 32 bits; %d launches ran the 32-bit entry", narrowed, kernels, limits32, ran32)
 	if ran32 < kernels {
 		t.Errorf("only %d launches ran a 32-bit entry: its launch facts fail too often to test it", ran32)
 	}
+	if linear == 0 || regrouped == 0 {
+		t.Errorf("%d shared indices split, %d sums regrouped: the test must exercise both sharedlin.go and reassoc32.go", linear, regrouped)
+	}
+	t.Logf("%d of %d 32-bit entries narrow, %d hoisted limits in 32 bits, %d split shared indices, %d regrouped sums; %d launches ran the 32-bit entry",
+		narrowed, kernels, limits32, linear, regrouped, ran32)
 	if narrowed < kernels/4 {
 		t.Errorf("only %d of %d 32-bit entries have 32-bit arithmetic: the test exercises nothing", narrowed, kernels)
 	}

@@ -64,6 +64,8 @@ type kernelBuilder struct {
 	// fact operand naming it (launchfact.go).
 	launchRegs map[ir.Reg]*lf.Expr
 	factSet    *factSet
+	// linOf: a shared-tile index that sharedlin.go emitted as e + c.
+	linOf map[ir.Reg]linIndex
 }
 
 // siteCode is what a failing check writes to the error slot's code word

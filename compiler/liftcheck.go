@@ -85,7 +85,16 @@ func (kb *kernelBuilder) liftChecks(fr *frame, tt, join *ssa.BasicBlock, cond ir
 		kb.b.Pos = instr.Pos()
 		if ia, ok := instr.(*ssa.IndexAddr); ok && !kb.registerRead(fr, ia) {
 			x := kb.value(fr, ia.X)
-			i64 := kb.index64(kb.value(fr, ia.Index).ops[0], ia.Index.Type())
+			var i64 ir.Operand
+			if j, ok := kb.guardIV(fr, ia); ok {
+				i64 = j
+				if fr.ivOf == nil {
+					fr.ivOf = map[*ssa.IndexAddr]ir.Operand{}
+				}
+				fr.ivOf[ia] = j
+			} else {
+				i64 = kb.index64(kb.value(fr, ia.Index).ops[0], ia.Index.Type())
+			}
 			kb.guardedCheck(i64, x.ops[1], cond, ia)
 			fr.checkedAbove[ia] = true
 			continue

@@ -94,7 +94,9 @@ type frame struct {
 	checkedAbove map[*ssa.IndexAddr]bool
 	// loopy marks the blocks in loops that are not unrolled, once
 	// narrowadd.go asks.
-	loopy map[*ssa.BasicBlock]bool
+	loopy   map[*ssa.BasicBlock]bool
+	ivLoops map[*ssa.BasicBlock]*ivLoop
+	ivOf    map[*ssa.IndexAddr]ir.Operand
 }
 
 func (kb *kernelBuilder) lowerKernel(fn *ssa.Function) {
@@ -173,6 +175,7 @@ func (kb *kernelBuilder) newFrame(fn *ssa.Function, args []*val, params []level,
 	fr.groups = findVecGroups(fn, fr.align, fr.pairs)
 	fr.hoisted = map[*ssa.IndexAddr]*hoistLoop{}
 	fr.hoists = kb.planHoists(fr)
+	fr.ivLoops = kb.planIVLoops(fr)
 	fr.blocks = make([]*ir.Block, len(fn.Blocks))
 	for i, b := range fn.Blocks {
 		fr.blocks[i] = kb.f.NewBlock(blockHint(fn, b))
@@ -389,6 +392,10 @@ func (kb *kernelBuilder) edge(fr *frame, from, to *ssa.BasicBlock) {
 	}
 	kb.phiMoves(fr, from, to)
 	fr.reach(to)
+	if il := fr.ivLoops[to]; il != nil {
+		kb.ivEdge(fr, il, from, func() { kb.b.Bra(fr.blocks[to.Index]) })
+		return
+	}
 	kb.b.Bra(fr.blocks[to.Index])
 }
 

@@ -92,7 +92,13 @@ func (kb *kernelBuilder) lowerBinOp(fr *frame, in *ssa.BinOp) *val {
 		return kb.lowerDivRem(fr, in, op, st, a, b)
 	}
 	if op == ir.OpAdd || op == ir.OpSub || op == ir.OpMul {
+		if v := kb.sharedLinear(fr, in, st); v != nil {
+			return v
+		}
 		if v := kb.narrowArith(fr, in, op, st, a, b); v != nil {
+			return v
+		}
+		if v := kb.regroupAdd(fr, in, st); v != nil {
 			return v
 		}
 	}
@@ -200,6 +206,9 @@ func (kb *kernelBuilder) narrowArith(fr *frame, in *ssa.BinOp, op ir.Op, st ir.T
 		if _, phi := u.(*ssa.Phi); phi {
 			return nil
 		}
+	}
+	if sharedIndex(in, 0) {
+		return nil // narrowadd.go: ptxas folds a shared index's constants in 64 bits only
 	}
 	return kb.narrowArithAt(fr, in, in.Block(), op, st, a, b)
 }

@@ -604,6 +604,10 @@ func (kb *kernelBuilder) lowerIndexAddr(fr *frame, in *ssa.IndexAddr) *val {
 		return kb.zeroVal(in.Type())
 	}
 	i64 := kb.index64(idx, in.Index.Type())
+	if j, ok := fr.ivOf[in]; ok && fr.checkedAbove[in] {
+		delete(fr.ivOf, in)
+		i64 = j
+	}
 	if kb.pairIndex(fr, in, x, i64, n) {
 		// pack2.go checked it (or checks it with its pair's)
 	} else if fr.factSafe[in] && kb.bounds {
@@ -622,6 +626,9 @@ func (kb *kernelBuilder) lowerIndexAddr(fr *frame, in *ssa.IndexAddr) *val {
 		if a := pl.accessOf(in); a.g != nil && a.g.ptr >= 0 {
 			return &val{ops: []ir.Operand{kb.hoistedAddr(a)}, space: x.space, origin: x.origin, mask: x.mask}
 		}
+	}
+	if a, ok := kb.sharedAddr(x, i64, size); ok {
+		return &val{ops: []ir.Operand{a}, space: x.space, origin: x.origin, mask: x.mask}
 	}
 	if a, ok := kb.addOffset32(x, i64, size); ok {
 		return &val{ops: []ir.Operand{a}, space: x.space, origin: x.origin, mask: x.mask}

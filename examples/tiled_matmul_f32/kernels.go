@@ -58,9 +58,9 @@ func MatMul16(t gpu.Thread, a, b, c []float32, m, n, k int) {
 
 const t32 = 32
 
-// MatMul32 is v2.
+// MatMul32 is v2 (idx32: launches with 32-bit sizes run MatMul32_i32).
 //
-//kern:kernel block=32x8
+//kern:kernel block=32x8 idx32
 func MatMul32(t gpu.Thread, a, b, c []float32, m, n, k int) {
 	as := gpu.Shared[float32](t, t32*t32)
 	bs := gpu.Shared[float32](t, t32*t32)

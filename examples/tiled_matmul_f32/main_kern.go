@@ -52,6 +52,8 @@ func (l kernMatMul16Launcher) Launch(q kern.Queue, grid kern.Grid, a *kern.Buffe
 // MatMul32Kernel launches the kernel MatMul32 (kernels.go:64).
 var MatMul32Kernel = kernMatMul32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "MatMul32", Pkg: "github.com/gokern/kern/examples/tiled_matmul_f32", Entry: "MatMul32", Module: kernModule,
+	Entry32: "MatMul32_i32",
+	Facts32: []string{"(>= p5 0)", "(>= p4 0)", "(>= l0 (+ (+ (+ (+ (+ 1 (* 2097088 p5)) (* 24 p5)) (* 7 p5)) (- p5 1)) 31))", "(>= l1 (+ (+ (+ (+ 1 (* (- p5 1) p4)) (* 24 p4)) (* 7 p4)) (- p4 1)))", "(>= l2 (+ (+ 1 (* (- p3 1) p4)) (- p4 1)))"},
 	Params: []kern.Param{
 		{Name: "a", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 		{Name: "b", Kind: kern.SliceParam, Elem: "float32", Size: 4},
@@ -77,7 +79,7 @@ var MatMul32Kernel = kernMatMul32Launcher{kern.NewLauncher(kern.KernelSpec{
 		"kernels.go:100:5",
 		"kernels.go:100:5",
 	},
-	SourceHash: "ffb14d12d737fcb6", Source: []string{"kernels.go:MatMul32", "kernels.go:const t32"},
+	SourceHash: "752f7f70e8370984", Source: []string{"kernels.go:MatMul32", "kernels.go:const t32"},
 	Native: func(t gpu.Thread, a []any) {
 		MatMul32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(int), a[5].(int))
 	},
