@@ -55,7 +55,11 @@ type frame struct {
 	// retUnknown is set once a return has none.
 	retSlots   []ptrInfo
 	retUnknown bool
-	safe       map[*ssa.IndexAddr]bool
+	// retRng joins the intervals of what the returns move into each
+	// result register (retSeen: some return did), regrange.go.
+	retRng  []interval
+	retSeen []bool
+	safe    map[*ssa.IndexAddr]bool
 	// hoists are the loops whose checks are hoisted (hoist.go), by
 	// header, and hoisted the accesses whose checks they took over.
 	hoists  map[*ssa.BasicBlock]*hoistLoop
@@ -158,7 +162,7 @@ func (kb *kernelBuilder) newFrame(fn *ssa.Function, args []*val, params []level,
 	fr.partial = kb.findPartial(fn)
 	fr.promoted = promotable(fn, fr.unrollConst)
 	fr.cellSlots = structFieldSpaces(fn, fr.promoted, fr.spaces, args)
-	fr.safe, fr.ranges = kb.provablySafe(fn, args)
+	fr.safe, fr.ranges = kb.provablySafe(fn, args, fr.promoted)
 	fr.align = newAlignCtx(fn, kb.argTZ)
 	kb.argTZ = nil
 	fr.pairs = findPack2Pairs(fn, fr.align)
@@ -236,7 +240,9 @@ func (kb *kernelBuilder) lowerBlocks(fr *frame, order []*ssa.BasicBlock) {
 					kb.b.Pos = posOfValue(v)
 				}
 			}
+			before := len(kb.f.Regs)
 			kb.lowerInstr(fr, instr)
+			kb.noteValueRange(fr, instr, before)
 		}
 	}
 }
@@ -518,6 +524,7 @@ func (kb *kernelBuilder) lowerReturn(fr *frame, in *ssa.Return) {
 		v := kb.value(fr, r)
 		for _, o := range v.ops {
 			kb.b.Mov(fr.resT[i], fr.result[i], o)
+			kb.joinReturn(fr, i, o)
 			i++
 		}
 	}
