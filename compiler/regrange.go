@@ -29,7 +29,7 @@ package compiler
 //     store into them in the function, found before lowering (so a
 //     read in a loop before a later store is covered), as
 //     structFieldSpaces does for pointers; a cell written any other way
-//     (an element of an array field, a wgmma accumulator) is unknown;
+//     (through an element of an array, a wgmma accumulator) is unknown;
 //     a load from cells copies them into fresh registers, which take
 //     the cells' intervals.
 //
@@ -138,10 +138,13 @@ type cellStore struct {
 }
 
 // cellStores lists the writes into the cells of the promoted local a.
+// Below an element of an array (an IndexAddr, whose index the lowering
+// makes constant per unrolled copy) the element is not known, so a store
+// there covers the whole array's cells and makes them unknown.
 func cellStores(a *ssa.Alloc) []cellStore {
 	var out []cellStore
-	var visit func(addr ssa.Value, lo, hi, depth int)
-	visit = func(addr ssa.Value, lo, hi, depth int) {
+	var visit func(addr ssa.Value, lo, hi, depth int, exact bool)
+	visit = func(addr ssa.Value, lo, hi, depth int, exact bool) {
 		refs := addr.Referrers()
 		if refs == nil {
 			return
@@ -159,16 +162,19 @@ func cellStores(a *ssa.Alloc) []cellStore {
 				}
 			case *ssa.FieldAddr:
 				st, ok := r.X.Type().Underlying().(*types.Pointer).Elem().Underlying().(*types.Struct)
-				if !ok {
+				switch {
+				case !ok:
 					out = append(out, cellStore{nil, lo, hi})
-					continue
+				case exact:
+					off := lo + flatOffset(st, r.Field)
+					visit(r, off, off+flatLen(st.Field(r.Field).Type()), depth+1, true)
+				default:
+					visit(r, lo, hi, depth+1, false)
 				}
-				off := lo + flatOffset(st, r.Field)
-				visit(r, off, off+flatLen(st.Field(r.Field).Type()), depth+1)
 			case *ssa.IndexAddr:
-				visit(r, lo, hi, depth+1) // any element of the array: all its cells
+				visit(r, lo, hi, depth+1, false)
 			case *ssa.Store:
-				if r.Addr != addr {
+				if r.Addr != addr || !exact {
 					out = append(out, cellStore{nil, lo, hi})
 					continue
 				}
@@ -178,7 +184,7 @@ func cellStores(a *ssa.Alloc) []cellStore {
 			}
 		}
 	}
-	visit(a, 0, flatLen(a.Type().Underlying().(*types.Pointer).Elem()), 0)
+	visit(a, 0, flatLen(a.Type().Underlying().(*types.Pointer).Elem()), 0, true)
 	return out
 }
 
