@@ -7,7 +7,8 @@ package compiler
 // guards (signed, and the unsigned idiom) and early returns. Each is compiled twice, as shipped and with
 // Config.KeepChecks, and both run on the emulator at shapes and lengths
 // chosen to hit the edges (partial blocks, lengths 0 and one past an
-// index, negative n). Outputs and whether a check failed must agree: a
+// index, negative n). Some index through helpers whose parameters, and
+// the fields of struct arguments, only the caller's intervals bound. Outputs and whether a check failed must agree: a
 // wrongly removed check shows up as a write the reference never made (a
 // failing thread exits) or a failure only the reference reports.
 
@@ -167,7 +168,44 @@ func (g *bceGen) stmt() {
 		g.line("_ = %s", row)
 		g.arrays = append(g.arrays, row)
 	default:
+		if g.r.IntN(3) == 0 {
+			g.helperStmt(a)
+			return
+		}
 		g.line("acc += %s[%s]", a, g.index(3))
+	}
+}
+
+// helperStmt indexes a through helpers whose parameters only the caller's
+// intervals bound (regrange.go): an index argument, a struct of offsets
+// built by a helper (one field computed from another), a copy of it with
+// a field bumped (a store that reads the field back), and a local struct
+// whose field is stored again after its use in a loop.
+func (g *bceGen) helperStmt(a string) {
+	if g.r.IntN(2) == 0 {
+		a = "s" // the shared array, of constant length: provable
+	}
+	switch g.r.IntN(5) {
+	case 0:
+		g.line("acc += hget(%s, %s)", a, g.index(2))
+	case 1:
+		g.line("acc += mkOffs(%s, %s).at(%s, %s&7)", g.index(1), g.index(1), a, g.index(1))
+	case 2:
+		g.line("acc += mkOffs(%s, %s).at2(%s, %s)", g.index(1), g.index(1), a, g.index(1))
+	case 3:
+		g.line("acc += hbump(mkOffs(%s, %s), %s).at(%s, %s)", g.index(1), g.index(1), g.small(), a, g.index(1))
+	default:
+		g.nvar++
+		o, k := fmt.Sprintf("o%d", g.nvar), fmt.Sprintf("k%d", g.nvar)
+		g.line("var %s offs", o)
+		g.line("%s.a = %s", o, g.index(1))
+		g.line("for %s := range %d {", k, 1+g.r.IntN(3))
+		g.block(func() {
+			g.ints = append(g.ints, k)
+			g.line("acc += %s.at(%s, %s)", o, a, k)
+			g.line("%s.a = %s", o, g.index(1))
+		})
+		g.line("}")
 	}
 }
 
@@ -325,7 +363,8 @@ func bceKernel(seed uint64, bx, by, S int, hoist bool) string {
 
 // bceHelpers are the helpers random indices call: a swizzle as gpu/tile's
 // (non-negative when both operands are), a pick with two returns (one
-// may be negative) and a helper calling a helper.
+// may be negative) and a helper calling a helper; and those helperStmt
+// indexes through.
 const bceHelpers = `
 func hxor(x, y int) int { return x ^ (y >> 1 & 3) }
 
@@ -337,6 +376,19 @@ func hpick(x, y int) int {
 }
 
 func hnest(x, y int) int { return hxor(x&15, y) + hpick(y, 9) }
+
+type offs struct{ a, b int }
+
+func mkOffs(x, y int) offs {
+	o := offs{a: x & 31}
+	o.b = o.a*2 + y
+	return o
+}
+
+func (o offs) at(s []int32, k int) int32  { return s[o.a+k] }
+func (o offs) at2(s []int32, k int) int32 { return s[o.b-k] }
+func hget(s []int32, i int) int32         { return s[i] }
+func hbump(o offs, d int) offs            { o.a += d; return o }
 `
 
 // liftedCheck matches a bounds check and-ed with its guard and its
@@ -419,7 +471,7 @@ func testBCE(t *testing.T, hoist bool) {
 	if n, err := strconv.Atoi(os.Getenv("KERN_RANDOM")); err == nil {
 		kernels = n
 	}
-	skipped, hoisted, byBW, pure, merged, lifted := 0, 0, 0, 0, 0, 0
+	skipped, hoisted, byBW, pure, merged, lifted, helped := 0, 0, 0, 0, 0, 0, 0
 	for k := range kernels {
 		r := rand.New(rand.NewPCG(uint64(k), map[bool]uint64{false: 77, true: 78}[hoist]))
 		bx, by := 1+r.IntN(48), 1+r.IntN(3)
@@ -449,6 +501,7 @@ func testBCE(t *testing.T, hoist bool) {
 		if liftedCheck.MatchString(opt.PTX) {
 			lifted++ // a check and-ed with its guard (liftcheck.go)
 		}
+		helped += helperProven(src, opt.Kernels[0].Checks.KeptAt)
 		ref, err := CompileSource(Config{KeepChecks: true}, "k.go", []byte(src))
 		if err != nil {
 			t.Fatalf("kernel %d (KeepChecks): %v", k, err)
@@ -503,10 +556,28 @@ func testBCE(t *testing.T, hoist bool) {
 	if hoist && pure == 0 {
 		t.Errorf("no kernel has a pure hoisted loop: the generator needs fixing")
 	}
-	t.Logf("%d checks hoisted; %d kernels hoist with a loop stepping by bw, %d with a pure loop; %d merge a guard, %d lift a check", hoisted, byBW, pure, merged, lifted)
+	if !hoist && helped == 0 {
+		t.Errorf("no helper's index was proven from its caller's intervals: the generator needs fixing")
+	}
+	t.Logf("%d checks hoisted; %d kernels hoist with a loop stepping by bw, %d with a pure loop; %d merge a guard, %d lift a check; %d prove a helper's index", hoisted, byBW, pure, merged, lifted, helped)
 	if skipped > kernels/4 {
 		t.Errorf("%d of %d random kernels did not type-check: the generator needs fixing", skipped, kernels)
 	}
+}
+
+// helperProven reports (1 or 0) whether a kernel calls helperStmt's
+// helpers and the check in one of their bodies was proven in every copy:
+// only the caller's intervals can prove it (regrange.go).
+func helperProven(src string, kept []string) int {
+	all := strings.Join(kept, " ")
+	for i, l := range strings.Split(src, "\n") {
+		for def, call := range map[string]string{"func (o offs) at(": ".at(", "func (o offs) at2(": ".at2(", "func hget(": "+= hget("} {
+			if strings.HasPrefix(l, def) && strings.Contains(src, call) && !strings.Contains(all, fmt.Sprintf("k.go:%d:", i+1)) {
+				return 1
+			}
+		}
+	}
+	return 0
 }
 
 // A capacity bounds nothing about a length: s[i] under i < cap(s) keeps

@@ -29,8 +29,11 @@ import (
 // provablySafe returns the index operations of fn (one activation, whose
 // arguments are args) that need no check, and the range analysis that
 // proved them (nil with Config.KeepChecks).
-func (kb *kernelBuilder) provablySafe(fn *ssa.Function, args []*val) (map[*ssa.IndexAddr]bool, *rangeCtx) {
+func (kb *kernelBuilder) provablySafe(fn *ssa.Function, args []*val, promoted map[*ssa.Alloc]bool) (map[*ssa.IndexAddr]bool, *rangeCtx) {
 	rc := newRangeCtx(fn, kb.k.Block, kb.idx32)
+	if kb.bounds {
+		rc.promoted = promoted
+	}
 	params := map[*ssa.Parameter]*val{}
 	for i, p := range fn.Params {
 		if i < len(args) && args[i] != nil {
@@ -39,33 +42,25 @@ func (kb *kernelBuilder) provablySafe(fn *ssa.Function, args []*val) (map[*ssa.I
 	}
 	rc.arg = func(p *ssa.Parameter) interval {
 		a := params[p]
-		if a != nil && len(a.ops) == 1 && a.ops[0].Kind == ir.KReg {
-			return kb.idx32Reg(a.ops[0])
-		}
-		if a == nil || len(a.ops) != 1 || a.ops[0].Kind != ir.KImm {
+		if a == nil || len(a.ops) != 1 {
 			return unknown
 		}
-		t := scalarType(p.Type())
-		if typeRange(t) == unknown {
-			if int64(a.ops[0].Imm) < 0 {
-				return unknown
-			}
-			return exactly(int64(a.ops[0].Imm))
+		return kb.opInterval(a.ops[0], scalarType(p.Type()))
+	}
+	rc.argSlot = func(p *ssa.Parameter, off int) interval {
+		a := params[p]
+		fl, ok := flatten(p.Type())
+		if a == nil || !ok || len(a.ops) != len(fl) || off < 0 || off >= len(fl) {
+			return unknown
 		}
-		return exactly(int64(signExtend(a.ops[0].Imm, t)))
+		return kb.opInterval(a.ops[off], fl[off])
 	}
 	rc.argLen = func(p *ssa.Parameter) interval {
 		a := params[p]
 		if _, ok := p.Type().Underlying().(*types.Slice); !ok || a == nil || len(a.ops) != 3 {
 			return unknown
 		}
-		if a.ops[1].Kind == ir.KReg {
-			return kb.idx32Reg(a.ops[1])
-		}
-		if a.ops[1].Kind != ir.KImm {
-			return unknown
-		}
-		return exactly(int64(a.ops[1].Imm))
+		return kb.opInterval(a.ops[1], ir.S64)
 	}
 	safe := map[*ssa.IndexAddr]bool{}
 	if kb.cfg.KeepChecks {

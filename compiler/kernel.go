@@ -66,6 +66,9 @@ type kernelBuilder struct {
 	factSet    *factSet
 	// linOf: a shared-tile index that sharedlin.go emitted as e + c.
 	linOf map[ir.Reg]linIndex
+	// regRange bounds the registers the lowering has defined, for the
+	// range analysis of the helpers they are passed to (regrange.go).
+	regRange map[ir.Reg]interval
 }
 
 // siteCode is what a failing check writes to the error slot's code word
@@ -144,7 +147,7 @@ func (c *pkgCtx) lowerEntry(fn *ssa.Function, decl *ast.FuncDecl, k *Kernel, dir
 	sig := fn.Signature
 	kb := &kernelBuilder{pkgCtx: c, k: k, bounds: !dir.nobounds, pdlOption: dir.pdl,
 		shared: map[*ssa.Call]*ir.Var{}, index: index, checks: map[token.Pos]bool{}, hoistedAt: map[token.Pos]bool{},
-		idx32: idx32, narrowRegs: map[ir.Reg]interval{}}
+		idx32: idx32, narrowRegs: map[ir.Reg]interval{}, regRange: map[ir.Reg]interval{}}
 	name := k.Entry
 	if idx32 {
 		name += idx32Suffix

@@ -55,7 +55,11 @@ type frame struct {
 	// retUnknown is set once a return has none.
 	retSlots   []ptrInfo
 	retUnknown bool
-	safe       map[*ssa.IndexAddr]bool
+	// retRng joins the intervals of what the returns move into each
+	// result register (retSeen: some return did), regrange.go.
+	retRng  []interval
+	retSeen []bool
+	safe    map[*ssa.IndexAddr]bool
 	// factSafe marks the accesses of safe that a launch fact proves
 	// (launchfact.go): hoist.go still walks their pointers.
 	factSafe map[*ssa.IndexAddr]bool
@@ -167,7 +171,7 @@ func (kb *kernelBuilder) newFrame(fn *ssa.Function, args []*val, params []level,
 	fr.partial = kb.findPartial(fn)
 	fr.promoted = promotable(fn, fr.unrollConst)
 	fr.cellSlots = structFieldSpaces(fn, fr.promoted, fr.spaces, args)
-	fr.safe, fr.ranges = kb.provablySafe(fn, args)
+	fr.safe, fr.ranges = kb.provablySafe(fn, args, fr.promoted)
 	fr.align = newAlignCtx(fn, kb.argTZ)
 	kb.argTZ = nil
 	kb.proveByLaunchFacts(fr)
@@ -247,7 +251,9 @@ func (kb *kernelBuilder) lowerBlocks(fr *frame, order []*ssa.BasicBlock) {
 					kb.b.Pos = posOfValue(v)
 				}
 			}
+			before := len(kb.f.Regs)
 			kb.lowerInstr(fr, instr)
+			kb.noteValueRange(fr, instr, before)
 		}
 	}
 }
@@ -533,6 +539,7 @@ func (kb *kernelBuilder) lowerReturn(fr *frame, in *ssa.Return) {
 		v := kb.value(fr, r)
 		for _, o := range v.ops {
 			kb.b.Mov(fr.resT[i], fr.result[i], o)
+			kb.joinReturn(fr, i, o)
 			i++
 		}
 	}

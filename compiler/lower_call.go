@@ -183,6 +183,7 @@ func (kb *kernelBuilder) inlineDirect(fr *frame, call *ssa.Call, callee *ssa.Fun
 	}
 	kb.b.Bra(sub.blocks[0])
 	kb.lowerBody(sub)
+	kb.noteResultRanges(sub)
 	kb.b.B = sub.ret
 	out := &val{origin: -1}
 	for _, r := range sub.result {

@@ -195,6 +195,9 @@ func (kb *kernelBuilder) lowerAlloc(fr *frame, a *ssa.Alloc) {
 		for i, t := range fl {
 			cells[i] = kb.b.New(t)
 			kb.b.Mov(t, cells[i], zeroOf(t))
+			if kb.bounds && fr.ranges != nil {
+				kb.setRegRange(cells[i], fr.ranges.cell(a, i))
+			}
 		}
 		fr.vals[a] = &val{cells: cells, origin: -1, space: ir.Local, slots: fr.cellSlots[a]}
 		return
@@ -410,6 +413,9 @@ func (kb *kernelBuilder) load(fr *frame, p *val, t types.Type) *val {
 			c := p.cells[p.off+i]
 			r := kb.b.New(kb.f.Regs[c])
 			kb.b.Mov(kb.f.Regs[c], r, ir.R(c))
+			if iv, ok := kb.regRange[c]; ok {
+				kb.setRegRange(r, iv)
+			}
 			out.ops = append(out.ops, ir.R(r))
 		}
 		if p.slots != nil {

@@ -50,6 +50,14 @@ type rangeCtx struct {
 	// or the constant length of a gpu.Shared array passed in.
 	arg    func(p *ssa.Parameter) interval
 	argLen func(p *ssa.Parameter) interval
+	// argSlot bounds flattened slot off of a struct parameter: a field
+	// of a struct argument held in registers (regrange.go).
+	argSlot func(p *ssa.Parameter, off int) interval
+	// promoted lists the locals kept in registers whose loads are
+	// bounded by their stores (cells; nil: none), regrange.go.
+	promoted map[*ssa.Alloc]bool
+	cells    map[cellKey]interval
+	stores   map[*ssa.Alloc][]cellStore
 	// nest counts the helper calls whose results this analysis is
 	// bounding (callee), which stops recursion.
 	nest int
@@ -85,8 +93,10 @@ const rangeDepth = 3
 func newRangeCtx(fn *ssa.Function, block [3]int, idx32 bool) *rangeCtx {
 	rc := &rangeCtx{fn: fn, block: block, assumed: map[*ssa.Phi]interval{}, memo: map[rangeKey]interval{},
 		phis: map[*ssa.Phi]interval{}, facts: map[ssa.Value][]fact{},
-		arg:    func(*ssa.Parameter) interval { return unknown },
-		argLen: func(*ssa.Parameter) interval { return unknown },
+		arg:     func(*ssa.Parameter) interval { return unknown },
+		argLen:  func(*ssa.Parameter) interval { return unknown },
+		argSlot: func(*ssa.Parameter, int) interval { return unknown },
+		cells:   map[cellKey]interval{}, stores: map[*ssa.Alloc][]cellStore{},
 		lenMax: maxLen, grid: gridDim, idx32: idx32}
 	if idx32 {
 		rc.lenMax, rc.grid = idx32Len, idx32Grid(rc.blockDim(0))
@@ -288,6 +298,8 @@ func (rc *rangeCtx) def(v ssa.Value, b *ssa.BasicBlock, depth int) interval {
 			return negI(rc.at(v.X, b, depth))
 		case token.XOR:
 			return subI(negI(rc.at(v.X, b, depth)), exactly(1))
+		case token.MUL:
+			return rc.cellLoad(v.X)
 		}
 	case *ssa.Convert:
 		from := scalarType(v.X.Type())
@@ -298,6 +310,9 @@ func (rc *rangeCtx) def(v ssa.Value, b *ssa.BasicBlock, depth int) interval {
 	case *ssa.Phi:
 		return rc.phi(v)
 	case *ssa.Field:
+		if p, off, ok := paramField(v); ok {
+			return rc.argSlot(p, off)
+		}
 		return rc.dimField(v)
 	case *ssa.Call:
 		return rc.call(v, b, depth)
@@ -354,6 +369,24 @@ func (rc *rangeCtx) dimField(v *ssa.Field) interval {
 		return span(1, rc.grid[v.Field])
 	}
 	return unknown
+}
+
+// paramField resolves a chain of field reads rooted at a parameter
+// (p.a.b) to the parameter and the flattened slot it reads.
+func paramField(v *ssa.Field) (*ssa.Parameter, int, bool) {
+	st, ok := v.X.Type().Underlying().(*types.Struct)
+	if !ok || isThread(v.X.Type()) {
+		return nil, 0, false
+	}
+	off := flatOffset(st, v.Field)
+	switch x := v.X.(type) {
+	case *ssa.Parameter:
+		return x, off, true
+	case *ssa.Field:
+		p, base, ok := paramField(x)
+		return p, base + off, ok
+	}
+	return nil, 0, false
 }
 
 // gridDim is the largest grid every supported GPU allows (compute

@@ -72,7 +72,7 @@ func HeadDim[R FragRegs]() int {
 
 // Seq is one sequence of one head in a [tokens, heads, hd] tensor of
 // varlen layout (cu holds the batch's token offsets).
-type Seq[R FragRegs] struct{ base, stride, n int }
+type Seq[R FragRegs] struct{ base, stride, n, end int }
 
 // HeadSeq returns sequence b of head h of a tensor of elems elements
 // with heads heads of R's head dim, from the offsets cu. Offsets that
@@ -83,7 +83,9 @@ func HeadSeq[R FragRegs](cu []int32, b, h, heads, elems int) Seq[R] {
 	if s < 0 || e < s || e > elems/(heads*hd) {
 		panic("ops.FlashAttention: cuSeqQ or cuSeqK is not an ordered list of offsets within the tokens")
 	}
-	return Seq[R]{base: s*heads*hd + h*hd, stride: heads * hd, n: e - s}
+	q := Seq[R]{base: s*heads*hd + h*hd, stride: heads * hd, n: e - s}
+	q.end = q.base + (q.n-1)*q.stride + hd // ≤ 0 for an empty sequence
+	return q
 }
 
 // Len is the tokens of the sequence.
@@ -137,13 +139,49 @@ func NewAttn[T gpu.Elem, C MMA[T], R FragRegs](t gpu.Thread) Attn[T, C, R] {
 // synchronizes the block before QK or PV reads the slot. Thread tid
 // copies chunk tid%(hd/8) of rows tid/(hd/8), + step, … (16 bytes each,
 // hd/16 of them), one base plus a constant per copy.
+//
+// With bounds checks, at head dim 64 v is checked once per call, not per
+// copy: w is v cut after the sequence's last row at its head (s.end), so
+// a chunk of a row in the sequence lies in w and one of a later row
+// (stride ≥ hd) does not; `g < len(w)` is then both the row test and
+// what proves w[g]. v[s.end-1], that row's last element, is checked
+// first (a blank read: no load is left), so a v too short for s fails
+// there, where a copy from it would have. At 128 the copies keep their
+// row test and their own checks (stageRows): the one-check form moves
+// ptxas's sm_90 allocation of a nobounds kernel from 172 registers to
+// 220 (docs/performance.md).
 func (a Attn[T, C, R]) Stage(t gpu.Thread, sm []T, i int, v In[T, C], s Seq[R], j int) {
 	var r R
 	hd := 8 * len(r)
 	step := 128 / (hd / 8)
-	rows := s.n - j*FlashRows
 	dst := slot[R](i) + a.cp
 	g := s.base + (j*FlashRows+a.r0)*s.stride + 8*a.cc
+	if hd > 64 {
+		a.stageRows(t, sm, dst, v, s, j, g)
+		return
+	}
+	_ = v[max(s.end-1, 0)]
+	w, p0 := v[:max(s.end, 0)], &v[0] // p0: the source of the zero fills
+	//kern:unroll
+	for it := range 8 {
+		if it < hd/16 {
+			if uint(g) < uint(len(w)) {
+				gpu.CpAsync(t, &sm[dst+it*step*(hd+FlashPad)], &w[g], 16)
+			} else {
+				gpu.CpAsyncZFill(t, &sm[dst+it*step*(hd+FlashPad)], p0, 16, 0)
+			}
+			g += step * s.stride
+		}
+	}
+}
+
+// stageRows is Stage's copies under their row test, each from v[g]
+// checked on its own.
+func (a Attn[T, C, R]) stageRows(t gpu.Thread, sm []T, dst int, v In[T, C], s Seq[R], j, g int) {
+	var r R
+	hd := 8 * len(r)
+	step := 128 / (hd / 8)
+	rows := s.n - j*FlashRows
 	//kern:unroll
 	for it := range 8 {
 		if it < hd/16 {

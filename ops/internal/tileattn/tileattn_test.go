@@ -1,6 +1,7 @@
 package tileattn
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -352,5 +353,49 @@ func TestErrors(t *testing.T) {
 	grid := kern.Blocks(gpu.Dim3{X: 1, Y: 1, Z: 1}, gpu.Dim3{X: 128, Y: 1, Z: 1}).WithShared(5 * 64 * 72 * 2)
 	if err := FlashF16D64Kernel.Launch(d, grid, out, q, k, v, lse, cuQ, cuK, 1, 1, 0.125, false, true); err == nil || !strings.Contains(err.Error(), "longer than maxSeqQ") {
 		t.Errorf("70 rows in one block: error %v, want one naming maxSeqQ", err)
+	}
+}
+
+// TestChecks: the head-dim-64 kernels keep their bounds checks (the
+// others are nobounds); what could fail still fails, as a device error
+// with its Go position, on the emulator and in native mode: a V shorter
+// than K's tokens at Stage's one check of the tile's source, a launch
+// with less dynamic shared memory than the five slots at the cut of sm.
+func TestChecks(t *testing.T) {
+	for _, dev := range []struct {
+		name string
+		d    *kern.Device
+	}{{"emu", kern.OpenEmulator()}, {"native", kern.OpenNative()}} {
+		d := dev.d
+		for _, tc := range []struct {
+			name         string
+			vTokens      int
+			shared, want string
+		}{
+			{"ok", 70, "", ""},
+			{"short V", 69, "", "flash.go:163"},
+			{"little shared", 70, "small", "tileattn.go:51"},
+		} {
+			out, q := must(kern.Alloc[gpu.Half](d, 70*64)), must(kern.Alloc[gpu.Half](d, 70*64))
+			k, v := must(kern.Alloc[gpu.Half](d, 70*64)), must(kern.Alloc[gpu.Half](d, tc.vTokens*64))
+			cuQ, cuK := must(kern.Upload(d, []int32{0, 70})), must(kern.Upload(d, []int32{0, 70}))
+			lse := must(kern.Alloc[float32](d, 70))
+			smem := 5 * 64 * 72 * 2
+			if tc.shared != "" {
+				smem = 4 * 64 * 72 * 2
+			}
+			grid := kern.Blocks(gpu.Dim3{X: 2, Y: 1, Z: 1}, gpu.Dim3{X: 128, Y: 1, Z: 1}).WithShared(smem)
+			err := FlashF16D64Kernel.Launch(d, grid, out, q, k, v, lse, cuQ, cuK, 1, 1, 0.125, false, true)
+			if err == nil {
+				err = d.Sync()
+			}
+			var de *kern.DeviceError
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("%s, %s: %v", dev.name, tc.name, err)
+			case tc.want != "" && (!errors.As(err, &de) || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("%s, %s: error %v, want a *kern.DeviceError at %s", dev.name, tc.name, err, tc.want)
+			}
+		}
 	}
 }
