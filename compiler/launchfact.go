@@ -46,7 +46,9 @@ package compiler
 // every launch the faster entry. A fact is therefore only taken for an
 // access whose index has an atom bounded by a guard on launch values
 // (r < rows, a loop's k0 < k, tm·16 < m): the guard states the extent the
-// author meant the slice to have. An unguarded x[a*b] is left to its
+// author meant the slice to have. A thread index in a dimension the
+// block= directive sizes counts as such an atom: the directive states it
+// (thread k of block=256 takes hist[k]: the fact is len(hist) ≥ 256). An unguarded x[a*b] is left to its
 // check, whose fact len(x) > a·b a launch that never runs it may miss.
 
 import (
@@ -446,7 +448,7 @@ func (p *factProver) atomHi(a ssa.Value, b *ssa.BasicBlock) (hi *lf.Expr, byGuar
 		return hi, true, true // r.hi < 2⁴⁰: a scaled guard s·a < E does not wrap
 	}
 	if r.hi <= smallAtom {
-		return lf.Const(r.hi), false, true
+		return lf.Const(r.hi), p.directiveThread(a), true
 	}
 	if bo, ok := a.(*ssa.BinOp); ok && bo.Op == token.REM {
 		// x % E with x ≥ 0 (so the result is) and E ≥ 1 is at most E−1.
@@ -456,6 +458,24 @@ func (p *factProver) atomHi(a ssa.Value, b *ssa.BasicBlock) (hi *lf.Expr, byGuar
 		}
 	}
 	return nil, false, false
+}
+
+// directiveThread reports whether a is a field of ThreadIdx() in a
+// dimension the block= directive sizes: the directive states the extent
+// such an index spans (thread k takes element k), as a guard on launch
+// values does, so an access by it may take a fact (len(hist) ≥ 256 under
+// block=256).
+func (p *factProver) directiveThread(a ssa.Value) bool {
+	f, ok := a.(*ssa.Field)
+	if !ok || f.Field > 2 || p.kb.k.Block == [3]int{} || p.kb.k.Block[f.Field] <= 1 {
+		return false
+	}
+	call, ok := f.X.(*ssa.Call)
+	if !ok || call.Call.StaticCallee() == nil {
+		return false
+	}
+	name, ok := gpuIntrinsicName(call.Call.StaticCallee())
+	return ok && name == "Thread.ThreadIdx"
 }
 
 // needPositive adds the fact e ≥ 1 unless e is a positive constant.

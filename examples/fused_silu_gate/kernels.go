@@ -11,7 +11,7 @@ import "github.com/gokern/kern/gpu"
 // grid, so a fixed grid sized to the device covers any n and each warp's
 // loads stay coalesced (32 consecutive floats per step).
 //
-//kern:kernel block=256
+//kern:kernel block=256 idx32
 func SiluGate(t gpu.Thread, x, gate, out []float32) {
 	stride := t.GridDim().X * t.BlockDim().X
 	for i := t.GlobalX(); i < len(out); i += stride {

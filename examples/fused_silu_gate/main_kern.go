@@ -19,6 +19,8 @@ var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/examples/fused_silu_g
 // SiluGateKernel launches the kernel SiluGate (kernels.go:15).
 var SiluGateKernel = kernSiluGateLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "SiluGate", Pkg: "github.com/gokern/kern/examples/fused_silu_gate", Entry: "SiluGate", Module: kernModule,
+	Entry32: "SiluGate_i32",
+	Facts32: []string{"(>= l0 (+ 1 (- l2 1)))", "(>= l1 (+ 1 (- l2 1)))"},
 	Params: []kern.Param{
 		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 		{Name: "gate", Kind: kern.SliceParam, Elem: "float32", Size: 4},
@@ -30,7 +32,7 @@ var SiluGateKernel = kernSiluGateLauncher{kern.NewLauncher(kern.KernelSpec{
 		"kernels.go:18:10",
 		"kernels.go:19:42",
 	},
-	SourceHash: "d0abf8a04b5ebbe4", Source: []string{"kernels.go:SiluGate"},
+	SourceHash: "095f56a84348cd36", Source: []string{"kernels.go:SiluGate"},
 	Native: func(t gpu.Thread, a []any) { SiluGate(t, a[0].([]float32), a[1].([]float32), a[2].([]float32)) },
 })}
 

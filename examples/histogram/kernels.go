@@ -20,7 +20,7 @@ const bins = 256
 
 // HistogramGlobal is v1.
 //
-//kern:kernel block=256
+//kern:kernel block=256 idx32
 func HistogramGlobal(t gpu.Thread, data []uint8, hist []uint32) {
 	stride := t.GridDim().X * t.BlockDim().X
 	for i := t.GlobalX(); i < len(data); i += stride {
@@ -31,7 +31,7 @@ func HistogramGlobal(t gpu.Thread, data []uint8, hist []uint32) {
 // HistogramShared is v2. The block must have exactly 256 threads: thread
 // k clears and merges bin k.
 //
-//kern:kernel block=256
+//kern:kernel block=256 idx32
 func HistogramShared(t gpu.Thread, data []uint8, hist []uint32) {
 	local := gpu.Shared[uint32](t, bins)
 	k := t.ThreadIdx().X

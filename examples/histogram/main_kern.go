@@ -19,6 +19,7 @@ var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/examples/histogram", 
 // HistogramGlobalKernel launches the kernel HistogramGlobal (kernels.go:24).
 var HistogramGlobalKernel = kernHistogramGlobalLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "HistogramGlobal", Pkg: "github.com/gokern/kern/examples/histogram", Entry: "HistogramGlobal", Module: kernModule,
+	Entry32: "HistogramGlobal_i32",
 	Params: []kern.Param{
 		{Name: "data", Kind: kern.SliceParam, Elem: "uint8", Size: 1},
 		{Name: "hist", Kind: kern.SliceParam, Elem: "uint32", Size: 4, Writes: true},
@@ -28,7 +29,7 @@ var HistogramGlobalKernel = kernHistogramGlobalLauncher{kern.NewLauncher(kern.Ke
 	Sites: []string{
 		"kernels.go:27:22",
 	},
-	SourceHash: "75e1e19fa2bec01b", Source: []string{"kernels.go:HistogramGlobal"},
+	SourceHash: "0260e434f1580d29", Source: []string{"kernels.go:HistogramGlobal"},
 	Native: func(t gpu.Thread, a []any) { HistogramGlobal(t, a[0].([]uint8), a[1].([]uint32)) },
 })}
 
@@ -43,6 +44,8 @@ func (l kernHistogramGlobalLauncher) Launch(q kern.Queue, grid kern.Grid, data *
 // HistogramSharedKernel launches the kernel HistogramShared (kernels.go:35).
 var HistogramSharedKernel = kernHistogramSharedLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "HistogramShared", Pkg: "github.com/gokern/kern/examples/histogram", Entry: "HistogramShared", Module: kernModule,
+	Entry32: "HistogramShared_i32",
+	Facts32: []string{"(>= l1 256)"},
 	Params: []kern.Param{
 		{Name: "data", Kind: kern.SliceParam, Elem: "uint8", Size: 1},
 		{Name: "hist", Kind: kern.SliceParam, Elem: "uint32", Size: 4, Writes: true},
@@ -53,7 +56,7 @@ var HistogramSharedKernel = kernHistogramSharedLauncher{kern.NewLauncher(kern.Ke
 	Sites: []string{
 		"kernels.go:48:22",
 	},
-	SourceHash: "76d73e1ddad3548f", Source: []string{"kernels.go:HistogramShared", "kernels.go:const bins"},
+	SourceHash: "ad2b4712f189a8dc", Source: []string{"kernels.go:HistogramShared", "kernels.go:const bins"},
 	Native: func(t gpu.Thread, a []any) { HistogramShared(t, a[0].([]uint8), a[1].([]uint32)) },
 })}
 

@@ -15,7 +15,7 @@ import "github.com/gokern/kern/gpu"
 // 256 partial sums of squares (a warp shuffle tree, then one across warps)
 // and gives the total to every thread, which normalises its columns.
 //
-//kern:kernel block=256
+//kern:kernel block=256 idx32
 func RMSNorm(t gpu.Thread, x, w, out []float32, cols int, eps float32) {
 	r := t.BlockIdx().X
 	row := x[r*cols : (r+1)*cols]

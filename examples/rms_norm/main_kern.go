@@ -19,6 +19,8 @@ var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/examples/rms_norm", A
 // RMSNormKernel launches the kernel RMSNorm (kernels.go:19).
 var RMSNormKernel = kernRMSNormLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "RMSNorm", Pkg: "github.com/gokern/kern/examples/rms_norm", Entry: "RMSNorm", Module: kernModule,
+	Entry32: "RMSNorm_i32",
+	Facts32: []string{"(>= l1 (+ 1 (- p3 1)))"},
 	Params: []kern.Param{
 		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 		{Name: "w", Kind: kern.SliceParam, Elem: "float32", Size: 4},
@@ -35,7 +37,7 @@ var RMSNormKernel = kernRMSNormLauncher{kern.NewLauncher(kern.KernelSpec{
 		"slice at kernels.go:22:12: [:x] with capacity y",
 		"kernels.go:35:30",
 	},
-	SourceHash: "ba386ddbc2dafb98", Source: []string{"kernels.go:RMSNorm"},
+	SourceHash: "a95c21b959cd52f3", Source: []string{"kernels.go:RMSNorm"},
 	Native: func(t gpu.Thread, a []any) {
 		RMSNorm(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(float32))
 	},

@@ -18,7 +18,7 @@ import "github.com/gokern/kern/gpu"
 //     denominator, which is at least 1 (the max term is exp(0));
 //  3. each thread writes its columns, multiplied by 1/denominator.
 //
-//kern:kernel block=256
+//kern:kernel block=256 idx32
 func Softmax(t gpu.Thread, x, out []float32, cols int) {
 	r := t.BlockIdx().X
 	row := x[r*cols : (r+1)*cols]

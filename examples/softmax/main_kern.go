@@ -19,6 +19,7 @@ var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/examples/softmax", Ar
 // SoftmaxKernel launches the kernel Softmax (kernels.go:22).
 var SoftmaxKernel = kernSoftmaxLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "Softmax", Pkg: "github.com/gokern/kern/examples/softmax", Entry: "Softmax", Module: kernModule,
+	Entry32: "Softmax_i32",
 	Params: []kern.Param{
 		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
 		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
@@ -32,7 +33,7 @@ var SoftmaxKernel = kernSoftmaxLauncher{kern.NewLauncher(kern.KernelSpec{
 		"slice at kernels.go:24:10: [x:y]",
 		"slice at kernels.go:25:12: [:x] with capacity y",
 	},
-	SourceHash: "d877d0959d489533", Source: []string{"kernels.go:Softmax"},
+	SourceHash: "528c1ef6e69daf00", Source: []string{"kernels.go:Softmax"},
 	Native: func(t gpu.Thread, a []any) { Softmax(t, a[0].([]float32), a[1].([]float32), a[2].(int)) },
 })}
 
