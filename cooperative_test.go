@@ -230,3 +230,21 @@ func TestCooperativeOnTheStubDriver(t *testing.T) {
 		t.Error("Axpy (no GridSync) was launched cooperatively")
 	}
 }
+
+// TestGridSyncDivergenceIsReported: a block that returns before a
+// GridSync the others wait at ends the launch with an error naming the
+// barrier, on the emulator (every block still running only polls, and
+// nothing writes) and natively, instead of waiting forever as a GPU would.
+func TestGridSyncDivergenceIsReported(t *testing.T) {
+	for _, dev := range devices() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		out, _ := kern.Alloc[float32](dev, 4*32)
+		start := time.Now()
+		err := tk.GridDivergeKernel.Launch(kern.WithContext(ctx, dev), kern.Blocks(gpu.Dim3{X: 4, Y: 1, Z: 1}, gpu.Dim3{X: 32, Y: 1, Z: 1}), out)
+		cancel()
+		if err == nil || errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "grid barrier") {
+			t.Fatalf("%s: got %v after %v, want a grid barrier error", dev.Kind(), err, time.Since(start))
+		}
+		t.Logf("%s (%v): %v", dev.Kind(), time.Since(start), err)
+	}
+}

@@ -33,6 +33,7 @@ type block struct {
 	stores  []tmaStore // TMA stores issued in the current warp turn (exec_tmastore.go)
 	idle    int
 	race    *raceShadow // nil unless racecheck is on
+	coop    coopBlock   // cooperative launches only (cooperative.go)
 }
 
 // barrier counts the threads that arrived at one of the 16 named
@@ -92,14 +93,18 @@ func (b *block) run(lin int) error {
 		w.reset()
 	}
 	b.idle = 0
+	if l.coop {
+		b.coop = coopBlock{seen: l.writes.Load()}
+		defer b.gridLeave()
+	}
 	for {
-		progress, done := false, true
+		progress, done, polled := false, true, false
 		gen := b.mbarGen
 		for _, w := range b.warps {
 			if w.valid&^w.exited == 0 {
 				continue
 			}
-			w.spin = false
+			w.spin, w.sleep = false, false
 			n, err := w.run(quantum)
 			if err != nil {
 				return err
@@ -114,9 +119,10 @@ func (b *block) run(lin int) error {
 					return w.fault(w.cur, err)
 				}
 			}
-			if n > 0 && !w.spin {
+			if n > 0 && !w.spin && !w.sleep {
 				progress = true
 			}
+			polled = polled || w.sleep
 			if w.valid&^w.exited != 0 {
 				done = false
 			}
@@ -132,6 +138,17 @@ func (b *block) run(lin int) error {
 		switch {
 		case progress || b.mbarGen != gen:
 			b.idle = 0
+			if l.coop {
+				b.gridActive()
+			}
+		case polled:
+			// A warp polls global memory (nanosleep): only another block
+			// can end that, cooperative.go.
+			if l.coop {
+				if err := b.gridPolled(); err != nil {
+					return err
+				}
+			}
 		case b.idle < 1:
 			b.idle++
 		default:

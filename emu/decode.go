@@ -219,13 +219,18 @@ func (d *decoder) oneType(s *astStmt, m *mods) dtype {
 	return m.types[0]
 }
 
-// decNanosleep yields the block's goroutine: a warp that sleeps is
-// polling memory another block writes (a grid barrier), and on a machine
-// with fewer cores than the launch has blocks that block needs the core.
+// decNanosleep ends the warp's turn and yields the block's goroutine: a
+// warp that sleeps is polling memory another block writes (a grid
+// barrier), and on a machine with fewer cores than the launch has blocks
+// that block needs the core (cooperative.go).
 func decNanosleep(d *decoder, s *astStmt, m *mods, in *inst) {
 	m.words = nil
 	m.types = nil
-	in.fn = func(*warp, *inst, uint32) error { runtime.Gosched(); return nil }
+	in.fn = func(w *warp, _ *inst, _ uint32) error {
+		w.sleep = true
+		runtime.Gosched()
+		return nil
+	}
 }
 
 func decNop(d *decoder, s *astStmt, m *mods, in *inst) {

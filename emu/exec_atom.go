@@ -146,6 +146,9 @@ func decAtom(d *decoder, s *astStmt, m *mods, in *inst) {
 	}
 	size := t.size()
 	in.fn = func(w *warp, in *inst, m uint32) error {
+		if w.l.coop {
+			w.l.writes.Add(1) // cooperative.go: a write may release a grid spin
+		}
 		for mm := m; mm != 0; mm &= mm - 1 {
 			l := bits.TrailingZeros32(mm)
 			addr := w.addrOf(&in.ops[1], l)

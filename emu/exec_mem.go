@@ -315,6 +315,9 @@ func (w *warp) storeValue(in *inst, l, total int) {
 }
 
 func execSt(w *warp, in *inst, m uint32) error {
+	if w.l.coop {
+		w.l.writes.Add(1) // cooperative.go: a write may release a grid spin
+	}
 	if in.vec == 1 && (in.space == spGlobal || in.space == spGeneric) && w.obs == nil && w.san == nil && w.stGlobalFast(in, m) {
 		return nil
 	}

@@ -63,6 +63,9 @@ type launch struct {
 	// it can never be cancelled, so that blocks check it for free.
 	ctx  context.Context
 	done <-chan struct{}
+	// coop marks a cooperative launch (cooperative.go).
+	coop bool
+	coopState
 }
 
 var errAborted = errors.New("aborted")
@@ -162,6 +165,8 @@ func (d *Device) LaunchContext(ctx context.Context, m *Module, entry string, c L
 	workers := min(d.opts.Workers, nblocks)
 	if c.Cooperative {
 		workers = nblocks
+		l.coop = true
+		l.coopState.init(nblocks)
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup

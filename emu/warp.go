@@ -18,7 +18,10 @@ import (
 type warp struct {
 	// spin is set when the last instruction was an mbarrier wait that
 	// found its phase incomplete: the warp yields to the others.
-	spin  bool
+	spin bool
+	// sleep is set when the last instruction was a nanosleep: the warp
+	// is polling global memory and yields (cooperative.go).
+	sleep bool
 	b     *block
 	l     *launch
 	k     *kernel
@@ -72,7 +75,7 @@ func (w *warp) reset() {
 	w.exited, w.barBlk, w.syncBlk, w.barRed, w.barAligned, w.waited = 0, 0, 0, 0, 0, 0
 	w.cache = [4]*alloc{}
 	w.async = nil
-	w.wg, w.spin = nil, false
+	w.wg, w.spin, w.sleep = nil, false, false
 	if len(w.k.funcs) > 0 {
 		for i := range w.frames {
 			w.frames[i] = w.frames[i][:0]
@@ -350,7 +353,7 @@ func (w *warp) run(budget int) (int, error) {
 				w.setPC(mask, pc+1)
 				w.reconverge()
 			}
-			if w.spin { // a failed mbarrier wait: let other warps arrive
+			if w.spin || w.sleep { // a failed mbarrier wait, a poll: let other warps (and blocks) run
 				return n, nil
 			}
 			continue

@@ -61,3 +61,16 @@ func GridFault(t gpu.Thread, x, out []float32, bad int) {
 	gpu.GridSync(t)
 	out[t.GlobalX()] = v + 1
 }
+
+// GridDiverge is a mistake: block 2 returns before the GridSync the other
+// blocks wait at, which can never complete. Native mode and the emulator
+// report it; a GPU would hang.
+//
+//kern:kernel block=32
+func GridDiverge(t gpu.Thread, out []float32) {
+	if t.BlockIdx().X == 2 {
+		return
+	}
+	gpu.GridSync(t)
+	out[t.GlobalX()] = 1
+}

@@ -182,6 +182,30 @@ func (l kernGridFaultLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buff
 	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(out), kern.ScalarArg(bad))
 }
 
+// GridDivergeKernel launches the kernel GridDiverge (grid.go:70).
+var GridDivergeKernel = kernGridDivergeLauncher{kern.NewLauncher(kern.KernelSpec{
+	Name: "GridDiverge", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "GridDiverge", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+	},
+	Block:       gpu.Dim3{X: 32, Y: 1, Z: 1},
+	Bounds:      true,
+	Cooperative: true,
+	Sites: []string{
+		"grid.go:75:5",
+	},
+	SourceHash: "802f4b45f5fbc3e0", Source: []string{"grid.go:GridDiverge"},
+	Native: func(t gpu.Thread, a []any) { GridDiverge(t, a[0].([]float32)) },
+})}
+
+type kernGridDivergeLauncher struct{ kern.Launcher }
+
+// Launch runs GridDiverge on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernGridDivergeLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32]) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out))
+}
+
 // AxpyKernel launches the kernel Axpy (kernels.go:12).
 var AxpyKernel = kernAxpyLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "Axpy", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "Axpy", Module: kernModule,
