@@ -127,6 +127,7 @@ func (kb *kernelBuilder) emitPureEntry(fr *frame, pl *hoistLoop, iv0, bound ir.O
 	saved := kb.b.B
 	kb.b.B = early
 	kb.b.Mov(ir.S64, kb.reg(kb.phiVal(fr, pl.iv).ops[0], ir.S64), first)
+	kb.advanceColdPointers(pl, ir.R(d))
 	kb.b.Bra(kb.hoistCold(pl))
 	kb.b.B = saved
 }
