@@ -103,7 +103,8 @@ func (kb *kernelBuilder) hoistRegs(pl *hoistLoop) {
 }
 
 // emitBase computes a group's b, the sum of its invariant terms. The cold
-// block computes it again rather than keep it live through the loop.
+// block reads b+iv off the group's pointer where it has one (coldIndex),
+// else computes b again rather than keep it live through the loop.
 func (kb *kernelBuilder) emitBase(fr *frame, pl *hoistLoop, g *hoistGroup) ir.Operand {
 	base := ir.Imm(ir.S64, 0)
 	for _, t := range g.terms {
@@ -225,7 +226,7 @@ func (kb *kernelBuilder) emitHoistIf(fr *frame, pl *hoistLoop) {
 		kb.b.Pos = a.ia.Pos()
 		at, ok := bases[a.g] // b+iv
 		if !ok {
-			at = kb.add64(kb.emitBase(fr, pl, a.g), iv)
+			at = kb.coldIndex(fr, pl, a.g, iv)
 			bases[a.g] = at
 		}
 		// The index and length go straight to the failure registers,

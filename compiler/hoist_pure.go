@@ -24,10 +24,10 @@ package compiler
 // Exact because the loop has a single exit (the header's test) and no
 // instruction that can fault or be observed: no stores but to locals, no
 // kept checks, no division, no barrier, atomics or channel operations,
-// and calls only to pure intrinsics and the warp-level mma, which only
-// reads registers (a fault in one lane leaves its warp's later mma short
-// of that lane either way). first cannot wrap: limit and iv0 stay below
-// 2⁵⁰ (hoist.go).
+// and calls only to pure intrinsics, pure helpers (pureHelper) and the
+// warp-level mma, which only reads registers (a fault in one lane leaves
+// its warp's later mma short of that lane either way). first cannot
+// wrap: limit and iv0 stay below 2⁵⁰ (hoist.go).
 
 import (
 	"go/token"
@@ -77,7 +77,54 @@ func (pl *hoistLoop) pureLoop(fr *frame, body *ssa.BasicBlock) bool {
 				return false
 			}
 		case *ssa.Call:
-			if !pureCall(in) && !mmaCall(in) {
+			if !pureCall(in) && !mmaCall(in) && !pureHelper(in, 0) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// pureHelper reports whether c calls a helper that computes a value and
+// nothing else: one block (no loop, so it returns), whose instructions
+// the rules above allow but for slice indexing and loads through a
+// pointer other than to its locals (either could fault or read what the
+// loop's checks do not cover), and whose calls are pure intrinsics or
+// such helpers in turn.
+// The weight codecs' load (qwen3 matmulWarp: c.load(w[i])) is one; with
+// it the loop is pure and ptxas tests a parameter bound (sm_80 26 → 24
+// registers, ptxas 13.5).
+func pureHelper(c *ssa.Call, depth int) bool {
+	fn := c.Call.StaticCallee()
+	if fn == nil || depth > 3 || len(fn.Blocks) != 1 {
+		return false
+	}
+	if _, intrinsic := gpuIntrinsicName(fn); intrinsic {
+		return false // a gpu intrinsic pureCall did not accept
+	}
+	for _, instr := range fn.Blocks[0].Instrs {
+		switch in := instr.(type) {
+		case *ssa.DebugRef, *ssa.Convert, *ssa.ChangeType, *ssa.Field, *ssa.FieldAddr, *ssa.Extract, *ssa.Return:
+		case *ssa.Alloc: // a receiver or parameter go/ssa spills to a local
+			if in.Heap {
+				return false
+			}
+		case *ssa.Store:
+			if !localAddr(in.Addr) {
+				return false
+			}
+		case *ssa.UnOp:
+			if in.Op == token.ARROW || in.Op == token.MUL && !localAddr(in.X) {
+				return false
+			}
+		case *ssa.BinOp:
+			if !harmlessBinOp(in) {
+				return false
+			}
+		case *ssa.Call:
+			if !pureCall(in) && !pureHelper(in, depth+1) {
 				return false
 			}
 		default:
@@ -127,6 +174,7 @@ func (kb *kernelBuilder) emitPureEntry(fr *frame, pl *hoistLoop, iv0, bound ir.O
 	saved := kb.b.B
 	kb.b.B = early
 	kb.b.Mov(ir.S64, kb.reg(kb.phiVal(fr, pl.iv).ops[0], ir.S64), first)
+	kb.advanceColdPointers(pl, ir.R(d))
 	kb.b.Bra(kb.hoistCold(pl))
 	kb.b.B = saved
 }

@@ -20,8 +20,23 @@ package compiler
 // A group indexed by iv alone (b = 0) keeps the per-access address: it is
 // one shift-and-add off iv, which the loop keeps for its test anyway,
 // where a pointer would add an increment and a live register.
+//
+// The cold block (hoist_lower.go) reports the faulting index b+iv+c. With
+// a pointer it reads b+iv off it, (p − &x[0]) / size, rather than compute
+// b again from its terms: recomputed, the terms' operands (matmulWarp's
+// row and column, each a 64-bit quotient) stay live through the whole
+// loop only for the cold block, and ptxas keeps them in registers beside
+// the unrolled loop's loads in flight (qwen3 matmulF32, ptxas 13.5 sm_80:
+// 30 → 26 registers). &x[0] is the slice's own pointer, a parameter's
+// constant-bank operand for ptxas in the usual case.
 
-import "github.com/gokern/kern/compiler/ir"
+import (
+	"math/bits"
+
+	"golang.org/x/tools/go/ssa"
+
+	"github.com/gokern/kern/compiler/ir"
+)
 
 // emitHoistPointer sets each group's pointer on the entry edge, from b
 // (computed by emitHoistEntry) and iv0.
@@ -62,4 +77,58 @@ func (kb *kernelBuilder) scaled(i ir.Operand, size int64) ir.Operand {
 // plus c·size.
 func (kb *kernelBuilder) hoistedAddr(a hoistAccess) ir.Operand {
 	return kb.add64(ir.R(a.g.ptr), ir.Imm(ir.S64, uint64(a.c*a.g.size)))
+}
+
+// coldFromPointer reports whether the cold block reads group g's b+iv
+// off its pointer: it has one, the element size is a power of two, so
+// the byte offset's shift is exact, and some term is arithmetic the loop
+// body computes (r*k in x[r*k+j]), whose operands the recomputation
+// would keep live. A term computed before the loop (softmax3's base) is
+// one value its later uses keep live anyway; there the pointer form
+// cost ptxas 13.5 a register on sm_90 (31 → 32).
+func coldFromPointer(pl *hoistLoop, g *hoistGroup) bool {
+	if g.ptr < 0 || g.size <= 0 || g.size&(g.size-1) != 0 {
+		return false
+	}
+	for _, t := range g.terms {
+		if _, arith := t.v.(*ssa.BinOp); arith && !pl.outside(t.v) {
+			return true
+		}
+	}
+	return false
+}
+
+// coldIndex returns b+iv of group g in the cold block: (p − &x[0]) >>
+// log2(size) for a group with a pointer (coldFromPointer), arithmetic so
+// that a negative first index (a group whose first access faults below
+// 0) comes out as the per-access lowering reports it.
+func (kb *kernelBuilder) coldIndex(fr *frame, pl *hoistLoop, g *hoistGroup, iv ir.Operand) ir.Operand {
+	if !coldFromPointer(pl, g) {
+		return kb.add64(kb.emitBase(fr, pl, g), iv)
+	}
+	r := kb.b.New(ir.S64)
+	kb.b.Arith(ir.OpSub, ir.S64, r, ir.R(g.ptr), kb.value(fr, g.x).ops[0])
+	if sh := bits.TrailingZeros64(uint64(g.size)); sh > 0 {
+		kb.b.Shift(ir.OpShr, ir.S64, r, ir.R(r), ir.Imm(ir.U32, uint64(sh)))
+	}
+	return ir.R(r)
+}
+
+// advanceColdPointers moves the pointers of the groups coldIndex reads
+// by d iterations' worth of elements (d already a multiple of the step):
+// a pure loop's entry edge (hoist_pure.go) sends iv = iv0+d to the cold
+// block without running the loop, so p must be &x[iv0+d+b] there too.
+func (kb *kernelBuilder) advanceColdPointers(pl *hoistLoop, d ir.Operand) {
+	for _, g := range pl.groups {
+		if g.proven || !coldFromPointer(pl, g) {
+			continue
+		}
+		off := d
+		if sh := bits.TrailingZeros64(uint64(g.size)); sh > 0 {
+			r := kb.b.New(ir.S64)
+			kb.b.Shift(ir.OpShl, ir.B64, r, d, ir.Imm(ir.U32, uint64(sh)))
+			off = ir.R(r)
+		}
+		kb.b.Arith(ir.OpAdd, ir.S64, g.ptr, ir.R(g.ptr), off)
+	}
 }
