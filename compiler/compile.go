@@ -54,6 +54,9 @@ type pkgCtx struct {
 	unroll map[token.Pos]bool
 	// unrollBy holds the factor of those marked //kern:unroll N.
 	unrollBy map[token.Pos]int
+	// nounroll holds the positions of for statements marked
+	// //kern:nounroll (nounroll.go).
+	nounroll map[token.Pos]bool
 	// checked records helpers already subset-checked.
 	checked map[*ast.FuncDecl]bool
 	// sources holds file text by base name when the files are not on disk.
@@ -95,7 +98,7 @@ func compileTyped(cfg Config, fset *token.FileSet, pkg *types.Package, files []*
 		return nil, err
 	}
 	c := &pkgCtx{cfg: cfg, tgt: tgt, fset: fset, pkg: pkg, info: info, files: files,
-		d: &diags{fset: fset}, analyzing: map[*ssa.Function]bool{}, unroll: map[token.Pos]bool{}, unrollBy: map[token.Pos]int{},
+		d: &diags{fset: fset}, analyzing: map[*ssa.Function]bool{}, unroll: map[token.Pos]bool{}, unrollBy: map[token.Pos]int{}, nounroll: map[token.Pos]bool{},
 		checked: map[*ast.FuncDecl]bool{}, version: tgt.ptxVersion, sources: sources}
 	type found struct {
 		decl *ast.FuncDecl

@@ -13,7 +13,7 @@ import (
 )
 
 // knownDirectives are the //kern: directives the compiler reads.
-var knownDirectives = []string{"kernel", "unroll", "arch", "library"}
+var knownDirectives = []string{"kernel", "unroll", "nounroll", "arch", "library"}
 
 // spacedDirective matches a comment that looks like a kern directive with
 // a space after the slashes.
@@ -62,7 +62,7 @@ func (c *pkgCtx) checkDirectives(f *ast.File) {
 				if near := nearestDirective(name); near != "" {
 					hint = ": did you mean //kern:" + near + "?"
 				}
-				c.d.errorf(cm.Pos(), BadDirective, "unknown directive //kern:%s%s (kern knows //kern:kernel, //kern:unroll, //kern:arch and //kern:library)", name, hint)
+				c.d.errorf(cm.Pos(), BadDirective, "unknown directive //kern:%s%s (kern knows //kern:kernel, //kern:unroll, //kern:nounroll, //kern:arch and //kern:library)", name, hint)
 			case name == "kernel" && !attached[cm]:
 				if tok, ok := declOf[cg]; ok {
 					c.d.errorf(cm.Pos(), BadDirective, "//kern:kernel is on a %s declaration; it marks a func", tok)

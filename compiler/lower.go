@@ -74,6 +74,8 @@ type frame struct {
 	// unrolled maps the header of each //kern:unroll loop to it; active
 	// is the stack of those being lowered.
 	unrolled map[*ssa.BasicBlock]*unrollLoop
+	// nounroll marks the headers of loops written //kern:nounroll.
+	nounroll map[*ssa.BasicBlock]bool
 	active   []*unrollLoop
 	// reached marks the blocks of active unrolled loops that a branch of
 	// the current iteration targets; the others are dead in it.
@@ -168,6 +170,7 @@ func (kb *kernelBuilder) newFrame(fn *ssa.Function, args []*val, params []level,
 	fr.uni = kb.analyzeUniformity(fn, params, base)
 	fr.spaces = pointerSpaces(fn, args)
 	fr.unrolled = kb.findUnrolled(fn)
+	fr.nounroll = kb.findNoUnroll(fn)
 	fr.partial = kb.findPartial(fn)
 	fr.promoted = promotable(fn, fr.unrollConst)
 	fr.cellSlots = structFieldSpaces(fn, fr.promoted, fr.spaces, args)
@@ -240,6 +243,10 @@ func (kb *kernelBuilder) lowerBlocks(fr *frame, order []*ssa.BasicBlock) {
 			continue
 		}
 		kb.b.B = fr.blocks[b.Index]
+		if fr.nounroll[b] {
+			kb.b.Pos = token.NoPos
+			kb.b.Emit(ir.OpPragma, `.pragma "nounroll"`)
+		}
 		for _, instr := range b.Instrs {
 			if fr.lifted[instr] {
 				delete(fr.lifted, instr) // lowered above its guard (liftcheck.go)

@@ -236,6 +236,10 @@ func (c *pkgCtx) collectUnrollIn(f *ast.File, checkTrip bool) {
 	for _, cg := range f.Comments {
 		for _, cm := range cg.List {
 			fields := strings.Fields(cm.Text)
+			if len(fields) == 1 && fields[0] == "//kern:nounroll" {
+				c.collectNoUnroll(f, cm)
+				continue
+			}
 			if len(fields) == 0 || fields[0] != "//kern:unroll" {
 				continue
 			}

@@ -219,6 +219,7 @@ func attentionPaged(t gpu.Thread, out, q, kc, vc, scores []float32, pos, rowSeq,
 		slot := int(table[tb+j/pageSize])*pageSize + j%pageSize
 		kb := (slot*kvHeads + kvh) * headDim
 		s := float32(0)
+		//kern:nounroll
 		for d := 0; d < headDim; d++ {
 			s = gpu.FMA(q[qb+d], kc[kb+d], s)
 		}
@@ -228,6 +229,9 @@ func attentionPaged(t gpu.Thread, out, q, kc, vc, scores []float32, pos, rowSeq,
 	}
 	m = gpu.WarpMax(t, m)
 	sum := float32(0)
+	// Unrolled, these two loops took the kernel from 36 to 50 registers
+	// (compiler/nounroll.go).
+	//kern:nounroll
 	for j := lane; j < n; j += 32 {
 		e := gpu.Exp(scores[sb+j] - m)
 		scores[sb+j] = e

@@ -71,3 +71,9 @@ func MinBlocksNoBlock(t gpu.Thread) {} // ERROR@-1 BadDirective "minblocks=2 nee
 
 //kern:kernel block=64 minblocks=0
 func MinBlocksZero(t gpu.Thread) {} // ERROR@-1 BadDirective "minblocks=0 is not an integer in 1..32"
+
+//kern:kernel
+func NoUnrollAstray(t gpu.Thread, x []float32) {
+	//kern:nounroll
+	x[0] = 1 // ERROR@-1 BadUnroll "//kern:nounroll must be on the line just above a three-clause for loop"
+}
