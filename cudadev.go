@@ -166,20 +166,9 @@ func (c *cudaBackend) launch(l *launch) error {
 	cm := l.mod.(*cudaModule)
 	spec := &l.k.spec
 	return c.do(func() error {
-		fn, ok := cm.funcs[l.entry]
-		if !ok {
-			var err error
-			if fn, err = cm.mod.Function(l.entry); err != nil {
-				return err
-			}
-			cm.funcs[l.entry] = fn
-		}
-		// Shared memory past 48 KiB needs a per-function opt-in.
-		if total := l.shared + spec.SharedBytes; total > 48*1024 && cm.optin[l.entry] < l.shared {
-			if err := fn.SetAttribute(cuda.FuncAttrMaxDynamicSharedSizeBytes, l.shared); err != nil {
-				return err
-			}
-			cm.optin[l.entry] = l.shared
+		fn, err := cm.function(l)
+		if err != nil {
+			return err
 		}
 		// The driver copies the parameters out during cuLaunchKernel (also
 		// under stream capture), so the Args can be reused at once.
@@ -214,7 +203,7 @@ func (c *cudaBackend) launch(l *launch) error {
 			}
 		}
 		pdl := spec.PDL && cm.pdl && !c.pdlOff.Load()
-		err := cuda.LaunchEx(fn, grid, block, uint32(l.shared), cudaStream(l.stream), args,
+		err = cuda.LaunchEx(fn, grid, block, uint32(l.shared), cudaStream(l.stream), args,
 			cuda.LaunchOptions{ProgrammaticSerialization: pdl, Cooperative: spec.Cooperative})
 		if pdl && pdlRefused(err) {
 			// A driver that turns the attribute down: launch as every
@@ -227,6 +216,27 @@ func (c *cudaBackend) launch(l *launch) error {
 	})
 }
 
+// function returns l's entry, looked up once per module, with the
+// per-function opt-in that shared memory past 48 KiB needs set for l's
+// dynamic shared memory. Called inside the context (cudaBackend.do).
+func (cm *cudaModule) function(l *launch) (cuda.Function, error) {
+	fn, ok := cm.funcs[l.entry]
+	if !ok {
+		var err error
+		if fn, err = cm.mod.Function(l.entry); err != nil {
+			return fn, err
+		}
+		cm.funcs[l.entry] = fn
+	}
+	if total := l.shared + l.k.spec.SharedBytes; total > 48*1024 && cm.optin[l.entry] < l.shared {
+		if err := fn.SetAttribute(cuda.FuncAttrMaxDynamicSharedSizeBytes, l.shared); err != nil {
+			return fn, err
+		}
+		cm.optin[l.entry] = l.shared
+	}
+	return fn, nil
+}
+
 // cooperativeBlocks is the occupancy calculator's blocks per SM for l's
 // function, block and dynamic shared memory, times the SMs.
 func (c *cudaBackend) cooperativeBlocks(l *launch) (int, error) {
@@ -236,19 +246,9 @@ func (c *cudaBackend) cooperativeBlocks(l *launch) (int, error) {
 	cm := l.mod.(*cudaModule)
 	var n int
 	err := c.do(func() error {
-		fn, ok := cm.funcs[l.entry]
-		if !ok {
-			var err error
-			if fn, err = cm.mod.Function(l.entry); err != nil {
-				return err
-			}
-			cm.funcs[l.entry] = fn
-		}
-		if total := l.shared + l.k.spec.SharedBytes; total > 48*1024 && cm.optin[l.entry] < l.shared {
-			if err := fn.SetAttribute(cuda.FuncAttrMaxDynamicSharedSizeBytes, l.shared); err != nil {
-				return err
-			}
-			cm.optin[l.entry] = l.shared
+		fn, err := cm.function(l)
+		if err != nil {
+			return err
 		}
 		per, err := cuda.OccupancyMaxActiveBlocksPerMultiprocessor(fn, l.threads.X*l.threads.Y*l.threads.Z, uint64(l.shared))
 		n = per * c.info.Multiprocessors

@@ -18,15 +18,8 @@ import (
 
 // collectNoUnroll records the for statement on the line below cm.
 func (c *pkgCtx) collectNoUnroll(f *ast.File, cm *ast.Comment) {
-	line := c.fset.Position(cm.Pos()).Line
-	var loop *ast.ForStmt
-	ast.Inspect(f, func(n ast.Node) bool {
-		if s, ok := n.(*ast.ForStmt); ok && loop == nil && c.fset.Position(s.Pos()).Line == line+1 {
-			loop = s
-		}
-		return loop == nil
-	})
-	if loop == nil {
+	loop, ok := c.loopBelow(f, cm).(*ast.ForStmt)
+	if !ok {
 		c.d.errorf(cm.Pos(), BadUnroll, "//kern:nounroll must be on the line just above a three-clause for loop")
 		return
 	}

@@ -256,20 +256,7 @@ func (c *pkgCtx) collectUnrollIn(f *ast.File, checkTrip bool) {
 				}
 				by = n
 			}
-			line := c.fset.Position(cm.Pos()).Line
-			var loop ast.Stmt
-			ast.Inspect(f, func(n ast.Node) bool {
-				if loop != nil {
-					return false
-				}
-				switch s := n.(type) {
-				case *ast.ForStmt, *ast.RangeStmt:
-					if c.fset.Position(s.Pos()).Line == line+1 {
-						loop = s.(ast.Stmt)
-					}
-				}
-				return true
-			})
+			loop := c.loopBelow(f, cm)
 			if loop == nil {
 				c.d.errorf(cm.Pos(), BadUnroll, "//kern:unroll must be on the line just above a for loop")
 				continue
@@ -289,6 +276,26 @@ func (c *pkgCtx) collectUnrollIn(f *ast.File, checkTrip bool) {
 			c.unroll[loop.Pos()] = true
 		}
 	}
+}
+
+// loopBelow returns the for or range statement that starts on the line
+// below comment cm, or nil.
+func (c *pkgCtx) loopBelow(f *ast.File, cm *ast.Comment) ast.Stmt {
+	line := c.fset.Position(cm.Pos()).Line
+	var loop ast.Stmt
+	ast.Inspect(f, func(n ast.Node) bool {
+		if loop != nil {
+			return false
+		}
+		switch s := n.(type) {
+		case *ast.ForStmt, *ast.RangeStmt:
+			if c.fset.Position(s.Pos()).Line == line+1 {
+				loop = s.(ast.Stmt)
+			}
+		}
+		return true
+	})
+	return loop
 }
 
 // tripCount returns the constant trip count of a counted loop.
