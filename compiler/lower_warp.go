@@ -154,7 +154,14 @@ func (kb *kernelBuilder) blockReduce(c *icall, op ir.Op) *val {
 	lin := kb.linearGeneric()
 	warp := kb.b.New(ir.U32)
 	kb.b.Shift(ir.OpShr, ir.U32, warp, ir.R(lin), ir.Imm(ir.U32, 5))
-	lane := kb.special("%laneid")
+	// The lane as lin & 31, not %laneid: the same value (a block's warps
+	// are runs of 32 consecutive linear indices, PTX ISA "Thread
+	// Hierarchy"), but ptxas keeps a %laneid read, once CSE'd between two
+	// reductions, live through everything between them, beside the
+	// linear index's tid.y and tid.z: examples/softmax and ops softmax3
+	// on sm_90 (ptxas 13.5) 27 and 31 registers with it, 25 without.
+	lane := kb.b.New(ir.U32)
+	kb.b.Arith(ir.OpAnd, ir.B32, lane, ir.R(lin), ir.Imm(ir.U32, 31))
 	base := kb.b.New(ir.U64)
 	kb.b.Mov(ir.U64, base, ir.Sym(scratch.Name))
 	slot := kb.b.New(ir.U64)

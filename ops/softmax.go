@@ -53,19 +53,20 @@ func softmax3BF16(t gpu.Thread, out, x []gpu.BFloat16, cols int) { softmax3(bf16
 
 // softmax3 is v1: max, sum and write in three sweeps.
 func softmax3[T any, C codec[T]](c C, t gpu.Thread, out, x []T, cols int) {
-	base := t.BlockIdx().X * cols
+	r := t.BlockIdx().X
+	row, dst := x[r*cols:(r+1)*cols], out[r*cols:(r+1)*cols]
 	m := negInf()
 	for j := t.ThreadIdx().X; j < cols; j += t.BlockDim().X {
-		m = gpu.Max(m, c.load(x[base+j]))
+		m = gpu.Max(m, c.load(row[j]))
 	}
 	m = gpu.BlockMax(t, m)
 	s := float32(0)
 	for j := t.ThreadIdx().X; j < cols; j += t.BlockDim().X {
-		s += gpu.Exp(c.load(x[base+j]) - m)
+		s += gpu.Exp(c.load(row[j]) - m)
 	}
 	s = gpu.BlockSum(t, s)
 	for j := t.ThreadIdx().X; j < cols; j += t.BlockDim().X {
-		out[base+j] = c.store(gpu.Exp(c.load(x[base+j])-m) / s)
+		dst[j] = c.store(gpu.Exp(c.load(row[j])-m) / s)
 	}
 }
 

@@ -14,9 +14,10 @@ import (
 
 // softmaxTile is softmax v3: max, exp, sum and scale on one tile.
 func softmaxTile[R tile.Regs, C tile.Codec[T], T any](t gpu.Thread, out, x []T, cols int) {
+	dst := tile.Rows[C](t, out, cols)
 	r := tile.Load[R](t, tile.Input[C](x).Row(tile.RowOf(t), cols), tile.NegInf())
 	e := r.SubS(r.ReduceMax(t)).Exp()
-	tile.Store(t, tile.Rows[C](t, out, cols), e.DivS(e.ReduceSum(t)))
+	tile.Store(t, dst, e.DivS(e.ReduceSum(t)))
 }
 
 // rmsNormTile is RMSNorm v3: the sum of squares and the scale on one tile.

@@ -16,7 +16,7 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/ops/internal/tilerow", Arch: "sm_80", PTX: kernPTX}
 
-// softmaxTile4F32Kernel launches the kernel softmaxTile4F32 (tilerow.go:31).
+// softmaxTile4F32Kernel launches the kernel softmaxTile4F32 (tilerow.go:32).
 var softmaxTile4F32Kernel = kernSoftmaxTile4F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "softmaxTile4F32", Pkg: "github.com/gokern/kern/ops/internal/tilerow", Entry: "softmaxTile4F32", Module: kernModule,
 	Params: []kern.Param{
@@ -28,12 +28,12 @@ var softmaxTile4F32Kernel = kernSoftmaxTile4F32Launcher{kern.NewLauncher(kern.Ke
 	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
-		"slice at view.go:58:10: [:x] with capacity y",
-		"slice at view.go:58:10: [x:y]",
 		"slice at view.go:72:21: [:x] with capacity y",
 		"slice at view.go:72:21: [x:y]",
+		"slice at view.go:58:10: [:x] with capacity y",
+		"slice at view.go:58:10: [x:y]",
 	},
-	SourceHash: "dd408ab99c875d94", Source: []string{"tilerow.go:softmaxTile", "tilerow.go:softmaxTile4F32"},
+	SourceHash: "60966d78d6e519f7", Source: []string{"tilerow.go:softmaxTile", "tilerow.go:softmaxTile4F32"},
 	Native: func(t gpu.Thread, a []any) { softmaxTile4F32(t, a[0].([]float32), a[1].([]float32), a[2].(int)) },
 })}
 
@@ -45,7 +45,7 @@ func (l kernSoftmaxTile4F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *k
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols))
 }
 
-// softmaxTile4F16Kernel launches the kernel softmaxTile4F16 (tilerow.go:36).
+// softmaxTile4F16Kernel launches the kernel softmaxTile4F16 (tilerow.go:37).
 var softmaxTile4F16Kernel = kernSoftmaxTile4F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "softmaxTile4F16", Pkg: "github.com/gokern/kern/ops/internal/tilerow", Entry: "softmaxTile4F16", Module: kernModule,
 	Params: []kern.Param{
@@ -57,12 +57,12 @@ var softmaxTile4F16Kernel = kernSoftmaxTile4F16Launcher{kern.NewLauncher(kern.Ke
 	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
-		"slice at view.go:58:10: [:x] with capacity y",
-		"slice at view.go:58:10: [x:y]",
 		"slice at view.go:72:21: [:x] with capacity y",
 		"slice at view.go:72:21: [x:y]",
+		"slice at view.go:58:10: [:x] with capacity y",
+		"slice at view.go:58:10: [x:y]",
 	},
-	SourceHash: "3190d8a622ef2e33", Source: []string{"tilerow.go:softmaxTile", "tilerow.go:softmaxTile4F16"},
+	SourceHash: "3cf27ff05972ffe0", Source: []string{"tilerow.go:softmaxTile", "tilerow.go:softmaxTile4F16"},
 	Native: func(t gpu.Thread, a []any) { softmaxTile4F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].(int)) },
 })}
 
@@ -74,7 +74,7 @@ func (l kernSoftmaxTile4F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *k
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols))
 }
 
-// softmaxTile4BF16Kernel launches the kernel softmaxTile4BF16 (tilerow.go:41).
+// softmaxTile4BF16Kernel launches the kernel softmaxTile4BF16 (tilerow.go:42).
 var softmaxTile4BF16Kernel = kernSoftmaxTile4BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "softmaxTile4BF16", Pkg: "github.com/gokern/kern/ops/internal/tilerow", Entry: "softmaxTile4BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -86,12 +86,12 @@ var softmaxTile4BF16Kernel = kernSoftmaxTile4BF16Launcher{kern.NewLauncher(kern.
 	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
-		"slice at view.go:58:10: [:x] with capacity y",
-		"slice at view.go:58:10: [x:y]",
 		"slice at view.go:72:21: [:x] with capacity y",
 		"slice at view.go:72:21: [x:y]",
+		"slice at view.go:58:10: [:x] with capacity y",
+		"slice at view.go:58:10: [x:y]",
 	},
-	SourceHash: "c28d49638a3948c1", Source: []string{"tilerow.go:softmaxTile", "tilerow.go:softmaxTile4BF16"},
+	SourceHash: "b923c56e0168496f", Source: []string{"tilerow.go:softmaxTile", "tilerow.go:softmaxTile4BF16"},
 	Native: func(t gpu.Thread, a []any) {
 		softmaxTile4BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].(int))
 	},
@@ -105,7 +105,7 @@ func (l kernSoftmaxTile4BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols))
 }
 
-// softmaxTile16F32Kernel launches the kernel softmaxTile16F32 (tilerow.go:46).
+// softmaxTile16F32Kernel launches the kernel softmaxTile16F32 (tilerow.go:47).
 var softmaxTile16F32Kernel = kernSoftmaxTile16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "softmaxTile16F32", Pkg: "github.com/gokern/kern/ops/internal/tilerow", Entry: "softmaxTile16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -117,12 +117,12 @@ var softmaxTile16F32Kernel = kernSoftmaxTile16F32Launcher{kern.NewLauncher(kern.
 	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
-		"slice at view.go:58:10: [:x] with capacity y",
-		"slice at view.go:58:10: [x:y]",
 		"slice at view.go:72:21: [:x] with capacity y",
 		"slice at view.go:72:21: [x:y]",
+		"slice at view.go:58:10: [:x] with capacity y",
+		"slice at view.go:58:10: [x:y]",
 	},
-	SourceHash: "c5ea8e1b431f722e", Source: []string{"tilerow.go:softmaxTile", "tilerow.go:softmaxTile16F32"},
+	SourceHash: "45018e6820e1ba92", Source: []string{"tilerow.go:softmaxTile", "tilerow.go:softmaxTile16F32"},
 	Native: func(t gpu.Thread, a []any) { softmaxTile16F32(t, a[0].([]float32), a[1].([]float32), a[2].(int)) },
 })}
 
@@ -134,7 +134,7 @@ func (l kernSoftmaxTile16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols))
 }
 
-// softmaxTile16F16Kernel launches the kernel softmaxTile16F16 (tilerow.go:51).
+// softmaxTile16F16Kernel launches the kernel softmaxTile16F16 (tilerow.go:52).
 var softmaxTile16F16Kernel = kernSoftmaxTile16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "softmaxTile16F16", Pkg: "github.com/gokern/kern/ops/internal/tilerow", Entry: "softmaxTile16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -146,12 +146,12 @@ var softmaxTile16F16Kernel = kernSoftmaxTile16F16Launcher{kern.NewLauncher(kern.
 	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
-		"slice at view.go:58:10: [:x] with capacity y",
-		"slice at view.go:58:10: [x:y]",
 		"slice at view.go:72:21: [:x] with capacity y",
 		"slice at view.go:72:21: [x:y]",
+		"slice at view.go:58:10: [:x] with capacity y",
+		"slice at view.go:58:10: [x:y]",
 	},
-	SourceHash: "b9e57cc5fda53995", Source: []string{"tilerow.go:softmaxTile", "tilerow.go:softmaxTile16F16"},
+	SourceHash: "ed27a4aaff1fbb2f", Source: []string{"tilerow.go:softmaxTile", "tilerow.go:softmaxTile16F16"},
 	Native: func(t gpu.Thread, a []any) { softmaxTile16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].(int)) },
 })}
 
@@ -163,7 +163,7 @@ func (l kernSoftmaxTile16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols))
 }
 
-// softmaxTile16BF16Kernel launches the kernel softmaxTile16BF16 (tilerow.go:56).
+// softmaxTile16BF16Kernel launches the kernel softmaxTile16BF16 (tilerow.go:57).
 var softmaxTile16BF16Kernel = kernSoftmaxTile16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "softmaxTile16BF16", Pkg: "github.com/gokern/kern/ops/internal/tilerow", Entry: "softmaxTile16BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -175,12 +175,12 @@ var softmaxTile16BF16Kernel = kernSoftmaxTile16BF16Launcher{kern.NewLauncher(ker
 	SharedBytes: 256,
 	Bounds:      true,
 	Sites: []string{
-		"slice at view.go:58:10: [:x] with capacity y",
-		"slice at view.go:58:10: [x:y]",
 		"slice at view.go:72:21: [:x] with capacity y",
 		"slice at view.go:72:21: [x:y]",
+		"slice at view.go:58:10: [:x] with capacity y",
+		"slice at view.go:58:10: [x:y]",
 	},
-	SourceHash: "58c8b69bc477483a", Source: []string{"tilerow.go:softmaxTile", "tilerow.go:softmaxTile16BF16"},
+	SourceHash: "56b44269500d4414", Source: []string{"tilerow.go:softmaxTile", "tilerow.go:softmaxTile16BF16"},
 	Native: func(t gpu.Thread, a []any) {
 		softmaxTile16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].(int))
 	},
@@ -194,7 +194,7 @@ func (l kernSoftmaxTile16BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out 
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.ScalarArg(cols))
 }
 
-// rmsNormTile4F32Kernel launches the kernel rmsNormTile4F32 (tilerow.go:61).
+// rmsNormTile4F32Kernel launches the kernel rmsNormTile4F32 (tilerow.go:62).
 var rmsNormTile4F32Kernel = kernRmsNormTile4F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "rmsNormTile4F32", Pkg: "github.com/gokern/kern/ops/internal/tilerow", Entry: "rmsNormTile4F32", Module: kernModule,
 	Params: []kern.Param{
@@ -227,7 +227,7 @@ func (l kernRmsNormTile4F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *k
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(weight), kern.ScalarArg(cols), kern.ScalarArg(eps))
 }
 
-// rmsNormTile4F16Kernel launches the kernel rmsNormTile4F16 (tilerow.go:66).
+// rmsNormTile4F16Kernel launches the kernel rmsNormTile4F16 (tilerow.go:67).
 var rmsNormTile4F16Kernel = kernRmsNormTile4F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "rmsNormTile4F16", Pkg: "github.com/gokern/kern/ops/internal/tilerow", Entry: "rmsNormTile4F16", Module: kernModule,
 	Params: []kern.Param{
@@ -260,7 +260,7 @@ func (l kernRmsNormTile4F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *k
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(weight), kern.ScalarArg(cols), kern.ScalarArg(eps))
 }
 
-// rmsNormTile4BF16Kernel launches the kernel rmsNormTile4BF16 (tilerow.go:71).
+// rmsNormTile4BF16Kernel launches the kernel rmsNormTile4BF16 (tilerow.go:72).
 var rmsNormTile4BF16Kernel = kernRmsNormTile4BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "rmsNormTile4BF16", Pkg: "github.com/gokern/kern/ops/internal/tilerow", Entry: "rmsNormTile4BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -293,7 +293,7 @@ func (l kernRmsNormTile4BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(weight), kern.ScalarArg(cols), kern.ScalarArg(eps))
 }
 
-// rmsNormTile16F32Kernel launches the kernel rmsNormTile16F32 (tilerow.go:76).
+// rmsNormTile16F32Kernel launches the kernel rmsNormTile16F32 (tilerow.go:77).
 var rmsNormTile16F32Kernel = kernRmsNormTile16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "rmsNormTile16F32", Pkg: "github.com/gokern/kern/ops/internal/tilerow", Entry: "rmsNormTile16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -326,7 +326,7 @@ func (l kernRmsNormTile16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(weight), kern.ScalarArg(cols), kern.ScalarArg(eps))
 }
 
-// rmsNormTile16F16Kernel launches the kernel rmsNormTile16F16 (tilerow.go:81).
+// rmsNormTile16F16Kernel launches the kernel rmsNormTile16F16 (tilerow.go:82).
 var rmsNormTile16F16Kernel = kernRmsNormTile16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "rmsNormTile16F16", Pkg: "github.com/gokern/kern/ops/internal/tilerow", Entry: "rmsNormTile16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -359,7 +359,7 @@ func (l kernRmsNormTile16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(weight), kern.ScalarArg(cols), kern.ScalarArg(eps))
 }
 
-// rmsNormTile16BF16Kernel launches the kernel rmsNormTile16BF16 (tilerow.go:86).
+// rmsNormTile16BF16Kernel launches the kernel rmsNormTile16BF16 (tilerow.go:87).
 var rmsNormTile16BF16Kernel = kernRmsNormTile16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "rmsNormTile16BF16", Pkg: "github.com/gokern/kern/ops/internal/tilerow", Entry: "rmsNormTile16BF16", Module: kernModule,
 	Params: []kern.Param{
