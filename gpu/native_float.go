@@ -18,7 +18,27 @@ import "math"
 // last bit is 0, the head moves one ulp towards the tail. Rounding to odd
 // with 53 ≥ 24+2 bits and then to nearest float32 gives the correctly
 // rounded result.
+//
+// Most sums need none of that: the float32 midpoints (25 significant bits)
+// are float64s, so rounding the exact sum to float64 cannot carry it
+// across one, only onto one. When s = p+z rounded is not a midpoint and
+// lies in float32's normal range, where every float32 keeps 24 bits and
+// drops s's low 29, float32(s) is already the correctly rounded result.
+// That test is a few operations on s's bits, and fma32 is small enough
+// for the Go compiler to inline, so native mode's gpu.FMA costs about a
+// float64 multiply and add where it used to cost a call and a TwoSum.
 func fma32(x, y, z float32) float32 {
+	s := float64(float64(x)*float64(y)) + float64(z) // the conversion forbids fusing
+	// The exponent field minus float32's smallest normal one, unsigned: in
+	// range [0, 253] exactly for float32's normal binades.
+	if b := math.Float64bits(s); (b>>52&0x7ff)-(1023-126) <= 253 && b&(1<<29-1) != 1<<28 {
+		return float32(s)
+	}
+	return fma32Slow(x, y, z)
+}
+
+// fma32Slow is fma32 where s may be a midpoint, or not a normal float32.
+func fma32Slow(x, y, z float32) float32 {
 	p := float64(float64(x) * float64(y)) // exact; the conversion forbids fusing
 	zz := float64(z)
 	if s := p + zz; math.IsInf(s, 0) || math.IsNaN(s) {

@@ -309,3 +309,22 @@ func TestFMA32Special(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFMA32 times native mode's float32 FMA on ordinary operands
+// (the fast path) and on double-rounding ties (the TwoSum path).
+func BenchmarkFMA32(b *testing.B) {
+	for _, c := range []struct {
+		name    string
+		x, y, z float32
+	}{{"ordinary", 1.25, 0.3, 0.7}, {"tie", 1 + 0x1p-12, 1 + 0x1p-12, 0x1p-80}} {
+		b.Run(c.name, func(b *testing.B) {
+			acc := float32(0)
+			for range b.N {
+				acc += gpu.FMA(c.x, c.y, c.z)
+			}
+			benchSink = acc
+		})
+	}
+}
+
+var benchSink float32

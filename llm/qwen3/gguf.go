@@ -115,7 +115,7 @@ func LoadGGUF(dev *kern.Device, g *gguf.File, opt LoadOptions) (*Model, error) {
 	for _, t := range g.Tensors {
 		src.total += int64(len(t.Bytes()))
 	}
-	m := &Model{Config: cfg, Gen: &GenerationConfig{}, Matmul: WarpMatmul{}, dev: dev}
+	m := &Model{Config: cfg, Gen: &GenerationConfig{}, Matmul: DefaultMatmul(dev), dev: dev}
 	if err := m.load(src); err != nil {
 		m.Free()
 		return nil, err

@@ -17,8 +17,8 @@ type Matmul interface {
 	MatmulT(q kern.Queue, out, x *kern.Buffer[float32], w *Weight, rows int) error
 }
 
-// WarpMatmul is the default Matmul: matmul* in kernels.go on every
-// device, v2 (4 rows per warp, vector loads) when the inner dimension is
+// WarpMatmul is the default Matmul on a GPU and the emulator
+// (DefaultMatmul): matmul* in kernels.go, v2 (4 rows per warp, vector loads) when the inner dimension is
 // a multiple of 4 and at least v2MinK, else v1.
 type WarpMatmul struct {
 	V1 bool // always v1 (for tests)
@@ -32,16 +32,8 @@ const v2MinK = 256
 // MatmulT implements Matmul.
 func (m WarpMatmul) MatmulT(q kern.Queue, out, x *kern.Buffer[float32], w *Weight, rows int) error {
 	n := rows * w.Out
-	switch {
-	case x == nil || out == nil:
-		return fmt.Errorf("qwen3: matmul %s: nil buffer", w.Name)
-	case x.Len() != rows*w.In:
-		return fmt.Errorf("qwen3: matmul %s: x has %d elements, want rows×in = %d×%d", w.Name, x.Len(), rows, w.In)
-	case out.Len() != n:
-		return fmt.Errorf("qwen3: matmul %s: out has %d elements, want rows×out = %d×%d", w.Name, out.Len(), rows, w.Out)
-	}
-	if n == 0 {
-		return nil
+	if err := matmulShapes(out, x, w, rows); err != nil || n == 0 {
+		return err
 	}
 	const warpsPerBlock = 8 // block=256
 	var err error
@@ -69,6 +61,19 @@ func (m WarpMatmul) MatmulT(q kern.Queue, out, x *kern.Buffer[float32], w *Weigh
 	}
 	if err != nil {
 		return fmt.Errorf("qwen3: matmul %s: %w", w.Name, err)
+	}
+	return nil
+}
+
+// matmulShapes checks out = x·wᵀ's buffers against rows and w.
+func matmulShapes(out, x *kern.Buffer[float32], w *Weight, rows int) error {
+	switch {
+	case x == nil || out == nil:
+		return fmt.Errorf("qwen3: matmul %s: nil buffer", w.Name)
+	case x.Len() != rows*w.In:
+		return fmt.Errorf("qwen3: matmul %s: x has %d elements, want rows×in = %d×%d", w.Name, x.Len(), rows, w.In)
+	case out.Len() != rows*w.Out:
+		return fmt.Errorf("qwen3: matmul %s: out has %d elements, want rows×out = %d×%d", w.Name, out.Len(), rows, w.Out)
 	}
 	return nil
 }

@@ -30,6 +30,34 @@ func TestMatmul(t *testing.T) {
 	}
 }
 
+// TestThreadMatmul checks ThreadMatmul, the native device's Matmul, the
+// same way, on every device: its sum runs j in order, a float32 sum's
+// bound holds as for WarpMatmul, and rows are independent by
+// construction (one thread per output).
+func TestThreadMatmul(t *testing.T) {
+	for _, d := range testDevices {
+		for _, sh := range []struct{ rows, cols, k int }{{1, 1, 1}, {1, 5, 4}, {3, 7, 12}, {7, 9, 260}, {2, 3, 7}, {5, 300, 9}} {
+			for _, dt := range []safetensors.DType{safetensors.F32, safetensors.F16, safetensors.BF16} {
+				name := fmt.Sprintf("%s/%dx%dx%d/%s", d.name, sh.rows, sh.cols, sh.k, dt)
+				t.Run(name, func(t *testing.T) {
+					checkMatmul(t, d.dev, sh.rows, sh.cols, sh.k, dt, ThreadMatmul{}, 0x1p-20, true)
+				})
+			}
+		}
+	}
+}
+
+// TestDefaultMatmul: the native device starts with ThreadMatmul, the
+// others with WarpMatmul.
+func TestDefaultMatmul(t *testing.T) {
+	if _, ok := DefaultMatmul(kern.OpenNative()).(ThreadMatmul); !ok {
+		t.Errorf("native: %T, want ThreadMatmul", DefaultMatmul(kern.OpenNative()))
+	}
+	if _, ok := DefaultMatmul(kern.OpenEmulator()).(WarpMatmul); !ok {
+		t.Errorf("emu: %T, want WarpMatmul", DefaultMatmul(kern.OpenEmulator()))
+	}
+}
+
 // TestOpsMatmul checks OpsMatmul (ops.Matmul over activations split in
 // two 16-bit halves) against float64 for 16-bit weights, through each
 // kernel ops.Matmul picks: the GEMV (2·rows ≤ 16), the tensor-core kernel

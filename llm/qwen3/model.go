@@ -22,7 +22,9 @@ type Model struct {
 	Config *Config
 	Gen    *GenerationConfig
 	// Matmul is the matrix multiply every projection of the float32 path
-	// goes through: WarpMatmul, or OpsMatmul (ops.Matmul, float32-accurate).
+	// goes through: DefaultMatmul(dev) to start with (WarpMatmul, or
+	// ThreadMatmul on the native device), or OpsMatmul (ops.Matmul,
+	// float32-accurate).
 	// The ops path (UseOps) calls ops.Matmul itself.
 	Matmul Matmul
 	// Trace, if set, is called after each stage of Forward with the
@@ -74,7 +76,7 @@ func Load(dev *kern.Device, dir string, opt LoadOptions) (*Model, error) {
 		return nil, err
 	}
 	defer set.Close()
-	m := &Model{Config: cfg, Gen: gen, Matmul: WarpMatmul{}, dev: dev}
+	m := &Model{Config: cfg, Gen: gen, Matmul: DefaultMatmul(dev), dev: dev}
 	l := &loader{dev: dev, set: set, progress: opt.Progress, total: set.Bytes()}
 	if err := m.load(l); err != nil {
 		m.Free()

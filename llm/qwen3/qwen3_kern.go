@@ -1112,3 +1112,114 @@ type kernAddHalvesLauncher struct{ kern.Launcher }
 func (l kernAddHalvesLauncher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], y *kern.Buffer[float32], n int) error {
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(y), kern.ScalarArg(n))
 }
+
+// matmulThreadF32Kernel launches the kernel matmulThreadF32 (threadmatmul.go:26).
+var matmulThreadF32Kernel = kernMatmulThreadF32Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "matmulThreadF32", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmulThreadF32", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "w", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at threadmatmul.go:47:13: integer divide by zero",
+		"panic at threadmatmul.go:47:21: integer divide by zero",
+		"slice at threadmatmul.go:48:13: [:x] with capacity y",
+		"slice at threadmatmul.go:48:13: [x:y]",
+		"slice at threadmatmul.go:48:29: [:x] with capacity y",
+		"slice at threadmatmul.go:48:29: [x:y]",
+		"threadmatmul.go:51:33",
+		"threadmatmul.go:53:5",
+	},
+	SourceHash: "38b2846216ebbcfa", Source: []string{"kernels.go:f32w.load", "kernels.go:type f32w", "kernels.go:type wcodec", "threadmatmul.go:matmulThread", "threadmatmul.go:matmulThreadF32"},
+	Native: func(t gpu.Thread, a []any) {
+		matmulThreadF32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(int), a[5].(int))
+	},
+})}
+
+type kernMatmulThreadF32Launcher struct{ kern.Launcher }
+
+// Launch runs matmulThreadF32 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernMatmulThreadF32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], w *kern.Buffer[float32], rows int, cols int, k int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
+}
+
+// matmulThreadF16Kernel launches the kernel matmulThreadF16 (threadmatmul.go:31).
+var matmulThreadF16Kernel = kernMatmulThreadF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "matmulThreadF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmulThreadF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "w", Kind: kern.SliceParam, Elem: "gpu.Half", Size: 2},
+		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at threadmatmul.go:47:13: integer divide by zero",
+		"panic at threadmatmul.go:47:21: integer divide by zero",
+		"slice at threadmatmul.go:48:13: [:x] with capacity y",
+		"slice at threadmatmul.go:48:13: [x:y]",
+		"slice at threadmatmul.go:48:29: [:x] with capacity y",
+		"slice at threadmatmul.go:48:29: [x:y]",
+		"threadmatmul.go:51:33",
+		"threadmatmul.go:53:5",
+	},
+	SourceHash: "da7562a9c590da94", Source: []string{"kernels.go:f16w.load", "kernels.go:type f16w", "kernels.go:type wcodec", "threadmatmul.go:matmulThread", "threadmatmul.go:matmulThreadF16"},
+	Native: func(t gpu.Thread, a []any) {
+		matmulThreadF16(t, a[0].([]float32), a[1].([]float32), a[2].([]gpu.Half), a[3].(int), a[4].(int), a[5].(int))
+	},
+})}
+
+type kernMatmulThreadF16Launcher struct{ kern.Launcher }
+
+// Launch runs matmulThreadF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernMatmulThreadF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], w *kern.Buffer[gpu.Half], rows int, cols int, k int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
+}
+
+// matmulThreadBF16Kernel launches the kernel matmulThreadBF16 (threadmatmul.go:36).
+var matmulThreadBF16Kernel = kernMatmulThreadBF16Launcher{kern.NewLauncher(kern.KernelSpec{
+	Name: "matmulThreadBF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "matmulThreadBF16", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "out", Kind: kern.SliceParam, Elem: "float32", Size: 4, Writes: true},
+		{Name: "x", Kind: kern.SliceParam, Elem: "float32", Size: 4},
+		{Name: "w", Kind: kern.SliceParam, Elem: "gpu.BFloat16", Size: 2},
+		{Name: "rows", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "cols", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "k", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:  gpu.Dim3{X: 256, Y: 1, Z: 1},
+	Bounds: true,
+	Sites: []string{
+		"panic at threadmatmul.go:47:13: integer divide by zero",
+		"panic at threadmatmul.go:47:21: integer divide by zero",
+		"slice at threadmatmul.go:48:13: [:x] with capacity y",
+		"slice at threadmatmul.go:48:13: [x:y]",
+		"slice at threadmatmul.go:48:29: [:x] with capacity y",
+		"slice at threadmatmul.go:48:29: [x:y]",
+		"threadmatmul.go:51:33",
+		"threadmatmul.go:53:5",
+	},
+	SourceHash: "2c033012211e6712", Source: []string{"kernels.go:bf16w.load", "kernels.go:type bf16w", "kernels.go:type wcodec", "threadmatmul.go:matmulThread", "threadmatmul.go:matmulThreadBF16"},
+	Native: func(t gpu.Thread, a []any) {
+		matmulThreadBF16(t, a[0].([]float32), a[1].([]float32), a[2].([]gpu.BFloat16), a[3].(int), a[4].(int), a[5].(int))
+	},
+})}
+
+type kernMatmulThreadBF16Launcher struct{ kern.Launcher }
+
+// Launch runs matmulThreadBF16 on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernMatmulThreadBF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[float32], x *kern.Buffer[float32], w *kern.Buffer[gpu.BFloat16], rows int, cols int, k int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.ScalarArg(rows), kern.ScalarArg(cols), kern.ScalarArg(k))
+}

@@ -39,7 +39,7 @@ func NewRandom(dev *kern.Device, cfg Config, seed uint64) (*Model, error) {
 	if err := c.normalize(); err != nil {
 		return nil, fmt.Errorf("qwen3: random model: %w", err)
 	}
-	m := &Model{Config: &c, Gen: &GenerationConfig{}, Matmul: WarpMatmul{}, dev: dev}
+	m := &Model{Config: &c, Gen: &GenerationConfig{}, Matmul: DefaultMatmul(dev), dev: dev}
 	r := &randomSource{dev: dev, seed: seed, tied: c.TieWordEmbeddings}
 	if err := m.load(r); err != nil {
 		m.Free()

@@ -104,7 +104,7 @@ func LoadShard(dev *kern.Device, dir string, comm Collective, opt LoadOptions) (
 		return nil, err
 	}
 	defer set.Close()
-	m := &Model{Config: cfg, Gen: gen, Matmul: WarpMatmul{}, dev: dev, tp: &shard{comm: comm}}
+	m := &Model{Config: cfg, Gen: gen, Matmul: DefaultMatmul(dev), dev: dev, tp: &shard{comm: comm}}
 	l := &shardLoader{loader: &loader{dev: dev, set: set, progress: opt.Progress, total: set.Bytes()}, rank: rank, size: t, full: full, counted: map[string]bool{}}
 	if err := m.load(l); err == nil && cfg.TieWordEmbeddings {
 		// load made the LM head the (replicated) embedding; the shard's
