@@ -64,6 +64,9 @@ for ph in $phases; do
 			step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset $p -ops -bandwidth "${bw:-0}" -prompt 512 -n 64
 			# The same without programmatic dependent launch (gpu/pdl.go).
 			step 120 "$out/qwen3.txt" env KERN_PDL=0 "$bin/qwen3" bench -preset $p -ops -bandwidth "${bw:-0}" -prompt 512 -n 64
+			# The same with the RMSNorms before the q/k/v and gate/up GEMVs
+			# as launches of their own (ops/matmul_norm.go): two a layer more.
+			step 120 "$out/qwen3.txt" env KERN_FUSE_NORM=0 "$bin/qwen3" bench -preset $p -ops -bandwidth "${bw:-0}" -prompt 512 -n 64
 		done
 		step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset qwen3-0.6b -bandwidth "${bw:-0}" -prompt 128 -n 32
 		for n in 8 32; do
