@@ -13,7 +13,8 @@ package qwen3
 //	  prefill step, every sequence more than one token) over the keys
 //	  gathered from the pages → o_proj with the residual fused
 //	→ RMSNorm → cast (fused likewise) → gate/up with the SwiGLU epilogue (16-bit out)
-//	→ down_proj with the residual fused → … → final norm, lm_head.
+//	→ down_proj with the residual fused → … → final norm, lm_head (in an
+//	untraced decode step, the norm fused into the lm_head GEMV too).
 
 import (
 	"errors"
@@ -395,13 +396,22 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 		}
 		L, V := cfg.NumHiddenLayers, cfg.VocabSize
 		lm := wbuf[T](m.lmHead)
-		if err := step(-1, "last rows", gatherRowsKernel.Launch(q, kern.Cover(S*H), w.hl, w.x, w.lastRow, H)); err != nil {
-			return err
+		// The final norm of each sequence's last row, then lm_head. In a
+		// decode step every sequence's last row is its only one, row i
+		// of x (forward's lastRow is the identity): no gather, and the
+		// norm fused into the lm_head GEMV as into the layers'.
+		var finalNorm *ops.MatmulRMSNorm
+		if fuseNorm {
+			finalNorm = &ops.MatmulRMSNorm{X: w.x, Weight: m.norm, Eps: eps}
+		} else {
+			if err := step(-1, "last rows", gatherRowsKernel.Launch(q, kern.Cover(S*H), w.hl, w.x, w.lastRow, H)); err != nil {
+				return err
+			}
+			if err := step(-1, "final norm", rmsNormCastLaunch(q, b.hn, w.hl, m.norm, S, H, eps)); err != nil {
+				return err
+			}
 		}
-		if err := step(-1, "final norm", rmsNormCastLaunch(q, b.hn, w.hl, m.norm, S, H, eps)); err != nil {
-			return err
-		}
-		if err := step(-1, "lm_head", ops.Matmul(q, w.logitsLast, b.hn, lm, S, V, H, ops.MatmulOpts[float32]{Kernel: kind, StaticWeights: true})); err != nil {
+		if err := step(-1, "lm_head", ops.Matmul(q, w.logitsLast, b.hn, lm, S, V, H, ops.MatmulOpts[float32]{Kernel: kind, StaticWeights: true, RMSNorm: finalNorm})); err != nil {
 			return err
 		}
 		if !all {

@@ -135,8 +135,10 @@ var _ emu.LaunchObserver = (*launchCounter)(nil)
 // TestDecodeFusesNorm: an untraced decode step launches two kernels a
 // layer fewer with the RMSNorms fused into the q/k/v and gate/up GEMVs
 // than with them as launches of their own (normLaunches, the path before
-// the fusion), and its logits are the same bits, step after step (on the
-// emulator, whose observer counts the launches).
+// the fusion), and two fewer at the end (the final norm fused into
+// lm_head, and no gather of the last rows), and its logits are the same
+// bits, step after step (on the emulator, whose observer counts the
+// launches).
 func TestDecodeFusesNorm(t *testing.T) {
 	lc := &launchCounter{}
 	dev := kern.OpenEmulator(emu.Options{Observer: lc})
@@ -179,8 +181,10 @@ func TestDecodeFusesNorm(t *testing.T) {
 		}
 	}
 	for s := range launches[0] {
-		if got, want := launches[1][s]-launches[0][s], int64(2*layers); got != want {
-			t.Errorf("decode step %d: %d launches fused, %d separate: %d fewer, want 2 a layer = %d", s+1, launches[0][s], launches[1][s], got, want)
+		// Two a layer, and at the end the gather of each sequence's last
+		// row and the final norm.
+		if got, want := launches[1][s]-launches[0][s], int64(2*layers+2); got != want {
+			t.Errorf("decode step %d: %d launches fused, %d separate: %d fewer, want 2 a layer and 2 = %d", s+1, launches[0][s], launches[1][s], got, want)
 		} else {
 			t.Logf("decode step %d: %d launches (%d layers), %d with the norms separate", s+1, launches[0][s], layers, launches[1][s])
 		}

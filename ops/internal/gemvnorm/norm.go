@@ -17,13 +17,13 @@ import (
 	"github.com/gokern/kern/gpu"
 )
 
-//kern:kernel block=256 pdl
+//kern:kernel block=256 nobounds pdl
 func normCastF16(t gpu.Thread, out []gpu.Half, x, g []float32, k int, eps float32) {
 	gpu.WaitPriorGrids(t)
 	normRows(f16g{}, t, gpu.DynShared[float32](t), out, x, g, t.BlockIdx().X, 1, k, k, t.BlockIdx().X*k, eps)
 }
 
-//kern:kernel block=256 pdl
+//kern:kernel block=256 nobounds pdl
 func normCastBF16(t gpu.Thread, out []gpu.BFloat16, x, g []float32, k int, eps float32) {
 	gpu.WaitPriorGrids(t)
 	normRows(bf16g{}, t, gpu.DynShared[float32](t), out, x, g, t.BlockIdx().X, 1, k, k, t.BlockIdx().X*k, eps)
@@ -41,19 +41,25 @@ const NormCastShared = tcWarps * 4
 // shared memory for rb·8 warp sums. Every thread of the block calls it
 // (rb, k uniform); it ends with dst written by this thread only: the
 // caller synchronises before reading another thread's elements.
+//
+// A chunk's elements are reached through a slice at the thread's first
+// one, so that each load and store is that one address plus a constant
+// (one instruction), and checked against what is left of the row in
+// 32 bits.
 func normRows[A gpu.Elem, CA tcCodec[A]](ca CA, t gpu.Thread, part []float32, dst []A, x, g []float32, r0, rb, k, stride, d0 int, eps float32) {
 	tid, l, wp := t.ThreadIdx().X, t.Lane(), t.Warp()
 	for i := 0; i < rb; i++ {
-		base := (r0 + i) * k
+		xr := x[(r0+i)*k:]
 		ss := float32(0)
-		for c0 := 0; c0 < k; c0 += normRegs * Threads {
+		for c0 := tid; c0 < k; c0 += normRegs * Threads {
 			// Every load of the chunk issued before the first FMA: one
 			// round trip to memory per chunk, not per element.
+			xc, left := xr[c0:], int32(k-c0)
 			var v [normRegs]float32
 			//kern:unroll
 			for u := range normRegs {
-				if j := c0 + tid + u*Threads; j < k {
-					v[u] = x[base+j]
+				if int32(u*Threads) < left {
+					v[u] = xc[u*Threads]
 				}
 			}
 			//kern:unroll
@@ -71,12 +77,13 @@ func normRows[A gpu.Elem, CA tcCodec[A]](ca CA, t gpu.Thread, part []float32, ds
 		p := i * tcWarps
 		tot := (part[p] + part[p+4]) + (part[p+2] + part[p+6]) + ((part[p+1] + part[p+5]) + (part[p+3] + part[p+7]))
 		r := gpu.Rsqrt(tot/float32(k) + eps)
-		base, d := (r0+i)*k, d0+i*stride
-		for c0 := 0; c0 < k; c0 += scaleRegs * Threads {
+		xr, dr := x[(r0+i)*k:], dst[d0+i*stride:]
+		for c0 := tid; c0 < k; c0 += scaleRegs * Threads {
+			xc, gc, dc, left := xr[c0:], g[c0:], dr[c0:], int32(k-c0)
 			//kern:unroll
 			for u := range scaleRegs {
-				if j := c0 + tid + u*Threads; j < k {
-					dst[d+j] = ca.round(x[base+j] * r * g[j])
+				if int32(u*Threads) < left {
+					dc[u*Threads] = ca.round(xc[u*Threads] * r * gc[u*Threads])
 				}
 			}
 		}
