@@ -66,6 +66,7 @@ const (
 	// in the scaling, where 16 spills under minblocks=3's 80 registers.
 	normRegs  = 16
 	scaleRegs = 8
+	rowRegs   = 2 // per row, with 2 … 8 rows (sumSquaresRows)
 )
 
 // Stride is the shared-memory row stride, in elements, of the normalised

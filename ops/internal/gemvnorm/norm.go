@@ -48,8 +48,10 @@ const NormCastShared = tcWarps * 4
 // 32 bits.
 func normRows[A gpu.Elem, CA tcCodec[A]](ca CA, t gpu.Thread, part []float32, dst []A, x, g []float32, r0, rb, k, stride, d0 int, eps float32) {
 	tid, l, wp := t.ThreadIdx().X, t.Lane(), t.Warp()
-	for i := 0; i < rb; i++ {
-		xr := x[(r0+i)*k:]
+	if rb > 1 {
+		sumSquaresRows(t, part, x, r0, rb, k)
+	} else {
+		xr := x[r0*k:]
 		ss := float32(0)
 		for c0 := tid; c0 < k; c0 += normRegs * Threads {
 			// Every load of the chunk issued before the first FMA: one
@@ -69,7 +71,7 @@ func normRows[A gpu.Elem, CA tcCodec[A]](ca CA, t gpu.Thread, part []float32, ds
 		}
 		s := gpu.WarpSum(t, ss)
 		if l == 0 {
-			part[i*tcWarps+wp] = s
+			part[wp] = s
 		}
 	}
 	t.Sync()
@@ -85,6 +87,50 @@ func normRows[A gpu.Elem, CA tcCodec[A]](ca CA, t gpu.Thread, part []float32, ds
 				if int32(u*Threads) < left {
 					dc[u*Threads] = ca.round(xc[u*Threads] * r * gc[u*Threads])
 				}
+			}
+		}
+	}
+}
+
+// sumSquaresRows is normRows' sum of squares for 2 … MaxM rows: the rows'
+// loads of a chunk (rowRegs columns a thread) are issued together, so
+// that the rows' round trips to memory overlap, where one row at a time
+// would wait for each in turn. Each row's sum is the single-row path's:
+// its elements in the same order.
+func sumSquaresRows(t gpu.Thread, part []float32, x []float32, r0, rb, k int) {
+	tid, l, wp := t.ThreadIdx().X, t.Lane(), t.Warp()
+	var ss [MaxM]float32
+	for c0 := tid; c0 < k; c0 += rowRegs * Threads {
+		left := int32(k - c0)
+		var v [MaxM][rowRegs]float32
+		//kern:unroll
+		for i := range MaxM {
+			if i < rb {
+				xc := x[(r0+i)*k+c0:]
+				//kern:unroll
+				for u := range rowRegs {
+					if int32(u*Threads) < left {
+						v[i][u] = xc[u*Threads]
+					}
+				}
+			}
+		}
+		//kern:unroll
+		for i := range MaxM {
+			if i < rb {
+				//kern:unroll
+				for u := range rowRegs {
+					ss[i] = gpu.FMA(v[i][u], v[i][u], ss[i])
+				}
+			}
+		}
+	}
+	//kern:unroll
+	for i := range MaxM {
+		if i < rb {
+			s := gpu.WarpSum(t, ss[i])
+			if l == 0 {
+				part[i*tcWarps+wp] = s
 			}
 		}
 	}
