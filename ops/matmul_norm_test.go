@@ -24,23 +24,30 @@ import (
 //     RMSNorm within one rounding to In (2^-8 bf16, 2^-11 f16) plus
 //     float32 summation (2^-20 relative);
 //   - c matches a float64 product of those rows (exact products, the
-//     float32 sum's K·2^-24·Σ|a·w|, then one rounding to O).
+//     float32 sum's K·2^-24·Σ|a·w|, then one rounding to O);
+//   - with KernelGEMV, each row of c is bit-identical to that row
+//     multiplied alone (batch invariance); KernelAuto at M = 1 fuses
+//     too, KernelTiles (M = 5) never does.
 func TestMatmulRMSNorm(t *testing.T) {
 	type shape struct {
 		m, n, k int
 		act     Activation
+		kernel  MatmulKernel
 	}
 	shapes := []shape{
-		{1, 37, 776, ActNone}, {3, 38, 776, ActSwiGLU}, {8, 37, 776, ActNone},
-		{8, 50, 4104, ActSwiGLU}, {1, 16, 40, ActSiLU}, {11, 37, 776, ActNone}, {3, 21, 100, ActNone},
+		{1, 37, 776, ActNone, KernelGEMV}, {3, 38, 776, ActSwiGLU, KernelGEMV}, {8, 37, 776, ActNone, KernelGEMV},
+		{8, 50, 4104, ActSwiGLU, KernelGEMV}, {1, 16, 40, ActSiLU, KernelAuto}, {11, 37, 776, ActNone, KernelGEMV},
+		{3, 21, 100, ActNone, KernelGEMV}, {5, 40, 776, ActSwiGLU, KernelTiles},
 	}
 	eachDevice(t, func(t *testing.T, dev *kern.Device) {
 		for _, s := range shapes {
-			name := fmt.Sprintf("m%d_n%d_k%d_act%d", s.m, s.n, s.k, s.act)
-			t.Run(name+"/bf16-f32", func(t *testing.T) { testMatmulRMSNorm[gpu.BFloat16, float32](t, dev, s.m, s.n, s.k, s.act) })
-			t.Run(name+"/bf16-bf16", func(t *testing.T) { testMatmulRMSNorm[gpu.BFloat16, gpu.BFloat16](t, dev, s.m, s.n, s.k, s.act) })
-			t.Run(name+"/f16-f32", func(t *testing.T) { testMatmulRMSNorm[gpu.Half, float32](t, dev, s.m, s.n, s.k, s.act) })
-			t.Run(name+"/f16-f16", func(t *testing.T) { testMatmulRMSNorm[gpu.Half, gpu.Half](t, dev, s.m, s.n, s.k, s.act) })
+			name := fmt.Sprintf("m%d_n%d_k%d_act%d_kernel%d", s.m, s.n, s.k, s.act, s.kernel)
+			t.Run(name+"/bf16-f32", func(t *testing.T) { testMatmulRMSNorm[gpu.BFloat16, float32](t, dev, s.m, s.n, s.k, s.act, s.kernel) })
+			t.Run(name+"/bf16-bf16", func(t *testing.T) {
+				testMatmulRMSNorm[gpu.BFloat16, gpu.BFloat16](t, dev, s.m, s.n, s.k, s.act, s.kernel)
+			})
+			t.Run(name+"/f16-f32", func(t *testing.T) { testMatmulRMSNorm[gpu.Half, float32](t, dev, s.m, s.n, s.k, s.act, s.kernel) })
+			t.Run(name+"/f16-f16", func(t *testing.T) { testMatmulRMSNorm[gpu.Half, gpu.Half](t, dev, s.m, s.n, s.k, s.act, s.kernel) })
 		}
 		// A norm input of the wrong size is an error naming it.
 		const m, n, k = 2, 16, 64
@@ -51,7 +58,7 @@ func TestMatmulRMSNorm(t *testing.T) {
 	})
 }
 
-func testMatmulRMSNorm[In Half16, O Float](t *testing.T, dev *kern.Device, m, n, k int, act Activation) {
+func testMatmulRMSNorm[In Half16, O Float](t *testing.T, dev *kern.Device, m, n, k int, act Activation, kernel MatmulKernel) {
 	rng := rand.New(rand.NewPCG(uint64(m*1000+n), uint64(k)))
 	const eps = 1e-6
 	x, xw := upload[float32](t, dev, randn(rng, m*k, 2))
@@ -67,8 +74,8 @@ func testMatmulRMSNorm[In Half16, O Float](t *testing.T, dev *kern.Device, m, n,
 		bias, biasw = upload[O](t, dev, randn(rng, n, 0.5))
 	}
 	res, resw = upload[O](t, dev, randn(rng, m*cn, 1))
-	fused := MatmulFusesNorm(m, k, WeightNK, KernelGEMV)
-	if want := m <= 8 && k%8 == 0; fused != want {
+	fused := MatmulFusesNorm(m, k, WeightNK, kernel)
+	if want := m <= 8 && k%8 == 0 && kernel != KernelTiles; fused != want {
 		t.Fatalf("MatmulFusesNorm(%d, %d) = %v, want %v", m, k, fused, want)
 	}
 	// sentinel fills a: the fused launch must leave it so.
@@ -86,7 +93,7 @@ func testMatmulRMSNorm[In Half16, O Float](t *testing.T, dev *kern.Device, m, n,
 		c := alloc[O](t, dev, m*cn)
 		FuseNormOff = off
 		defer func() { FuseNormOff = false }()
-		o := MatmulOpts[O]{Bias: bias, Residual: res, Act: act, Kernel: KernelGEMV, StaticWeights: true,
+		o := MatmulOpts[O]{Bias: bias, Residual: res, Act: act, Kernel: kernel, StaticWeights: true,
 			RMSNorm: &MatmulRMSNorm{X: x, Weight: g, Eps: eps}}
 		if err := Matmul(dev, c, a, b, m, n, k, o); err != nil {
 			t.Fatal(err)
@@ -108,6 +115,26 @@ func testMatmulRMSNorm[In Half16, O Float](t *testing.T, dev *kern.Device, m, n,
 		for i := range aFused {
 			if aFused[i] != sentinel[i] {
 				t.Fatalf("the fused GEMV wrote a[%d]", i)
+			}
+		}
+	}
+	if kernel == KernelGEMV && m > 1 {
+		// Batch invariance (MatmulKernel): each row of c as that row of
+		// x gives alone.
+		for r := range m {
+			x1, _ := upload[float32](t, dev, xw[r*k:(r+1)*k])
+			res1, _ := upload[O](t, dev, resw[r*cn:(r+1)*cn])
+			a1 := alloc[In](t, dev, k)
+			c1 := alloc[O](t, dev, cn)
+			o := MatmulOpts[O]{Bias: bias, Residual: res1, Act: act, Kernel: kernel, StaticWeights: true,
+				RMSNorm: &MatmulRMSNorm{X: x1, Weight: g, Eps: eps}}
+			if err := Matmul(dev, c1, a1, b, 1, n, k, o); err != nil {
+				t.Fatal(err)
+			}
+			for j, v := range download(t, c1) {
+				if math.Float64bits(v) != math.Float64bits(got[r*cn+j]) {
+					t.Fatalf("row %d of %d, c[%d] = %g, alone %g: not batch-invariant", r, m, j, got[r*cn+j], v)
+				}
 			}
 		}
 	}
