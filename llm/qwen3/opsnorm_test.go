@@ -117,90 +117,95 @@ func testFusedNorm[T ops.Half16](t *testing.T, dev *kern.Device, m, n, k int) {
 // rows ops.Matmul normalises into a where it does not fuse (normCast, the
 // single-row path) and, 8 rows a launch, the fused GEMV's products
 // (sumSquaresRows, the 2–8-row path) must equal rmsNormCast's and
-// rmsNormCast-then-GEMV's bit for bit. On the emulator; swapping two of
-// the eight warp sums' additions fails it.
+// rmsNormCast-then-GEMV's bit for bit. On the emulator and in native
+// mode (and on CUDA with -tags gpu, where rmsNormCast's gpu.BlockSum is
+// the hardware's shuffles); swapping two of the eight warp sums'
+// additions, or reversing a chunk's FMAs in the 2–8-row path, fails it.
 func TestNormOrderManyRows(t *testing.T) {
-	dev := testDevices[0].dev
-	for _, k := range []int{1024, 2560} {
-		t.Run(fmt.Sprint("k=", k), func(t *testing.T) {
-			const rows, n, eps = 512, 16, 1e-6
-			rng := rand.New(rand.NewPCG(uint64(k), 9))
-			x := make([]float32, rows*k)
-			for i := range x {
-				x[i] = float32(rng.NormFloat64() * math.Pow(10, float64(i%7-3)/2))
+	for _, d := range testDevices {
+		for _, k := range []int{1024, 2560} {
+			t.Run(fmt.Sprintf("%s/k=%d", d.name, k), func(t *testing.T) { testNormOrderManyRows(t, d.dev, k) })
+		}
+	}
+}
+
+func testNormOrderManyRows(t *testing.T, dev *kern.Device, k int) {
+	const rows, n, eps = 512, 16, 1e-6
+	rng := rand.New(rand.NewPCG(uint64(k), 9))
+	x := make([]float32, rows*k)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64() * math.Pow(10, float64(i%7-3)/2))
+	}
+	g := make([]float32, k)
+	for i := range g {
+		g[i] = float32(1 + 0.5*rng.NormFloat64())
+	}
+	w := make([]gpu.Half, n*k)
+	for i := range w {
+		w[i] = gpu.ToHalf(float32(rng.NormFloat64() / math.Sqrt(float64(k))))
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	xb, err := kern.Upload(dev, x)
+	must(err)
+	defer xb.Free()
+	gb, err := kern.Upload(dev, g)
+	must(err)
+	defer gb.Free()
+	wb, err := kern.Upload(dev, w)
+	must(err)
+	defer wb.Free()
+	h, err := kern.Alloc[gpu.Half](dev, rows*k)
+	must(err)
+	defer h.Free()
+	a, err := kern.Alloc[gpu.Half](dev, rows*k)
+	must(err)
+	defer a.Free()
+	c, err := kern.Alloc[float32](dev, rows*n)
+	must(err)
+	defer c.Free()
+	must(rmsNormCastLaunch(dev, h, xb, gb, rows, k, eps))
+	// KernelTiles never fuses: a holds normCast's rows.
+	must(ops.Matmul(dev, c, a, wb, rows, n, k, ops.MatmulOpts[float32]{Kernel: ops.KernelTiles, RMSNorm: &ops.MatmulRMSNorm{X: xb, Weight: gb, Eps: eps}}))
+	hs, err := h.Download()
+	must(err)
+	as, err := a.Download()
+	must(err)
+	for i := range hs {
+		if hs[i] != as[i] {
+			t.Fatalf("row %d col %d: normCast %v, rmsNormCast %v", i/k, i%k, as[i], hs[i])
+		}
+	}
+	// The fused GEMV, 8 rows a launch, against the GEMV on h.
+	want, err := kern.Alloc[float32](dev, rows*n)
+	must(err)
+	defer want.Free()
+	must(ops.Matmul(dev, want, h, wb, rows, n, k, ops.MatmulOpts[float32]{Kernel: ops.KernelGEMV}))
+	ws, err := want.Download()
+	must(err)
+	for r0 := 0; r0 < rows; r0 += 8 {
+		xs, err := kern.Upload(dev, x[r0*k:(r0+8)*k])
+		must(err)
+		c8, err := kern.Alloc[float32](dev, 8*n)
+		must(err)
+		a8, err := kern.Alloc[gpu.Half](dev, 8*k)
+		must(err)
+		err = ops.Matmul(dev, c8, a8, wb, 8, n, k, ops.MatmulOpts[float32]{Kernel: ops.KernelGEMV, RMSNorm: &ops.MatmulRMSNorm{X: xs, Weight: gb, Eps: eps}})
+		got, derr := c8.Download()
+		xs.Free()
+		c8.Free()
+		a8.Free()
+		must(err)
+		must(derr)
+		for i, v := range got {
+			if math.Float32bits(v) != math.Float32bits(ws[r0*n+i]) {
+				t.Fatalf("row %d col %d: fused %g, rmsNormCast then GEMV %g", r0+i/n, i%n, v, ws[r0*n+i])
 			}
-			g := make([]float32, k)
-			for i := range g {
-				g[i] = float32(1 + 0.5*rng.NormFloat64())
-			}
-			w := make([]gpu.Half, n*k)
-			for i := range w {
-				w[i] = gpu.ToHalf(float32(rng.NormFloat64() / math.Sqrt(float64(k))))
-			}
-			must := func(err error) {
-				t.Helper()
-				if err != nil {
-					t.Fatal(err)
-				}
-			}
-			xb, err := kern.Upload(dev, x)
-			must(err)
-			defer xb.Free()
-			gb, err := kern.Upload(dev, g)
-			must(err)
-			defer gb.Free()
-			wb, err := kern.Upload(dev, w)
-			must(err)
-			defer wb.Free()
-			h, err := kern.Alloc[gpu.Half](dev, rows*k)
-			must(err)
-			defer h.Free()
-			a, err := kern.Alloc[gpu.Half](dev, rows*k)
-			must(err)
-			defer a.Free()
-			c, err := kern.Alloc[float32](dev, rows*n)
-			must(err)
-			defer c.Free()
-			must(rmsNormCastLaunch(dev, h, xb, gb, rows, k, eps))
-			// KernelTiles never fuses: a holds normCast's rows.
-			must(ops.Matmul(dev, c, a, wb, rows, n, k, ops.MatmulOpts[float32]{Kernel: ops.KernelTiles, RMSNorm: &ops.MatmulRMSNorm{X: xb, Weight: gb, Eps: eps}}))
-			hs, err := h.Download()
-			must(err)
-			as, err := a.Download()
-			must(err)
-			for i := range hs {
-				if hs[i] != as[i] {
-					t.Fatalf("row %d col %d: normCast %v, rmsNormCast %v", i/k, i%k, as[i], hs[i])
-				}
-			}
-			// The fused GEMV, 8 rows a launch, against the GEMV on h.
-			want, err := kern.Alloc[float32](dev, rows*n)
-			must(err)
-			defer want.Free()
-			must(ops.Matmul(dev, want, h, wb, rows, n, k, ops.MatmulOpts[float32]{Kernel: ops.KernelGEMV}))
-			ws, err := want.Download()
-			must(err)
-			for r0 := 0; r0 < rows; r0 += 8 {
-				xs, err := kern.Upload(dev, x[r0*k:(r0+8)*k])
-				must(err)
-				c8, err := kern.Alloc[float32](dev, 8*n)
-				must(err)
-				a8, err := kern.Alloc[gpu.Half](dev, 8*k)
-				must(err)
-				err = ops.Matmul(dev, c8, a8, wb, 8, n, k, ops.MatmulOpts[float32]{Kernel: ops.KernelGEMV, RMSNorm: &ops.MatmulRMSNorm{X: xs, Weight: gb, Eps: eps}})
-				got, derr := c8.Download()
-				xs.Free()
-				c8.Free()
-				a8.Free()
-				must(err)
-				must(derr)
-				for i, v := range got {
-					if math.Float32bits(v) != math.Float32bits(ws[r0*n+i]) {
-						t.Fatalf("row %d col %d: fused %g, rmsNormCast then GEMV %g", r0+i/n, i%n, v, ws[r0*n+i])
-					}
-				}
-			}
-		})
+		}
 	}
 }
 
