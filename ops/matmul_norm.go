@@ -46,9 +46,11 @@ type MatmulRMSNorm struct {
 var FuseNormOff = os.Getenv("KERN_FUSE_NORM") == "0"
 
 // maxFusedShared bounds the fused GEMV's dynamic shared memory (8.25 KiB
-// plus m·K·2 bytes of normalised rows): three blocks of it still fit an
-// SM of an A100 (164 KiB) and of an H100 (228 KiB). Qwen3-14B's K = 5120
-// at M = 8 takes 89 KiB; beyond, Matmul runs unfused.
+// plus m·Stride(K)·2 bytes of normalised rows). Up to about 50 KiB three
+// blocks fit an SM of an A100 (164 KiB) as of an H100 (228 KiB), as the
+// registers allow: Qwen3 up to 4B (K ≤ 2560) at any M ≤ 8. 8B (K = 4096)
+// and 14B (K = 5120) at M = 8 take 73 and 89 KiB, two blocks an SM on an
+// H100 and one on an A100; past 96 KiB Matmul runs unfused.
 const maxFusedShared = 96 << 10
 
 // MatmulFusesNorm reports whether a Matmul of an m×n×k product with
