@@ -398,8 +398,9 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 		lm := wbuf[T](m.lmHead)
 		// The final norm of each sequence's last row, then lm_head. In a
 		// decode step every sequence's last row is its only one, row i
-		// of x (forward's lastRow is the identity): no gather, and the
-		// norm fused into the lm_head GEMV as into the layers'.
+		// of x (checkStep refuses a sequence without tokens, so R = S is
+		// one token each and forward's lastRow the identity): no gather,
+		// and the norm fused into the lm_head GEMV as into the layers'.
 		var finalNorm *ops.MatmulRMSNorm
 		if fuseNorm {
 			finalNorm = &ops.MatmulRMSNorm{X: w.x, Weight: m.norm, Eps: eps}
