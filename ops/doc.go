@@ -25,6 +25,8 @@
 //	quant.go       INT8 (per tensor, per channel), INT4 (group 128) and 6-bit dequant
 //	matmul.go      Matmul on the tensor cores with fused epilogues, decode GEMV
 //	               (kernels in internal/mm, internal/gemvtc; v1 GEMV internal/gemv)
+//	matmul_norm.go MatmulOpts.RMSNorm: the input rows' RMSNorm fused into the decode
+//	               GEMV (internal/gemvnorm), or launched before the product
 //	matmul_w4.go   MatmulInt4, W4A16: decode GEMV (internal/w4), prefill GEMM (internal/w4mm)
 //	matmul_i8.go   MatmulInt8, W8A8 on mma m16n8k32 s8, v1 and pipelined v2 (internal/i8)
 //	flash.go       FlashAttention prefill on tensor cores (varlen, causal, GQA)

@@ -103,6 +103,12 @@ type MatmulOpts[O Float] struct {
 	// no queued kernel writes: a b written by the kernel just before
 	// would be read too early.
 	StaticWeights bool
+	// RMSNorm, if set, makes a the RMSNorm of RMSNorm.X rounded to In
+	// (matmul_norm.go): a is then scratch [m, k], which the decode GEMV
+	// (M ≤ 8, MatmulFusesNorm) leaves untouched, normalising the rows
+	// itself, and every other path writes the normalised rows into
+	// before multiplying. The product is the same bits either way.
+	RMSNorm *MatmulRMSNorm
 }
 
 // MatmulKernel chooses between Matmul's kernel families.
@@ -194,6 +200,15 @@ func Matmul[In Half16, O Float](q kern.Queue, c *kern.Buffer[O], a, b *kern.Buff
 	if err != nil || m == 0 || n == 0 {
 		return err
 	}
+	if o.RMSNorm != nil {
+		if fusesNorm(v, m, k) {
+			return matmulNormFused(s, q, c, b, m, n, k, o)
+		}
+		if err := matmulNormCast(s, q, a, o.RMSNorm, m, k); err != nil {
+			return err
+		}
+		o.RMSNorm = nil
+	}
 	tm := m // the rows the tiles are chosen for
 	if o.Kernel == KernelTiles {
 		// Chosen by N alone, as for many rows: the 128×128 and 64×64
@@ -276,6 +291,9 @@ func matmulCheck[In Half16, O Float](s *shape, c *kern.Buffer[O], a, b *kern.Buf
 	}
 	if o.Residual != nil {
 		buf(s, "residual", o.Residual, s.mul(m, cn), "the size of c")
+	}
+	if o.RMSNorm != nil {
+		normCheck(s, o.RMSNorm, m, k)
 	}
 	if oi := dtypeIndex[O](); oi != 0 && oi != 1+inIndex[In]() {
 		s.fail("%s inputs with %s output: the output must be float32 or %s", dtypeName[In](), dtypeName[O](), dtypeName[In]())

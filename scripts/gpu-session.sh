@@ -64,11 +64,17 @@ for ph in $phases; do
 			step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset $p -ops -bandwidth "${bw:-0}" -prompt 512 -n 64
 			# The same without programmatic dependent launch (gpu/pdl.go).
 			step 120 "$out/qwen3.txt" env KERN_PDL=0 "$bin/qwen3" bench -preset $p -ops -bandwidth "${bw:-0}" -prompt 512 -n 64
+			# The same with the RMSNorms before the q/k/v and gate/up GEMVs
+			# as launches of their own (ops/matmul_norm.go): two a layer more.
+			step 120 "$out/qwen3.txt" env KERN_FUSE_NORM=0 "$bin/qwen3" bench -preset $p -ops -bandwidth "${bw:-0}" -prompt 512 -n 64
 		done
 		step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset qwen3-0.6b -bandwidth "${bw:-0}" -prompt 128 -n 32
 		for n in 8 32; do
 			step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset qwen3-4b -ops -batch $n -bandwidth "${bw:-0}" -prompt 512 -n 32
 		done
+		# Batch 8 is the fused norm's largest M, where its prologue costs
+		# the most: whether it still beats the launch it saves.
+		step 120 "$out/qwen3.txt" env KERN_FUSE_NORM=0 "$bin/qwen3" bench -preset qwen3-4b -ops -batch 8 -bandwidth "${bw:-0}" -prompt 512 -n 32
 		# As the engine decodes: tokens drawn on the host with Qwen3's
 		# generation config, the logits downloaded every step.
 		for n in 1 16; do

@@ -60,6 +60,12 @@ type opsState struct {
 	// must not depend on its neighbours: batch invariance, below), and
 	// fixed per shape, as a captured graph needs.
 	partition int
+	// normLaunches runs the RMSNorms before the q/k/v, gate/up and
+	// lm_head projections of a decode step as launches of their own
+	// (rmsNormCast, and the last rows' gather), as before they were fused
+	// into the GEMV (opsforward.go): the same bits, two launches a layer
+	// and two a step more; for tests.
+	normLaunches bool
 	// mixed and mixedAt: a step that mixes decodes with prefills runs
 	// as two passes (forwardSplit) whose logits meet in mixed, each
 	// pass's rows placed by its mixedAt. Not freed by free, which a

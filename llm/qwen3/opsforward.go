@@ -3,15 +3,18 @@ package qwen3
 // The forward pass on package ops (see ops.go for why and when):
 //
 //	x (float32) → RMSNorm → cast → q, k, v in one ops.Matmul (stacked
-//	weights; the GEMV in a decode step, the tiles in a prefill), split apart → QK-norm, RoPE of q
+//	weights; the GEMV in a decode step, the tiles in a prefill; in an
+//	untraced decode step the norm and cast are the GEMV's own, its
+//	MatmulOpts.RMSNorm), split apart → QK-norm, RoPE of q
 //	(float32) → pad/cast to the cache's type
 //	→ ops.KVCacheWrite (RoPE of k fused when the head needs no padding)
 //	→ attention: ops.PagedAttention when every sequence decodes one
 //	  token (a decode step), else ops.FlashAttention (varlen, causal; a
 //	  prefill step, every sequence more than one token) over the keys
 //	  gathered from the pages → o_proj with the residual fused
-//	→ RMSNorm → cast → gate/up with the SwiGLU epilogue (16-bit out)
-//	→ down_proj with the residual fused → … → final norm, lm_head.
+//	→ RMSNorm → cast (fused likewise) → gate/up with the SwiGLU epilogue (16-bit out)
+//	→ down_proj with the residual fused → … → final norm, lm_head (in an
+//	untraced decode step, the norm fused into the lm_head GEMV too).
 
 import (
 	"errors"
@@ -247,18 +250,31 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 			}
 			return ops.Cast(q, out, h32, R*H)
 		}
+		// norm is the RMSNorm before a projection: in a decode step
+		// without a trace, an option of the projection's Matmul (the GEMV
+		// normalises its rows itself: two launches a layer fewer, the
+		// same bits; ops/matmul_norm.go), else normCast into b.h first.
+		fuseNorm := decode && m.Trace == nil && !m.ops.normLaunches
+		norm := func(x, weight *kern.Buffer[float32]) (*ops.MatmulRMSNorm, error) {
+			if fuseNorm {
+				return &ops.MatmulRMSNorm{X: x, Weight: weight, Eps: eps}, nil
+			}
+			return nil, normCast(q, b.h, w.h, x, weight)
+		}
 		for i, y := range m.layers {
 			s := func(what string, err error) error { return step(i, what, err) }
 			tr := func(stage string, x *kern.Buffer[float32], cols int) error { return m.trace(stage, i, x, R, cols) }
 			kc, vc := poolKV[T](pool, i)
-			if err := s("input_layernorm", normCast(q, b.h, w.h, w.x, y.inNorm)); err != nil {
+			inNorm, err := norm(w.x, y.inNorm)
+			if err := s("input_layernorm", err); err != nil {
 				return err
 			}
 			if err := tr("attn_norm", w.h, H); err != nil {
 				return err
 			}
 			// q, k and v in one projection (stackQKV), then apart.
-			if err := s(y.q.Name, ops.Matmul(q, b.qkv, b.h, wbuf[T](y.q), R, y.q.Out, H, ops.MatmulOpts[float32]{Kernel: kind, StaticWeights: true})); err != nil {
+			err = ops.Matmul(q, b.qkv, b.h, wbuf[T](y.q), R, y.q.Out, H, ops.MatmulOpts[float32]{Kernel: kind, StaticWeights: true, RMSNorm: inNorm})
+			if err := s(y.q.Name, err); err != nil {
 				return err
 			}
 			if m.Trace == nil {
@@ -322,7 +338,6 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 					return err
 				}
 			}
-			var err error
 			if decode {
 				err = ops.PagedAttention(q, b.a, b.q, kc, vc, w.table, b.seqLens, pagedLen, paged, b.split)
 			} else {
@@ -359,13 +374,14 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 			if err := tr("attn_res", w.x2, H); err != nil {
 				return err
 			}
-			if err := s("post_attention_layernorm", normCast(q, b.h, w.h, w.x2, y.postNorm)); err != nil {
+			postNorm, err := norm(w.x2, y.postNorm)
+			if err := s("post_attention_layernorm", err); err != nil {
 				return err
 			}
 			if err := tr("mlp_norm", w.h, H); err != nil {
 				return err
 			}
-			err = ops.Matmul(q, b.act, b.h, wbuf[T](y.gate), R, 2*I, H, ops.MatmulOpts[T]{Act: ops.ActSwiGLU, Kernel: kind, StaticWeights: true})
+			err = ops.Matmul(q, b.act, b.h, wbuf[T](y.gate), R, 2*I, H, ops.MatmulOpts[T]{Act: ops.ActSwiGLU, Kernel: kind, StaticWeights: true, RMSNorm: postNorm})
 			if err := s("gate_up_proj", err); err != nil {
 				return err
 			}
@@ -380,13 +396,23 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 		}
 		L, V := cfg.NumHiddenLayers, cfg.VocabSize
 		lm := wbuf[T](m.lmHead)
-		if err := step(-1, "last rows", gatherRowsKernel.Launch(q, kern.Cover(S*H), w.hl, w.x, w.lastRow, H)); err != nil {
-			return err
+		// The final norm of each sequence's last row, then lm_head. In a
+		// decode step every sequence's last row is its only one, row i
+		// of x (checkStep refuses a sequence without tokens, so R = S is
+		// one token each and forward's lastRow the identity): no gather,
+		// and the norm fused into the lm_head GEMV as into the layers'.
+		var finalNorm *ops.MatmulRMSNorm
+		if fuseNorm {
+			finalNorm = &ops.MatmulRMSNorm{X: w.x, Weight: m.norm, Eps: eps}
+		} else {
+			if err := step(-1, "last rows", gatherRowsKernel.Launch(q, kern.Cover(S*H), w.hl, w.x, w.lastRow, H)); err != nil {
+				return err
+			}
+			if err := step(-1, "final norm", rmsNormCastLaunch(q, b.hn, w.hl, m.norm, S, H, eps)); err != nil {
+				return err
+			}
 		}
-		if err := step(-1, "final norm", rmsNormCastLaunch(q, b.hn, w.hl, m.norm, S, H, eps)); err != nil {
-			return err
-		}
-		if err := step(-1, "lm_head", ops.Matmul(q, w.logitsLast, b.hn, lm, S, V, H, ops.MatmulOpts[float32]{Kernel: kind, StaticWeights: true})); err != nil {
+		if err := step(-1, "lm_head", ops.Matmul(q, w.logitsLast, b.hn, lm, S, V, H, ops.MatmulOpts[float32]{Kernel: kind, StaticWeights: true, RMSNorm: finalNorm})); err != nil {
 			return err
 		}
 		if !all {
