@@ -45,6 +45,16 @@ type MatmulRMSNorm struct {
 // runs on another goroutine.
 var FuseNormOff = os.Getenv("KERN_FUSE_NORM") == "0"
 
+// FuseNormMaxRows is the most rows a Matmul fuses its RMSNorm for; the
+// kernel takes up to 8. Measured on an H100 (docs/performance-gpu.md,
+// 2026-11-28), a Qwen3-4B decode step of 8 sequences took 9.44 ms with
+// the norm fused at M = 8 against 7.88 ms with it a launch of its own (the
+// block scales its 8 rows one after another before the first product);
+// one sequence was within the runs' noise either way (0.6B 1% faster,
+// 4B 2% slower). Tests raise it to reach the kernel's multi-row path; set
+// it only while no Matmul runs on another goroutine.
+var FuseNormMaxRows = 1
+
 // maxFusedShared bounds the fused GEMV's dynamic shared memory (8.25 KiB
 // plus m·Stride(K)·2 bytes of normalised rows). Up to about 50 KiB three
 // blocks fit an SM of an A100 (164 KiB) as of an H100 (228 KiB), as the
@@ -70,7 +80,7 @@ func MatmulFusesNorm(m, k int, layout BLayout, kernel MatmulKernel) bool {
 }
 
 func fusesNorm(v, m, k int) bool {
-	return v == mmGEMV && !FuseNormOff && m <= gemvnorm.MaxM && gemvnorm.SharedBytes(m, k) <= maxFusedShared
+	return v == mmGEMV && !FuseNormOff && m <= FuseNormMaxRows && m <= gemvnorm.MaxM && gemvnorm.SharedBytes(m, k) <= maxFusedShared
 }
 
 // normCheck checks RMSNorm's buffers against m×k.

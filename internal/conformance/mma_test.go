@@ -90,6 +90,9 @@ func TestMatMulMMAShortA(t *testing.T) {
 		da, db := must(kern.Upload(dev, a[:1])), must(kern.Upload(dev, bt))
 		dc := must(kern.Alloc[float32](dev, m*n))
 		err := MatMulMMAKernel.Launch(dev, kern.Blocks(gpu.Dim3{X: 1}, gpu.Dim3{X: 128}), da, db, dc, m, n, k)
+		if err == nil {
+			err = dev.Sync() // a GPU reports the fault at the next Sync (Kernel.Launch)
+		}
 		var de *kern.DeviceError
 		if !errors.As(err, &de) {
 			t.Fatalf("%s: err = %v, want a *kern.DeviceError", dev.Kind(), err)

@@ -24,6 +24,8 @@ import (
 // (gate/up) outputs. Exact: both sum the squares in one order
 // (ops/internal/gemvnorm/norm.go).
 func TestFusedNormMatchesRMSNormCast(t *testing.T) {
+	defer func(n int) { ops.FuseNormMaxRows = n }(ops.FuseNormMaxRows)
+	ops.FuseNormMaxRows = 8 // every row count the kernel takes
 	for _, d := range testDevices {
 		for _, m := range []int{1, 3, 8} {
 			for _, k := range []int{776, 1024, 4104} {
@@ -122,6 +124,8 @@ func testFusedNorm[T ops.Half16](t *testing.T, dev *kern.Device, m, n, k int) {
 // the hardware's shuffles); swapping two of the eight warp sums'
 // additions, or reversing a chunk's FMAs in the 2–8-row path, fails it.
 func TestNormOrderManyRows(t *testing.T) {
+	defer func(n int) { ops.FuseNormMaxRows = n }(ops.FuseNormMaxRows)
+	ops.FuseNormMaxRows = 8 // the fused GEMV's 2–8-row path too
 	for _, d := range testDevices {
 		for _, k := range []int{1024, 2560} {
 			t.Run(fmt.Sprintf("%s/k=%d", d.name, k), func(t *testing.T) { testNormOrderManyRows(t, d.dev, k) })
