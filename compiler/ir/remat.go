@@ -85,7 +85,13 @@ func rematerializeAfterLoops(f *Func) {
 			}
 		}
 		seen[r] = true
-		*out = append(*out, in)
+		// A copy: the renaming below rewrites the operands of
+		// instructions in place, chain members among them (a chain's
+		// instruction may itself sit after an earlier loop), and a chain
+		// must be cloned from its original operands.
+		c := *in
+		c.Args = append([]Operand(nil), in.Args...)
+		*out = append(*out, &c)
 		return len(*out) <= rematMaxChain
 	}
 	// Candidates: thread-identity values read in a block other than their
@@ -268,6 +274,9 @@ func recomputeIn(f *Func, b *Block, regs map[Reg]bool, chains map[Reg][]*Instr) 
 			}
 			c := *in
 			c.Args = append([]Operand(nil), in.Args...)
+			// Every register operand is an earlier member of the chain
+			// (chainOf appends operands' definitions first), so fresh
+			// holds its copy.
 			for j := 1; j < len(c.Args); j++ {
 				if c.Args[j].Kind == KReg {
 					c.Args[j].Reg = fresh[c.Args[j].Reg]

@@ -110,3 +110,62 @@ func TestRematerializeSkipsReadsInLoops(t *testing.T) {
 		t.Errorf("changed:\n%s\nwant unchanged:\n%s", got, before)
 	}
 }
+
+// A chain whose own instructions were renamed by an earlier recomputation:
+// w = tid.x>>5 passes through loop 1 and is read after it by v = w·32,
+// which passes through loop 2 and is read after that. Recomputing v must
+// clone its chain from the original operands (the in-place renaming of
+// "mul v, w, 32" to read w's copy once cloned a read of a register
+// defined nowhere in the chain), so every register a recomputed
+// instruction reads is one the recomputation defined before it.
+func TestRematerializeChainsThroughTwoLoops(t *testing.T) {
+	f := &Func{Name: "k"}
+	tid, w, v, i, n, p := f.NewReg(U32), f.NewReg(U32), f.NewReg(U32), f.NewReg(S64), f.NewReg(S64), f.NewReg(Pred)
+	entry := f.NewBlock("entry")
+	b := &Builder{F: f, B: entry}
+	b.Mov(U32, tid, Special("%tid.x"))
+	b.Shift(OpShr, U32, w, R(tid), Imm(U32, 5))
+	b.Mov(S64, n, Imm(S64, 8))
+	loop := func(name string) {
+		head, body, after := f.NewBlock(name+"head"), f.NewBlock(name+"body"), f.NewBlock(name+"after")
+		b.Mov(S64, i, Imm(S64, 0))
+		b.Bra(head)
+		b.B = head
+		b.Setp(LT, S64, p, R(i), R(n))
+		b.BraIf(p, false, body)
+		b.Bra(after)
+		b.B = body
+		b.Arith(OpAdd, S64, i, R(i), Imm(S64, 1))
+		b.Bra(head)
+		b.B = after
+	}
+	loop("one")
+	b.Arith(OpMul, U32, v, R(w), Imm(U32, 32))
+	loop("two")
+	b.St(Global, U32, Addr(v, 0), R(v))
+	b.Exit()
+	before := Reg(len(f.Regs))
+	rematerializeAfterLoops(f)
+	if err := Check(f); err != nil {
+		t.Fatal(err)
+	}
+	got := listing(f)
+	last := f.Blocks[len(f.Blocks)-1]
+	if mentions(last.Instrs, v) || !strings.Contains(got, "twoafter:\n\tmov.u32 r") {
+		t.Fatalf("v is not recomputed after loop two:\n%s", got)
+	}
+	defined := map[Reg]bool{}
+	for _, in := range last.Instrs {
+		if r, ok := soleDest(in); ok && r >= before {
+			forUses(in, func(u Reg) {
+				if !defined[u] {
+					t.Errorf("recomputed %s reads r%d, which the recomputation has not defined:\n%s", in.Text, u, got)
+				}
+			})
+			defined[r] = true
+		}
+	}
+	if len(defined) != 3 {
+		t.Errorf("%d instructions recomputed after loop two, want 3 (mov, shr, mul):\n%s", len(defined), got)
+	}
+}
