@@ -19,11 +19,11 @@ import "sort"
 //
 // The pass changes only which register an after-loop read names; the
 // value read is the same, so it needs no proof beyond the definition
-// chain's shape (remat below).
+// chain's shape (chainOf in rematerializeAfterLoops).
 
 // rematSpecials are the special registers that are constant for a thread's
 // lifetime (PTX ISA §10.1–10.11). %warpid and %smid are not: a thread may
-// migrate between warps slots and SMs.
+// migrate between warp slots and SMs.
 var rematSpecials = map[string]bool{
 	"%tid.x": true, "%tid.y": true, "%tid.z": true,
 	"%ntid.x": true, "%ntid.y": true, "%ntid.z": true,
