@@ -23,6 +23,7 @@ var passes = []pass{
 	{"coalesce", coalesceCopies, "folds a phi move or copy into the instruction computing its source (add t, i, s; mov i, t becomes add i, i, s), so the PTX the emulator interprets and kern ships is shorter; ptxas makes the same SASS either way"},
 	{"vcoalesce", coalesceVectorCopies, "the same for the registers of a vector destination (mma, ldmatrix), which lowering copies into the accumulator's one by one"},
 	{"forward", forwardCopies, "a copy read once, soon after, in its block (an accumulator copied into an mma's C fragment) is replaced by its source in that reader"},
+	{"remat", rematerializeAfterLoops, "a thread-identity value computed before a loop, unread in it and read after it (a warp's output index) holds registers through the loop, where ptxas wants them for loads in flight, and ptxas does not recompute it; computing it again after the loop (remat.go) ends its life before the loop"},
 	{"dce", removeDeadCode, "deletes pure instructions whose result is never read (unused thread-index components, copies the coalesce pass bypassed); loads stay, since a faulting one must still fault"},
 	{"layout", layoutRPO, "orders blocks in reverse postorder, so every join point follows the paths into it: the emulator runs the lanes at the lowest PC first, which then reconverges diverged lanes at joins before a following barrier, as the GPU's convergence barriers do"},
 }
