@@ -77,6 +77,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"strconv"
 
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
@@ -130,11 +132,22 @@ type Paged struct {
 
 // PagedVersion is the kernel version PagedAttention runs for p.
 func PagedVersion(p Paged) int {
-	if p.Version == 0 && (p.HeadDim == 64 || p.HeadDim == 128) {
+	fast := p.HeadDim == 64 || p.HeadDim == 128
+	if p.Version == 0 && fast && (PagedDefault == 2 || PagedDefault == 3) {
+		return PagedDefault
+	}
+	if p.Version == 0 && fast {
 		return 3
 	}
 	return max(p.Version, 1)
 }
+
+// PagedDefault, when 2 or 3, is the version PagedAttention runs at head
+// dims 64 and 128 for a Paged that names none (Version 0), instead of 3,
+// so that a GPU run can time two versions through an engine that never
+// names one; KERN_PAGED_VERSION in the environment sets it at start. Set
+// it only while no PagedAttention runs on another goroutine.
+var PagedDefault, _ = strconv.Atoi(os.Getenv("KERN_PAGED_VERSION"))
 
 // Splits is the number of splits of a sequence of up to maxSeqLen tokens.
 func (p Paged) Splits(maxSeqLen int) int {

@@ -516,3 +516,17 @@ func TestDecodePartition(t *testing.T) {
 		}
 	}
 }
+
+// TestPagedDefault: PagedDefault picks the version of a Paged that names
+// none, at the head dims v2 and v3 take, and nothing else.
+func TestPagedDefault(t *testing.T) {
+	defer func(v int) { PagedDefault = v }(PagedDefault)
+	for _, c := range []struct{ def, version, hd, want int }{
+		{0, 0, 128, 3}, {2, 0, 128, 2}, {3, 0, 64, 3}, {2, 0, 96, 1}, {2, 1, 128, 1}, {7, 0, 128, 3}, {2, 3, 64, 3},
+	} {
+		PagedDefault = c.def
+		if got := PagedVersion(Paged{Version: c.version, HeadDim: c.hd}); got != c.want {
+			t.Errorf("PagedDefault %d, Version %d, head dim %d: version %d, want %d", c.def, c.version, c.hd, got, c.want)
+		}
+	}
+}

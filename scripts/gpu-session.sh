@@ -60,6 +60,9 @@ for ph in $phases; do
 		;;
 	qwen3)
 		bw=$(grep -o 'DRAM peak [0-9]*' "$out/bench.txt" 2>/dev/null | head -1 | awk '{print $3}')
+		# Discarded: a fresh machine's first processes ran 30× slower
+		# (docs/performance-gpu.md, 2026-11-28).
+		step 120 /dev/null "$bin/qwen3" bench -preset qwen3-0.6b -ops -prompt 64 -n 8
 		for p in qwen3-0.6b qwen3-4b; do
 			step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset $p -ops -bandwidth "${bw:-0}" -prompt 512 -n 64
 			# The same without programmatic dependent launch (gpu/pdl.go).
@@ -72,9 +75,11 @@ for ph in $phases; do
 		for n in 8 32; do
 			step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset qwen3-4b -ops -batch $n -bandwidth "${bw:-0}" -prompt 512 -n 32
 		done
-		# Batch 8 is the fused norm's largest M, where its prologue costs
-		# the most: whether it still beats the launch it saves.
-		step 120 "$out/qwen3.txt" env KERN_FUSE_NORM=0 "$bin/qwen3" bench -preset qwen3-4b -ops -batch 8 -bandwidth "${bw:-0}" -prompt 512 -n 32
+		# PagedAttention v2 against v3 where the batched steps slowed
+		# between the two machines (docs/performance-gpu.md, 2026-11-28).
+		for n in 8 32; do
+			step 120 "$out/qwen3.txt" env KERN_PAGED_VERSION=2 "$bin/qwen3" bench -preset qwen3-4b -ops -batch $n -bandwidth "${bw:-0}" -prompt 512 -n 32
+		done
 		# As the engine decodes: tokens drawn on the host with Qwen3's
 		# generation config, the logits downloaded every step.
 		for n in 1 16; do
