@@ -156,35 +156,43 @@ func gemvtc[A gpu.Elem, O any, CA tcCodec[A], CO codec[O]](ca CA, co CO, t gpu.T
 	full := k32 >> 5 // chunks wholly inside K
 	var acc0, acc1 [4]float32
 	c := int32(wp)
-	// W runs one iteration ahead of x: an iteration's W chunks are loaded
-	// before its x chunks, at the end of the iteration before. The first
-	// iteration's W is loaded before the wait for the kernels before this
-	// one (programmatic dependent launch, gpu/pdl.go) when the caller
-	// says no such kernel writes W (early): at K ≤ 1024 that is all of
-	// the block's weights, streamed while the kernel before finishes.
-	// x, bias and res are read only after the wait.
+	// The first iteration is peeled: its W chunks are loaded before the
+	// wait for the kernels before this one (programmatic dependent
+	// launch, gpu/pdl.go) when the caller says no such kernel writes W
+	// (early): at K ≤ 1024 that is all of the block's weights, streamed
+	// while the kernel before finishes. x, bias and res are read only
+	// after the wait. The loop after it loads each iteration's W and x
+	// together, as before the peel: carrying the next iteration's W
+	// through the loop instead cost 64 more SASS per iteration
+	// (gemvtcNarrowBF16BF16 sm_80, 169 → 233: the copies of the carried
+	// fragments and the prefetch's branch).
 	var fa, fb [tcUnroll][4]uint32
-	if early && c+(tcUnroll-1)*tcWarps < full {
+	first := c+(tcUnroll-1)*tcWarps < full
+	if early && first {
 		fa, fb = tcLoadW(ca, w, wa, wb, c)
 	}
 	gpu.WaitPriorGrids(t)
-	if !early && c+(tcUnroll-1)*tcWarps < full {
-		fa, fb = tcLoadW(ca, w, wa, wb, c)
+	if first {
+		if !early {
+			fa, fb = tcLoadW(ca, w, wa, wb, c)
+		}
+		f0, f1 := tcLoadX(ca, x, xa, xb, c, two)
+		acc0, acc1 = tcMMA(ca, t, acc0, acc1, fa, fb, f0, f1, two)
+		c += tcUnroll * tcWarps
 	}
 	for ; c+(tcUnroll-1)*tcWarps < full; c += tcUnroll * tcWarps {
-		var f0, f1 [tcUnroll][4]uint32
+		var fa, fb, f0, f1 [tcUnroll][4]uint32
 		//kern:unroll
 		for u := range tcUnroll {
 			kc := (c + int32(u*tcWarps)) << 5
+			fa[u] = ca.pack(gpu.Load8(w, int(wa+kc)))
+			fb[u] = ca.pack(gpu.Load8(w, int(wb+kc)))
 			f0[u] = ca.pack(gpu.Load8(x, int(xa+kc)))
 			if two {
 				f1[u] = ca.pack(gpu.Load8(x, int(xb+kc)))
 			}
 		}
 		acc0, acc1 = tcMMA(ca, t, acc0, acc1, fa, fb, f0, f1, two)
-		if next := c + tcUnroll*tcWarps; next+(tcUnroll-1)*tcWarps < full {
-			fa, fb = tcLoadW(ca, w, wa, wb, next)
-		}
 	}
 	if c < (k32+31)>>5 { // the warp's last chunks; a lane's past K is zeroed
 		var fa, fb, f0, f1 [tcUnroll][4]uint32
@@ -242,6 +250,20 @@ func tcLoadW[A gpu.Elem, CA tcCodec[A]](ca CA, w []A, wa, wb, c int32) (fa, fb [
 		fb[u] = ca.pack(gpu.Load8(w, int(wb+kc)))
 	}
 	return fa, fb
+}
+
+// tcLoadX loads the x chunks of the iteration at chunk c: rows g and
+// (two) g+8 of the block's tile, columns 8q..8q+7 of each chunk.
+func tcLoadX[A gpu.Elem, CA tcCodec[A]](ca CA, x []A, xa, xb, c int32, two bool) (f0, f1 [tcUnroll][4]uint32) {
+	//kern:unroll
+	for u := range tcUnroll {
+		kc := (c + int32(u*tcWarps)) << 5
+		f0[u] = ca.pack(gpu.Load8(x, int(xa+kc)))
+		if two {
+			f1[u] = ca.pack(gpu.Load8(x, int(xb+kc)))
+		}
+	}
+	return f0, f1
 }
 
 // tcMMA adds an iteration's chunks to the accumulators: per chunk two

@@ -34,7 +34,7 @@ var gemvtcF16F32Kernel = kernGemvtcF16F32Launcher{kern.NewLauncher(kern.KernelSp
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "5044dbab4ba5bc91", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcLoadW", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16g", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
+	SourceHash: "e1e5354917d1ae13", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcLoadW", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16g", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
@@ -66,7 +66,7 @@ var gemvtcF16F16Kernel = kernGemvtcF16F16Launcher{kern.NewLauncher(kern.KernelSp
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "ff536ad0ac58fb47", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16c.load", "gemvtc.go:f16c.store", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcF16F16", "gemvtc.go:tcAct", "gemvtc.go:tcLoadW", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16c", "gemvtc.go:type f16g", "gemvtc.go:type tcCodec"},
+	SourceHash: "09790c1f9e35f3ce", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16c.load", "gemvtc.go:f16c.store", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcF16F16", "gemvtc.go:tcAct", "gemvtc.go:tcLoadW", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16c", "gemvtc.go:type f16g", "gemvtc.go:type tcCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
@@ -98,7 +98,7 @@ var gemvtcBF16F32Kernel = kernGemvtcBF16F32Launcher{kern.NewLauncher(kern.Kernel
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "dca08abd3ad8e8d5", Source: []string{"gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcBF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcLoadW", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
+	SourceHash: "d3b28cb11ff71a6a", Source: []string{"gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcBF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcLoadW", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
@@ -130,7 +130,7 @@ var gemvtcBF16BF16Kernel = kernGemvtcBF16BF16Launcher{kern.NewLauncher(kern.Kern
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "0ecf1fcc376cef96", Source: []string{"gemvtc.go:bf16c.load", "gemvtc.go:bf16c.store", "gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcBF16BF16", "gemvtc.go:tcAct", "gemvtc.go:tcLoadW", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16c", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type tcCodec"},
+	SourceHash: "55449d6aa4105911", Source: []string{"gemvtc.go:bf16c.load", "gemvtc.go:bf16c.store", "gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcBF16BF16", "gemvtc.go:tcAct", "gemvtc.go:tcLoadW", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16c", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type tcCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
@@ -162,7 +162,7 @@ var gemvtcNarrowF16F32Kernel = kernGemvtcNarrowF16F32Launcher{kern.NewLauncher(k
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "b11041aed2722456", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcLoadW", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16g", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
+	SourceHash: "4dbd6f4339dc6d81", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcLoadW", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16g", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcNarrowF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
@@ -194,7 +194,7 @@ var gemvtcNarrowF16F16Kernel = kernGemvtcNarrowF16F16Launcher{kern.NewLauncher(k
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "9cbc29db9d508e40", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16c.load", "gemvtc.go:f16c.store", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowF16F16", "gemvtc.go:tcAct", "gemvtc.go:tcLoadW", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16c", "gemvtc.go:type f16g", "gemvtc.go:type tcCodec"},
+	SourceHash: "306bde8581308010", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f16c.load", "gemvtc.go:f16c.store", "gemvtc.go:f16g.mma", "gemvtc.go:f16g.pack", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowF16F16", "gemvtc.go:tcAct", "gemvtc.go:tcLoadW", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type codec", "gemvtc.go:type f16c", "gemvtc.go:type f16g", "gemvtc.go:type tcCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcNarrowF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
@@ -226,7 +226,7 @@ var gemvtcNarrowBF16F32Kernel = kernGemvtcNarrowBF16F32Launcher{kern.NewLauncher
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "0bbcf11f8ca320c2", Source: []string{"gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowBF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcLoadW", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
+	SourceHash: "2b648b939a87ec05", Source: []string{"gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:f32c.load", "gemvtc.go:f32c.store", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowBF16F32", "gemvtc.go:tcAct", "gemvtc.go:tcLoadW", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type f32c", "gemvtc.go:type tcCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcNarrowBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
@@ -258,7 +258,7 @@ var gemvtcNarrowBF16BF16Kernel = kernGemvtcNarrowBF16BF16Launcher{kern.NewLaunch
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "8032539b69ab3f36", Source: []string{"gemvtc.go:bf16c.load", "gemvtc.go:bf16c.store", "gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowBF16BF16", "gemvtc.go:tcAct", "gemvtc.go:tcLoadW", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16c", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type tcCodec"},
+	SourceHash: "3f7c24f0b3c00375", Source: []string{"gemvtc.go:bf16c.load", "gemvtc.go:bf16c.store", "gemvtc.go:bf16g.mma", "gemvtc.go:bf16g.pack", "gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowBF16BF16", "gemvtc.go:tcAct", "gemvtc.go:tcLoadW", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA", "gemvtc.go:tcStore", "gemvtc.go:type bf16c", "gemvtc.go:type bf16g", "gemvtc.go:type codec", "gemvtc.go:type tcCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcNarrowBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
