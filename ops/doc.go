@@ -24,7 +24,8 @@
 //	sample.go      top-k / top-p / temperature sampling with a seed
 //	quant.go       INT8 (per tensor, per channel), INT4 (group 128) and 6-bit dequant
 //	matmul.go      Matmul on the tensor cores with fused epilogues, decode GEMV
-//	               (kernels in internal/mm, internal/gemvtc; v1 GEMV internal/gemv)
+//	               (kernels in internal/mm, internal/gemvtc; v1 GEMV internal/gemv;
+//	               the GEMVs' shared device code, a kernel library, internal/gemvdev)
 //	matmul_norm.go MatmulOpts.RMSNorm: the input rows' RMSNorm fused into the decode
 //	               GEMV (internal/gemvnorm), or launched before the product
 //	matmul_w4.go   MatmulInt4, W4A16: decode GEMV (internal/w4), prefill GEMM (internal/w4mm)

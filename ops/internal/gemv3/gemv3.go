@@ -51,28 +51,29 @@ package gemv3
 import (
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/ops/internal/gemvdev"
 )
 
 //go:generate go run -tags kerngen github.com/gokern/kern/cmd/kern gen
 
 //kern:kernel block=256 nobounds pdl
 func gemv3F16F32(t gpu.Thread, out []float32, x, w []gpu.Half, bias, res, part []float32, cnt []uint32, m, n, k, act, splits int) {
-	gemv3(f16g{}, f32c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, m > 8)
+	gemv3(gemvdev.TCHalf{}, gemvdev.OutF32{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, m > 8)
 }
 
 //kern:kernel block=256 nobounds pdl
 func gemv3F16F16(t gpu.Thread, out []gpu.Half, x, w []gpu.Half, bias, res []gpu.Half, part []float32, cnt []uint32, m, n, k, act, splits int) {
-	gemv3(f16g{}, f16c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, m > 8)
+	gemv3(gemvdev.TCHalf{}, gemvdev.OutHalf{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, m > 8)
 }
 
 //kern:kernel block=256 nobounds pdl
 func gemv3BF16F32(t gpu.Thread, out []float32, x, w []gpu.BFloat16, bias, res, part []float32, cnt []uint32, m, n, k, act, splits int) {
-	gemv3(bf16g{}, f32c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, m > 8)
+	gemv3(gemvdev.TCBFloat16{}, gemvdev.OutF32{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, m > 8)
 }
 
 //kern:kernel block=256 nobounds pdl
 func gemv3BF16BF16(t gpu.Thread, out []gpu.BFloat16, x, w []gpu.BFloat16, bias, res []gpu.BFloat16, part []float32, cnt []uint32, m, n, k, act, splits int) {
-	gemv3(bf16g{}, bf16c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, m > 8)
+	gemv3(gemvdev.TCBFloat16{}, gemvdev.OutBFloat16{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, m > 8)
 }
 
 // The narrow kernels take M ≤ 8 only (no second tile of x), at three
@@ -80,22 +81,22 @@ func gemv3BF16BF16(t gpu.Thread, out []gpu.BFloat16, x, w []gpu.BFloat16, bias, 
 
 //kern:kernel block=256 minblocks=3 nobounds pdl
 func gemv3NarrowF16F32(t gpu.Thread, out []float32, x, w []gpu.Half, bias, res, part []float32, cnt []uint32, m, n, k, act, splits int) {
-	gemv3(f16g{}, f32c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, false)
+	gemv3(gemvdev.TCHalf{}, gemvdev.OutF32{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, false)
 }
 
 //kern:kernel block=256 minblocks=3 nobounds pdl
 func gemv3NarrowF16F16(t gpu.Thread, out []gpu.Half, x, w []gpu.Half, bias, res []gpu.Half, part []float32, cnt []uint32, m, n, k, act, splits int) {
-	gemv3(f16g{}, f16c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, false)
+	gemv3(gemvdev.TCHalf{}, gemvdev.OutHalf{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, false)
 }
 
 //kern:kernel block=256 minblocks=3 nobounds pdl
 func gemv3NarrowBF16F32(t gpu.Thread, out []float32, x, w []gpu.BFloat16, bias, res, part []float32, cnt []uint32, m, n, k, act, splits int) {
-	gemv3(bf16g{}, f32c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, false)
+	gemv3(gemvdev.TCBFloat16{}, gemvdev.OutF32{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, false)
 }
 
 //kern:kernel block=256 minblocks=3 nobounds pdl
 func gemv3NarrowBF16BF16(t gpu.Thread, out []gpu.BFloat16, x, w []gpu.BFloat16, bias, res []gpu.BFloat16, part []float32, cnt []uint32, m, n, k, act, splits int) {
-	gemv3(bf16g{}, bf16c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, false)
+	gemv3(gemvdev.TCBFloat16{}, gemvdev.OutBFloat16{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, false)
 }
 
 // Kernels are v3's kernels, indexed [input: f16, bf16][output: f32, the
@@ -111,7 +112,7 @@ var (
 	}
 )
 
-func gemv3[A gpu.Elem, O any, CA tcCodec[A], CO codec[O]](ca CA, co CO, t gpu.Thread, red []float32,
+func gemv3[A gpu.Elem, O any, CA gemvdev.In[A], CO gemvdev.Out[O]](ca CA, co CO, t gpu.Thread, red []float32,
 	out []O, x, w []A, bias, res []O, part []float32, cnt []uint32, m, n, k, act, splits int, two bool) {
 	b := t.BlockIdx().X
 	tile, s := b/splits, b%splits
@@ -136,11 +137,11 @@ func gemv3[A gpu.Elem, O any, CA tcCodec[A], CO codec[O]](ca CA, co CO, t gpu.Th
 		//kern:unroll
 		for u := range unroll {
 			kc := (c + int32(u)) << 5
-			fa[u] = ca.pack(gpu.Load8Stream(w, int(wa+kc)))
-			fb[u] = ca.pack(gpu.Load8Stream(w, int(wb+kc)))
-			f0[u] = ca.pack(gpu.Load8(x, int(xa+kc)))
+			fa[u] = ca.Pack(gpu.Load8Stream(w, int(wa+kc)))
+			fb[u] = ca.Pack(gpu.Load8Stream(w, int(wb+kc)))
+			f0[u] = ca.Pack(gpu.Load8(x, int(xa+kc)))
 			if two {
-				f1[u] = ca.pack(gpu.Load8(x, int(xb+kc)))
+				f1[u] = ca.Pack(gpu.Load8(x, int(xb+kc)))
 			}
 		}
 		acc0, acc1 = tcMMA(ca, t, acc0, acc1, fa, fb, f0, f1, two)
@@ -154,11 +155,11 @@ func gemv3[A gpu.Elem, O any, CA tcCodec[A], CO codec[O]](ca CA, co CO, t gpu.Th
 		for u := range unroll {
 			kc := (c + int32(u)) << 5
 			if c+int32(u) < c1 && kc+q8 < k32 {
-				fa[u] = ca.pack(gpu.Load8Stream(w, int(wa+kc)))
-				fb[u] = ca.pack(gpu.Load8Stream(w, int(wb+kc)))
-				f0[u] = ca.pack(gpu.Load8(x, int(xa+kc)))
+				fa[u] = ca.Pack(gpu.Load8Stream(w, int(wa+kc)))
+				fb[u] = ca.Pack(gpu.Load8Stream(w, int(wb+kc)))
+				f0[u] = ca.Pack(gpu.Load8(x, int(xa+kc)))
 				if two {
-					f1[u] = ca.pack(gpu.Load8(x, int(xb+kc)))
+					f1[u] = ca.Pack(gpu.Load8(x, int(xb+kc)))
 				}
 			}
 		}
@@ -231,22 +232,22 @@ func gemv3[A gpu.Elem, O any, CA tcCodec[A], CO codec[O]](ca CA, co CO, t gpu.Th
 	if last && mine {
 		v1 := gpu.ShflXor(t, v, 8) // W row r^1: lane j^8
 		if r&1 == 0 && col < n {
-			tcStore(co, out, bias, res, row, col, m, n, act, v, v1)
+			gemvdev.Store(co, out, bias, res, row, col, m, n, act, v, v1)
 		}
 	}
 }
 
 // tcMMA adds an iteration's chunks to the accumulators: per chunk two
 // k16 steps, each one mma per tile of x.
-func tcMMA[A any, CA tcCodec[A]](ca CA, t gpu.Thread, acc0, acc1 [4]float32, fa, fb, f0, f1 [unroll][4]uint32, two bool) ([4]float32, [4]float32) {
+func tcMMA[A any, CA gemvdev.In[A]](ca CA, t gpu.Thread, acc0, acc1 [4]float32, fa, fb, f0, f1 [unroll][4]uint32, two bool) ([4]float32, [4]float32) {
 	//kern:unroll
 	for u := range unroll {
 		//kern:unroll
 		for h := range 2 {
 			a := [4]uint32{fa[u][2*h], fb[u][2*h], fa[u][2*h+1], fb[u][2*h+1]}
-			acc0 = ca.mma(t, a, [2]uint32{f0[u][2*h], f0[u][2*h+1]}, acc0)
+			acc0 = ca.MMA(t, a, [2]uint32{f0[u][2*h], f0[u][2*h+1]}, acc0)
 			if two {
-				acc1 = ca.mma(t, a, [2]uint32{f1[u][2*h], f1[u][2*h+1]}, acc1)
+				acc1 = ca.MMA(t, a, [2]uint32{f1[u][2*h], f1[u][2*h+1]}, acc1)
 			}
 		}
 	}

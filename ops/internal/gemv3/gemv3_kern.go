@@ -16,7 +16,7 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/ops/internal/gemv3", Arch: "sm_80", PTX: kernPTX}
 
-// gemv3F16F32Kernel launches the kernel gemv3F16F32 (gemv3.go:59).
+// gemv3F16F32Kernel launches the kernel gemv3F16F32 (gemv3.go:60).
 var gemv3F16F32Kernel = kernGemv3F16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3F16F32", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3F16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -36,7 +36,7 @@ var gemv3F16F32Kernel = kernGemv3F16F32Launcher{kern.NewLauncher(kern.KernelSpec
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "5e10a31e57c8ed12", Source: []string{"codec.go:f16g.mma", "codec.go:f16g.pack", "codec.go:f32c.load", "codec.go:f32c.store", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type codec", "codec.go:type f16g", "codec.go:type f32c", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3F16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "5b7fa122145bc099", Source: []string{"gemv3.go:gemv3", "gemv3.go:gemv3F16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3F16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -50,7 +50,7 @@ func (l kernGemv3F16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.BufferArg(part), kern.BufferArg(cnt), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(splits))
 }
 
-// gemv3F16F16Kernel launches the kernel gemv3F16F16 (gemv3.go:64).
+// gemv3F16F16Kernel launches the kernel gemv3F16F16 (gemv3.go:65).
 var gemv3F16F16Kernel = kernGemv3F16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3F16F16", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3F16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -70,7 +70,7 @@ var gemv3F16F16Kernel = kernGemv3F16F16Launcher{kern.NewLauncher(kern.KernelSpec
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "ef5278b51d636595", Source: []string{"codec.go:f16c.load", "codec.go:f16c.store", "codec.go:f16g.mma", "codec.go:f16g.pack", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type codec", "codec.go:type f16c", "codec.go:type f16g", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3F16F16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "629cb8e1ac8fa0ca", Source: []string{"gemv3.go:gemv3", "gemv3.go:gemv3F16F16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3F16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -84,7 +84,7 @@ func (l kernGemv3F16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.BufferArg(part), kern.BufferArg(cnt), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(splits))
 }
 
-// gemv3BF16F32Kernel launches the kernel gemv3BF16F32 (gemv3.go:69).
+// gemv3BF16F32Kernel launches the kernel gemv3BF16F32 (gemv3.go:70).
 var gemv3BF16F32Kernel = kernGemv3BF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3BF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3BF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -104,7 +104,7 @@ var gemv3BF16F32Kernel = kernGemv3BF16F32Launcher{kern.NewLauncher(kern.KernelSp
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "258574063f4faffd", Source: []string{"codec.go:bf16g.mma", "codec.go:bf16g.pack", "codec.go:f32c.load", "codec.go:f32c.store", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type bf16g", "codec.go:type codec", "codec.go:type f32c", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3BF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "45ab0a85255c70f8", Source: []string{"gemv3.go:gemv3", "gemv3.go:gemv3BF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3BF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -118,7 +118,7 @@ func (l kernGemv3BF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.BufferArg(part), kern.BufferArg(cnt), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(splits))
 }
 
-// gemv3BF16BF16Kernel launches the kernel gemv3BF16BF16 (gemv3.go:74).
+// gemv3BF16BF16Kernel launches the kernel gemv3BF16BF16 (gemv3.go:75).
 var gemv3BF16BF16Kernel = kernGemv3BF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3BF16BF16", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3BF16BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -138,7 +138,7 @@ var gemv3BF16BF16Kernel = kernGemv3BF16BF16Launcher{kern.NewLauncher(kern.Kernel
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "1daf9082acb68862", Source: []string{"codec.go:bf16c.load", "codec.go:bf16c.store", "codec.go:bf16g.mma", "codec.go:bf16g.pack", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type bf16c", "codec.go:type bf16g", "codec.go:type codec", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3BF16BF16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "7ae087b2fb013833", Source: []string{"gemv3.go:gemv3", "gemv3.go:gemv3BF16BF16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3BF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -152,7 +152,7 @@ func (l kernGemv3BF16BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *ker
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.BufferArg(part), kern.BufferArg(cnt), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(splits))
 }
 
-// gemv3NarrowF16F32Kernel launches the kernel gemv3NarrowF16F32 (gemv3.go:82).
+// gemv3NarrowF16F32Kernel launches the kernel gemv3NarrowF16F32 (gemv3.go:83).
 var gemv3NarrowF16F32Kernel = kernGemv3NarrowF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3NarrowF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3NarrowF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -172,7 +172,7 @@ var gemv3NarrowF16F32Kernel = kernGemv3NarrowF16F32Launcher{kern.NewLauncher(ker
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "0eb28522941a9b50", Source: []string{"codec.go:f16g.mma", "codec.go:f16g.pack", "codec.go:f32c.load", "codec.go:f32c.store", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type codec", "codec.go:type f16g", "codec.go:type f32c", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3NarrowF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "68869ceca39bb162", Source: []string{"gemv3.go:gemv3", "gemv3.go:gemv3NarrowF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3NarrowF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -186,7 +186,7 @@ func (l kernGemv3NarrowF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out 
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.BufferArg(part), kern.BufferArg(cnt), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(splits))
 }
 
-// gemv3NarrowF16F16Kernel launches the kernel gemv3NarrowF16F16 (gemv3.go:87).
+// gemv3NarrowF16F16Kernel launches the kernel gemv3NarrowF16F16 (gemv3.go:88).
 var gemv3NarrowF16F16Kernel = kernGemv3NarrowF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3NarrowF16F16", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3NarrowF16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -206,7 +206,7 @@ var gemv3NarrowF16F16Kernel = kernGemv3NarrowF16F16Launcher{kern.NewLauncher(ker
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "b2d5f7d75d8f25ba", Source: []string{"codec.go:f16c.load", "codec.go:f16c.store", "codec.go:f16g.mma", "codec.go:f16g.pack", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type codec", "codec.go:type f16c", "codec.go:type f16g", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3NarrowF16F16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "9949af97f97bf2d8", Source: []string{"gemv3.go:gemv3", "gemv3.go:gemv3NarrowF16F16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3NarrowF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -220,7 +220,7 @@ func (l kernGemv3NarrowF16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out 
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.BufferArg(part), kern.BufferArg(cnt), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(splits))
 }
 
-// gemv3NarrowBF16F32Kernel launches the kernel gemv3NarrowBF16F32 (gemv3.go:92).
+// gemv3NarrowBF16F32Kernel launches the kernel gemv3NarrowBF16F32 (gemv3.go:93).
 var gemv3NarrowBF16F32Kernel = kernGemv3NarrowBF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3NarrowBF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3NarrowBF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -240,7 +240,7 @@ var gemv3NarrowBF16F32Kernel = kernGemv3NarrowBF16F32Launcher{kern.NewLauncher(k
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "1537be2eb0d79cb4", Source: []string{"codec.go:bf16g.mma", "codec.go:bf16g.pack", "codec.go:f32c.load", "codec.go:f32c.store", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type bf16g", "codec.go:type codec", "codec.go:type f32c", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3NarrowBF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "ead489c12ba45de4", Source: []string{"gemv3.go:gemv3", "gemv3.go:gemv3NarrowBF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3NarrowBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -254,7 +254,7 @@ func (l kernGemv3NarrowBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.BufferArg(part), kern.BufferArg(cnt), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(splits))
 }
 
-// gemv3NarrowBF16BF16Kernel launches the kernel gemv3NarrowBF16BF16 (gemv3.go:97).
+// gemv3NarrowBF16BF16Kernel launches the kernel gemv3NarrowBF16BF16 (gemv3.go:98).
 var gemv3NarrowBF16BF16Kernel = kernGemv3NarrowBF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3NarrowBF16BF16", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3NarrowBF16BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -274,7 +274,7 @@ var gemv3NarrowBF16BF16Kernel = kernGemv3NarrowBF16BF16Launcher{kern.NewLauncher
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "b328828b9e91e4ac", Source: []string{"codec.go:bf16c.load", "codec.go:bf16c.store", "codec.go:bf16g.mma", "codec.go:bf16g.pack", "codec.go:tcAct", "codec.go:tcStore", "codec.go:type bf16c", "codec.go:type bf16g", "codec.go:type codec", "codec.go:type tcCodec", "gemv3.go:gemv3", "gemv3.go:gemv3NarrowBF16BF16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "a5149fb808a1530c", Source: []string{"gemv3.go:gemv3", "gemv3.go:gemv3NarrowBF16BF16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3NarrowBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},

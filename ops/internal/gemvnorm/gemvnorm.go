@@ -46,6 +46,7 @@ package gemvnorm
 import (
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/ops/internal/gemvdev"
 )
 
 // Launch shape and limits, for ops.Matmul.
@@ -90,22 +91,22 @@ func SharedBytes(m, k int) int { return Shared + min(m, MaxM)*Stride(k)*2 }
 
 //kern:kernel block=256 nobounds pdl
 func gemvnormF16F32(t gpu.Thread, out []float32, x, g []float32, w []gpu.Half, bias, res []float32, m, n, k, act, stride int, eps float32, early bool) {
-	gemvnorm(f16g{}, f32c{}, t, out, x, g, w, bias, res, m, n, k, act, stride, eps, early)
+	gemvnorm(gemvdev.TCHalf{}, gemvdev.OutF32{}, t, out, x, g, w, bias, res, m, n, k, act, stride, eps, early)
 }
 
 //kern:kernel block=256 nobounds pdl
 func gemvnormF16F16(t gpu.Thread, out []gpu.Half, x, g []float32, w []gpu.Half, bias, res []gpu.Half, m, n, k, act, stride int, eps float32, early bool) {
-	gemvnorm(f16g{}, f16c{}, t, out, x, g, w, bias, res, m, n, k, act, stride, eps, early)
+	gemvnorm(gemvdev.TCHalf{}, gemvdev.OutHalf{}, t, out, x, g, w, bias, res, m, n, k, act, stride, eps, early)
 }
 
 //kern:kernel block=256 nobounds pdl
 func gemvnormBF16F32(t gpu.Thread, out []float32, x, g []float32, w []gpu.BFloat16, bias, res []float32, m, n, k, act, stride int, eps float32, early bool) {
-	gemvnorm(bf16g{}, f32c{}, t, out, x, g, w, bias, res, m, n, k, act, stride, eps, early)
+	gemvnorm(gemvdev.TCBFloat16{}, gemvdev.OutF32{}, t, out, x, g, w, bias, res, m, n, k, act, stride, eps, early)
 }
 
 //kern:kernel block=256 nobounds pdl
 func gemvnormBF16BF16(t gpu.Thread, out []gpu.BFloat16, x, g []float32, w []gpu.BFloat16, bias, res []gpu.BFloat16, m, n, k, act, stride int, eps float32, early bool) {
-	gemvnorm(bf16g{}, bf16c{}, t, out, x, g, w, bias, res, m, n, k, act, stride, eps, early)
+	gemvnorm(gemvdev.TCBFloat16{}, gemvdev.OutBFloat16{}, t, out, x, g, w, bias, res, m, n, k, act, stride, eps, early)
 }
 
 // Kernels are the fused kernels, indexed [input: f16, bf16][output: f32,
@@ -117,7 +118,7 @@ var Kernels = [2][2]*kern.Kernel{
 
 // gemvnorm is v2's body with x normalised into shared memory first
 // (see the package doc), for m ≤ MaxM: one tile of x, one block row.
-func gemvnorm[A gpu.Elem, O any, CA tcCodec[A], CO codec[O]](ca CA, co CO, t gpu.Thread,
+func gemvnorm[A gpu.Elem, O any, CA gemvdev.In[A], CO gemvdev.Out[O]](ca CA, co CO, t gpu.Thread,
 	out []O, x, g []float32, w []A, bias, res []O, m, n, k, act, stride int, eps float32, early bool) {
 	red := gpu.DynShared[float32](t)
 	xs := gpu.DynShared[A](t)[Shared/2:] // 2-byte elements, after red and the row sums
@@ -146,7 +147,7 @@ func gemvnorm[A gpu.Elem, O any, CA tcCodec[A], CO codec[O]](ca CA, co CO, t gpu
 		var f [tcUnroll][4]uint32
 		//kern:unroll
 		for u := range tcUnroll {
-			f[u] = ca.pack(gpu.Load8(xs, int(xa+(c+int32(u*tcWarps))<<5)))
+			f[u] = ca.Pack(gpu.Load8(xs, int(xa+(c+int32(u*tcWarps))<<5)))
 		}
 		acc = tcMMA(ca, t, acc, fa, fb, f)
 		if next := c + tcUnroll*tcWarps; next+(tcUnroll-1)*tcWarps < full {
@@ -159,9 +160,9 @@ func gemvnorm[A gpu.Elem, O any, CA tcCodec[A], CO codec[O]](ca CA, co CO, t gpu
 		for u := range tcUnroll {
 			kc := (c + int32(u*tcWarps)) << 5
 			if kc+q8 < k32 {
-				fa[u] = ca.pack(gpu.Load8(w, int(wa+kc)))
-				fb[u] = ca.pack(gpu.Load8(w, int(wb+kc)))
-				f[u] = ca.pack(gpu.Load8(xs, int(xa+kc)))
+				fa[u] = ca.Pack(gpu.Load8(w, int(wa+kc)))
+				fb[u] = ca.Pack(gpu.Load8(w, int(wb+kc)))
+				f[u] = ca.Pack(gpu.Load8(xs, int(xa+kc)))
 			}
 		}
 		acc = tcMMA(ca, t, acc, fa, fb, f)
@@ -185,7 +186,7 @@ func gemvnorm[A gpu.Elem, O any, CA tcCodec[A], CO codec[O]](ca CA, co CO, t gpu
 		r := j >> 3
 		row := j&7 ^ (r>>2)&1
 		if col := n0 + r; r&1 == 0 && col < n {
-			tcStore(co, out, bias, res, row, col, m, n, act, v, v1)
+			gemvdev.Store(co, out, bias, res, row, col, m, n, act, v, v1)
 		}
 	}
 }

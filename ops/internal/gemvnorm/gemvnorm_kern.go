@@ -16,7 +16,7 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/ops/internal/gemvnorm", Arch: "sm_80", PTX: kernPTX}
 
-// gemvnormF16F32Kernel launches the kernel gemvnormF16F32 (gemvnorm.go:92).
+// gemvnormF16F32Kernel launches the kernel gemvnormF16F32 (gemvnorm.go:93).
 var gemvnormF16F32Kernel = kernGemvnormF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemvnormF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemvnorm", Entry: "gemvnormF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -37,7 +37,7 @@ var gemvnormF16F32Kernel = kernGemvnormF16F32Launcher{kern.NewLauncher(kern.Kern
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "0a81c2ba793135b7", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormF16F32", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:f16g.mma", "tc.go:f16g.pack", "tc.go:f16g.round", "tc.go:f32c.load", "tc.go:f32c.store", "tc.go:tcAct", "tc.go:tcLoadW", "tc.go:tcMMA", "tc.go:tcStore", "tc.go:type codec", "tc.go:type f16g", "tc.go:type f32c", "tc.go:type tcCodec"},
+	SourceHash: "908ed5238cf6ac55", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormF16F32", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:tcLoadW", "tc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvnormF16F32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]float32), a[5].([]float32), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool))
 	},
@@ -51,7 +51,7 @@ func (l kernGemvnormF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *ke
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(g), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(stride), kern.ScalarArg(eps), kern.ScalarArg(early))
 }
 
-// gemvnormF16F16Kernel launches the kernel gemvnormF16F16 (gemvnorm.go:97).
+// gemvnormF16F16Kernel launches the kernel gemvnormF16F16 (gemvnorm.go:98).
 var gemvnormF16F16Kernel = kernGemvnormF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemvnormF16F16", Pkg: "github.com/gokern/kern/ops/internal/gemvnorm", Entry: "gemvnormF16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -72,7 +72,7 @@ var gemvnormF16F16Kernel = kernGemvnormF16F16Launcher{kern.NewLauncher(kern.Kern
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "cfd805dcd4744e71", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormF16F16", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:f16c.load", "tc.go:f16c.store", "tc.go:f16g.mma", "tc.go:f16g.pack", "tc.go:f16g.round", "tc.go:tcAct", "tc.go:tcLoadW", "tc.go:tcMMA", "tc.go:tcStore", "tc.go:type codec", "tc.go:type f16c", "tc.go:type f16g", "tc.go:type tcCodec"},
+	SourceHash: "7ea2e3003e9730b2", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormF16F16", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:tcLoadW", "tc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvnormF16F16(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool))
 	},
@@ -86,7 +86,7 @@ func (l kernGemvnormF16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *ke
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(g), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(stride), kern.ScalarArg(eps), kern.ScalarArg(early))
 }
 
-// gemvnormBF16F32Kernel launches the kernel gemvnormBF16F32 (gemvnorm.go:102).
+// gemvnormBF16F32Kernel launches the kernel gemvnormBF16F32 (gemvnorm.go:103).
 var gemvnormBF16F32Kernel = kernGemvnormBF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemvnormBF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemvnorm", Entry: "gemvnormBF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -107,7 +107,7 @@ var gemvnormBF16F32Kernel = kernGemvnormBF16F32Launcher{kern.NewLauncher(kern.Ke
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "3e17cb97a7eef423", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormBF16F32", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:bf16g.mma", "tc.go:bf16g.pack", "tc.go:bf16g.round", "tc.go:f32c.load", "tc.go:f32c.store", "tc.go:tcAct", "tc.go:tcLoadW", "tc.go:tcMMA", "tc.go:tcStore", "tc.go:type bf16g", "tc.go:type codec", "tc.go:type f32c", "tc.go:type tcCodec"},
+	SourceHash: "b987beacde7eb63a", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormBF16F32", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:tcLoadW", "tc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvnormBF16F32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]float32), a[5].([]float32), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool))
 	},
@@ -121,7 +121,7 @@ func (l kernGemvnormBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *k
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(g), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(stride), kern.ScalarArg(eps), kern.ScalarArg(early))
 }
 
-// gemvnormBF16BF16Kernel launches the kernel gemvnormBF16BF16 (gemvnorm.go:107).
+// gemvnormBF16BF16Kernel launches the kernel gemvnormBF16BF16 (gemvnorm.go:108).
 var gemvnormBF16BF16Kernel = kernGemvnormBF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemvnormBF16BF16", Pkg: "github.com/gokern/kern/ops/internal/gemvnorm", Entry: "gemvnormBF16BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -142,7 +142,7 @@ var gemvnormBF16BF16Kernel = kernGemvnormBF16BF16Launcher{kern.NewLauncher(kern.
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "41c1a2ea994599df", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormBF16BF16", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:bf16c.load", "tc.go:bf16c.store", "tc.go:bf16g.mma", "tc.go:bf16g.pack", "tc.go:bf16g.round", "tc.go:tcAct", "tc.go:tcLoadW", "tc.go:tcMMA", "tc.go:tcStore", "tc.go:type bf16c", "tc.go:type bf16g", "tc.go:type codec", "tc.go:type tcCodec"},
+	SourceHash: "8360501342680ae0", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormBF16BF16", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:tcLoadW", "tc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvnormBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool))
 	},
@@ -156,7 +156,7 @@ func (l kernGemvnormBF16BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(g), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(stride), kern.ScalarArg(eps), kern.ScalarArg(early))
 }
 
-// normCastF16Kernel launches the kernel normCastF16 (norm.go:21).
+// normCastF16Kernel launches the kernel normCastF16 (norm.go:22).
 var normCastF16Kernel = kernNormCastF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "normCastF16", Pkg: "github.com/gokern/kern/ops/internal/gemvnorm", Entry: "normCastF16", Module: kernModule,
 	Params: []kern.Param{
@@ -169,7 +169,7 @@ var normCastF16Kernel = kernNormCastF16Launcher{kern.NewLauncher(kern.KernelSpec
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "ff7e1e3aee5cf529", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcWarps", "norm.go:normCastF16", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:f16g.round", "tc.go:type f16g", "tc.go:type tcCodec"},
+	SourceHash: "6059023e9302f385", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcWarps", "norm.go:normCastF16", "norm.go:normRows", "norm.go:sumSquaresRows"},
 	Native: func(t gpu.Thread, a []any) {
 		normCastF16(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(float32))
 	},
@@ -183,7 +183,7 @@ func (l kernNormCastF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(g), kern.ScalarArg(k), kern.ScalarArg(eps))
 }
 
-// normCastBF16Kernel launches the kernel normCastBF16 (norm.go:27).
+// normCastBF16Kernel launches the kernel normCastBF16 (norm.go:28).
 var normCastBF16Kernel = kernNormCastBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "normCastBF16", Pkg: "github.com/gokern/kern/ops/internal/gemvnorm", Entry: "normCastBF16", Module: kernModule,
 	Params: []kern.Param{
@@ -196,7 +196,7 @@ var normCastBF16Kernel = kernNormCastBF16Launcher{kern.NewLauncher(kern.KernelSp
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "8da44ae4b9ff579d", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcWarps", "norm.go:normCastBF16", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:bf16g.round", "tc.go:type bf16g", "tc.go:type tcCodec"},
+	SourceHash: "57336423a2ecda69", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcWarps", "norm.go:normCastBF16", "norm.go:normRows", "norm.go:sumSquaresRows"},
 	Native: func(t gpu.Thread, a []any) {
 		normCastBF16(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(float32))
 	},

@@ -15,18 +15,19 @@ package gemvnorm
 import (
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/ops/internal/gemvdev"
 )
 
 //kern:kernel block=256 nobounds pdl
 func normCastF16(t gpu.Thread, out []gpu.Half, x, g []float32, k int, eps float32) {
 	gpu.WaitPriorGrids(t)
-	normRows(f16g{}, t, gpu.DynShared[float32](t), out, x, g, t.BlockIdx().X, 1, k, k, t.BlockIdx().X*k, eps)
+	normRows(gemvdev.TCHalf{}, t, gpu.DynShared[float32](t), out, x, g, t.BlockIdx().X, 1, k, k, t.BlockIdx().X*k, eps)
 }
 
 //kern:kernel block=256 nobounds pdl
 func normCastBF16(t gpu.Thread, out []gpu.BFloat16, x, g []float32, k int, eps float32) {
 	gpu.WaitPriorGrids(t)
-	normRows(bf16g{}, t, gpu.DynShared[float32](t), out, x, g, t.BlockIdx().X, 1, k, k, t.BlockIdx().X*k, eps)
+	normRows(gemvdev.TCBFloat16{}, t, gpu.DynShared[float32](t), out, x, g, t.BlockIdx().X, 1, k, k, t.BlockIdx().X*k, eps)
 }
 
 // NormCast are the fallback kernels, indexed [f16, bf16]: one block of
@@ -46,7 +47,7 @@ const NormCastShared = tcWarps * 4
 // one, so that each load and store is that one address plus a constant
 // (one instruction), and checked against what is left of the row in
 // 32 bits.
-func normRows[A gpu.Elem, CA tcCodec[A]](ca CA, t gpu.Thread, part []float32, dst []A, x, g []float32, r0, rb, k, stride, d0 int, eps float32) {
+func normRows[A gpu.Elem, CA gemvdev.In[A]](ca CA, t gpu.Thread, part []float32, dst []A, x, g []float32, r0, rb, k, stride, d0 int, eps float32) {
 	tid, l, wp := t.ThreadIdx().X, t.Lane(), t.Warp()
 	if rb > 1 {
 		sumSquaresRows(t, part, x, r0, rb, k)
@@ -85,7 +86,7 @@ func normRows[A gpu.Elem, CA tcCodec[A]](ca CA, t gpu.Thread, part []float32, ds
 			//kern:unroll
 			for u := range scaleRegs {
 				if int32(u*Threads) < left {
-					dc[u*Threads] = ca.round(xc[u*Threads] * r * gc[u*Threads])
+					dc[u*Threads] = ca.Round(xc[u*Threads] * r * gc[u*Threads])
 				}
 			}
 		}

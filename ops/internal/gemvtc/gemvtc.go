@@ -56,11 +56,9 @@ package gemvtc
 // residual, cast).
 
 import (
-	"math"
-
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
-	"github.com/gokern/kern/ops/internal/mm"
+	"github.com/gokern/kern/ops/internal/gemvdev"
 )
 
 // Launch shape and limits, for ops.Matmul.
@@ -80,22 +78,22 @@ const (
 
 //kern:kernel block=256 nobounds pdl
 func gemvtcF16F32(t gpu.Thread, out []float32, x, w []gpu.Half, bias, res []float32, m, n, k, act int, early bool) {
-	gemvtc(f16g{}, f32c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, m > 8)
+	gemvtc(gemvdev.TCHalf{}, gemvdev.OutF32{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, m > 8)
 }
 
 //kern:kernel block=256 nobounds pdl
 func gemvtcF16F16(t gpu.Thread, out []gpu.Half, x, w []gpu.Half, bias, res []gpu.Half, m, n, k, act int, early bool) {
-	gemvtc(f16g{}, f16c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, m > 8)
+	gemvtc(gemvdev.TCHalf{}, gemvdev.OutHalf{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, m > 8)
 }
 
 //kern:kernel block=256 nobounds pdl
 func gemvtcBF16F32(t gpu.Thread, out []float32, x, w []gpu.BFloat16, bias, res []float32, m, n, k, act int, early bool) {
-	gemvtc(bf16g{}, f32c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, m > 8)
+	gemvtc(gemvdev.TCBFloat16{}, gemvdev.OutF32{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, m > 8)
 }
 
 //kern:kernel block=256 nobounds pdl
 func gemvtcBF16BF16(t gpu.Thread, out []gpu.BFloat16, x, w []gpu.BFloat16, bias, res []gpu.BFloat16, m, n, k, act int, early bool) {
-	gemvtc(bf16g{}, bf16c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, m > 8)
+	gemvtc(gemvdev.TCBFloat16{}, gemvdev.OutBFloat16{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, m > 8)
 }
 
 // The narrow kernels take M ≤ 8 only: without the second tile of x
@@ -107,22 +105,22 @@ func gemvtcBF16BF16(t gpu.Thread, out []gpu.BFloat16, x, w []gpu.BFloat16, bias,
 
 //kern:kernel block=256 minblocks=3 nobounds pdl
 func gemvtcNarrowF16F32(t gpu.Thread, out []float32, x, w []gpu.Half, bias, res []float32, m, n, k, act int, early bool) {
-	gemvtc(f16g{}, f32c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, false)
+	gemvtc(gemvdev.TCHalf{}, gemvdev.OutF32{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, false)
 }
 
 //kern:kernel block=256 minblocks=3 nobounds pdl
 func gemvtcNarrowF16F16(t gpu.Thread, out []gpu.Half, x, w []gpu.Half, bias, res []gpu.Half, m, n, k, act int, early bool) {
-	gemvtc(f16g{}, f16c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, false)
+	gemvtc(gemvdev.TCHalf{}, gemvdev.OutHalf{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, false)
 }
 
 //kern:kernel block=256 minblocks=3 nobounds pdl
 func gemvtcNarrowBF16F32(t gpu.Thread, out []float32, x, w []gpu.BFloat16, bias, res []float32, m, n, k, act int, early bool) {
-	gemvtc(bf16g{}, f32c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, false)
+	gemvtc(gemvdev.TCBFloat16{}, gemvdev.OutF32{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, false)
 }
 
 //kern:kernel block=256 minblocks=3 nobounds pdl
 func gemvtcNarrowBF16BF16(t gpu.Thread, out []gpu.BFloat16, x, w []gpu.BFloat16, bias, res []gpu.BFloat16, m, n, k, act int, early bool) {
-	gemvtc(bf16g{}, bf16c{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, false)
+	gemvtc(gemvdev.TCBFloat16{}, gemvdev.OutBFloat16{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, false)
 }
 
 // Kernels are v2's kernels, indexed [input: f16, bf16][output: f32, the
@@ -138,7 +136,7 @@ var (
 	}
 )
 
-func gemvtc[A gpu.Elem, O any, CA tcCodec[A], CO codec[O]](ca CA, co CO, t gpu.Thread, red []float32,
+func gemvtc[A gpu.Elem, O any, CA gemvdev.In[A], CO gemvdev.Out[O]](ca CA, co CO, t gpu.Thread, red []float32,
 	out []O, x, w []A, bias, res []O, m, n, k, act int, early, two bool) {
 	n0 := t.BlockIdx().X * Rows
 	r0 := t.BlockIdx().Y * MaxM // the block's rows of x: r0 … r0+15
@@ -185,11 +183,11 @@ func gemvtc[A gpu.Elem, O any, CA tcCodec[A], CO codec[O]](ca CA, co CO, t gpu.T
 		//kern:unroll
 		for u := range tcUnroll {
 			kc := (c + int32(u*tcWarps)) << 5
-			fa[u] = ca.pack(gpu.Load8(w, int(wa+kc)))
-			fb[u] = ca.pack(gpu.Load8(w, int(wb+kc)))
-			f0[u] = ca.pack(gpu.Load8(x, int(xa+kc)))
+			fa[u] = ca.Pack(gpu.Load8(w, int(wa+kc)))
+			fb[u] = ca.Pack(gpu.Load8(w, int(wb+kc)))
+			f0[u] = ca.Pack(gpu.Load8(x, int(xa+kc)))
 			if two {
-				f1[u] = ca.pack(gpu.Load8(x, int(xb+kc)))
+				f1[u] = ca.Pack(gpu.Load8(x, int(xb+kc)))
 			}
 		}
 		acc0, acc1 = tcMMA(ca, t, acc0, acc1, fa, fb, f0, f1, two)
@@ -200,11 +198,11 @@ func gemvtc[A gpu.Elem, O any, CA tcCodec[A], CO codec[O]](ca CA, co CO, t gpu.T
 		for u := range tcUnroll {
 			kc := (c + int32(u*tcWarps)) << 5
 			if kc+q8 < k32 {
-				fa[u] = ca.pack(gpu.Load8(w, int(wa+kc)))
-				fb[u] = ca.pack(gpu.Load8(w, int(wb+kc)))
-				f0[u] = ca.pack(gpu.Load8(x, int(xa+kc)))
+				fa[u] = ca.Pack(gpu.Load8(w, int(wa+kc)))
+				fb[u] = ca.Pack(gpu.Load8(w, int(wb+kc)))
+				f0[u] = ca.Pack(gpu.Load8(x, int(xa+kc)))
 				if two {
-					f1[u] = ca.pack(gpu.Load8(x, int(xb+kc)))
+					f1[u] = ca.Pack(gpu.Load8(x, int(xb+kc)))
 				}
 			}
 		}
@@ -235,32 +233,32 @@ func gemvtc[A gpu.Elem, O any, CA tcCodec[A], CO codec[O]](ca CA, co CO, t gpu.T
 		r := (j & 127) >> 3
 		row := r0 + (j>>7)*8 + (j&7 ^ (r>>2)&1)
 		if col := n0 + r; r&1 == 0 && col < n {
-			tcStore(co, out, bias, res, row, col, m, n, act, v, v1)
+			gemvdev.Store(co, out, bias, res, row, col, m, n, act, v, v1)
 		}
 	}
 }
 
 // tcLoadW loads the W chunks of the iteration at chunk c: rows g and
 // g+8 of the block's 16, columns 8q..8q+7 of each chunk.
-func tcLoadW[A gpu.Elem, CA tcCodec[A]](ca CA, w []A, wa, wb, c int32) (fa, fb [tcUnroll][4]uint32) {
+func tcLoadW[A gpu.Elem, CA gemvdev.In[A]](ca CA, w []A, wa, wb, c int32) (fa, fb [tcUnroll][4]uint32) {
 	//kern:unroll
 	for u := range tcUnroll {
 		kc := (c + int32(u*tcWarps)) << 5
-		fa[u] = ca.pack(gpu.Load8(w, int(wa+kc)))
-		fb[u] = ca.pack(gpu.Load8(w, int(wb+kc)))
+		fa[u] = ca.Pack(gpu.Load8(w, int(wa+kc)))
+		fb[u] = ca.Pack(gpu.Load8(w, int(wb+kc)))
 	}
 	return fa, fb
 }
 
 // tcLoadX loads the x chunks of the iteration at chunk c: rows g and
 // (two) g+8 of the block's tile, columns 8q..8q+7 of each chunk.
-func tcLoadX[A gpu.Elem, CA tcCodec[A]](ca CA, x []A, xa, xb, c int32, two bool) (f0, f1 [tcUnroll][4]uint32) {
+func tcLoadX[A gpu.Elem, CA gemvdev.In[A]](ca CA, x []A, xa, xb, c int32, two bool) (f0, f1 [tcUnroll][4]uint32) {
 	//kern:unroll
 	for u := range tcUnroll {
 		kc := (c + int32(u*tcWarps)) << 5
-		f0[u] = ca.pack(gpu.Load8(x, int(xa+kc)))
+		f0[u] = ca.Pack(gpu.Load8(x, int(xa+kc)))
 		if two {
-			f1[u] = ca.pack(gpu.Load8(x, int(xb+kc)))
+			f1[u] = ca.Pack(gpu.Load8(x, int(xb+kc)))
 		}
 	}
 	return f0, f1
@@ -269,114 +267,17 @@ func tcLoadX[A gpu.Elem, CA tcCodec[A]](ca CA, x []A, xa, xb, c int32, two bool)
 // tcMMA adds an iteration's chunks to the accumulators: per chunk two
 // k16 steps, each one mma per tile of x (see the package doc for the k
 // order).
-func tcMMA[A any, CA tcCodec[A]](ca CA, t gpu.Thread, acc0, acc1 [4]float32, fa, fb, f0, f1 [tcUnroll][4]uint32, two bool) ([4]float32, [4]float32) {
+func tcMMA[A any, CA gemvdev.In[A]](ca CA, t gpu.Thread, acc0, acc1 [4]float32, fa, fb, f0, f1 [tcUnroll][4]uint32, two bool) ([4]float32, [4]float32) {
 	//kern:unroll
 	for u := range tcUnroll {
 		//kern:unroll
 		for h := range 2 {
 			a := [4]uint32{fa[u][2*h], fb[u][2*h], fa[u][2*h+1], fb[u][2*h+1]}
-			acc0 = ca.mma(t, a, [2]uint32{f0[u][2*h], f0[u][2*h+1]}, acc0)
+			acc0 = ca.MMA(t, a, [2]uint32{f0[u][2*h], f0[u][2*h+1]}, acc0)
 			if two {
-				acc1 = ca.mma(t, a, [2]uint32{f1[u][2*h], f1[u][2*h+1]}, acc1)
+				acc1 = ca.MMA(t, a, [2]uint32{f1[u][2*h], f1[u][2*h+1]}, acc1)
 			}
 		}
 	}
 	return acc0, acc1
 }
-
-// tcCodec is the input type: its packing of 8 elements loaded at once
-// (gpu.Load8, one 128-bit load) into four mma registers, the lower
-// element in the low half, and its mma.
-type tcCodec[A any] interface {
-	pack(v [8]A) [4]uint32
-	mma(t gpu.Thread, a [4]uint32, b [2]uint32, c [4]float32) [4]float32
-}
-
-type f16g struct{}
-
-func (f16g) pack(v [8]gpu.Half) [4]uint32 {
-	return [4]uint32{gpu.PackHalf2(v[0], v[1]), gpu.PackHalf2(v[2], v[3]), gpu.PackHalf2(v[4], v[5]), gpu.PackHalf2(v[6], v[7])}
-}
-
-func (f16g) mma(t gpu.Thread, a [4]uint32, b [2]uint32, c [4]float32) [4]float32 {
-	return gpu.MMAF16(t, a, b, c)
-}
-
-type bf16g struct{}
-
-func (bf16g) pack(v [8]gpu.BFloat16) [4]uint32 {
-	return [4]uint32{gpu.PackBFloat162(v[0], v[1]), gpu.PackBFloat162(v[2], v[3]), gpu.PackBFloat162(v[4], v[5]), gpu.PackBFloat162(v[6], v[7])}
-}
-
-func (bf16g) mma(t gpu.Thread, a [4]uint32, b [2]uint32, c [4]float32) [4]float32 {
-	return gpu.MMABF16(t, a, b, c)
-}
-
-// tcStore finishes out[row][col], out[row][col+1] as Matmul's epilogue
-// does (col even; with SwiGLU the pair is gate, up of output col/2). The
-// same as v1's gemvStore: a kernel package compiles its own copy.
-func tcStore[O any, CO codec[O]](co CO, out, bias, res []O, row, col, m, n, act int, v0, v1 float32) {
-	if row < m {
-		has1 := col+1 < n
-		if len(bias) > 0 {
-			v0 += co.load(bias[col])
-			if has1 {
-				v1 += co.load(bias[col+1])
-			}
-		}
-		if act == mm.EpiSwiGLU {
-			i := row*(n>>1) + col>>1
-			v := v0 / (1 + gpu.Exp(-v0)) * v1
-			if len(res) > 0 {
-				v += co.load(res[i])
-			}
-			out[i] = co.store(v)
-		} else {
-			i := row*n + col
-			v0 = tcAct(v0, act)
-			if len(res) > 0 {
-				v0 += co.load(res[i])
-			}
-			out[i] = co.store(v0)
-			if has1 {
-				v1 = tcAct(v1, act)
-				if len(res) > 0 {
-					v1 += co.load(res[i+1])
-				}
-				out[i+1] = co.store(v1)
-			}
-		}
-	}
-}
-
-// tcAct applies ActSiLU or ActGELU.
-func tcAct(v float32, act int) float32 {
-	if act == mm.EpiSiLU {
-		return v / (1 + gpu.Exp(-v))
-	}
-	if act == mm.EpiGELU {
-		return 0.5 * v * (1 + gpu.Erf(v*math.Sqrt2/2))
-	}
-	return v
-}
-
-// Output codecs, as ops' (dtype.go): float32 arithmetic, one rounding.
-type codec[T any] interface {
-	load(T) float32
-	store(float32) T
-}
-
-type f32c struct{}
-
-func (f32c) load(x float32) float32  { return x }
-func (f32c) store(v float32) float32 { return v }
-
-type f16c struct{}
-
-func (f16c) load(x gpu.Half) float32  { return x.Float32() }
-func (f16c) store(v float32) gpu.Half { return gpu.ToHalf(v) }
-
-type bf16c struct{}
-
-func (bf16c) load(x gpu.BFloat16) float32  { return x.Float32() }
-func (bf16c) store(v float32) gpu.BFloat16 { return gpu.ToBFloat16(v) }
