@@ -20,8 +20,10 @@ func TestEveryKernelInTheRepoAssembles(t *testing.T) {
 		return
 	}
 	regs := map[regKey]int{}
+	ptx := map[regKey]string{} // each package's module by arch (kernel "")
 	check := func(arch string, pkgs []*compiler.Package) {
 		for _, p := range pkgs {
+			ptx[regKey{strings.TrimPrefix(p.Path, "github.com/gokern/kern/"), "", arch}] = p.PTX
 			reps := ptxas.Check(t, p.Name+"_"+arch, []byte(p.PTX), arch)
 			for _, f := range reps[arch].Entries() {
 				if f.Spills() {
@@ -54,5 +56,5 @@ func TestEveryKernelInTheRepoAssembles(t *testing.T) {
 		t.Fatalf("sm_90: %d packages compiled, want %d", len(pkgs), len(portable))
 	}
 	check("sm_90", pkgs)
-	checkRegBudget(t, path, regs)
+	checkRegBudget(t, path, regs, ptx)
 }
