@@ -60,8 +60,8 @@ for ph in $phases; do
 		;;
 	qwen3)
 		bw=$(grep -o 'DRAM peak [0-9]*' "$out/bench.txt" 2>/dev/null | head -1 | awk '{print $3}')
-		# Discarded: a fresh machine's first processes ran 30× slower
-		# (docs/performance-gpu.md, 2026-11-28).
+		# Discarded: the first process to load each module pays the
+		# driver's PTX compile (docs/performance-gpu.md, 2026-11-28).
 		step 120 /dev/null "$bin/qwen3" bench -preset qwen3-0.6b -ops -prompt 64 -n 8
 		for p in qwen3-0.6b qwen3-4b; do
 			step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset $p -ops -bandwidth "${bw:-0}" -prompt 512 -n 64

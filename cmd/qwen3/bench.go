@@ -110,7 +110,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		smp, _ = sample.New(sp) // validated above
 	}
 	c := m.Config
-	cache, err := m.NewCache(*promptLen + *steps)
+	cache, err := m.NewCache(*promptLen + *steps + 1) // + timeSteps' untimed step
 	if err != nil {
 		return err
 	}
@@ -150,16 +150,29 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 // timeSteps times step's first call (the prefill of batch prompts of
-// promptLen tokens) and then steps calls (one token per sequence), and
-// prints the rates and the bytes a decode step reads at least: every
-// weight once, and the K and V of the positions so far, at the mean
-// position.
+// promptLen tokens) and then, after one untimed decode step, steps calls
+// (one token per sequence), and prints the rates and the bytes a decode
+// step reads at least: every weight once, and the K and V of the
+// positions so far, at the mean position.
+//
+// The untimed step takes what a process pays once: the first launch of
+// each decode kernel (on a GPU, the driver compiling its module's PTX
+// when its cache has no copy) and the capture of the decode graph. Timed,
+// it made a fresh H100's first 0.6B runs 67 and 78 ms a token where later
+// ones took 2.4 (docs/performance-gpu.md, 2026-11-28).
 func timeSteps(ctx context.Context, stdout io.Writer, m *qwen3.Model, batch, promptLen, steps int, bw float64, step func() error) error {
 	t0 := time.Now()
 	if err := step(); err != nil {
 		return err
 	}
 	pre := time.Since(t0)
+	pos := promptLen // where the timed steps start
+	if steps > 0 {
+		if err := step(); err != nil {
+			return err
+		}
+		pos++
+	}
 	t0 = time.Now()
 	for s := 0; s < steps; s++ {
 		if err := ctx.Err(); err != nil {
@@ -170,7 +183,7 @@ func timeSteps(ctx context.Context, stdout io.Writer, m *qwen3.Model, batch, pro
 		}
 	}
 	dec := time.Since(t0) / time.Duration(max(steps, 1))
-	kv := m.KVBytesPerPosition() * int64(batch) * int64(promptLen+steps/2)
+	kv := m.KVBytesPerPosition() * int64(batch) * int64(pos+steps/2)
 	bytes := float64(m.WeightBytes() + kv)
 	gbs := bytes / dec.Seconds() / 1e9
 	if batch == 1 {
@@ -207,7 +220,7 @@ func sampling(p sample.Params, device bool) string {
 func benchBatch(ctx context.Context, stdout io.Writer, dev *kern.Device, m *qwen3.Model, batch, promptLen, steps int, bw float64, sp sample.Params) error {
 	c := m.Config
 	const pageSize = 16
-	per := (promptLen + steps + pageSize - 1) / pageSize
+	per := (promptLen + steps + 1 + pageSize - 1) / pageSize // + timeSteps' untimed step
 	pool, err := m.NewKVPool(batch*per, pageSize)
 	if err != nil {
 		return err
