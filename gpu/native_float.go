@@ -24,9 +24,9 @@ import "math"
 // across one, only onto one. When s = p+z rounded is not a midpoint and
 // lies in float32's normal range, where every float32 keeps 24 bits and
 // drops s's low 29, float32(s) is already the correctly rounded result.
-// That test is a few operations on s's bits, and fma32 is small enough
-// for the Go compiler to inline, so native mode's gpu.FMA costs about a
-// float64 multiply and add where it used to cost a call and a TwoSum.
+// That test is a few operations on s's bits, so native mode's gpu.FMA
+// costs a float64 multiply and add and the test where it used to cost a
+// TwoSum every time (a SmolLM2-135M decode step natively: 1.87 → 0.8 s).
 func fma32(x, y, z float32) float32 {
 	s := float64(float64(x)*float64(y)) + float64(z) // the conversion forbids fusing
 	// The exponent field minus float32's smallest normal one, unsigned: in

@@ -105,7 +105,7 @@ type MatmulOpts[O Float] struct {
 	StaticWeights bool
 	// RMSNorm, if set, makes a the RMSNorm of RMSNorm.X rounded to In
 	// (matmul_norm.go): a is then scratch [m, k], which the decode GEMV
-	// (M ≤ 8, MatmulFusesNorm) leaves untouched, normalising the rows
+	// (M ≤ FuseNormMaxRows, MatmulFusesNorm) leaves untouched, normalising the rows
 	// itself, and every other path writes the normalised rows into
 	// before multiplying. The product is the same bits either way.
 	RMSNorm *MatmulRMSNorm

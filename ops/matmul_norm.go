@@ -8,9 +8,10 @@ package ops
 // A transformer normalises its float32 residual stream into the 16-bit
 // input of the projection after it; in a decode step that norm is a
 // launch of its own, which on an H100 costs more than its work
-// (docs/performance-gpu.md). With RMSNorm set, the decode GEMV for
-// M ≤ 8 (internal/gemvnorm) normalises the rows itself, each block
-// redundantly, and a is not touched. Every other path — M > 8, the tiles,
+// (docs/performance-gpu.md). With RMSNorm set, the decode GEMV for up
+// to FuseNormMaxRows rows (internal/gemvnorm; the kernel takes 8)
+// normalises the rows itself, each block redundantly, and a is not
+// touched. Every other path — more rows, the tiles,
 // the GEMV's v1 and v3, K not a multiple of 8 — first writes the
 // normalised rows into a with one kernel (gemvnorm's normCast) and then
 // multiplies as Matmul does; the result is the same bits either way

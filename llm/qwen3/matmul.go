@@ -18,8 +18,9 @@ type Matmul interface {
 }
 
 // WarpMatmul is the default Matmul on a GPU and the emulator
-// (DefaultMatmul): matmul* in kernels.go, v2 (4 rows per warp, vector loads) when the inner dimension is
-// a multiple of 4 and at least v2MinK, else v1.
+// (DefaultMatmul): matmul* in kernels.go, v2 (4 rows per warp, vector
+// loads) when the inner dimension is a multiple of 4 and at least v2MinK,
+// else v1.
 type WarpMatmul struct {
 	V1 bool // always v1 (for tests)
 }
