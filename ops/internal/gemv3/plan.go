@@ -21,10 +21,13 @@ const (
 	minChunks = group
 
 	// spreadTiles: from this many tiles per SM on, a grid is left unsplit.
-	// With at least 4 blocks per SM the hardware's dynamic block
-	// scheduling evens the SMs out to within one block, a quarter of the
-	// kernel or less, and a split would only add partial sums.
-	spreadTiles = 4
+	// Measured on an H100 (docs/performance-gpu.md, 2026-11-28), one tile
+	// per SM is already enough: Qwen3-4B's o and down (160 tiles on 132
+	// SMs) ran 5–19% slower split in 4 than whole, at M = 1 and 16. The
+	// GEMV is bound by DRAM, not by any one SM, so the 28 SMs with a
+	// second tile are not the bottleneck the block count suggests, and a
+	// split only adds partial sums; it pays where tiles leave SMs idle.
+	spreadTiles = 1
 )
 
 // Splits returns how many blocks share each tile's K: the S in 1…MaxSplits
@@ -33,11 +36,9 @@ const (
 // each, with ties to the smaller S (fewer partial sums). sms ≤ 0 plans
 // for NominalSMs.
 //
-// Qwen3-4B on an H100 (132 SMs): o and down (N = 2560, 160 tiles) split
-// in 4, 640 blocks of at most 5 per SM where unsplit 28 SMs would carry
-// 2 tiles and 104 one, so the busiest SM has 1.25 tiles of bytes against
-// 2 (the mean is 1.21); qkv (384 tiles, at most 3 per SM, 97% even) and
-// gate/up (1216 tiles) stay whole.
+// Only grids of fewer tiles than SMs are split (spreadTiles): Qwen3-4B's
+// projections on an H100 (132 SMs; o and down 160 tiles, qkv 384, gate/up
+// 1216) all stay whole; a 1024-wide projection (64 tiles) splits in 2.
 func Splits(sms, n, k int) int {
 	if sms <= 0 {
 		sms = NominalSMs
