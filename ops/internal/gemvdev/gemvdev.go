@@ -15,6 +15,27 @@ import (
 	"github.com/gokern/kern/ops/internal/mm"
 )
 
+// v2's layout (ops/internal/gemvtc; gemvnorm follows it): a block's
+// Warps warps share a 16-row tile of W, each warp taking Unroll chunks of
+// 32 columns an iteration, chunk c+u·Warps for u < Unroll.
+const (
+	Warps  = 8
+	Unroll = 4 // chunks of 32 columns in flight per warp
+)
+
+// LoadW loads the W chunks of the iteration at chunk c in v2's layout:
+// rows g and g+8 of the block's 16 (offsets wa and wb at chunk 0),
+// columns 8q..8q+7 of each chunk.
+func LoadW[A gpu.Elem, CA In[A]](ca CA, w []A, wa, wb, c int32) (fa, fb [Unroll][4]uint32) {
+	//kern:unroll
+	for u := range Unroll {
+		kc := (c + int32(u*Warps)) << 5
+		fa[u] = ca.Pack(gpu.Load8(w, int(wa+kc)))
+		fb[u] = ca.Pack(gpu.Load8(w, int(wb+kc)))
+	}
+	return fa, fb
+}
+
 // In is the input type: its packing of 8 elements loaded at once
 // (gpu.Load8, one 128-bit load) into four mma registers, the lower
 // element in the low half, its m16n8k16 mma, and the rounding of a

@@ -58,8 +58,8 @@ const (
 )
 
 const (
-	tcWarps   = 8
-	tcUnroll  = 4 // chunks of 32 columns in flight per warp
+	tcWarps   = gemvdev.Warps // v2's layout
+	tcUnroll  = gemvdev.Unroll
 	redBytes  = tcWarps * 256 * 4
 	partBytes = MaxM * tcWarps * 4 // a row's 8 warp sums
 	// Elements of a row a thread loads at once: in the sum of squares,
@@ -135,11 +135,11 @@ func gemvnorm[A gpu.Elem, O any, CA gemvdev.In[A], CO gemvdev.Out[O]](ca CA, co 
 	c := int32(wp)
 	var fa, fb [tcUnroll][4]uint32
 	if early && c+(tcUnroll-1)*tcWarps < full {
-		fa, fb = tcLoadW(ca, w, wa, wb, c)
+		fa, fb = gemvdev.LoadW(ca, w, wa, wb, c)
 	}
 	gpu.WaitPriorGrids(t)
 	if !early && c+(tcUnroll-1)*tcWarps < full {
-		fa, fb = tcLoadW(ca, w, wa, wb, c)
+		fa, fb = gemvdev.LoadW(ca, w, wa, wb, c)
 	}
 	normRows(ca, t, red[redBytes/4:], xs, x, g, 0, m, k, stride, 0, eps)
 	t.Sync() // every warp's rows of xs written
@@ -151,7 +151,7 @@ func gemvnorm[A gpu.Elem, O any, CA gemvdev.In[A], CO gemvdev.Out[O]](ca CA, co 
 		}
 		acc = tcMMA(ca, t, acc, fa, fb, f)
 		if next := c + tcUnroll*tcWarps; next+(tcUnroll-1)*tcWarps < full {
-			fa, fb = tcLoadW(ca, w, wa, wb, next)
+			fa, fb = gemvdev.LoadW(ca, w, wa, wb, next)
 		}
 	}
 	if c < (k32+31)>>5 { // the warp's last chunks; a lane's past K is zeroed

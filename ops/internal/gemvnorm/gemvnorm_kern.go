@@ -37,7 +37,7 @@ var gemvnormF16F32Kernel = kernGemvnormF16F32Launcher{kern.NewLauncher(kern.Kern
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "908ed5238cf6ac55", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormF16F32", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:tcLoadW", "tc.go:tcMMA"},
+	SourceHash: "a8eb85c1f5ad4329", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormF16F32", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvnormF16F32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]float32), a[5].([]float32), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool))
 	},
@@ -72,7 +72,7 @@ var gemvnormF16F16Kernel = kernGemvnormF16F16Launcher{kern.NewLauncher(kern.Kern
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "7ea2e3003e9730b2", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormF16F16", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:tcLoadW", "tc.go:tcMMA"},
+	SourceHash: "9c55ccc033421373", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormF16F16", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvnormF16F16(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool))
 	},
@@ -107,7 +107,7 @@ var gemvnormBF16F32Kernel = kernGemvnormBF16F32Launcher{kern.NewLauncher(kern.Ke
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "b987beacde7eb63a", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormBF16F32", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:tcLoadW", "tc.go:tcMMA"},
+	SourceHash: "8b08aae389798354", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormBF16F32", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvnormBF16F32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]float32), a[5].([]float32), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool))
 	},
@@ -142,7 +142,7 @@ var gemvnormBF16BF16Kernel = kernGemvnormBF16BF16Launcher{kern.NewLauncher(kern.
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "8360501342680ae0", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormBF16BF16", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:tcLoadW", "tc.go:tcMMA"},
+	SourceHash: "4deb4a7c77a32786", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormBF16BF16", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvnormBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool))
 	},
@@ -169,7 +169,7 @@ var normCastF16Kernel = kernNormCastF16Launcher{kern.NewLauncher(kern.KernelSpec
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "6059023e9302f385", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcWarps", "norm.go:normCastF16", "norm.go:normRows", "norm.go:sumSquaresRows"},
+	SourceHash: "af3a55829cc7d4ac", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcWarps", "norm.go:normCastF16", "norm.go:normRows", "norm.go:sumSquaresRows"},
 	Native: func(t gpu.Thread, a []any) {
 		normCastF16(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(float32))
 	},
@@ -196,7 +196,7 @@ var normCastBF16Kernel = kernNormCastBF16Launcher{kern.NewLauncher(kern.KernelSp
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "57336423a2ecda69", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcWarps", "norm.go:normCastBF16", "norm.go:normRows", "norm.go:sumSquaresRows"},
+	SourceHash: "62809978028e630d", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcWarps", "norm.go:normCastBF16", "norm.go:normRows", "norm.go:sumSquaresRows"},
 	Native: func(t gpu.Thread, a []any) {
 		normCastBF16(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(float32))
 	},

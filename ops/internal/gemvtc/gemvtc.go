@@ -70,8 +70,8 @@ const (
 )
 
 const (
-	tcWarps  = 8
-	tcUnroll = 4 // chunks of 32 columns in flight per warp
+	tcWarps  = gemvdev.Warps
+	tcUnroll = gemvdev.Unroll
 )
 
 //go:generate go run -tags kerngen github.com/gokern/kern/cmd/kern gen
@@ -167,12 +167,12 @@ func gemvtc[A gpu.Elem, O any, CA gemvdev.In[A], CO gemvdev.Out[O]](ca CA, co CO
 	var fa, fb [tcUnroll][4]uint32
 	first := c+(tcUnroll-1)*tcWarps < full
 	if early && first {
-		fa, fb = tcLoadW(ca, w, wa, wb, c)
+		fa, fb = gemvdev.LoadW(ca, w, wa, wb, c)
 	}
 	gpu.WaitPriorGrids(t)
 	if first {
 		if !early {
-			fa, fb = tcLoadW(ca, w, wa, wb, c)
+			fa, fb = gemvdev.LoadW(ca, w, wa, wb, c)
 		}
 		f0, f1 := tcLoadX(ca, x, xa, xb, c, two)
 		acc0, acc1 = tcMMA(ca, t, acc0, acc1, fa, fb, f0, f1, two)
@@ -236,18 +236,6 @@ func gemvtc[A gpu.Elem, O any, CA gemvdev.In[A], CO gemvdev.Out[O]](ca CA, co CO
 			gemvdev.Store(co, out, bias, res, row, col, m, n, act, v, v1)
 		}
 	}
-}
-
-// tcLoadW loads the W chunks of the iteration at chunk c: rows g and
-// g+8 of the block's 16, columns 8q..8q+7 of each chunk.
-func tcLoadW[A gpu.Elem, CA gemvdev.In[A]](ca CA, w []A, wa, wb, c int32) (fa, fb [tcUnroll][4]uint32) {
-	//kern:unroll
-	for u := range tcUnroll {
-		kc := (c + int32(u*tcWarps)) << 5
-		fa[u] = ca.Pack(gpu.Load8(w, int(wa+kc)))
-		fb[u] = ca.Pack(gpu.Load8(w, int(wb+kc)))
-	}
-	return fa, fb
 }
 
 // tcLoadX loads the x chunks of the iteration at chunk c: rows g and

@@ -34,7 +34,7 @@ var gemvtcF16F32Kernel = kernGemvtcF16F32Launcher{kern.NewLauncher(kern.KernelSp
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "584e14a0cc38cb11", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcF16F32", "gemvtc.go:tcLoadW", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
+	SourceHash: "b0f5b6be4dc1db69", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcF16F32", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
@@ -66,7 +66,7 @@ var gemvtcF16F16Kernel = kernGemvtcF16F16Launcher{kern.NewLauncher(kern.KernelSp
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "c81cdcd6e0d9600e", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcF16F16", "gemvtc.go:tcLoadW", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
+	SourceHash: "4114aa94603f69b6", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcF16F16", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
@@ -98,7 +98,7 @@ var gemvtcBF16F32Kernel = kernGemvtcBF16F32Launcher{kern.NewLauncher(kern.Kernel
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "0b360d2f579e6e5d", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcBF16F32", "gemvtc.go:tcLoadW", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
+	SourceHash: "f21bdb459a3a38b7", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcBF16F32", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
@@ -130,7 +130,7 @@ var gemvtcBF16BF16Kernel = kernGemvtcBF16BF16Launcher{kern.NewLauncher(kern.Kern
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "4dc423947fac1ff6", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcBF16BF16", "gemvtc.go:tcLoadW", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
+	SourceHash: "b9768f733eb802e7", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcBF16BF16", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
@@ -162,7 +162,7 @@ var gemvtcNarrowF16F32Kernel = kernGemvtcNarrowF16F32Launcher{kern.NewLauncher(k
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "2cb2a1af5162bdee", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowF16F32", "gemvtc.go:tcLoadW", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
+	SourceHash: "3ad053b936efa51a", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowF16F32", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcNarrowF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
@@ -194,7 +194,7 @@ var gemvtcNarrowF16F16Kernel = kernGemvtcNarrowF16F16Launcher{kern.NewLauncher(k
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "d3363ce3b9c1a874", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowF16F16", "gemvtc.go:tcLoadW", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
+	SourceHash: "6c2ee4a84b5c4e9d", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowF16F16", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcNarrowF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
@@ -226,7 +226,7 @@ var gemvtcNarrowBF16F32Kernel = kernGemvtcNarrowBF16F32Launcher{kern.NewLauncher
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "0b5eba7a75eeb2ac", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowBF16F32", "gemvtc.go:tcLoadW", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
+	SourceHash: "d93d7f26d30225c1", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowBF16F32", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcNarrowBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
@@ -258,7 +258,7 @@ var gemvtcNarrowBF16BF16Kernel = kernGemvtcNarrowBF16BF16Launcher{kern.NewLaunch
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "219d5ba388440983", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowBF16BF16", "gemvtc.go:tcLoadW", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
+	SourceHash: "799eae2cda6a6427", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowBF16BF16", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcNarrowBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
