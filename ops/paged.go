@@ -270,17 +270,26 @@ func PagedAttention[T Half16](queue kern.Queue, out, q, kCache, vCache *kern.Buf
 	scale := Attention{HeadDim: p.HeadDim, Scale: p.Scale}.scale()
 	chunks := (p.Heads/p.KVHeads + decodek.PagedGroup - 1) / decodek.PagedGroup
 	dt := dtypeIndex[T]() - 1
-	grid := kern.Blocks(gpu.Dim3{X: splits, Y: p.KVHeads * chunks, Z: seqs}, gpu.Dim3{X: 128, Y: 1, Z: 1})
-	tail := []kern.Arg{bufArg(q), bufArg(kCache), bufArg(vCache),
-		bufArg(blockTable), bufArg(seqLens), intArg(p.Heads), intArg(p.KVHeads), intArg(shift), intArg(p.MaxPages), intArg(kCache.Len() / page), intArg(partition),
-		f32Arg(scale * math.Log2E)}
+	blocks := gpu.Dim3{X: splits, Y: p.KVHeads * chunks, Z: seqs}
+	grid := kern.Blocks(blocks, gpu.Dim3{X: 128, Y: 1, Z: 1})
+	head := []kern.Arg{bufArg(q), bufArg(kCache), bufArg(vCache),
+		bufArg(blockTable), bufArg(seqLens), intArg(p.Heads), intArg(p.KVHeads), intArg(shift), intArg(p.MaxPages), intArg(kCache.Len() / page), intArg(partition)}
+	scaleArg := f32Arg(scale * math.Log2E)
 	if version != 1 {
 		k := pagedK3[dt][hd]
 		if version == 2 {
 			k = pagedK2[dt][hd]
 		}
-		args := append([]kern.Arg{bufArg(out), bufArg(po), bufArg(pml), kern.BufferArg(cnt)}, tail...)
-		err := s.launch(k, queue, grid, append(args, kern.ScalarArg(p.HostTables))...)
+		// v3 at head dim 128 takes a sequence's splits in a grid-stride
+		// loop, so the grid need not grow with splits a batch never
+		// fills; the others run a block per split.
+		b := blocks
+		if decodemma.Strided(version == 3, p.HeadDim) {
+			b.X = pagedStride(seqLens.Device().Multiprocessors(), splits, b.Y*b.Z)
+		}
+		args := append([]kern.Arg{bufArg(out), bufArg(po), bufArg(pml), kern.BufferArg(cnt)}, head...)
+		args = append(args, intArg(splits), scaleArg, kern.ScalarArg(p.HostTables))
+		err := s.launch(k, queue, kern.Blocks(b, gpu.Dim3{X: 128, Y: 1, Z: 1}), args...)
 		if err != nil && splits > 1 && version == 3 {
 			// A launch that stopped part way (the emulator reports a bad
 			// sequence length before any split arrives, but a GPU fault
@@ -292,7 +301,7 @@ func PagedAttention[T Half16](queue kern.Queue, out, q, kCache, vCache *kern.Buf
 		if err != nil || splits == 1 || version == 3 { // v3 reduces in the kernel
 			return err
 		}
-	} else if err := s.launch(pagedK[dt][hd], queue, grid, append([]kern.Arg{bufArg(out), bufArg(po), bufArg(pml)}, tail...)...); err != nil || splits == 1 {
+	} else if err := s.launch(pagedK[dt][hd], queue, grid, append(append([]kern.Arg{bufArg(out), bufArg(po), bufArg(pml)}, head...), scaleArg)...); err != nil || splits == 1 {
 		return err
 	}
 	return s.launch(pagedReduceK[dt], queue, kern.Blocks(gpu.Dim3{X: p.Heads, Y: seqs, Z: 1}, gpu.Dim3{X: 128, Y: 1, Z: 1}),

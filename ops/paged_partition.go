@@ -37,3 +37,19 @@ func DecodePartition(sms, seqs, heads, kvHeads, maxSeqLen int) int {
 	}
 	return part
 }
+
+// pagedStride is the blocks v2 and v3 give each (sequence, head group)
+// of a split-K launch: enough for grid blocks to reach 8 per SM (as
+// DecodePartition's target), at most splits and at least 1. Each block
+// takes splits x, x+stride, … of its sequence, so a batch of many
+// sequences runs a grid of about 8 blocks per SM whatever the split
+// count, where one block per split launched mostly empty blocks (at 32
+// sequences, 8 KV heads and 99 splits: 25344 blocks for 768 with work).
+// Which block takes a split does not change its arithmetic: the result is
+// the same at every stride.
+func pagedStride(sms, splits, grid int) int {
+	if sms <= 0 {
+		sms = 132
+	}
+	return max(1, min(splits, (8*sms+grid-1)/max(grid, 1)))
+}

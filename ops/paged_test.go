@@ -44,6 +44,12 @@ var pagedCases = []pagedCase{
 	// misses its float32 tolerance here at 2 of 10752 outputs (by 2^-15
 	// of Σ p|v|, 1.7× the allowance), a v1 finding to look into apart.
 	{lens: []int{15, 16, 63, 65, 127, 129, 400}, heads: 12, kvHeads: 4, hd: 128, pageSize: 16, partition: 192, versions: []int{2, 3}},
+	// v3 at head dim 128 on 34 sequences of 8 KV heads: 4 blocks per
+	// sequence and head group (pagedStride) for up to 6 splits, so blocks
+	// take two splits in turn; shorter sequences spread over 64-token
+	// splits (SplitLen).
+	{lens: []int{700, 0, 65, 1, 300, 129, 640, 641, 63, 64, 700, 2, 383, 384, 385, 17, 500, 600, 699, 31, 32, 33, 96, 97, 250, 260, 270, 280, 290, 310, 320, 330, 5, 450},
+		heads: 16, kvHeads: 8, hd: 128, pageSize: 16, partition: 128, versions: []int{3}},
 }
 
 // fillPaged builds a cache whose pages are handed out in a shuffled

@@ -35,6 +35,7 @@ var PagedF16D64Kernel = kernPagedF16D64Launcher{kern.NewLauncher(kern.KernelSpec
 		{Name: "maxBlocks", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "npages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "partition", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "nsplit", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
 		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
@@ -43,13 +44,13 @@ var PagedF16D64Kernel = kernPagedF16D64Launcher{kern.NewLauncher(kern.KernelSpec
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
-		"panic at paged.go:136:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:139:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:154:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:177:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "2a368aa031eb502b", Source: []string{"paged.go:PagedF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
+	SourceHash: "3ef2e08250ea207a", Source: []string{"paged.go:PagedF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
-		PagedF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32), a[16].(bool))
+		PagedF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
 })}
 
@@ -57,8 +58,8 @@ type kernPagedF16D64Launcher struct{ kern.Launcher }
 
 // Launch runs PagedF16D64 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernPagedF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.Half], kc *kern.Buffer[gpu.Half], vc *kern.Buffer[gpu.Half], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32, early bool) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
+func (l kernPagedF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.Half], kc *kern.Buffer[gpu.Half], vc *kern.Buffer[gpu.Half], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, nsplit int, scaleLog2 float32, early bool) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(nsplit), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
 }
 
 // PagedAheadF16D64Kernel launches the kernel PagedAheadF16D64 (paged.go:34).
@@ -80,6 +81,7 @@ var PagedAheadF16D64Kernel = kernPagedAheadF16D64Launcher{kern.NewLauncher(kern.
 		{Name: "maxBlocks", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "npages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "partition", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "nsplit", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
 		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
@@ -88,13 +90,13 @@ var PagedAheadF16D64Kernel = kernPagedAheadF16D64Launcher{kern.NewLauncher(kern.
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
-		"panic at paged.go:136:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:139:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:154:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:177:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "37b0f199a055a6da", Source: []string{"paged.go:PagedAheadF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
+	SourceHash: "1a156498f3b06c3c", Source: []string{"paged.go:PagedAheadF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
-		PagedAheadF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32), a[16].(bool))
+		PagedAheadF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
 })}
 
@@ -102,8 +104,8 @@ type kernPagedAheadF16D64Launcher struct{ kern.Launcher }
 
 // Launch runs PagedAheadF16D64 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernPagedAheadF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.Half], kc *kern.Buffer[gpu.Half], vc *kern.Buffer[gpu.Half], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32, early bool) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
+func (l kernPagedAheadF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.Half], kc *kern.Buffer[gpu.Half], vc *kern.Buffer[gpu.Half], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, nsplit int, scaleLog2 float32, early bool) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(nsplit), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
 }
 
 // PagedF16D128Kernel launches the kernel PagedF16D128 (paged.go:40).
@@ -125,6 +127,7 @@ var PagedF16D128Kernel = kernPagedF16D128Launcher{kern.NewLauncher(kern.KernelSp
 		{Name: "maxBlocks", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "npages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "partition", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "nsplit", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
 		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
@@ -133,13 +136,13 @@ var PagedF16D128Kernel = kernPagedF16D128Launcher{kern.NewLauncher(kern.KernelSp
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
-		"panic at paged.go:136:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:139:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:154:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:177:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "0145663f63ca147e", Source: []string{"paged.go:PagedF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
+	SourceHash: "828ca78864558de9", Source: []string{"paged.go:PagedF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
-		PagedF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32), a[16].(bool))
+		PagedF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
 })}
 
@@ -147,8 +150,8 @@ type kernPagedF16D128Launcher struct{ kern.Launcher }
 
 // Launch runs PagedF16D128 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernPagedF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.Half], kc *kern.Buffer[gpu.Half], vc *kern.Buffer[gpu.Half], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32, early bool) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
+func (l kernPagedF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.Half], kc *kern.Buffer[gpu.Half], vc *kern.Buffer[gpu.Half], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, nsplit int, scaleLog2 float32, early bool) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(nsplit), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
 }
 
 // PagedAheadF16D128Kernel launches the kernel PagedAheadF16D128 (paged.go:46).
@@ -170,6 +173,7 @@ var PagedAheadF16D128Kernel = kernPagedAheadF16D128Launcher{kern.NewLauncher(ker
 		{Name: "maxBlocks", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "npages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "partition", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "nsplit", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
 		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
@@ -178,13 +182,13 @@ var PagedAheadF16D128Kernel = kernPagedAheadF16D128Launcher{kern.NewLauncher(ker
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
-		"panic at paged.go:136:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:139:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:154:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:177:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "1596e485d688bc2d", Source: []string{"paged.go:PagedAheadF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
+	SourceHash: "339a68ce2479cd47", Source: []string{"paged.go:PagedAheadF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
-		PagedAheadF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32), a[16].(bool))
+		PagedAheadF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
 })}
 
@@ -192,8 +196,8 @@ type kernPagedAheadF16D128Launcher struct{ kern.Launcher }
 
 // Launch runs PagedAheadF16D128 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernPagedAheadF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.Half], kc *kern.Buffer[gpu.Half], vc *kern.Buffer[gpu.Half], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32, early bool) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
+func (l kernPagedAheadF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.Half], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.Half], kc *kern.Buffer[gpu.Half], vc *kern.Buffer[gpu.Half], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, nsplit int, scaleLog2 float32, early bool) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(nsplit), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
 }
 
 // PagedBF16D64Kernel launches the kernel PagedBF16D64 (paged.go:52).
@@ -215,6 +219,7 @@ var PagedBF16D64Kernel = kernPagedBF16D64Launcher{kern.NewLauncher(kern.KernelSp
 		{Name: "maxBlocks", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "npages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "partition", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "nsplit", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
 		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
@@ -223,13 +228,13 @@ var PagedBF16D64Kernel = kernPagedBF16D64Launcher{kern.NewLauncher(kern.KernelSp
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
-		"panic at paged.go:136:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:139:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:154:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:177:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "1f8ce8f93f80b5f1", Source: []string{"paged.go:PagedBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
+	SourceHash: "ef6c09a80451d7a9", Source: []string{"paged.go:PagedBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
-		PagedBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32), a[16].(bool))
+		PagedBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
 })}
 
@@ -237,8 +242,8 @@ type kernPagedBF16D64Launcher struct{ kern.Launcher }
 
 // Launch runs PagedBF16D64 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernPagedBF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.BFloat16], kc *kern.Buffer[gpu.BFloat16], vc *kern.Buffer[gpu.BFloat16], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32, early bool) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
+func (l kernPagedBF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.BFloat16], kc *kern.Buffer[gpu.BFloat16], vc *kern.Buffer[gpu.BFloat16], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, nsplit int, scaleLog2 float32, early bool) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(nsplit), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
 }
 
 // PagedAheadBF16D64Kernel launches the kernel PagedAheadBF16D64 (paged.go:58).
@@ -260,6 +265,7 @@ var PagedAheadBF16D64Kernel = kernPagedAheadBF16D64Launcher{kern.NewLauncher(ker
 		{Name: "maxBlocks", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "npages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "partition", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "nsplit", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
 		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
@@ -268,13 +274,13 @@ var PagedAheadBF16D64Kernel = kernPagedAheadBF16D64Launcher{kern.NewLauncher(ker
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
-		"panic at paged.go:136:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:139:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:154:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:177:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "5a01463130601d8f", Source: []string{"paged.go:PagedAheadBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
+	SourceHash: "7a35867e02fa71a1", Source: []string{"paged.go:PagedAheadBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
-		PagedAheadBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32), a[16].(bool))
+		PagedAheadBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
 })}
 
@@ -282,8 +288,8 @@ type kernPagedAheadBF16D64Launcher struct{ kern.Launcher }
 
 // Launch runs PagedAheadBF16D64 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernPagedAheadBF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.BFloat16], kc *kern.Buffer[gpu.BFloat16], vc *kern.Buffer[gpu.BFloat16], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32, early bool) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
+func (l kernPagedAheadBF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.BFloat16], kc *kern.Buffer[gpu.BFloat16], vc *kern.Buffer[gpu.BFloat16], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, nsplit int, scaleLog2 float32, early bool) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(nsplit), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
 }
 
 // PagedBF16D128Kernel launches the kernel PagedBF16D128 (paged.go:64).
@@ -305,6 +311,7 @@ var PagedBF16D128Kernel = kernPagedBF16D128Launcher{kern.NewLauncher(kern.Kernel
 		{Name: "maxBlocks", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "npages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "partition", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "nsplit", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
 		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
@@ -313,13 +320,13 @@ var PagedBF16D128Kernel = kernPagedBF16D128Launcher{kern.NewLauncher(kern.Kernel
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
-		"panic at paged.go:136:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:139:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:154:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:177:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "deae3fd3a0a7f6dc", Source: []string{"paged.go:PagedBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
+	SourceHash: "7548181498f6dc79", Source: []string{"paged.go:PagedBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
-		PagedBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32), a[16].(bool))
+		PagedBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
 })}
 
@@ -327,8 +334,8 @@ type kernPagedBF16D128Launcher struct{ kern.Launcher }
 
 // Launch runs PagedBF16D128 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernPagedBF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.BFloat16], kc *kern.Buffer[gpu.BFloat16], vc *kern.Buffer[gpu.BFloat16], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32, early bool) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
+func (l kernPagedBF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.BFloat16], kc *kern.Buffer[gpu.BFloat16], vc *kern.Buffer[gpu.BFloat16], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, nsplit int, scaleLog2 float32, early bool) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(nsplit), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
 }
 
 // PagedAheadBF16D128Kernel launches the kernel PagedAheadBF16D128 (paged.go:70).
@@ -350,6 +357,7 @@ var PagedAheadBF16D128Kernel = kernPagedAheadBF16D128Launcher{kern.NewLauncher(k
 		{Name: "maxBlocks", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "npages", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "partition", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "nsplit", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "scaleLog2", Kind: kern.ScalarParam, Elem: "float32", Size: 4},
 		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
@@ -358,13 +366,13 @@ var PagedAheadBF16D128Kernel = kernPagedAheadBF16D128Launcher{kern.NewLauncher(k
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
-		"panic at paged.go:136:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:139:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:154:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:177:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "d36e8ed3cf6fffb9", Source: []string{"paged.go:PagedAheadBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
+	SourceHash: "1146b444aa7f9602", Source: []string{"paged.go:PagedAheadBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
-		PagedAheadBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(float32), a[16].(bool))
+		PagedAheadBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
 })}
 
@@ -372,8 +380,8 @@ type kernPagedAheadBF16D128Launcher struct{ kern.Launcher }
 
 // Launch runs PagedAheadBF16D128 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernPagedAheadBF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.BFloat16], kc *kern.Buffer[gpu.BFloat16], vc *kern.Buffer[gpu.BFloat16], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, scaleLog2 float32, early bool) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
+func (l kernPagedAheadBF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.Buffer[gpu.BFloat16], po *kern.Buffer[float32], pml *kern.Buffer[float32], cnt *kern.Buffer[uint32], q_ *kern.Buffer[gpu.BFloat16], kc *kern.Buffer[gpu.BFloat16], vc *kern.Buffer[gpu.BFloat16], blockTable *kern.Buffer[int32], seqLens *kern.Buffer[int32], heads int, kvHeads int, bsShift int, maxBlocks int, npages int, partition int, nsplit int, scaleLog2 float32, early bool) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(nsplit), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
 }
 
 // PagedReduceF16Kernel launches the kernel PagedReduceF16 (reduce.go:13).
@@ -392,7 +400,7 @@ var PagedReduceF16Kernel = kernPagedReduceF16Launcher{kern.NewLauncher(kern.Kern
 	Block:      gpu.Dim3{X: 128, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "bb9b84dc7c8e6186", Source: []string{"paged.go:f16m.store", "paged.go:negInf", "paged.go:type codec", "paged.go:type f16m", "reduce.go:PagedReduceF16", "reduce.go:const reduceBatch", "reduce.go:pagedReduce", "reduce.go:reduceDim"},
+	SourceHash: "09cbfc2688ca85f3", Source: []string{"paged.go:f16m.store", "paged.go:negInf", "paged.go:type codec", "paged.go:type f16m", "reduce.go:PagedReduceF16", "reduce.go:const reduceBatch", "reduce.go:pagedReduce", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedReduceF16(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int), a[7].(int))
 	},
@@ -422,7 +430,7 @@ var PagedReduceBF16Kernel = kernPagedReduceBF16Launcher{kern.NewLauncher(kern.Ke
 	Block:      gpu.Dim3{X: 128, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "172a44335276eb6d", Source: []string{"paged.go:bf16m.store", "paged.go:negInf", "paged.go:type bf16m", "paged.go:type codec", "reduce.go:PagedReduceBF16", "reduce.go:const reduceBatch", "reduce.go:pagedReduce", "reduce.go:reduceDim"},
+	SourceHash: "5c5f6c6d7348f6a2", Source: []string{"paged.go:bf16m.store", "paged.go:negInf", "paged.go:type bf16m", "paged.go:type codec", "reduce.go:PagedReduceBF16", "reduce.go:const reduceBatch", "reduce.go:pagedReduce", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedReduceBF16(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int), a[7].(int))
 	},

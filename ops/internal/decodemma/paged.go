@@ -25,57 +25,60 @@ const (
 )
 
 //kern:kernel block=128 nobounds pdl
-func PagedF16D64(t gpu.Thread, out []gpu.Half, po, pml []float32, cnt []uint32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32, early bool) {
+func PagedF16D64(t gpu.Thread, out []gpu.Half, po, pml []float32, cnt []uint32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition, nsplit int, scaleLog2 float32, early bool) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
-	paged(f16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, false, early, red)
+	paged(f16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, nsplit, scaleLog2, 64, false, false, early, red)
 }
 
 //kern:kernel block=128 nobounds pdl
-func PagedAheadF16D64(t gpu.Thread, out []gpu.Half, po, pml []float32, cnt []uint32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32, early bool) {
+func PagedAheadF16D64(t gpu.Thread, out []gpu.Half, po, pml []float32, cnt []uint32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition, nsplit int, scaleLog2 float32, early bool) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
-	paged(f16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, true, early, red)
+	paged(f16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, nsplit, scaleLog2, 64, true, false, early, red)
 }
 
 //kern:kernel block=128 nobounds pdl
-func PagedF16D128(t gpu.Thread, out []gpu.Half, po, pml []float32, cnt []uint32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32, early bool) {
+func PagedF16D128(t gpu.Thread, out []gpu.Half, po, pml []float32, cnt []uint32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition, nsplit int, scaleLog2 float32, early bool) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
-	paged(f16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, false, early, red)
+	paged(f16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, nsplit, scaleLog2, 128, false, false, early, red)
 }
 
 //kern:kernel block=128 nobounds pdl
-func PagedAheadF16D128(t gpu.Thread, out []gpu.Half, po, pml []float32, cnt []uint32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32, early bool) {
+func PagedAheadF16D128(t gpu.Thread, out []gpu.Half, po, pml []float32, cnt []uint32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition, nsplit int, scaleLog2 float32, early bool) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
-	paged(f16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, true, early, red)
+	paged(f16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, nsplit, scaleLog2, 128, true, true, early, red)
 }
 
 //kern:kernel block=128 nobounds pdl
-func PagedBF16D64(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, cnt []uint32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32, early bool) {
+func PagedBF16D64(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, cnt []uint32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition, nsplit int, scaleLog2 float32, early bool) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
-	paged(bf16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, false, early, red)
+	paged(bf16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, nsplit, scaleLog2, 64, false, false, early, red)
 }
 
 //kern:kernel block=128 nobounds pdl
-func PagedAheadBF16D64(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, cnt []uint32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32, early bool) {
+func PagedAheadBF16D64(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, cnt []uint32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition, nsplit int, scaleLog2 float32, early bool) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
-	paged(bf16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 64, true, early, red)
+	paged(bf16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, nsplit, scaleLog2, 64, true, false, early, red)
 }
 
 //kern:kernel block=128 nobounds pdl
-func PagedBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, cnt []uint32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32, early bool) {
+func PagedBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, cnt []uint32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition, nsplit int, scaleLog2 float32, early bool) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
-	paged(bf16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, false, early, red)
+	paged(bf16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, nsplit, scaleLog2, 128, false, false, early, red)
 }
 
 //kern:kernel block=128 nobounds pdl
-func PagedAheadBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, cnt []uint32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32, early bool) {
+func PagedAheadBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, cnt []uint32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition, nsplit int, scaleLog2 float32, early bool) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
-	paged(bf16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, scaleLog2, 128, true, early, red)
+	paged(bf16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, nsplit, scaleLog2, 128, true, true, early, red)
 }
 
 // paged is the decode body. Block (split, kvHead·headChunks + chunk, seq)
 // takes the tokens [split·partition, (split+1)·partition) of its sequence
 // and up to 8 query heads sharing one KV head, so each K and V row is read
-// once for the group. Warp w takes the 16-token steps w, w+4, ... and
+// once for the group. With loop (Strided) block x takes splits x,
+// x+gridDim.x, … of nsplit, each SplitLen tokens long, one after another,
+// the block's partials written per split as if each were a block of its
+// own. Warp w takes the 16-token steps w, w+4, ... and
 // keeps its own running max m, sum ℓ and output; the four meet in shared
 // memory at the end. With gid = lane/4, tig = lane%4 (gpu/mma.go has the
 // fragment layouts), one step at tokens tb..tb+15, all in one page (tb is
@@ -116,7 +119,7 @@ func PagedAheadBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, cnt
 // P is rounded to T to enter the second product (as FlashAttention-2
 // does); ℓ sums the unrounded P, so the error is a unit of T relative to
 // Σ P·|v| / ℓ. Empty warps and splits keep m = -inf, ℓ = 0 and write 0.
-func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32, cnt []uint32, q, kc, vc []T, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition int, scaleLog2 float32, hd int, ahead, early bool, red []float32) {
+func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32, cnt []uint32, q, kc, vc []T, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition, nsplit int, scaleLog2 float32, hd int, ahead, loop, early bool, red []float32) {
 	// The sequence's length and its block table come from the host (early:
 	// no kernel still running writes them), so they are read and checked
 	// before the wait for the kernels before this one (programmatic
@@ -124,8 +127,11 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 	if !early {
 		gpu.WaitPriorGrids(t)
 	}
-	split, hy, seq := t.BlockIdx().X, t.BlockIdx().Y, t.BlockIdx().Z
-	nsplit := t.GridDim().X
+	bx, hy, seq := t.BlockIdx().X, t.BlockIdx().Y, t.BlockIdx().Z
+	stride := t.GridDim().X // blocks per (sequence, head group), ≤ nsplit
+	if !loop {
+		nsplit = stride // a block per split
+	}
 	// 32-bit divisions: a 64-bit one is a subroutine call in SASS.
 	group := udiv(heads, kvHeads)
 	chunks := udiv(group+Group-1, Group)
@@ -138,16 +144,33 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 	if n > nsplit*partition {
 		panic("ops.PagedAttention: a sequence is longer than maxSeqLen")
 	}
-	t0 := split * partition
-	t1 := min(n, t0+partition)
+	// The sequence's splits, part tokens each: partition, or with loop
+	// (Strided) SplitLen's spread, of which used hold tokens (an empty
+	// sequence's split 0 stands for it). Block bx takes splits bx,
+	// bx+stride, …; one with none leaves at once, before any barrier
+	// (block-uniform), having read nothing but the length.
+	part, used := partition, 1
+	if loop {
+		part = SplitLen(n, nsplit, partition)
+		if bx > 0 && bx*part >= n {
+			return
+		}
+		used = max(1, udiv(n+part-1, part))
+	}
 	tid, warp, lane := t.ThreadIdx().X, t.Warp(), t.Lane()
 	btRow := seq * maxBlocks
-	// Check the block table entries this split reads once, up front, so
-	// the loop below needs no check.
+	// Check the block table entries the block's splits read once, up
+	// front, so the loop below needs no check.
 	bad := 0
-	for i := t0>>bsShift + tid; i<<bsShift < t1; i += warps * 32 {
-		if p := blockTable[btRow+i]; p < 0 || int(p) >= npages {
-			bad = 1
+	for split := bx; ; split += stride {
+		t1 := min(n, split*part+part)
+		for i := (split*part)>>bsShift + tid; i<<bsShift < t1; i += warps * 32 {
+			if p := blockTable[btRow+i]; p < 0 || int(p) >= npages {
+				bad = 1
+			}
+		}
+		if !loop || split+stride >= used {
+			break
 		}
 	}
 	if gpu.BlockMax(t, bad) != 0 {
@@ -176,174 +199,209 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 
 	rowStride := kvHeads * hd // elements per token row of the cache
 	pmask := 1<<bsShift - 1
-	last := t1 - 1
-	m, l := negInf(), float32(0)
-	var acc [8][4]float32
-	// The iteration at step tb loads step lt = tb+dist into the n*
-	// registers (its page number read the iteration before). Without
-	// ahead, dist is 0 and it computes from them at once; with it, dist
-	// is the warp's next step and it computes step tb from the registers
-	// the previous iteration loaded (the first iteration, tb < t0, only
-	// loads).
-	var kx, ky, nkx, nky [8][2]uint32 // K of tokens tb+gid, tb+8+gid, per k-step
-	var va, vb, vcc, vd, nva, nvb, nvc, nvd [4][2]uint32
-	dist := 0
-	if ahead {
-		dist = warps * Step
-	}
-	tb := t0 + Step*warp - dist
-	pg := int(blockTable[btRow+max(min(tb+dist, last), 0)>>bsShift])
-	for ; tb < t1; tb += warps * Step {
-		// 1. loads
-		if lt := tb + dist; !ahead || lt < t1 {
-			pbase := (pg<<bsShift)*rowStride + kvh*hd
-			pg = int(blockTable[btRow+min(lt+warps*Step, last)>>bsShift])
-			k0 := pbase + (min(lt+gid, last)&pmask)*rowStride + 4*tig
-			k1 := pbase + (min(lt+8+gid, last)&pmask)*rowStride + 4*tig
+	wrows := hd + hd/4
+	// split < used is t0 < n after the first (bx < used, checked above).
+	for split := bx; ; {
+		n, part := n, part
+		if loop {
+			n = int(seqLens[seq])
+			part = SplitLen(n, nsplit, partition)
+		}
+		t0 := split * part
+		t1 := min(n, t0+part)
+		last := t1 - 1
+		m, l := negInf(), float32(0)
+		var acc [8][4]float32
+		// The iteration at step tb loads step lt = tb+dist into the n*
+		// registers (its page number read the iteration before). Without
+		// ahead, dist is 0 and it computes from them at once; with it, dist
+		// is the warp's next step and it computes step tb from the registers
+		// the previous iteration loaded (the first iteration, tb < t0, only
+		// loads).
+		var kx, ky, nkx, nky [8][2]uint32 // K of tokens tb+gid, tb+8+gid, per k-step
+		var va, vb, vcc, vd, nva, nvb, nvc, nvd [4][2]uint32
+		dist := 0
+		if ahead {
+			dist = warps * Step
+		}
+		tb := t0 + Step*warp - dist
+		pg := int(blockTable[btRow+max(min(tb+dist, last), 0)>>bsShift])
+		for ; tb < t1; tb += warps * Step {
+			// 1. loads
+			if lt := tb + dist; !ahead || lt < t1 {
+				pbase := (pg<<bsShift)*rowStride + kvh*hd
+				pg = int(blockTable[btRow+min(lt+warps*Step, last)>>bsShift])
+				k0 := pbase + (min(lt+gid, last)&pmask)*rowStride + 4*tig
+				k1 := pbase + (min(lt+8+gid, last)&pmask)*rowStride + 4*tig
+				//kern:unroll
+				for s := 0; s < 8; s++ {
+					if s < hd/16 {
+						nkx[s] = c.pack4(kc, k0+16*s)
+						nky[s] = c.pack4(kc, k1+16*s)
+					}
+				}
+				v0 := pbase + (min(lt+2*tig, last)&pmask)*rowStride + 4*gid
+				v1 := pbase + (min(lt+2*tig+1, last)&pmask)*rowStride + 4*gid
+				v2 := pbase + (min(lt+8+2*tig, last)&pmask)*rowStride + 4*gid
+				v3 := pbase + (min(lt+9+2*tig, last)&pmask)*rowStride + 4*gid
+				//kern:unroll
+				for j := 0; j < 4; j++ {
+					if j < hd/32 {
+						nva[j] = c.pack4(vc, v0+32*j)
+						nvb[j] = c.pack4(vc, v1+32*j)
+						nvc[j] = c.pack4(vc, v2+32*j)
+						nvd[j] = c.pack4(vc, v3+32*j)
+					}
+				}
+			}
+			if !ahead {
+				kx, ky, va, vb, vcc, vd = nkx, nky, nva, nvb, nvc, nvd
+			} else if tb < t0 {
+				kx, ky, va, vb, vcc, vd = nkx, nky, nva, nvb, nvc, nvd
+				continue
+			}
+
+			// 2. S = Q·Kᵀ
+			var sa, sb [4]float32
 			//kern:unroll
 			for s := 0; s < 8; s++ {
 				if s < hd/16 {
-					nkx[s] = c.pack4(kc, k0+16*s)
-					nky[s] = c.pack4(kc, k1+16*s)
+					a := [4]uint32{qf[s][0], 0, qf[s][1], 0}
+					sa = c.mma(t, a, kx[s], sa)
+					sb = c.mma(t, a, ky[s], sb)
 				}
 			}
-			v0 := pbase + (min(lt+2*tig, last)&pmask)*rowStride + 4*gid
-			v1 := pbase + (min(lt+2*tig+1, last)&pmask)*rowStride + 4*gid
-			v2 := pbase + (min(lt+8+2*tig, last)&pmask)*rowStride + 4*gid
-			v3 := pbase + (min(lt+9+2*tig, last)&pmask)*rowStride + 4*gid
+
+			// 3. online softmax of head gid over the step's tokens
+			s0, s1, s2, s3 := sa[0]*scaleLog2, sa[1]*scaleLog2, sb[0]*scaleLog2, sb[1]*scaleLog2
+			if tb+2*tig >= t1 {
+				s0 = negInf()
+			}
+			if tb+2*tig+1 >= t1 {
+				s1 = negInf()
+			}
+			if tb+8+2*tig >= t1 {
+				s2 = negInf()
+			}
+			if tb+9+2*tig >= t1 {
+				s3 = negInf()
+			}
+			mx := gpu.Max(gpu.Max(s0, s1), gpu.Max(s2, s3))
+			mx = gpu.Max(mx, gpu.ShflXor(t, mx, 1))
+			mx = gpu.Max(mx, gpu.ShflXor(t, mx, 2))
+			// Token tb < t1 is in every step, so mnew is finite and
+			// 2^(-inf - mnew) = 0 needs no special case.
+			mnew := gpu.Max(m, mx)
+			alpha := gpu.Exp2(m - mnew)
+			p0, p1, p2, p3 := gpu.Exp2(s0-mnew), gpu.Exp2(s1-mnew), gpu.Exp2(s2-mnew), gpu.Exp2(s3-mnew)
+			l = l*alpha + ((p0 + p1) + (p2 + p3))
+			m = mnew
+			pb := [2]uint32{c.pack(p0, p1), c.pack(p2, p3)}
+			// The lane's accumulators are heads 2tig and 2tig+1, whose
+			// factors sit on quads 2tig and 2tig+1.
+			al0 := gpu.ShflIdx(t, alpha, 8*tig)
+			al1 := gpu.ShflIdx(t, alpha, 8*tig+4)
+
+			// 4. Oᵀ += Vᵀ·Pᵀ
 			//kern:unroll
-			for j := 0; j < 4; j++ {
-				if j < hd/32 {
-					nva[j] = c.pack4(vc, v0+32*j)
-					nvb[j] = c.pack4(vc, v1+32*j)
-					nvc[j] = c.pack4(vc, v2+32*j)
-					nvd[j] = c.pack4(vc, v3+32*j)
+			for mt := 0; mt < 8; mt++ {
+				if mt < hd/16 {
+					r, w := mt/2, mt%2
+					a := [4]uint32{
+						gpu.Prmt(va[r][w], vb[r][w], 0x5410), gpu.Prmt(va[r][w], vb[r][w], 0x7632),
+						gpu.Prmt(vcc[r][w], vd[r][w], 0x5410), gpu.Prmt(vcc[r][w], vd[r][w], 0x7632),
+					}
+					acc[mt] = c.mma(t, a, pb, [4]float32{acc[mt][0] * al0, acc[mt][1] * al1, acc[mt][2] * al0, acc[mt][3] * al1})
 				}
 			}
-		}
-		if !ahead {
-			kx, ky, va, vb, vcc, vd = nkx, nky, nva, nvb, nvc, nvd
-		} else if tb < t0 {
-			kx, ky, va, vb, vcc, vd = nkx, nky, nva, nvb, nvc, nvd
-			continue
-		}
-
-		// 2. S = Q·Kᵀ
-		var sa, sb [4]float32
-		//kern:unroll
-		for s := 0; s < 8; s++ {
-			if s < hd/16 {
-				a := [4]uint32{qf[s][0], 0, qf[s][1], 0}
-				sa = c.mma(t, a, kx[s], sa)
-				sb = c.mma(t, a, ky[s], sb)
+			if ahead {
+				kx, ky, va, vb, vcc, vd = nkx, nky, nva, nvb, nvc, nvd
 			}
 		}
 
-		// 3. online softmax of head gid over the step's tokens
-		s0, s1, s2, s3 := sa[0]*scaleLog2, sa[1]*scaleLog2, sb[0]*scaleLog2, sb[1]*scaleLog2
-		if tb+2*tig >= t1 {
-			s0 = negInf()
+		// The warps meet in shared memory (red's layout is at redRows).
+		l += gpu.ShflXor(t, l, 1)
+		l += gpu.ShflXor(t, l, 2)
+		if tig == 0 {
+			ms[warp*Group+gid], ls[warp*Group+gid] = m, l
 		}
-		if tb+2*tig+1 >= t1 {
-			s1 = negInf()
-		}
-		if tb+8+2*tig >= t1 {
-			s2 = negInf()
-		}
-		if tb+9+2*tig >= t1 {
-			s3 = negInf()
-		}
-		mx := gpu.Max(gpu.Max(s0, s1), gpu.Max(s2, s3))
-		mx = gpu.Max(mx, gpu.ShflXor(t, mx, 1))
-		mx = gpu.Max(mx, gpu.ShflXor(t, mx, 2))
-		// Token tb < t1 is in every step, so mnew is finite and
-		// 2^(-inf - mnew) = 0 needs no special case.
-		mnew := gpu.Max(m, mx)
-		alpha := gpu.Exp2(m - mnew)
-		p0, p1, p2, p3 := gpu.Exp2(s0-mnew), gpu.Exp2(s1-mnew), gpu.Exp2(s2-mnew), gpu.Exp2(s3-mnew)
-		l = l*alpha + ((p0 + p1) + (p2 + p3))
-		m = mnew
-		pb := [2]uint32{c.pack(p0, p1), c.pack(p2, p3)}
-		// The lane's accumulators are heads 2tig and 2tig+1, whose
-		// factors sit on quads 2tig and 2tig+1.
-		al0 := gpu.ShflIdx(t, alpha, 8*tig)
-		al1 := gpu.ShflIdx(t, alpha, 8*tig+4)
-
-		// 4. Oᵀ += Vᵀ·Pᵀ
 		//kern:unroll
 		for mt := 0; mt < 8; mt++ {
 			if mt < hd/16 {
-				r, w := mt/2, mt%2
-				a := [4]uint32{
-					gpu.Prmt(va[r][w], vb[r][w], 0x5410), gpu.Prmt(va[r][w], vb[r][w], 0x7632),
-					gpu.Prmt(vcc[r][w], vd[r][w], 0x5410), gpu.Prmt(vcc[r][w], vd[r][w], 0x7632),
+				d := 32*(mt/2) + 4*gid + 2*(mt%2)
+				gpu.Store2(red, (warp*wrows+d+d>>2)*Group+2*tig, [2]float32{acc[mt][0], acc[mt][1]})
+				gpu.Store2(red, (warp*wrows+d+1+(d+1)>>2)*Group+2*tig, [2]float32{acc[mt][2], acc[mt][3]})
+			}
+		}
+		t.Sync()
+		// Thread i combines head i%8 at dim i/8: a warp reads 4 whole rows.
+		for i := tid; i < Group*hd; i += warps * 32 {
+			g, d := i&(Group-1), i>>3
+			if g >= ng {
+				continue
+			}
+			mm := negInf()
+			//kern:unroll
+			for w := 0; w < warps; w++ {
+				mm = gpu.Max(mm, ms[w*Group+g])
+			}
+			msub := mm
+			if mm == negInf() {
+				msub = 0
+			}
+			s, lt := float32(0), float32(0)
+			//kern:unroll
+			for w := 0; w < warps; w++ {
+				f := gpu.Exp2(ms[w*Group+g] - msub)
+				s = gpu.FMA(f, red[(w*wrows+d+d>>2)*Group+g], s)
+				lt = gpu.FMA(f, ls[w*Group+g], lt)
+			}
+			o := float32(0)
+			if lt > 0 {
+				o = s / lt
+			}
+			h := kvh*group + g0 + g
+			if nsplit == 1 {
+				out[(seq*heads+h)*hd+d] = c.store(o)
+			} else {
+				pi := (seq*heads+h)*nsplit + split
+				po[pi*hd+d] = o
+				if d == 0 {
+					pml[2*pi], pml[2*pi+1] = mm, lt
 				}
-				acc[mt] = c.mma(t, a, pb, [4]float32{acc[mt][0] * al0, acc[mt][1] * al1, acc[mt][2] * al0, acc[mt][3] * al1})
 			}
 		}
-		if ahead {
-			kx, ky, va, vb, vcc, vd = nkx, nky, nva, nvb, nvc, nvd
+		// n and part are loaded again rather than kept: kept, they cost
+		// v3 6–10 registers.
+		if !loop {
+			break
 		}
-	}
-
-	// The warps meet in shared memory (red's layout is at redRows).
-	wrows := hd + hd/4
-	l += gpu.ShflXor(t, l, 1)
-	l += gpu.ShflXor(t, l, 2)
-	if tig == 0 {
-		ms[warp*Group+gid], ls[warp*Group+gid] = m, l
-	}
-	//kern:unroll
-	for mt := 0; mt < 8; mt++ {
-		if mt < hd/16 {
-			d := 32*(mt/2) + 4*gid + 2*(mt%2)
-			gpu.Store2(red, (warp*wrows+d+d>>2)*Group+2*tig, [2]float32{acc[mt][0], acc[mt][1]})
-			gpu.Store2(red, (warp*wrows+d+1+(d+1)>>2)*Group+2*tig, [2]float32{acc[mt][2], acc[mt][3]})
+		if split += stride; split*SplitLen(int(seqLens[seq]), nsplit, partition) >= int(seqLens[seq]) {
+			break
 		}
-	}
-	t.Sync()
-	// Thread i combines head i%8 at dim i/8: a warp reads 4 whole rows.
-	for i := tid; i < Group*hd; i += warps * 32 {
-		g, d := i&(Group-1), i>>3
-		if g >= ng {
-			continue
-		}
-		mm := negInf()
-		//kern:unroll
-		for w := 0; w < warps; w++ {
-			mm = gpu.Max(mm, ms[w*Group+g])
-		}
-		msub := mm
-		if mm == negInf() {
-			msub = 0
-		}
-		s, lt := float32(0), float32(0)
-		//kern:unroll
-		for w := 0; w < warps; w++ {
-			f := gpu.Exp2(ms[w*Group+g] - msub)
-			s = gpu.FMA(f, red[(w*wrows+d+d>>2)*Group+g], s)
-			lt = gpu.FMA(f, ls[w*Group+g], lt)
-		}
-		o := float32(0)
-		if lt > 0 {
-			o = s / lt
-		}
-		h := kvh*group + g0 + g
-		if nsplit == 1 {
-			out[(seq*heads+h)*hd+d] = c.store(o)
-		} else {
-			pi := (seq*heads+h)*nsplit + split
-			po[pi*hd+d] = o
-			if d == 0 {
-				pml[2*pi], pml[2*pi+1] = mm, lt
-			}
-		}
+		t.Sync() // the combine above has read red, ms and ls
 	}
 	if nsplit > 1 && ahead { // v3; v2 keeps its registers and the reduce kernel
-		used := max(1, min(nsplit, udiv(n+partition-1, partition)))
-		pagedFinish(c, t, out, po, pml, cnt, ms, seq, hy, heads, hd, kvh*group+g0, ng, nsplit, split, used)
+		used, arrive := max(1, min(nsplit, udiv(n+partition-1, partition))), 1
+		if loop {
+			n := int(seqLens[seq])
+			part := SplitLen(n, nsplit, partition)
+			used = max(1, udiv(n+part-1, part))
+			arrive = udiv(used-bx+stride-1, stride)
+		}
+		if bx < used { // block-uniform: a split past the sequence's end
+			pagedFinish(c, t, out, po, pml, cnt, ms, seq, hy, heads, hd, kvh*group+g0, ng, nsplit, arrive, used)
+		}
 	}
 }
+
+// Strided says whether the kernel of version v3 (ahead) or v2 at head dim
+// hd takes a sequence's splits in a grid-stride loop (paged's loop), so a
+// launch may give each sequence and head group fewer blocks than splits;
+// the others take one split per block and need a block per split. Only
+// v3 at head dim 128 loops: in the loop ptxas gives v2 10–16 more
+// registers and makes v3 at head dim 64 spill.
+func Strided(ahead bool, hd int) bool { return ahead && hd == 128 }
 
 // A codec is a 16-bit element type's conversions and its tensor-core
 // product.

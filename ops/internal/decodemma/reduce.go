@@ -23,7 +23,8 @@ func PagedReduceBF16(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, seqLen
 // (head, seq), a thread per dim: with M the largest split maximum, split s
 // weighs w_s = ℓ_s·2^(m_s - M), and out = Σ w_s·o_s / Σ w_s, summed in
 // split order. Splits past the sequence's end (they saw no token) are
-// skipped.
+// skipped. (v1 and v2, which this kernel follows, cut a sequence into
+// splits of partition tokens; v3's strided kernels spread it, SplitLen.)
 //
 // A decode step waits on this kernel's chain of memory round trips, so
 // the splits' partials are loaded reduceBatch at a time, every load of a
@@ -109,28 +110,44 @@ func reduceDim[T gpu.Elem, C codec[T]](c C, out []T, po, pml []float32, at, pb, 
 // reduceBatch is the splits pagedReduce loads at once.
 const reduceBatch = 8
 
-// pagedFinish is the reduce of a split-K launch of paged, run by the last
-// of the sequence's splits (of the block's head group) to finish; block
-// (split, hy, seq) has written its partials for heads h0 … h0+ng-1. used
-// is the splits that hold tokens of the sequence (at least 1: an empty
-// sequence's split 0 stands for it, and its output is 0). The hand-off
-// is gemv3's (ops/internal/gemv3): a barrier orders the block's partial
-// stores before thread 0's fence and arrival (a release at gpu scope);
-// the arrival that sees used-1 earlier ones, then a fence, acquires every
-// other split's partials, and the second barrier orders this block's
-// loads after it. The last block resets the counter for the next launch.
-// flag is a shared word the block may overwrite.
-func pagedFinish[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32, cnt []uint32, flag []float32, seq, hy, heads, hd, h0, ng, nsplit, split, used int) {
-	if split >= used { // block-uniform: a split past the sequence's end
-		return
+// SplitQuantum is the granularity of split lengths: v1's 64-token chunk
+// (decodek.PagedChunk), v2 and v3's round of four 16-token warp steps.
+const SplitQuantum = 64
+
+// SplitLen is the tokens per split of a sequence of n tokens under
+// split-K with nsplit splits of at most partition tokens (a multiple of
+// SplitQuantum): n spread over all nsplit splits, in multiples of
+// SplitQuantum (at least one), so that a short sequence takes as many
+// blocks as a long one would rather than a few long splits. It depends on
+// n, nsplit and partition alone, so a sequence's result does not depend
+// on the batch around it. With nsplit 1 the one split is partition long.
+func SplitLen(n, nsplit, partition int) int {
+	if nsplit <= 1 {
+		return partition
 	}
+	p := udiv(n+nsplit-1, nsplit)
+	return max(SplitQuantum, (p+SplitQuantum-1)&^(SplitQuantum-1))
+}
+
+// pagedFinish is the reduce of a split-K launch of paged, run by the last
+// block of the sequence's (and head group's) to finish; block (bx, hy,
+// seq) has written the partials of its arrive splits for heads h0 …
+// h0+ng-1. used is the splits that hold tokens of the sequence (at least
+// 1: an empty sequence's split 0 stands for it, and its output is 0). The
+// hand-off is gemv3's (ops/internal/gemv3): a barrier orders the block's
+// partial stores before thread 0's fence and arrival (a release at gpu
+// scope); the arrival that brings the count to used, then a fence,
+// acquires every other split's partials, and the second barrier orders
+// this block's loads after it. The last block resets the counter for the
+// next launch. flag is a shared word the block may overwrite.
+func pagedFinish[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32, cnt []uint32, flag []float32, seq, hy, heads, hd, h0, ng, nsplit, arrive, used int) {
 	tid := t.ThreadIdx().X
 	ci := seq*t.GridDim().Y + hy
 	t.Sync()
 	if tid == 0 {
 		gpu.ThreadFence(t)
 		arrived := float32(0)
-		if gpu.AtomicAdd(&cnt[ci], 1) == uint32(used-1) {
+		if gpu.AtomicAdd(&cnt[ci], uint32(arrive)) == uint32(used-arrive) {
 			gpu.AtomicExch(&cnt[ci], 0) // ready for the next launch
 			arrived = 1
 		}
