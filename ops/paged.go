@@ -29,7 +29,17 @@ package ops
 //
 // Split-K (flash-decoding): with Partition > 0 a sequence's tokens are
 // cut into splits of Partition tokens, each a block of its own, so a
-// handful of long sequences still fill the GPU. Each split writes its
+// handful of long sequences still fill the GPU. v3 at head dim 128 (the
+// engine's kernel) differs in two ways: the grid has splits × maxSeqLen /
+// Partition slots, and a sequence of n tokens is spread over all of them
+// in splits of ⌈n/splits⌉ rounded up to 64 (decodemma.SplitLen), so a
+// short sequence in a grid sized for long ones still gets many short
+// splits rather than a few long ones; and its blocks take their
+// sequence's splits in a grid-stride loop, the grid bounded near 8
+// blocks per SM (pagedStride), so a batch of many sequences does not
+// launch a block for every split it leaves empty. Both depend on the
+// sequence alone, never on the batch: a sequence's result has the same
+// bits in any batch. Each split writes its
 // normalised partial output and its (max, sum) to a SplitScratch, and
 // they are combined: with M the largest split maximum, out =
 // Σ_s ℓ_s·2^(m_s - M)·o_s / Σ_s ℓ_s·2^(m_s - M), in split order. v3
@@ -113,7 +123,9 @@ type Paged struct {
 	// Scale multiplies q·k before the softmax; 0 means 1/√HeadDim.
 	Scale float32
 	// Partition is the split-K size in tokens, a multiple of 64; 0 turns
-	// split-K off. DecodePartition picks one that fills a GPU.
+	// split-K off. DecodePartition picks one that fills a GPU. For v3 at
+	// head dim 128 it is the longest split: maxSeqLen / Partition splits,
+	// over which each sequence is spread (the file header).
 	Partition int
 	// Version is the kernel (see the file header): 0 lets the op choose
 	// (PagedVersion), 1, 2 or 3 asks for one; v2 and v3 exist at head

@@ -15,7 +15,10 @@ import "github.com/gokern/kern/ops/internal/decodek"
 // of 64 tokens, at most 512 (vLLM's size, which measured best for v1 at
 // long contexts: more, shorter blocks balance better) and at least 64.
 // A decode step at batch 1, 8 KV heads and a 576-token context is then
-// 9 splits of 64 tokens, 72 blocks, where 512 gives 16.
+// 9 splits of 64 tokens, 72 blocks, where 512 gives 16. v3 at head dim
+// 128 spreads each sequence over the splits (decodemma.SplitLen), so the
+// same holds when maxSeqLen is a pool's 40960: 9 splits of 64 tokens of
+// the 128 the grid has, not 2 of its 320.
 func DecodePartition(sms, seqs, heads, kvHeads, maxSeqLen int) int {
 	if sms <= 0 {
 		sms = 132

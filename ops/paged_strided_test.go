@@ -39,13 +39,13 @@ func TestSplitLen(t *testing.T) {
 // per sequence than splits, never 0.
 func TestPagedStride(t *testing.T) {
 	for _, c := range []struct{ sms, splits, grid, want int }{
-		{132, 10, 8, 10},    // batch 1, 8 KV heads: every split its block
-		{132, 132, 8, 132},  // a pool sized for 40960 tokens
-		{132, 99, 256, 5},   // 32 sequences × 8 KV heads: 1280 blocks, not 25344
-		{132, 74, 64, 17},   // 8 sequences
-		{0, 74, 64, 17},     // no SM count: an H100's
-		{132, 4, 5000, 1},   // more than enough blocks without splitting
-		{16, 1, 8, 1},       // split-K off
+		{132, 10, 8, 10},   // batch 1, 8 KV heads: every split its block
+		{132, 132, 8, 132}, // a pool sized for 40960 tokens
+		{132, 99, 256, 5},  // 32 sequences × 8 KV heads: 1280 blocks, not 25344
+		{132, 74, 64, 17},  // 8 sequences
+		{0, 74, 64, 17},    // no SM count: an H100's
+		{132, 4, 5000, 1},  // more than enough blocks without splitting
+		{16, 1, 8, 1},      // split-K off
 	} {
 		if got := pagedStride(c.sms, c.splits, c.grid); got != c.want {
 			t.Errorf("pagedStride(%d SMs, %d splits, %d blocks) = %d, want %d", c.sms, c.splits, c.grid, got, c.want)

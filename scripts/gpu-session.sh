@@ -80,6 +80,11 @@ for ph in $phases; do
 		for n in 8 32; do
 			step 120 "$out/qwen3.txt" env KERN_PAGED_VERSION=2 "$bin/qwen3" bench -preset qwen3-4b -ops -batch $n -bandwidth "${bw:-0}" -prompt 512 -n 32
 		done
+		# A server's pool (40960 tokens: decode attention's grid has 128
+		# splits of up to 320 tokens, over which v3 spreads a 577-token
+		# context, ops.DecodePartition) against the run-sized one above.
+		step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset qwen3-0.6b -ops -pool 40960 -bandwidth "${bw:-0}" -prompt 512 -n 64
+		step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset qwen3-4b -ops -batch 8 -pool 40960 -bandwidth "${bw:-0}" -prompt 512 -n 32
 		# As the engine decodes: tokens drawn on the host with Qwen3's
 		# generation config, the logits downloaded every step.
 		for n in 1 16; do

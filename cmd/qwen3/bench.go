@@ -43,6 +43,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	useOps := fs.Bool("ops", false, "the forward pass on package ops (bf16 activations and KV cache, tensor cores)")
 	graphs := fs.Bool("graphs", true, "with -ops: replay decode steps from a captured graph")
 	opsMatmul := fs.Bool("ops-matmul", false, "float32 path with its projections on ops.Matmul over split activations (qwen3.OpsMatmul)")
+	poolTokens := fs.Int("pool", 0, "KV pool capacity in tokens (0: what the run needs); a server's pool holds its batch × context, and the pool sets the split grid of decode attention (ops.DecodePartition), so -pool 40960 times the attention a server runs")
 	batch := fs.Int("batch", 1, "sequences decoding together (continuous batching's step): each gets -prompt tokens, then -n steps; tokens/s is over all of them")
 	var sp sample.Params
 	fs.Float64Var(&sp.Temperature, "temperature", 0, "> 0: draw each token on the host as the engine does (logits downloaded, llm/sample), e.g. Qwen3's -temperature 0.6 -top-k 20 -top-p 0.95; 0: greedy")
@@ -99,18 +100,18 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	if *batch < 1 || *promptLen < 1 || *steps < 0 {
-		return fmt.Errorf("bench: -batch and -prompt must be ≥ 1, -n ≥ 0")
+	if *batch < 1 || *promptLen < 1 || *steps < 0 || *poolTokens < 0 {
+		return fmt.Errorf("bench: -batch and -prompt must be ≥ 1, -n and -pool ≥ 0")
 	}
 	if *batch > 1 {
-		return benchBatch(ctx, stdout, dev, m, *batch, *promptLen, *steps, *bw, sp)
+		return benchBatch(ctx, stdout, dev, m, *batch, *promptLen, *steps, *poolTokens, *bw, sp)
 	}
 	var smp *sample.Sampler
 	if sp.Temperature > 0 {
 		smp, _ = sample.New(sp) // validated above
 	}
 	c := m.Config
-	cache, err := m.NewCache(*promptLen + *steps + 1) // + timeSteps' untimed step
+	cache, err := m.NewCache(max(*poolTokens, *promptLen+*steps+1)) // + timeSteps' untimed step
 	if err != nil {
 		return err
 	}
@@ -217,11 +218,11 @@ func sampling(p sample.Params, device bool) string {
 // are chosen on the device (ops.Argmax) so that only batch ids cross to
 // the host; with a temperature, on the host as the engine draws them
 // (the logits downloaded, each sequence's sampler on a goroutine).
-func benchBatch(ctx context.Context, stdout io.Writer, dev *kern.Device, m *qwen3.Model, batch, promptLen, steps int, bw float64, sp sample.Params) error {
+func benchBatch(ctx context.Context, stdout io.Writer, dev *kern.Device, m *qwen3.Model, batch, promptLen, steps, poolTokens int, bw float64, sp sample.Params) error {
 	c := m.Config
 	const pageSize = 16
 	per := (promptLen + steps + 1 + pageSize - 1) / pageSize // + timeSteps' untimed step
-	pool, err := m.NewKVPool(batch*per, pageSize)
+	pool, err := m.NewKVPool(max(batch*per, (poolTokens+pageSize-1)/pageSize), pageSize)
 	if err != nil {
 		return err
 	}
