@@ -20,15 +20,12 @@ import "github.com/gokern/kern/ops/internal/decodek"
 // same holds when maxSeqLen is a pool's 40960: 9 splits of 64 tokens of
 // the 128 the grid has, not 2 of its 320.
 func DecodePartition(sms, seqs, heads, kvHeads, maxSeqLen int) int {
-	if sms <= 0 {
-		sms = 132
-	}
 	c := decodek.PagedChunk
 	if seqs <= 0 || kvHeads <= 0 || heads < kvHeads || maxSeqLen <= c {
 		return 0
 	}
 	blocks := seqs * kvHeads * ((heads/kvHeads + decodek.PagedGroup - 1) / decodek.PagedGroup)
-	target := 8 * sms
+	target := decodeBlocks(sms)
 	if blocks >= target {
 		return 0
 	}
@@ -41,18 +38,26 @@ func DecodePartition(sms, seqs, heads, kvHeads, maxSeqLen int) int {
 	return part
 }
 
-// pagedStride is the blocks v2 and v3 give each (sequence, head group)
-// of a split-K launch: enough for grid blocks to reach 8 per SM (as
-// DecodePartition's target), at most splits and at least 1. Each block
-// takes splits x, x+stride, … of its sequence, so a batch of many
-// sequences runs a grid of about 8 blocks per SM whatever the split
-// count, where one block per split launched mostly empty blocks (at 32
-// sequences, 8 KV heads and 99 splits: 25344 blocks for 768 with work).
-// Which block takes a split does not change its arithmetic: the result is
-// the same at every stride.
+// pagedStride is the blocks a strided PagedAttention kernel
+// (decodemma.Strided) gives each (sequence, head group) of a split-K
+// launch: enough for grid blocks to reach decodeBlocks, at most splits
+// and at least 1. Each block takes splits x, x+stride, … of its sequence,
+// so a batch of many sequences runs a grid of about 8 blocks per SM
+// whatever the split count, where one block per split launched mostly
+// empty blocks (at 32 sequences, 8 KV heads and 99 splits: 25344 blocks
+// for 768 with work). Which block takes a split does not change its
+// arithmetic: the result is the same at every stride.
 func pagedStride(sms, splits, grid int) int {
+	return max(1, min(splits, (decodeBlocks(sms)+grid-1)/max(grid, 1)))
+}
+
+// decodeBlocks is the grid decode attention aims for on a GPU of sms
+// multiprocessors (0, as on the emulator, counts as 132, an H100's): 8
+// blocks per SM, about four waves of v3's 2 per SM, enough that the last
+// wave's idle SMs cost little.
+func decodeBlocks(sms int) int {
 	if sms <= 0 {
 		sms = 132
 	}
-	return max(1, min(splits, (8*sms+grid-1)/max(grid, 1)))
+	return 8 * sms
 }
