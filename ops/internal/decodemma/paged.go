@@ -382,15 +382,15 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 		t.Sync() // the combine above has read red, ms and ls
 	}
 	if nsplit > 1 && ahead { // v3; v2 keeps its registers and the reduce kernel
-		used, arrive := max(1, min(nsplit, udiv(n+partition-1, partition))), 1
+		n, part := n, part
 		if loop {
-			n := int(seqLens[seq])
-			part := SplitLen(n, nsplit, partition)
-			used = max(1, udiv(n+part-1, part))
-			arrive = udiv(used-bx+stride-1, stride)
+			n = int(seqLens[seq])
+			part = SplitLen(n, nsplit, partition)
 		}
+		used := max(1, min(nsplit, udiv(n+part-1, part)))
 		if bx < used { // block-uniform: a split past the sequence's end
-			pagedFinish(c, t, out, po, pml, cnt, ms, seq, hy, heads, hd, kvh*group+g0, ng, nsplit, arrive, used)
+			// The block's splits: 1 without loop (stride = nsplit ≥ used).
+			pagedFinish(c, t, out, po, pml, cnt, ms, seq, hy, heads, hd, kvh*group+g0, ng, nsplit, udiv(used-bx+stride-1, stride), used)
 		}
 	}
 }
