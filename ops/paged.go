@@ -30,16 +30,15 @@ package ops
 // Split-K (flash-decoding): with Partition > 0 a sequence's tokens are
 // cut into splits of Partition tokens, each a block of its own, so a
 // handful of long sequences still fill the GPU. v3 at head dim 128 (the
-// engine's kernel) differs in two ways: the grid has splits × maxSeqLen /
-// Partition slots, and a sequence of n tokens is spread over all of them
-// in splits of ⌈n/splits⌉ rounded up to 64 (decodemma.SplitLen), so a
-// short sequence in a grid sized for long ones still gets many short
-// splits rather than a few long ones; and its blocks take their
-// sequence's splits in a grid-stride loop, the grid bounded near 8
-// blocks per SM (pagedStride), so a batch of many sequences does not
-// launch a block for every split it leaves empty. Both depend on the
-// sequence alone, never on the batch: a sequence's result has the same
-// bits in any batch. Each split writes its
+// engine's kernel) differs in two ways: a sequence of n tokens is spread
+// over all ⌈maxSeqLen/Partition⌉ splits, in splits of ⌈n/splits⌉ rounded
+// up to 64 (decodemma.SplitLen), so a short sequence in a grid sized for
+// long ones still gets many short splits rather than a few long ones;
+// and its blocks take their sequence's splits in a grid-stride loop, the
+// grid bounded near 8 blocks per SM (pagedStride), so a batch of many
+// sequences does not launch a block for every split it leaves empty. The
+// splits depend on the sequence alone and only which block takes them
+// on the batch, so a sequence's result has the same bits in any batch. Each split writes its
 // normalised partial output and its (max, sum) to a SplitScratch, and
 // they are combined: with M the largest split maximum, out =
 // Σ_s ℓ_s·2^(m_s - M)·o_s / Σ_s ℓ_s·2^(m_s - M), in split order. v3
@@ -283,6 +282,12 @@ func PagedAttention[T Half16](queue kern.Queue, out, q, kCache, vCache *kern.Buf
 	chunks := (p.Heads/p.KVHeads + decodek.PagedGroup - 1) / decodek.PagedGroup
 	dt := dtypeIndex[T]() - 1
 	blocks := gpu.Dim3{X: splits, Y: p.KVHeads * chunks, Z: seqs}
+	if decodemma.Strided(version == 3, p.HeadDim) {
+		// A sequence's splits in a grid-stride loop: the grid need not
+		// grow with splits a batch never fills. The others run a block
+		// per split.
+		blocks.X = pagedStride(seqLens.Device().Multiprocessors(), splits, blocks.Y*blocks.Z)
+	}
 	grid := kern.Blocks(blocks, gpu.Dim3{X: 128, Y: 1, Z: 1})
 	head := []kern.Arg{bufArg(q), bufArg(kCache), bufArg(vCache),
 		bufArg(blockTable), bufArg(seqLens), intArg(p.Heads), intArg(p.KVHeads), intArg(shift), intArg(p.MaxPages), intArg(kCache.Len() / page), intArg(partition)}
@@ -292,16 +297,9 @@ func PagedAttention[T Half16](queue kern.Queue, out, q, kCache, vCache *kern.Buf
 		if version == 2 {
 			k = pagedK2[dt][hd]
 		}
-		// v3 at head dim 128 takes a sequence's splits in a grid-stride
-		// loop, so the grid need not grow with splits a batch never
-		// fills; the others run a block per split.
-		b := blocks
-		if decodemma.Strided(version == 3, p.HeadDim) {
-			b.X = pagedStride(seqLens.Device().Multiprocessors(), splits, b.Y*b.Z)
-		}
 		args := append([]kern.Arg{bufArg(out), bufArg(po), bufArg(pml), kern.BufferArg(cnt)}, head...)
 		args = append(args, intArg(splits), scaleArg, kern.ScalarArg(p.HostTables))
-		err := s.launch(k, queue, kern.Blocks(b, gpu.Dim3{X: 128, Y: 1, Z: 1}), args...)
+		err := s.launch(k, queue, grid, args...)
 		if err != nil && splits > 1 && version == 3 {
 			// A launch that stopped part way (the emulator reports a bad
 			// sequence length before any split arrives, but a GPU fault
