@@ -58,6 +58,7 @@ import (
 
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/ops/internal/epilogue"
 	"github.com/gokern/kern/ops/internal/gemv"
 	"github.com/gokern/kern/ops/internal/gemvtc"
 	"github.com/gokern/kern/ops/internal/mm"
@@ -81,10 +82,10 @@ const (
 type Activation int
 
 const (
-	ActNone   Activation = mm.EpiNone
-	ActSiLU   Activation = mm.EpiSiLU
-	ActGELU   Activation = mm.EpiGELU   // exact (erf) GELU
-	ActSwiGLU Activation = mm.EpiSwiGLU // silu(column 2j)·column 2j+1 → column j
+	ActNone   Activation = epilogue.None
+	ActSiLU   Activation = epilogue.SiLU
+	ActGELU   Activation = epilogue.GELU   // exact (erf) GELU
+	ActSwiGLU Activation = epilogue.SwiGLU // silu(column 2j)·column 2j+1 → column j
 )
 
 // MatmulOpts are Matmul's options; the zero value is C = A·Wᵀ.

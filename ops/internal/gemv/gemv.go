@@ -37,7 +37,7 @@ import (
 
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
-	"github.com/gokern/kern/ops/internal/mm"
+	"github.com/gokern/kern/ops/internal/epilogue"
 )
 
 // Launch shape and limits, for ops.Matmul.
@@ -64,22 +64,22 @@ const (
 
 //kern:kernel block=128 nobounds
 func gemvF16F32(t gpu.Thread, out []float32, x, w []gpu.Half, bias, res []float32, m, n, k, act int) {
-	gemv(f16g{}, f32c{}, t, gpu.DynShared[gpu.Half](t), gpu.DynShared[uint32](t), out, x, w, bias, res, m, n, k, act)
+	gemv(f16g{}, epilogue.F32{}, t, gpu.DynShared[gpu.Half](t), gpu.DynShared[uint32](t), out, x, w, bias, res, m, n, k, act)
 }
 
 //kern:kernel block=128 nobounds
 func gemvF16F16(t gpu.Thread, out []gpu.Half, x, w []gpu.Half, bias, res []gpu.Half, m, n, k, act int) {
-	gemv(f16g{}, f16c{}, t, gpu.DynShared[gpu.Half](t), gpu.DynShared[uint32](t), out, x, w, bias, res, m, n, k, act)
+	gemv(f16g{}, epilogue.Half{}, t, gpu.DynShared[gpu.Half](t), gpu.DynShared[uint32](t), out, x, w, bias, res, m, n, k, act)
 }
 
 //kern:kernel block=128 nobounds
 func gemvBF16F32(t gpu.Thread, out []float32, x, w []gpu.BFloat16, bias, res []float32, m, n, k, act int) {
-	gemv(bf16g{}, f32c{}, t, gpu.DynShared[gpu.BFloat16](t), gpu.DynShared[uint32](t), out, x, w, bias, res, m, n, k, act)
+	gemv(bf16g{}, epilogue.F32{}, t, gpu.DynShared[gpu.BFloat16](t), gpu.DynShared[uint32](t), out, x, w, bias, res, m, n, k, act)
 }
 
 //kern:kernel block=128 nobounds
 func gemvBF16BF16(t gpu.Thread, out []gpu.BFloat16, x, w []gpu.BFloat16, bias, res []gpu.BFloat16, m, n, k, act int) {
-	gemv(bf16g{}, bf16c{}, t, gpu.DynShared[gpu.BFloat16](t), gpu.DynShared[uint32](t), out, x, w, bias, res, m, n, k, act)
+	gemv(bf16g{}, epilogue.BFloat16{}, t, gpu.DynShared[gpu.BFloat16](t), gpu.DynShared[uint32](t), out, x, w, bias, res, m, n, k, act)
 }
 
 // gemvCodec is an input type of the GEMV: load converts one element, lo
@@ -102,7 +102,7 @@ func (bf16g) load(x gpu.BFloat16) float32 { return x.Float32() }
 func (bf16g) lo(w uint32) float32         { return math.Float32frombits(w << 16) }
 func (bf16g) hi(w uint32) float32         { return math.Float32frombits(w &^ 0xffff) }
 
-func gemv[A gpu.Elem, O any, CA gemvCodec[A], CO codec[O]](ca CA, co CO, t gpu.Thread, sh []A, sw []uint32,
+func gemv[A gpu.Elem, O any, CA gemvCodec[A], CO epilogue.Out[O]](ca CA, co CO, t gpu.Thread, sh []A, sw []uint32,
 	out []O, x, w []A, bias, res []O, m, n, k, act int) {
 	l := t.Lane()
 	row0 := (t.BlockIdx().X*gemvWarps + t.Warp()) * gemvWRows
@@ -177,10 +177,8 @@ func gemv[A gpu.Elem, O any, CA gemvCodec[A], CO codec[O]](ca CA, co CO, t gpu.T
 			}
 			if l < gemvRows {
 				//kern:unroll
-				for r := 0; r < gemvWRows; r += 2 {
-					if row0+r < n {
-						gemvStore(co, out, bias, res, mb+l, row0+r, m, n, act, v[r], v[r+1])
-					}
+				for r := 0; r < gemvWRows; r += 2 { // Pair checks the row and column
+					epilogue.Pair(co, out, bias, res, mb+l, row0+r, m, n, act, v[r], v[r+1])
 				}
 			}
 		}
@@ -225,79 +223,9 @@ func gemvDot[A any, CA gemvCodec[A]](ca CA, a float32, xs, ws [4]uint32) float32
 	return a
 }
 
-// gemvStore finishes out[row][col], out[row][col+1] as Matmul's epilogue
-// does (col even; with SwiGLU the pair is gate, up of output col/2).
-func gemvStore[O any, CO codec[O]](co CO, out, bias, res []O, row, col, m, n, act int, v0, v1 float32) {
-	if row < m {
-		has1 := col+1 < n
-		if len(bias) > 0 {
-			v0 += co.load(bias[col])
-			if has1 {
-				v1 += co.load(bias[col+1])
-			}
-		}
-		if act == mm.EpiSwiGLU {
-			i := row*(n>>1) + col>>1
-			v := v0 / (1 + gpu.Exp(-v0)) * v1
-			if len(res) > 0 {
-				v += co.load(res[i])
-			}
-			out[i] = co.store(v)
-		} else {
-			i := row*n + col
-			v0 = gemvAct(v0, act)
-			if len(res) > 0 {
-				v0 += co.load(res[i])
-			}
-			out[i] = co.store(v0)
-			if has1 {
-				v1 = gemvAct(v1, act)
-				if len(res) > 0 {
-					v1 += co.load(res[i+1])
-				}
-				out[i+1] = co.store(v1)
-			}
-		}
-	}
-}
-
-// gemvAct applies ActSiLU or ActGELU.
-func gemvAct(v float32, act int) float32 {
-	if act == mm.EpiSiLU {
-		return v / (1 + gpu.Exp(-v))
-	}
-	if act == mm.EpiGELU {
-		return 0.5 * v * (1 + gpu.Erf(v*sqrtHalf))
-	}
-	return v
-}
-
 // Kernels are the GEMV kernels, indexed [input: f16, bf16][output: f32,
 // the input type], like ops.Matmul's tables.
 var Kernels = [2][2]*kern.Kernel{
 	{gemvF16F32Kernel.Kernel(), gemvF16F16Kernel.Kernel()},
 	{gemvBF16F32Kernel.Kernel(), gemvBF16BF16Kernel.Kernel()},
 }
-
-// Output codecs, as ops' (dtype.go): float32 arithmetic, one rounding.
-type codec[T any] interface {
-	load(T) float32
-	store(float32) T
-}
-
-type f32c struct{}
-
-func (f32c) load(x float32) float32  { return x }
-func (f32c) store(v float32) float32 { return v }
-
-type f16c struct{}
-
-func (f16c) load(x gpu.Half) float32  { return x.Float32() }
-func (f16c) store(v float32) gpu.Half { return gpu.ToHalf(v) }
-
-type bf16c struct{}
-
-func (bf16c) load(x gpu.BFloat16) float32  { return x.Float32() }
-func (bf16c) store(v float32) gpu.BFloat16 { return gpu.ToBFloat16(v) }
-
-const sqrtHalf = 0.70710678118654752440 // 1/√2

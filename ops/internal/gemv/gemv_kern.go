@@ -32,7 +32,7 @@ var gemvF16F32Kernel = kernGemvF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 128, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "f0a73dbdbf0a250a", Source: []string{"gemv.go:const gemvRows", "gemv.go:const gemvSlots", "gemv.go:const gemvStages", "gemv.go:const gemvStep", "gemv.go:const gemvWRows", "gemv.go:const gemvWarpSh", "gemv.go:const gemvWarps", "gemv.go:const sqrtHalf", "gemv.go:f16g.hi", "gemv.go:f16g.lo", "gemv.go:f32c.load", "gemv.go:f32c.store", "gemv.go:gemv", "gemv.go:gemvAct", "gemv.go:gemvDot", "gemv.go:gemvF16F32", "gemv.go:gemvIssue", "gemv.go:gemvStore", "gemv.go:type codec", "gemv.go:type f16g", "gemv.go:type f32c", "gemv.go:type gemvCodec"},
+	SourceHash: "64aad8756bec3e14", Source: []string{"gemv.go:const gemvRows", "gemv.go:const gemvSlots", "gemv.go:const gemvStages", "gemv.go:const gemvStep", "gemv.go:const gemvWRows", "gemv.go:const gemvWarpSh", "gemv.go:const gemvWarps", "gemv.go:f16g.hi", "gemv.go:f16g.lo", "gemv.go:gemv", "gemv.go:gemvDot", "gemv.go:gemvF16F32", "gemv.go:gemvIssue", "gemv.go:type f16g", "gemv.go:type gemvCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int))
 	},
@@ -62,7 +62,7 @@ var gemvF16F16Kernel = kernGemvF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 128, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "5fac588e61e76194", Source: []string{"gemv.go:const gemvRows", "gemv.go:const gemvSlots", "gemv.go:const gemvStages", "gemv.go:const gemvStep", "gemv.go:const gemvWRows", "gemv.go:const gemvWarpSh", "gemv.go:const gemvWarps", "gemv.go:const sqrtHalf", "gemv.go:f16c.load", "gemv.go:f16c.store", "gemv.go:f16g.hi", "gemv.go:f16g.lo", "gemv.go:gemv", "gemv.go:gemvAct", "gemv.go:gemvDot", "gemv.go:gemvF16F16", "gemv.go:gemvIssue", "gemv.go:gemvStore", "gemv.go:type codec", "gemv.go:type f16c", "gemv.go:type f16g", "gemv.go:type gemvCodec"},
+	SourceHash: "625d33309e78012f", Source: []string{"gemv.go:const gemvRows", "gemv.go:const gemvSlots", "gemv.go:const gemvStages", "gemv.go:const gemvStep", "gemv.go:const gemvWRows", "gemv.go:const gemvWarpSh", "gemv.go:const gemvWarps", "gemv.go:f16g.hi", "gemv.go:f16g.lo", "gemv.go:gemv", "gemv.go:gemvDot", "gemv.go:gemvF16F16", "gemv.go:gemvIssue", "gemv.go:type f16g", "gemv.go:type gemvCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].(int), a[6].(int), a[7].(int), a[8].(int))
 	},
@@ -92,7 +92,7 @@ var gemvBF16F32Kernel = kernGemvBF16F32Launcher{kern.NewLauncher(kern.KernelSpec
 	},
 	Block:      gpu.Dim3{X: 128, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "e2f0c9a3a8d5ae37", Source: []string{"gemv.go:bf16g.hi", "gemv.go:bf16g.lo", "gemv.go:const gemvRows", "gemv.go:const gemvSlots", "gemv.go:const gemvStages", "gemv.go:const gemvStep", "gemv.go:const gemvWRows", "gemv.go:const gemvWarpSh", "gemv.go:const gemvWarps", "gemv.go:const sqrtHalf", "gemv.go:f32c.load", "gemv.go:f32c.store", "gemv.go:gemv", "gemv.go:gemvAct", "gemv.go:gemvBF16F32", "gemv.go:gemvDot", "gemv.go:gemvIssue", "gemv.go:gemvStore", "gemv.go:type bf16g", "gemv.go:type codec", "gemv.go:type f32c", "gemv.go:type gemvCodec"},
+	SourceHash: "e6ea44fe4e3334ef", Source: []string{"gemv.go:bf16g.hi", "gemv.go:bf16g.lo", "gemv.go:const gemvRows", "gemv.go:const gemvSlots", "gemv.go:const gemvStages", "gemv.go:const gemvStep", "gemv.go:const gemvWRows", "gemv.go:const gemvWarpSh", "gemv.go:const gemvWarps", "gemv.go:gemv", "gemv.go:gemvBF16F32", "gemv.go:gemvDot", "gemv.go:gemvIssue", "gemv.go:type bf16g", "gemv.go:type gemvCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int))
 	},
@@ -122,7 +122,7 @@ var gemvBF16BF16Kernel = kernGemvBF16BF16Launcher{kern.NewLauncher(kern.KernelSp
 	},
 	Block:      gpu.Dim3{X: 128, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "824f138c22d2be78", Source: []string{"gemv.go:bf16c.load", "gemv.go:bf16c.store", "gemv.go:bf16g.hi", "gemv.go:bf16g.lo", "gemv.go:const gemvRows", "gemv.go:const gemvSlots", "gemv.go:const gemvStages", "gemv.go:const gemvStep", "gemv.go:const gemvWRows", "gemv.go:const gemvWarpSh", "gemv.go:const gemvWarps", "gemv.go:const sqrtHalf", "gemv.go:gemv", "gemv.go:gemvAct", "gemv.go:gemvBF16BF16", "gemv.go:gemvDot", "gemv.go:gemvIssue", "gemv.go:gemvStore", "gemv.go:type bf16c", "gemv.go:type bf16g", "gemv.go:type codec", "gemv.go:type gemvCodec"},
+	SourceHash: "f848cf830bba56ad", Source: []string{"gemv.go:bf16g.hi", "gemv.go:bf16g.lo", "gemv.go:const gemvRows", "gemv.go:const gemvSlots", "gemv.go:const gemvStages", "gemv.go:const gemvStep", "gemv.go:const gemvWRows", "gemv.go:const gemvWarpSh", "gemv.go:const gemvWarps", "gemv.go:gemv", "gemv.go:gemvBF16BF16", "gemv.go:gemvDot", "gemv.go:gemvIssue", "gemv.go:type bf16g", "gemv.go:type gemvCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].(int), a[6].(int), a[7].(int), a[8].(int))
 	},

@@ -51,6 +51,7 @@ package gemv3
 import (
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/ops/internal/epilogue"
 	"github.com/gokern/kern/ops/internal/gemvdev"
 )
 
@@ -58,22 +59,22 @@ import (
 
 //kern:kernel block=256 nobounds pdl
 func gemv3F16F32(t gpu.Thread, out []float32, x, w []gpu.Half, bias, res, part []float32, cnt []uint32, m, n, k, act, splits int) {
-	gemv3(gemvdev.TCHalf{}, gemvdev.OutF32{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, m > 8)
+	gemv3(gemvdev.TCHalf{}, epilogue.F32{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, m > 8)
 }
 
 //kern:kernel block=256 nobounds pdl
 func gemv3F16F16(t gpu.Thread, out []gpu.Half, x, w []gpu.Half, bias, res []gpu.Half, part []float32, cnt []uint32, m, n, k, act, splits int) {
-	gemv3(gemvdev.TCHalf{}, gemvdev.OutHalf{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, m > 8)
+	gemv3(gemvdev.TCHalf{}, epilogue.Half{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, m > 8)
 }
 
 //kern:kernel block=256 nobounds pdl
 func gemv3BF16F32(t gpu.Thread, out []float32, x, w []gpu.BFloat16, bias, res, part []float32, cnt []uint32, m, n, k, act, splits int) {
-	gemv3(gemvdev.TCBFloat16{}, gemvdev.OutF32{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, m > 8)
+	gemv3(gemvdev.TCBFloat16{}, epilogue.F32{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, m > 8)
 }
 
 //kern:kernel block=256 nobounds pdl
 func gemv3BF16BF16(t gpu.Thread, out []gpu.BFloat16, x, w []gpu.BFloat16, bias, res []gpu.BFloat16, part []float32, cnt []uint32, m, n, k, act, splits int) {
-	gemv3(gemvdev.TCBFloat16{}, gemvdev.OutBFloat16{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, m > 8)
+	gemv3(gemvdev.TCBFloat16{}, epilogue.BFloat16{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, m > 8)
 }
 
 // The narrow kernels take M ≤ 8 only (no second tile of x), at three
@@ -81,22 +82,22 @@ func gemv3BF16BF16(t gpu.Thread, out []gpu.BFloat16, x, w []gpu.BFloat16, bias, 
 
 //kern:kernel block=256 minblocks=3 nobounds pdl
 func gemv3NarrowF16F32(t gpu.Thread, out []float32, x, w []gpu.Half, bias, res, part []float32, cnt []uint32, m, n, k, act, splits int) {
-	gemv3(gemvdev.TCHalf{}, gemvdev.OutF32{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, false)
+	gemv3(gemvdev.TCHalf{}, epilogue.F32{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, false)
 }
 
 //kern:kernel block=256 minblocks=3 nobounds pdl
 func gemv3NarrowF16F16(t gpu.Thread, out []gpu.Half, x, w []gpu.Half, bias, res []gpu.Half, part []float32, cnt []uint32, m, n, k, act, splits int) {
-	gemv3(gemvdev.TCHalf{}, gemvdev.OutHalf{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, false)
+	gemv3(gemvdev.TCHalf{}, epilogue.Half{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, false)
 }
 
 //kern:kernel block=256 minblocks=3 nobounds pdl
 func gemv3NarrowBF16F32(t gpu.Thread, out []float32, x, w []gpu.BFloat16, bias, res, part []float32, cnt []uint32, m, n, k, act, splits int) {
-	gemv3(gemvdev.TCBFloat16{}, gemvdev.OutF32{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, false)
+	gemv3(gemvdev.TCBFloat16{}, epilogue.F32{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, false)
 }
 
 //kern:kernel block=256 minblocks=3 nobounds pdl
 func gemv3NarrowBF16BF16(t gpu.Thread, out []gpu.BFloat16, x, w []gpu.BFloat16, bias, res []gpu.BFloat16, part []float32, cnt []uint32, m, n, k, act, splits int) {
-	gemv3(gemvdev.TCBFloat16{}, gemvdev.OutBFloat16{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, false)
+	gemv3(gemvdev.TCBFloat16{}, epilogue.BFloat16{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, part, cnt, m, n, k, act, splits, false)
 }
 
 // Kernels are v3's kernels, indexed [input: f16, bf16][output: f32, the
@@ -112,7 +113,7 @@ var (
 	}
 )
 
-func gemv3[A gpu.Elem, O any, CA gemvdev.In[A], CO gemvdev.Out[O]](ca CA, co CO, t gpu.Thread, red []float32,
+func gemv3[A gpu.Elem, O any, CA gemvdev.In[A], CO epilogue.Out[O]](ca CA, co CO, t gpu.Thread, red []float32,
 	out []O, x, w []A, bias, res []O, part []float32, cnt []uint32, m, n, k, act, splits int, two bool) {
 	b := t.BlockIdx().X
 	tile, s := b/splits, b%splits
@@ -231,8 +232,9 @@ func gemv3[A gpu.Elem, O any, CA gemvdev.In[A], CO gemvdev.Out[O]](ca CA, co CO,
 	}
 	if last && mine {
 		v1 := gpu.ShflXor(t, v, 8) // W row r^1: lane j^8
-		if r&1 == 0 && col < n {
-			gemvdev.Store(co, out, bias, res, row, col, m, n, act, v, v1)
+		// Even rows finish the pair; Pair checks the row and column.
+		if r&1 == 0 {
+			epilogue.Pair(co, out, bias, res, row, col, m, n, act, v, v1)
 		}
 	}
 }

@@ -16,7 +16,7 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/ops/internal/gemv3", Arch: "sm_80", PTX: kernPTX}
 
-// gemv3F16F32Kernel launches the kernel gemv3F16F32 (gemv3.go:60).
+// gemv3F16F32Kernel launches the kernel gemv3F16F32 (gemv3.go:61).
 var gemv3F16F32Kernel = kernGemv3F16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3F16F32", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3F16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -36,7 +36,7 @@ var gemv3F16F32Kernel = kernGemv3F16F32Launcher{kern.NewLauncher(kern.KernelSpec
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "d403ebd72d2aecd0", Source: []string{"gemv3.go:gemv3", "gemv3.go:gemv3F16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "b695f4ddd87082e2", Source: []string{"gemv3.go:gemv3", "gemv3.go:gemv3F16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3F16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -50,7 +50,7 @@ func (l kernGemv3F16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.BufferArg(part), kern.BufferArg(cnt), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(splits))
 }
 
-// gemv3F16F16Kernel launches the kernel gemv3F16F16 (gemv3.go:65).
+// gemv3F16F16Kernel launches the kernel gemv3F16F16 (gemv3.go:66).
 var gemv3F16F16Kernel = kernGemv3F16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3F16F16", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3F16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -70,7 +70,7 @@ var gemv3F16F16Kernel = kernGemv3F16F16Launcher{kern.NewLauncher(kern.KernelSpec
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "b8da84842ae0728b", Source: []string{"gemv3.go:gemv3", "gemv3.go:gemv3F16F16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "b6254b836f0ef9c2", Source: []string{"gemv3.go:gemv3", "gemv3.go:gemv3F16F16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3F16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -84,7 +84,7 @@ func (l kernGemv3F16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.BufferArg(part), kern.BufferArg(cnt), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(splits))
 }
 
-// gemv3BF16F32Kernel launches the kernel gemv3BF16F32 (gemv3.go:70).
+// gemv3BF16F32Kernel launches the kernel gemv3BF16F32 (gemv3.go:71).
 var gemv3BF16F32Kernel = kernGemv3BF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3BF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3BF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -104,7 +104,7 @@ var gemv3BF16F32Kernel = kernGemv3BF16F32Launcher{kern.NewLauncher(kern.KernelSp
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "b7f3c996a89f6c24", Source: []string{"gemv3.go:gemv3", "gemv3.go:gemv3BF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "9d12f1630e6ee88b", Source: []string{"gemv3.go:gemv3", "gemv3.go:gemv3BF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3BF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -118,7 +118,7 @@ func (l kernGemv3BF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.BufferArg(part), kern.BufferArg(cnt), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(splits))
 }
 
-// gemv3BF16BF16Kernel launches the kernel gemv3BF16BF16 (gemv3.go:75).
+// gemv3BF16BF16Kernel launches the kernel gemv3BF16BF16 (gemv3.go:76).
 var gemv3BF16BF16Kernel = kernGemv3BF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3BF16BF16", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3BF16BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -138,7 +138,7 @@ var gemv3BF16BF16Kernel = kernGemv3BF16BF16Launcher{kern.NewLauncher(kern.Kernel
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "4fda7908fd39d2cb", Source: []string{"gemv3.go:gemv3", "gemv3.go:gemv3BF16BF16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "ee485234e0119f23", Source: []string{"gemv3.go:gemv3", "gemv3.go:gemv3BF16BF16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3BF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -152,7 +152,7 @@ func (l kernGemv3BF16BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *ker
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.BufferArg(part), kern.BufferArg(cnt), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(splits))
 }
 
-// gemv3NarrowF16F32Kernel launches the kernel gemv3NarrowF16F32 (gemv3.go:83).
+// gemv3NarrowF16F32Kernel launches the kernel gemv3NarrowF16F32 (gemv3.go:84).
 var gemv3NarrowF16F32Kernel = kernGemv3NarrowF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3NarrowF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3NarrowF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -172,7 +172,7 @@ var gemv3NarrowF16F32Kernel = kernGemv3NarrowF16F32Launcher{kern.NewLauncher(ker
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "dffa5aea18b8deed", Source: []string{"gemv3.go:gemv3", "gemv3.go:gemv3NarrowF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "4fb86bed542929e3", Source: []string{"gemv3.go:gemv3", "gemv3.go:gemv3NarrowF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3NarrowF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -186,7 +186,7 @@ func (l kernGemv3NarrowF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out 
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.BufferArg(part), kern.BufferArg(cnt), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(splits))
 }
 
-// gemv3NarrowF16F16Kernel launches the kernel gemv3NarrowF16F16 (gemv3.go:88).
+// gemv3NarrowF16F16Kernel launches the kernel gemv3NarrowF16F16 (gemv3.go:89).
 var gemv3NarrowF16F16Kernel = kernGemv3NarrowF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3NarrowF16F16", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3NarrowF16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -206,7 +206,7 @@ var gemv3NarrowF16F16Kernel = kernGemv3NarrowF16F16Launcher{kern.NewLauncher(ker
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "e3125573f728986b", Source: []string{"gemv3.go:gemv3", "gemv3.go:gemv3NarrowF16F16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "07da92d027cf40e8", Source: []string{"gemv3.go:gemv3", "gemv3.go:gemv3NarrowF16F16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3NarrowF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -220,7 +220,7 @@ func (l kernGemv3NarrowF16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out 
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.BufferArg(part), kern.BufferArg(cnt), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(splits))
 }
 
-// gemv3NarrowBF16F32Kernel launches the kernel gemv3NarrowBF16F32 (gemv3.go:93).
+// gemv3NarrowBF16F32Kernel launches the kernel gemv3NarrowBF16F32 (gemv3.go:94).
 var gemv3NarrowBF16F32Kernel = kernGemv3NarrowBF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3NarrowBF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3NarrowBF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -240,7 +240,7 @@ var gemv3NarrowBF16F32Kernel = kernGemv3NarrowBF16F32Launcher{kern.NewLauncher(k
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "d6da6b3b2d89b74c", Source: []string{"gemv3.go:gemv3", "gemv3.go:gemv3NarrowBF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "c0d4a7d73dd6ad87", Source: []string{"gemv3.go:gemv3", "gemv3.go:gemv3NarrowBF16F32", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3NarrowBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},
@@ -254,7 +254,7 @@ func (l kernGemv3NarrowBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.BufferArg(part), kern.BufferArg(cnt), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(splits))
 }
 
-// gemv3NarrowBF16BF16Kernel launches the kernel gemv3NarrowBF16BF16 (gemv3.go:98).
+// gemv3NarrowBF16BF16Kernel launches the kernel gemv3NarrowBF16BF16 (gemv3.go:99).
 var gemv3NarrowBF16BF16Kernel = kernGemv3NarrowBF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemv3NarrowBF16BF16", Pkg: "github.com/gokern/kern/ops/internal/gemv3", Entry: "gemv3NarrowBF16BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -274,7 +274,7 @@ var gemv3NarrowBF16BF16Kernel = kernGemv3NarrowBF16BF16Launcher{kern.NewLauncher
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "0cb832b3fe802578", Source: []string{"gemv3.go:gemv3", "gemv3.go:gemv3NarrowBF16BF16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
+	SourceHash: "8a3d168d2e1748b9", Source: []string{"gemv3.go:gemv3", "gemv3.go:gemv3NarrowBF16BF16", "gemv3.go:tcMMA", "plan.go:const Rows", "plan.go:const group", "plan.go:const unroll", "plan.go:const warps"},
 	Native: func(t gpu.Thread, a []any) {
 		gemv3NarrowBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]float32), a[6].([]uint32), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(int))
 	},

@@ -46,6 +46,7 @@ package gemvnorm
 import (
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/ops/internal/epilogue"
 	"github.com/gokern/kern/ops/internal/gemvdev"
 )
 
@@ -91,22 +92,22 @@ func SharedBytes(m, k int) int { return Shared + min(m, MaxM)*Stride(k)*2 }
 
 //kern:kernel block=256 nobounds pdl
 func gemvnormF16F32(t gpu.Thread, out []float32, x, g []float32, w []gpu.Half, bias, res []float32, m, n, k, act, stride int, eps float32, early bool) {
-	gemvnorm(gemvdev.TCHalf{}, gemvdev.OutF32{}, t, out, x, g, w, bias, res, m, n, k, act, stride, eps, early)
+	gemvnorm(gemvdev.TCHalf{}, epilogue.F32{}, t, out, x, g, w, bias, res, m, n, k, act, stride, eps, early)
 }
 
 //kern:kernel block=256 nobounds pdl
 func gemvnormF16F16(t gpu.Thread, out []gpu.Half, x, g []float32, w []gpu.Half, bias, res []gpu.Half, m, n, k, act, stride int, eps float32, early bool) {
-	gemvnorm(gemvdev.TCHalf{}, gemvdev.OutHalf{}, t, out, x, g, w, bias, res, m, n, k, act, stride, eps, early)
+	gemvnorm(gemvdev.TCHalf{}, epilogue.Half{}, t, out, x, g, w, bias, res, m, n, k, act, stride, eps, early)
 }
 
 //kern:kernel block=256 nobounds pdl
 func gemvnormBF16F32(t gpu.Thread, out []float32, x, g []float32, w []gpu.BFloat16, bias, res []float32, m, n, k, act, stride int, eps float32, early bool) {
-	gemvnorm(gemvdev.TCBFloat16{}, gemvdev.OutF32{}, t, out, x, g, w, bias, res, m, n, k, act, stride, eps, early)
+	gemvnorm(gemvdev.TCBFloat16{}, epilogue.F32{}, t, out, x, g, w, bias, res, m, n, k, act, stride, eps, early)
 }
 
 //kern:kernel block=256 nobounds pdl
 func gemvnormBF16BF16(t gpu.Thread, out []gpu.BFloat16, x, g []float32, w []gpu.BFloat16, bias, res []gpu.BFloat16, m, n, k, act, stride int, eps float32, early bool) {
-	gemvnorm(gemvdev.TCBFloat16{}, gemvdev.OutBFloat16{}, t, out, x, g, w, bias, res, m, n, k, act, stride, eps, early)
+	gemvnorm(gemvdev.TCBFloat16{}, epilogue.BFloat16{}, t, out, x, g, w, bias, res, m, n, k, act, stride, eps, early)
 }
 
 // Kernels are the fused kernels, indexed [input: f16, bf16][output: f32,
@@ -118,7 +119,7 @@ var Kernels = [2][2]*kern.Kernel{
 
 // gemvnorm is v2's body with x normalised into shared memory first
 // (see the package doc), for m ≤ MaxM: one tile of x, one block row.
-func gemvnorm[A gpu.Elem, O any, CA gemvdev.In[A], CO gemvdev.Out[O]](ca CA, co CO, t gpu.Thread,
+func gemvnorm[A gpu.Elem, O any, CA gemvdev.In[A], CO epilogue.Out[O]](ca CA, co CO, t gpu.Thread,
 	out []O, x, g []float32, w []A, bias, res []O, m, n, k, act, stride int, eps float32, early bool) {
 	red := gpu.DynShared[float32](t)
 	xs := gpu.DynShared[A](t)[Shared/2:] // 2-byte elements, after red and the row sums
@@ -185,8 +186,8 @@ func gemvnorm[A gpu.Elem, O any, CA gemvdev.In[A], CO gemvdev.Out[O]](ca CA, co 
 		v1 := gpu.ShflXor(t, v, 8) // W row r^1: lane j^8
 		r := j >> 3
 		row := j&7 ^ (r>>2)&1
-		if col := n0 + r; r&1 == 0 && col < n {
-			gemvdev.Store(co, out, bias, res, row, col, m, n, act, v, v1)
+		if r&1 == 0 { // Pair checks the row and column
+			epilogue.Pair(co, out, bias, res, row, n0+r, m, n, act, v, v1)
 		}
 	}
 }

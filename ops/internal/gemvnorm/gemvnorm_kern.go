@@ -16,7 +16,7 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/ops/internal/gemvnorm", Arch: "sm_80", PTX: kernPTX}
 
-// gemvnormF16F32Kernel launches the kernel gemvnormF16F32 (gemvnorm.go:93).
+// gemvnormF16F32Kernel launches the kernel gemvnormF16F32 (gemvnorm.go:94).
 var gemvnormF16F32Kernel = kernGemvnormF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemvnormF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemvnorm", Entry: "gemvnormF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -37,7 +37,7 @@ var gemvnormF16F32Kernel = kernGemvnormF16F32Launcher{kern.NewLauncher(kern.Kern
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "a8eb85c1f5ad4329", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormF16F32", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:tcMMA"},
+	SourceHash: "147777392058a6e8", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormF16F32", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvnormF16F32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]float32), a[5].([]float32), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool))
 	},
@@ -51,7 +51,7 @@ func (l kernGemvnormF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *ke
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(g), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(stride), kern.ScalarArg(eps), kern.ScalarArg(early))
 }
 
-// gemvnormF16F16Kernel launches the kernel gemvnormF16F16 (gemvnorm.go:98).
+// gemvnormF16F16Kernel launches the kernel gemvnormF16F16 (gemvnorm.go:99).
 var gemvnormF16F16Kernel = kernGemvnormF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemvnormF16F16", Pkg: "github.com/gokern/kern/ops/internal/gemvnorm", Entry: "gemvnormF16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -72,7 +72,7 @@ var gemvnormF16F16Kernel = kernGemvnormF16F16Launcher{kern.NewLauncher(kern.Kern
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "9c55ccc033421373", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormF16F16", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:tcMMA"},
+	SourceHash: "60691adb40f7d3ad", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormF16F16", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvnormF16F16(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool))
 	},
@@ -86,7 +86,7 @@ func (l kernGemvnormF16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *ke
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(g), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(stride), kern.ScalarArg(eps), kern.ScalarArg(early))
 }
 
-// gemvnormBF16F32Kernel launches the kernel gemvnormBF16F32 (gemvnorm.go:103).
+// gemvnormBF16F32Kernel launches the kernel gemvnormBF16F32 (gemvnorm.go:104).
 var gemvnormBF16F32Kernel = kernGemvnormBF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemvnormBF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemvnorm", Entry: "gemvnormBF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -107,7 +107,7 @@ var gemvnormBF16F32Kernel = kernGemvnormBF16F32Launcher{kern.NewLauncher(kern.Ke
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "8b08aae389798354", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormBF16F32", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:tcMMA"},
+	SourceHash: "b6edbdec08130176", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormBF16F32", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvnormBF16F32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]float32), a[5].([]float32), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool))
 	},
@@ -121,7 +121,7 @@ func (l kernGemvnormBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *k
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(g), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(stride), kern.ScalarArg(eps), kern.ScalarArg(early))
 }
 
-// gemvnormBF16BF16Kernel launches the kernel gemvnormBF16BF16 (gemvnorm.go:108).
+// gemvnormBF16BF16Kernel launches the kernel gemvnormBF16BF16 (gemvnorm.go:109).
 var gemvnormBF16BF16Kernel = kernGemvnormBF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemvnormBF16BF16", Pkg: "github.com/gokern/kern/ops/internal/gemvnorm", Entry: "gemvnormBF16BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -142,7 +142,7 @@ var gemvnormBF16BF16Kernel = kernGemvnormBF16BF16Launcher{kern.NewLauncher(kern.
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "4deb4a7c77a32786", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormBF16BF16", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:tcMMA"},
+	SourceHash: "997ef187dd779bbb", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormBF16BF16", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvnormBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool))
 	},

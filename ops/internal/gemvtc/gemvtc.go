@@ -58,6 +58,7 @@ package gemvtc
 import (
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/ops/internal/epilogue"
 	"github.com/gokern/kern/ops/internal/gemvdev"
 )
 
@@ -78,22 +79,22 @@ const (
 
 //kern:kernel block=256 nobounds pdl
 func gemvtcF16F32(t gpu.Thread, out []float32, x, w []gpu.Half, bias, res []float32, m, n, k, act int, early bool) {
-	gemvtc(gemvdev.TCHalf{}, gemvdev.OutF32{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, m > 8)
+	gemvtc(gemvdev.TCHalf{}, epilogue.F32{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, m > 8)
 }
 
 //kern:kernel block=256 nobounds pdl
 func gemvtcF16F16(t gpu.Thread, out []gpu.Half, x, w []gpu.Half, bias, res []gpu.Half, m, n, k, act int, early bool) {
-	gemvtc(gemvdev.TCHalf{}, gemvdev.OutHalf{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, m > 8)
+	gemvtc(gemvdev.TCHalf{}, epilogue.Half{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, m > 8)
 }
 
 //kern:kernel block=256 nobounds pdl
 func gemvtcBF16F32(t gpu.Thread, out []float32, x, w []gpu.BFloat16, bias, res []float32, m, n, k, act int, early bool) {
-	gemvtc(gemvdev.TCBFloat16{}, gemvdev.OutF32{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, m > 8)
+	gemvtc(gemvdev.TCBFloat16{}, epilogue.F32{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, m > 8)
 }
 
 //kern:kernel block=256 nobounds pdl
 func gemvtcBF16BF16(t gpu.Thread, out []gpu.BFloat16, x, w []gpu.BFloat16, bias, res []gpu.BFloat16, m, n, k, act int, early bool) {
-	gemvtc(gemvdev.TCBFloat16{}, gemvdev.OutBFloat16{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, m > 8)
+	gemvtc(gemvdev.TCBFloat16{}, epilogue.BFloat16{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, m > 8)
 }
 
 // The narrow kernels take M ≤ 8 only: without the second tile of x
@@ -105,22 +106,22 @@ func gemvtcBF16BF16(t gpu.Thread, out []gpu.BFloat16, x, w []gpu.BFloat16, bias,
 
 //kern:kernel block=256 minblocks=3 nobounds pdl
 func gemvtcNarrowF16F32(t gpu.Thread, out []float32, x, w []gpu.Half, bias, res []float32, m, n, k, act int, early bool) {
-	gemvtc(gemvdev.TCHalf{}, gemvdev.OutF32{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, false)
+	gemvtc(gemvdev.TCHalf{}, epilogue.F32{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, false)
 }
 
 //kern:kernel block=256 minblocks=3 nobounds pdl
 func gemvtcNarrowF16F16(t gpu.Thread, out []gpu.Half, x, w []gpu.Half, bias, res []gpu.Half, m, n, k, act int, early bool) {
-	gemvtc(gemvdev.TCHalf{}, gemvdev.OutHalf{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, false)
+	gemvtc(gemvdev.TCHalf{}, epilogue.Half{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, false)
 }
 
 //kern:kernel block=256 minblocks=3 nobounds pdl
 func gemvtcNarrowBF16F32(t gpu.Thread, out []float32, x, w []gpu.BFloat16, bias, res []float32, m, n, k, act int, early bool) {
-	gemvtc(gemvdev.TCBFloat16{}, gemvdev.OutF32{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, false)
+	gemvtc(gemvdev.TCBFloat16{}, epilogue.F32{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, false)
 }
 
 //kern:kernel block=256 minblocks=3 nobounds pdl
 func gemvtcNarrowBF16BF16(t gpu.Thread, out []gpu.BFloat16, x, w []gpu.BFloat16, bias, res []gpu.BFloat16, m, n, k, act int, early bool) {
-	gemvtc(gemvdev.TCBFloat16{}, gemvdev.OutBFloat16{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, false)
+	gemvtc(gemvdev.TCBFloat16{}, epilogue.BFloat16{}, t, gpu.DynShared[float32](t), out, x, w, bias, res, m, n, k, act, early, false)
 }
 
 // Kernels are v2's kernels, indexed [input: f16, bf16][output: f32, the
@@ -136,7 +137,7 @@ var (
 	}
 )
 
-func gemvtc[A gpu.Elem, O any, CA gemvdev.In[A], CO gemvdev.Out[O]](ca CA, co CO, t gpu.Thread, red []float32,
+func gemvtc[A gpu.Elem, O any, CA gemvdev.In[A], CO epilogue.Out[O]](ca CA, co CO, t gpu.Thread, red []float32,
 	out []O, x, w []A, bias, res []O, m, n, k, act int, early, two bool) {
 	n0 := t.BlockIdx().X * Rows
 	r0 := t.BlockIdx().Y * MaxM // the block's rows of x: r0 … r0+15
@@ -232,8 +233,8 @@ func gemvtc[A gpu.Elem, O any, CA gemvdev.In[A], CO gemvdev.Out[O]](ca CA, co CO
 		v1 := gpu.ShflXor(t, v, 8) // W row r^1: lane j^8
 		r := (j & 127) >> 3
 		row := r0 + (j>>7)*8 + (j&7 ^ (r>>2)&1)
-		if col := n0 + r; r&1 == 0 && col < n {
-			gemvdev.Store(co, out, bias, res, row, col, m, n, act, v, v1)
+		if r&1 == 0 { // Pair checks the row and column
+			epilogue.Pair(co, out, bias, res, row, n0+r, m, n, act, v, v1)
 		}
 	}
 }

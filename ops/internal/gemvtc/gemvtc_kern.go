@@ -16,7 +16,7 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/ops/internal/gemvtc", Arch: "sm_80", PTX: kernPTX}
 
-// gemvtcF16F32Kernel launches the kernel gemvtcF16F32 (gemvtc.go:80).
+// gemvtcF16F32Kernel launches the kernel gemvtcF16F32 (gemvtc.go:81).
 var gemvtcF16F32Kernel = kernGemvtcF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemvtcF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemvtc", Entry: "gemvtcF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -34,7 +34,7 @@ var gemvtcF16F32Kernel = kernGemvtcF16F32Launcher{kern.NewLauncher(kern.KernelSp
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "b0f5b6be4dc1db69", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcF16F32", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
+	SourceHash: "13997e82db2a3d15", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcF16F32", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
@@ -48,7 +48,7 @@ func (l kernGemvtcF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(early))
 }
 
-// gemvtcF16F16Kernel launches the kernel gemvtcF16F16 (gemvtc.go:85).
+// gemvtcF16F16Kernel launches the kernel gemvtcF16F16 (gemvtc.go:86).
 var gemvtcF16F16Kernel = kernGemvtcF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemvtcF16F16", Pkg: "github.com/gokern/kern/ops/internal/gemvtc", Entry: "gemvtcF16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -66,7 +66,7 @@ var gemvtcF16F16Kernel = kernGemvtcF16F16Launcher{kern.NewLauncher(kern.KernelSp
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "4114aa94603f69b6", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcF16F16", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
+	SourceHash: "9e17ad3610b8a9c6", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcF16F16", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
@@ -80,7 +80,7 @@ func (l kernGemvtcF16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(early))
 }
 
-// gemvtcBF16F32Kernel launches the kernel gemvtcBF16F32 (gemvtc.go:90).
+// gemvtcBF16F32Kernel launches the kernel gemvtcBF16F32 (gemvtc.go:91).
 var gemvtcBF16F32Kernel = kernGemvtcBF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemvtcBF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemvtc", Entry: "gemvtcBF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -98,7 +98,7 @@ var gemvtcBF16F32Kernel = kernGemvtcBF16F32Launcher{kern.NewLauncher(kern.Kernel
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "f21bdb459a3a38b7", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcBF16F32", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
+	SourceHash: "f81a3c231a88deba", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcBF16F32", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
@@ -112,7 +112,7 @@ func (l kernGemvtcBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out *ker
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(early))
 }
 
-// gemvtcBF16BF16Kernel launches the kernel gemvtcBF16BF16 (gemvtc.go:95).
+// gemvtcBF16BF16Kernel launches the kernel gemvtcBF16BF16 (gemvtc.go:96).
 var gemvtcBF16BF16Kernel = kernGemvtcBF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemvtcBF16BF16", Pkg: "github.com/gokern/kern/ops/internal/gemvtc", Entry: "gemvtcBF16BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -130,7 +130,7 @@ var gemvtcBF16BF16Kernel = kernGemvtcBF16BF16Launcher{kern.NewLauncher(kern.Kern
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "b9768f733eb802e7", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcBF16BF16", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
+	SourceHash: "ca2f37fc7184d734", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcBF16BF16", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
@@ -144,7 +144,7 @@ func (l kernGemvtcBF16BF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *ke
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(early))
 }
 
-// gemvtcNarrowF16F32Kernel launches the kernel gemvtcNarrowF16F32 (gemvtc.go:107).
+// gemvtcNarrowF16F32Kernel launches the kernel gemvtcNarrowF16F32 (gemvtc.go:108).
 var gemvtcNarrowF16F32Kernel = kernGemvtcNarrowF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemvtcNarrowF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemvtc", Entry: "gemvtcNarrowF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -162,7 +162,7 @@ var gemvtcNarrowF16F32Kernel = kernGemvtcNarrowF16F32Launcher{kern.NewLauncher(k
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "3ad053b936efa51a", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowF16F32", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
+	SourceHash: "3e3f1d260046f1c7", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowF16F32", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcNarrowF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
@@ -176,7 +176,7 @@ func (l kernGemvtcNarrowF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, out
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(early))
 }
 
-// gemvtcNarrowF16F16Kernel launches the kernel gemvtcNarrowF16F16 (gemvtc.go:112).
+// gemvtcNarrowF16F16Kernel launches the kernel gemvtcNarrowF16F16 (gemvtc.go:113).
 var gemvtcNarrowF16F16Kernel = kernGemvtcNarrowF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemvtcNarrowF16F16", Pkg: "github.com/gokern/kern/ops/internal/gemvtc", Entry: "gemvtcNarrowF16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -194,7 +194,7 @@ var gemvtcNarrowF16F16Kernel = kernGemvtcNarrowF16F16Launcher{kern.NewLauncher(k
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "6c2ee4a84b5c4e9d", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowF16F16", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
+	SourceHash: "9ee088c0aa086b6d", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowF16F16", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcNarrowF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
@@ -208,7 +208,7 @@ func (l kernGemvtcNarrowF16F16Launcher) Launch(q kern.Queue, grid kern.Grid, out
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(early))
 }
 
-// gemvtcNarrowBF16F32Kernel launches the kernel gemvtcNarrowBF16F32 (gemvtc.go:117).
+// gemvtcNarrowBF16F32Kernel launches the kernel gemvtcNarrowBF16F32 (gemvtc.go:118).
 var gemvtcNarrowBF16F32Kernel = kernGemvtcNarrowBF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemvtcNarrowBF16F32", Pkg: "github.com/gokern/kern/ops/internal/gemvtc", Entry: "gemvtcNarrowBF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -226,7 +226,7 @@ var gemvtcNarrowBF16F32Kernel = kernGemvtcNarrowBF16F32Launcher{kern.NewLauncher
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "d93d7f26d30225c1", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowBF16F32", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
+	SourceHash: "f570b16d483429ea", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowBF16F32", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcNarrowBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},
@@ -240,7 +240,7 @@ func (l kernGemvtcNarrowBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, ou
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(w), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(act), kern.ScalarArg(early))
 }
 
-// gemvtcNarrowBF16BF16Kernel launches the kernel gemvtcNarrowBF16BF16 (gemvtc.go:122).
+// gemvtcNarrowBF16BF16Kernel launches the kernel gemvtcNarrowBF16BF16 (gemvtc.go:123).
 var gemvtcNarrowBF16BF16Kernel = kernGemvtcNarrowBF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "gemvtcNarrowBF16BF16", Pkg: "github.com/gokern/kern/ops/internal/gemvtc", Entry: "gemvtcNarrowBF16BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -258,7 +258,7 @@ var gemvtcNarrowBF16BF16Kernel = kernGemvtcNarrowBF16BF16Launcher{kern.NewLaunch
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "799eae2cda6a6427", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowBF16BF16", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
+	SourceHash: "7efdd4f3774986cc", Source: []string{"gemvtc.go:const MaxM", "gemvtc.go:const Rows", "gemvtc.go:const tcUnroll", "gemvtc.go:const tcWarps", "gemvtc.go:gemvtc", "gemvtc.go:gemvtcNarrowBF16BF16", "gemvtc.go:tcLoadX", "gemvtc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvtcNarrowBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(bool))
 	},

@@ -16,7 +16,7 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/ops/internal/mm", Arch: "sm_80", PTX: kernPTX}
 
-// SimpleF16F32Kernel launches the kernel SimpleF16F32 (simple.go:19).
+// SimpleF16F32Kernel launches the kernel SimpleF16F32 (simple.go:22).
 var SimpleF16F32Kernel = kernSimpleF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "SimpleF16F32", Pkg: "github.com/gokern/kern/ops/internal/mm", Entry: "SimpleF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -35,38 +35,38 @@ var SimpleF16F32Kernel = kernSimpleF16F32Launcher{kern.NewLauncher(kern.KernelSp
 	Block:  gpu.Dim3{X: 128, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at simple.go:44:13: integer divide by zero",
-		"panic at simple.go:44:23: integer divide by zero",
-		"simple.go:73:17",
-		"simple.go:75:18",
-		"simple.go:73:17",
-		"simple.go:75:18",
-		"simple.go:73:17",
-		"simple.go:75:18",
-		"simple.go:73:17",
-		"simple.go:75:18",
-		"simple.go:85:17",
-		"simple.go:87:18",
-		"simple.go:85:17",
-		"simple.go:87:18",
-		"tc.go:420:22",
-		"tc.go:422:23",
-		"tc.go:429:21",
-		"tc.go:431:5",
-		"tc.go:436:22",
-		"tc.go:438:5",
-		"tc.go:442:23",
-		"tc.go:444:6",
-		"tc.go:420:22",
-		"tc.go:422:23",
-		"tc.go:429:21",
-		"tc.go:431:5",
-		"tc.go:436:22",
-		"tc.go:438:5",
-		"tc.go:442:23",
-		"tc.go:444:6",
+		"panic at simple.go:47:13: integer divide by zero",
+		"panic at simple.go:47:23: integer divide by zero",
+		"simple.go:76:17",
+		"simple.go:78:18",
+		"simple.go:76:17",
+		"simple.go:78:18",
+		"simple.go:76:17",
+		"simple.go:78:18",
+		"simple.go:76:17",
+		"simple.go:78:18",
+		"simple.go:88:17",
+		"simple.go:90:18",
+		"simple.go:88:17",
+		"simple.go:90:18",
+		"epilogue.go:55:22",
+		"epilogue.go:57:23",
+		"epilogue.go:64:21",
+		"epilogue.go:66:5",
+		"epilogue.go:71:22",
+		"epilogue.go:73:5",
+		"epilogue.go:77:23",
+		"epilogue.go:79:6",
+		"epilogue.go:55:22",
+		"epilogue.go:57:23",
+		"epilogue.go:64:21",
+		"epilogue.go:66:5",
+		"epilogue.go:71:22",
+		"epilogue.go:73:5",
+		"epilogue.go:77:23",
+		"epilogue.go:79:6",
 	},
-	SourceHash: "7cd206b9e2c4be40", Source: []string{"doc.go:const sqrtHalf", "doc.go:f32c.load", "doc.go:f32c.store", "doc.go:type codec", "doc.go:type f32c", "simple.go:SimpleF16F32", "simple.go:const SimpleWarps", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:activate", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:epiStore", "tc.go:f16in.bits", "tc.go:f16in.mma", "tc.go:siluF", "tc.go:type f16in", "tc.go:type inCodec"},
+	SourceHash: "c950fca5857e6a2a", Source: []string{"simple.go:SimpleF16F32", "simple.go:const SimpleWarps", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:f16in.bits", "tc.go:f16in.mma", "tc.go:type f16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		SimpleF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int))
 	},
@@ -80,7 +80,7 @@ func (l kernSimpleF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern.B
 	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(a), kern.BufferArg(b), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(sbk), kern.ScalarArg(sbn), kern.ScalarArg(act))
 }
 
-// SimpleF16F16Kernel launches the kernel SimpleF16F16 (simple.go:24).
+// SimpleF16F16Kernel launches the kernel SimpleF16F16 (simple.go:27).
 var SimpleF16F16Kernel = kernSimpleF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "SimpleF16F16", Pkg: "github.com/gokern/kern/ops/internal/mm", Entry: "SimpleF16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -99,38 +99,38 @@ var SimpleF16F16Kernel = kernSimpleF16F16Launcher{kern.NewLauncher(kern.KernelSp
 	Block:  gpu.Dim3{X: 128, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at simple.go:44:13: integer divide by zero",
-		"panic at simple.go:44:23: integer divide by zero",
-		"simple.go:73:17",
-		"simple.go:75:18",
-		"simple.go:73:17",
-		"simple.go:75:18",
-		"simple.go:73:17",
-		"simple.go:75:18",
-		"simple.go:73:17",
-		"simple.go:75:18",
-		"simple.go:85:17",
-		"simple.go:87:18",
-		"simple.go:85:17",
-		"simple.go:87:18",
-		"tc.go:420:22",
-		"tc.go:422:23",
-		"tc.go:429:21",
-		"tc.go:431:5",
-		"tc.go:436:22",
-		"tc.go:438:5",
-		"tc.go:442:23",
-		"tc.go:444:6",
-		"tc.go:420:22",
-		"tc.go:422:23",
-		"tc.go:429:21",
-		"tc.go:431:5",
-		"tc.go:436:22",
-		"tc.go:438:5",
-		"tc.go:442:23",
-		"tc.go:444:6",
+		"panic at simple.go:47:13: integer divide by zero",
+		"panic at simple.go:47:23: integer divide by zero",
+		"simple.go:76:17",
+		"simple.go:78:18",
+		"simple.go:76:17",
+		"simple.go:78:18",
+		"simple.go:76:17",
+		"simple.go:78:18",
+		"simple.go:76:17",
+		"simple.go:78:18",
+		"simple.go:88:17",
+		"simple.go:90:18",
+		"simple.go:88:17",
+		"simple.go:90:18",
+		"epilogue.go:55:22",
+		"epilogue.go:57:23",
+		"epilogue.go:64:21",
+		"epilogue.go:66:5",
+		"epilogue.go:71:22",
+		"epilogue.go:73:5",
+		"epilogue.go:77:23",
+		"epilogue.go:79:6",
+		"epilogue.go:55:22",
+		"epilogue.go:57:23",
+		"epilogue.go:64:21",
+		"epilogue.go:66:5",
+		"epilogue.go:71:22",
+		"epilogue.go:73:5",
+		"epilogue.go:77:23",
+		"epilogue.go:79:6",
 	},
-	SourceHash: "ae52ad80a0ced443", Source: []string{"doc.go:const sqrtHalf", "doc.go:f16c.load", "doc.go:f16c.store", "doc.go:type codec", "doc.go:type f16c", "simple.go:SimpleF16F16", "simple.go:const SimpleWarps", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:activate", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:epiStore", "tc.go:f16in.bits", "tc.go:f16in.mma", "tc.go:siluF", "tc.go:type f16in", "tc.go:type inCodec"},
+	SourceHash: "82d3e95e9c665251", Source: []string{"simple.go:SimpleF16F16", "simple.go:const SimpleWarps", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:f16in.bits", "tc.go:f16in.mma", "tc.go:type f16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		SimpleF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int))
 	},
@@ -144,7 +144,7 @@ func (l kernSimpleF16F16Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern.B
 	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(a), kern.BufferArg(b), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(sbk), kern.ScalarArg(sbn), kern.ScalarArg(act))
 }
 
-// SimpleBF16F32Kernel launches the kernel SimpleBF16F32 (simple.go:29).
+// SimpleBF16F32Kernel launches the kernel SimpleBF16F32 (simple.go:32).
 var SimpleBF16F32Kernel = kernSimpleBF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "SimpleBF16F32", Pkg: "github.com/gokern/kern/ops/internal/mm", Entry: "SimpleBF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -163,38 +163,38 @@ var SimpleBF16F32Kernel = kernSimpleBF16F32Launcher{kern.NewLauncher(kern.Kernel
 	Block:  gpu.Dim3{X: 128, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at simple.go:44:13: integer divide by zero",
-		"panic at simple.go:44:23: integer divide by zero",
-		"simple.go:73:17",
-		"simple.go:75:18",
-		"simple.go:73:17",
-		"simple.go:75:18",
-		"simple.go:73:17",
-		"simple.go:75:18",
-		"simple.go:73:17",
-		"simple.go:75:18",
-		"simple.go:85:17",
-		"simple.go:87:18",
-		"simple.go:85:17",
-		"simple.go:87:18",
-		"tc.go:420:22",
-		"tc.go:422:23",
-		"tc.go:429:21",
-		"tc.go:431:5",
-		"tc.go:436:22",
-		"tc.go:438:5",
-		"tc.go:442:23",
-		"tc.go:444:6",
-		"tc.go:420:22",
-		"tc.go:422:23",
-		"tc.go:429:21",
-		"tc.go:431:5",
-		"tc.go:436:22",
-		"tc.go:438:5",
-		"tc.go:442:23",
-		"tc.go:444:6",
+		"panic at simple.go:47:13: integer divide by zero",
+		"panic at simple.go:47:23: integer divide by zero",
+		"simple.go:76:17",
+		"simple.go:78:18",
+		"simple.go:76:17",
+		"simple.go:78:18",
+		"simple.go:76:17",
+		"simple.go:78:18",
+		"simple.go:76:17",
+		"simple.go:78:18",
+		"simple.go:88:17",
+		"simple.go:90:18",
+		"simple.go:88:17",
+		"simple.go:90:18",
+		"epilogue.go:55:22",
+		"epilogue.go:57:23",
+		"epilogue.go:64:21",
+		"epilogue.go:66:5",
+		"epilogue.go:71:22",
+		"epilogue.go:73:5",
+		"epilogue.go:77:23",
+		"epilogue.go:79:6",
+		"epilogue.go:55:22",
+		"epilogue.go:57:23",
+		"epilogue.go:64:21",
+		"epilogue.go:66:5",
+		"epilogue.go:71:22",
+		"epilogue.go:73:5",
+		"epilogue.go:77:23",
+		"epilogue.go:79:6",
 	},
-	SourceHash: "b36b0bb6a0ced9b1", Source: []string{"doc.go:const sqrtHalf", "doc.go:f32c.load", "doc.go:f32c.store", "doc.go:type codec", "doc.go:type f32c", "simple.go:SimpleBF16F32", "simple.go:const SimpleWarps", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:activate", "tc.go:bf16in.bits", "tc.go:bf16in.mma", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:epiStore", "tc.go:siluF", "tc.go:type bf16in", "tc.go:type inCodec"},
+	SourceHash: "16bdf7488ca93061", Source: []string{"simple.go:SimpleBF16F32", "simple.go:const SimpleWarps", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:bf16in.bits", "tc.go:bf16in.mma", "tc.go:type bf16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		SimpleBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int))
 	},
@@ -208,7 +208,7 @@ func (l kernSimpleBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(a), kern.BufferArg(b), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(sbk), kern.ScalarArg(sbn), kern.ScalarArg(act))
 }
 
-// SimpleBF16BF16Kernel launches the kernel SimpleBF16BF16 (simple.go:34).
+// SimpleBF16BF16Kernel launches the kernel SimpleBF16BF16 (simple.go:37).
 var SimpleBF16BF16Kernel = kernSimpleBF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "SimpleBF16BF16", Pkg: "github.com/gokern/kern/ops/internal/mm", Entry: "SimpleBF16BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -227,38 +227,38 @@ var SimpleBF16BF16Kernel = kernSimpleBF16BF16Launcher{kern.NewLauncher(kern.Kern
 	Block:  gpu.Dim3{X: 128, Y: 1, Z: 1},
 	Bounds: true,
 	Sites: []string{
-		"panic at simple.go:44:13: integer divide by zero",
-		"panic at simple.go:44:23: integer divide by zero",
-		"simple.go:73:17",
-		"simple.go:75:18",
-		"simple.go:73:17",
-		"simple.go:75:18",
-		"simple.go:73:17",
-		"simple.go:75:18",
-		"simple.go:73:17",
-		"simple.go:75:18",
-		"simple.go:85:17",
-		"simple.go:87:18",
-		"simple.go:85:17",
-		"simple.go:87:18",
-		"tc.go:420:22",
-		"tc.go:422:23",
-		"tc.go:429:21",
-		"tc.go:431:5",
-		"tc.go:436:22",
-		"tc.go:438:5",
-		"tc.go:442:23",
-		"tc.go:444:6",
-		"tc.go:420:22",
-		"tc.go:422:23",
-		"tc.go:429:21",
-		"tc.go:431:5",
-		"tc.go:436:22",
-		"tc.go:438:5",
-		"tc.go:442:23",
-		"tc.go:444:6",
+		"panic at simple.go:47:13: integer divide by zero",
+		"panic at simple.go:47:23: integer divide by zero",
+		"simple.go:76:17",
+		"simple.go:78:18",
+		"simple.go:76:17",
+		"simple.go:78:18",
+		"simple.go:76:17",
+		"simple.go:78:18",
+		"simple.go:76:17",
+		"simple.go:78:18",
+		"simple.go:88:17",
+		"simple.go:90:18",
+		"simple.go:88:17",
+		"simple.go:90:18",
+		"epilogue.go:55:22",
+		"epilogue.go:57:23",
+		"epilogue.go:64:21",
+		"epilogue.go:66:5",
+		"epilogue.go:71:22",
+		"epilogue.go:73:5",
+		"epilogue.go:77:23",
+		"epilogue.go:79:6",
+		"epilogue.go:55:22",
+		"epilogue.go:57:23",
+		"epilogue.go:64:21",
+		"epilogue.go:66:5",
+		"epilogue.go:71:22",
+		"epilogue.go:73:5",
+		"epilogue.go:77:23",
+		"epilogue.go:79:6",
 	},
-	SourceHash: "05ee34cce23598a4", Source: []string{"doc.go:bf16c.load", "doc.go:bf16c.store", "doc.go:const sqrtHalf", "doc.go:type bf16c", "doc.go:type codec", "simple.go:SimpleBF16BF16", "simple.go:const SimpleWarps", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:activate", "tc.go:bf16in.bits", "tc.go:bf16in.mma", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:epiStore", "tc.go:siluF", "tc.go:type bf16in", "tc.go:type inCodec"},
+	SourceHash: "c35c198c91675fec", Source: []string{"simple.go:SimpleBF16BF16", "simple.go:const SimpleWarps", "simple.go:mmaSimple", "simple.go:simpleA", "simple.go:simpleB", "tc.go:bf16in.bits", "tc.go:bf16in.mma", "tc.go:type bf16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		SimpleBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int))
 	},
@@ -272,7 +272,7 @@ func (l kernSimpleBF16BF16Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern
 	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(a), kern.BufferArg(b), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(sbk), kern.ScalarArg(sbn), kern.ScalarArg(act))
 }
 
-// TCF16F32Kernel launches the kernel TCF16F32 (tc.go:82).
+// TCF16F32Kernel launches the kernel TCF16F32 (tc.go:83).
 var TCF16F32Kernel = kernTCF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "TCF16F32", Pkg: "github.com/gokern/kern/ops/internal/mm", Entry: "TCF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -290,7 +290,7 @@ var TCF16F32Kernel = kernTCF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "34e410cd79d7e906", Source: []string{"doc.go:const sqrtHalf", "doc.go:f32c.load", "doc.go:f32c.store", "doc.go:type codec", "doc.go:type f32c", "tc.go:TCF16F32", "tc.go:activate", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:const WarpM", "tc.go:const WarpN", "tc.go:const tcBK", "tc.go:const tcEpiLd", "tc.go:const tcEpiWarp", "tc.go:const tcMI", "tc.go:const tcMaxBM", "tc.go:const tcMaxBN", "tc.go:const tcNI", "tc.go:const tcSlots", "tc.go:const tcStageA", "tc.go:const tcStageB", "tc.go:const tcStages", "tc.go:const tcWM", "tc.go:const tcWN", "tc.go:epiOne", "tc.go:epiStore", "tc.go:f16in.mma", "tc.go:fragB", "tc.go:siluF", "tc.go:swz4", "tc.go:swz8", "tc.go:tcEpilogue", "tc.go:tcIssue", "tc.go:tcIssueB", "tc.go:tcIssueFull", "tc.go:tcMatmul", "tc.go:tcSlot", "tc.go:type f16in", "tc.go:type inCodec"},
+	SourceHash: "7638ce436cd3f6b1", Source: []string{"tc.go:TCF16F32", "tc.go:const WarpM", "tc.go:const WarpN", "tc.go:const tcBK", "tc.go:const tcEpiLd", "tc.go:const tcEpiWarp", "tc.go:const tcMI", "tc.go:const tcMaxBM", "tc.go:const tcMaxBN", "tc.go:const tcNI", "tc.go:const tcSlots", "tc.go:const tcStageA", "tc.go:const tcStageB", "tc.go:const tcStages", "tc.go:const tcWM", "tc.go:const tcWN", "tc.go:f16in.mma", "tc.go:fragB", "tc.go:swz4", "tc.go:swz8", "tc.go:tcEpilogue", "tc.go:tcIssue", "tc.go:tcIssueB", "tc.go:tcIssueFull", "tc.go:tcMatmul", "tc.go:tcSlot", "tc.go:type f16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		TCF16F32(t, a[0].([]float32), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int))
 	},
@@ -304,7 +304,7 @@ func (l kernTCF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern.Buffe
 	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(a), kern.BufferArg(b), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(nn), kern.ScalarArg(act), kern.ScalarArg(warpsN))
 }
 
-// TCF16F16Kernel launches the kernel TCF16F16 (tc.go:87).
+// TCF16F16Kernel launches the kernel TCF16F16 (tc.go:88).
 var TCF16F16Kernel = kernTCF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "TCF16F16", Pkg: "github.com/gokern/kern/ops/internal/mm", Entry: "TCF16F16", Module: kernModule,
 	Params: []kern.Param{
@@ -322,7 +322,7 @@ var TCF16F16Kernel = kernTCF16F16Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "e237d54773c6a5de", Source: []string{"doc.go:const sqrtHalf", "doc.go:f16c.load", "doc.go:f16c.store", "doc.go:type codec", "doc.go:type f16c", "tc.go:TCF16F16", "tc.go:activate", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:const WarpM", "tc.go:const WarpN", "tc.go:const tcBK", "tc.go:const tcEpiLd", "tc.go:const tcEpiWarp", "tc.go:const tcMI", "tc.go:const tcMaxBM", "tc.go:const tcMaxBN", "tc.go:const tcNI", "tc.go:const tcSlots", "tc.go:const tcStageA", "tc.go:const tcStageB", "tc.go:const tcStages", "tc.go:const tcWM", "tc.go:const tcWN", "tc.go:epiOne", "tc.go:epiStore", "tc.go:f16in.mma", "tc.go:fragB", "tc.go:siluF", "tc.go:swz4", "tc.go:swz8", "tc.go:tcEpilogue", "tc.go:tcIssue", "tc.go:tcIssueB", "tc.go:tcIssueFull", "tc.go:tcMatmul", "tc.go:tcSlot", "tc.go:type f16in", "tc.go:type inCodec"},
+	SourceHash: "9705a1626b6b5f1a", Source: []string{"tc.go:TCF16F16", "tc.go:const WarpM", "tc.go:const WarpN", "tc.go:const tcBK", "tc.go:const tcEpiLd", "tc.go:const tcEpiWarp", "tc.go:const tcMI", "tc.go:const tcMaxBM", "tc.go:const tcMaxBN", "tc.go:const tcNI", "tc.go:const tcSlots", "tc.go:const tcStageA", "tc.go:const tcStageB", "tc.go:const tcStages", "tc.go:const tcWM", "tc.go:const tcWN", "tc.go:f16in.mma", "tc.go:fragB", "tc.go:swz4", "tc.go:swz8", "tc.go:tcEpilogue", "tc.go:tcIssue", "tc.go:tcIssueB", "tc.go:tcIssueFull", "tc.go:tcMatmul", "tc.go:tcSlot", "tc.go:type f16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		TCF16F16(t, a[0].([]gpu.Half), a[1].([]gpu.Half), a[2].([]gpu.Half), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int))
 	},
@@ -336,7 +336,7 @@ func (l kernTCF16F16Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern.Buffe
 	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(a), kern.BufferArg(b), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(nn), kern.ScalarArg(act), kern.ScalarArg(warpsN))
 }
 
-// TCBF16F32Kernel launches the kernel TCBF16F32 (tc.go:92).
+// TCBF16F32Kernel launches the kernel TCBF16F32 (tc.go:93).
 var TCBF16F32Kernel = kernTCBF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "TCBF16F32", Pkg: "github.com/gokern/kern/ops/internal/mm", Entry: "TCBF16F32", Module: kernModule,
 	Params: []kern.Param{
@@ -354,7 +354,7 @@ var TCBF16F32Kernel = kernTCBF16F32Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "c57065b2d2905289", Source: []string{"doc.go:const sqrtHalf", "doc.go:f32c.load", "doc.go:f32c.store", "doc.go:type codec", "doc.go:type f32c", "tc.go:TCBF16F32", "tc.go:activate", "tc.go:bf16in.mma", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:const WarpM", "tc.go:const WarpN", "tc.go:const tcBK", "tc.go:const tcEpiLd", "tc.go:const tcEpiWarp", "tc.go:const tcMI", "tc.go:const tcMaxBM", "tc.go:const tcMaxBN", "tc.go:const tcNI", "tc.go:const tcSlots", "tc.go:const tcStageA", "tc.go:const tcStageB", "tc.go:const tcStages", "tc.go:const tcWM", "tc.go:const tcWN", "tc.go:epiOne", "tc.go:epiStore", "tc.go:fragB", "tc.go:siluF", "tc.go:swz4", "tc.go:swz8", "tc.go:tcEpilogue", "tc.go:tcIssue", "tc.go:tcIssueB", "tc.go:tcIssueFull", "tc.go:tcMatmul", "tc.go:tcSlot", "tc.go:type bf16in", "tc.go:type inCodec"},
+	SourceHash: "ccf4ef054188abb2", Source: []string{"tc.go:TCBF16F32", "tc.go:bf16in.mma", "tc.go:const WarpM", "tc.go:const WarpN", "tc.go:const tcBK", "tc.go:const tcEpiLd", "tc.go:const tcEpiWarp", "tc.go:const tcMI", "tc.go:const tcMaxBM", "tc.go:const tcMaxBN", "tc.go:const tcNI", "tc.go:const tcSlots", "tc.go:const tcStageA", "tc.go:const tcStageB", "tc.go:const tcStages", "tc.go:const tcWM", "tc.go:const tcWN", "tc.go:fragB", "tc.go:swz4", "tc.go:swz8", "tc.go:tcEpilogue", "tc.go:tcIssue", "tc.go:tcIssueB", "tc.go:tcIssueFull", "tc.go:tcMatmul", "tc.go:tcSlot", "tc.go:type bf16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		TCBF16F32(t, a[0].([]float32), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]float32), a[4].([]float32), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int))
 	},
@@ -368,7 +368,7 @@ func (l kernTCBF16F32Launcher) Launch(q kern.Queue, grid kern.Grid, c *kern.Buff
 	return l.Kernel().Launch(q, grid, kern.BufferArg(c), kern.BufferArg(a), kern.BufferArg(b), kern.BufferArg(bias), kern.BufferArg(res), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(nn), kern.ScalarArg(act), kern.ScalarArg(warpsN))
 }
 
-// TCBF16BF16Kernel launches the kernel TCBF16BF16 (tc.go:97).
+// TCBF16BF16Kernel launches the kernel TCBF16BF16 (tc.go:98).
 var TCBF16BF16Kernel = kernTCBF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "TCBF16BF16", Pkg: "github.com/gokern/kern/ops/internal/mm", Entry: "TCBF16BF16", Module: kernModule,
 	Params: []kern.Param{
@@ -386,7 +386,7 @@ var TCBF16BF16Kernel = kernTCBF16BF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	},
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
-	SourceHash: "17193eca7e5b16a2", Source: []string{"doc.go:bf16c.load", "doc.go:bf16c.store", "doc.go:const sqrtHalf", "doc.go:type bf16c", "doc.go:type codec", "tc.go:TCBF16BF16", "tc.go:activate", "tc.go:bf16in.mma", "tc.go:const EpiGELU", "tc.go:const EpiSiLU", "tc.go:const EpiSwiGLU", "tc.go:const WarpM", "tc.go:const WarpN", "tc.go:const tcBK", "tc.go:const tcEpiLd", "tc.go:const tcEpiWarp", "tc.go:const tcMI", "tc.go:const tcMaxBM", "tc.go:const tcMaxBN", "tc.go:const tcNI", "tc.go:const tcSlots", "tc.go:const tcStageA", "tc.go:const tcStageB", "tc.go:const tcStages", "tc.go:const tcWM", "tc.go:const tcWN", "tc.go:epiOne", "tc.go:epiStore", "tc.go:fragB", "tc.go:siluF", "tc.go:swz4", "tc.go:swz8", "tc.go:tcEpilogue", "tc.go:tcIssue", "tc.go:tcIssueB", "tc.go:tcIssueFull", "tc.go:tcMatmul", "tc.go:tcSlot", "tc.go:type bf16in", "tc.go:type inCodec"},
+	SourceHash: "71705cf2eaa3d5ba", Source: []string{"tc.go:TCBF16BF16", "tc.go:bf16in.mma", "tc.go:const WarpM", "tc.go:const WarpN", "tc.go:const tcBK", "tc.go:const tcEpiLd", "tc.go:const tcEpiWarp", "tc.go:const tcMI", "tc.go:const tcMaxBM", "tc.go:const tcMaxBN", "tc.go:const tcNI", "tc.go:const tcSlots", "tc.go:const tcStageA", "tc.go:const tcStageB", "tc.go:const tcStages", "tc.go:const tcWM", "tc.go:const tcWN", "tc.go:fragB", "tc.go:swz4", "tc.go:swz8", "tc.go:tcEpilogue", "tc.go:tcIssue", "tc.go:tcIssueB", "tc.go:tcIssueFull", "tc.go:tcMatmul", "tc.go:tcSlot", "tc.go:type bf16in", "tc.go:type inCodec"},
 	Native: func(t gpu.Thread, a []any) {
 		TCBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]gpu.BFloat16), a[2].([]gpu.BFloat16), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].(int), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int))
 	},

@@ -13,32 +13,35 @@ package mm
 // addressed as b[kk·sbk + col·sbn], so (sbk, sbn) = (1, K) is W[N,K] and
 // (N, 1) is B[K,N].
 
-import "github.com/gokern/kern/gpu"
+import (
+	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/ops/internal/epilogue"
+)
 
 //kern:kernel block=128 minblocks=1
 func SimpleF16F32(t gpu.Thread, c []float32, a, b []gpu.Half, bias, res []float32, m, n, k, sbk, sbn, act int) {
-	mmaSimple(f16in{}, f32c{}, t, c, a, b, bias, res, m, n, k, sbk, sbn, act)
+	mmaSimple(f16in{}, epilogue.F32{}, t, c, a, b, bias, res, m, n, k, sbk, sbn, act)
 }
 
 //kern:kernel block=128 minblocks=1
 func SimpleF16F16(t gpu.Thread, c []gpu.Half, a, b []gpu.Half, bias, res []gpu.Half, m, n, k, sbk, sbn, act int) {
-	mmaSimple(f16in{}, f16c{}, t, c, a, b, bias, res, m, n, k, sbk, sbn, act)
+	mmaSimple(f16in{}, epilogue.Half{}, t, c, a, b, bias, res, m, n, k, sbk, sbn, act)
 }
 
 //kern:kernel block=128 minblocks=1
 func SimpleBF16F32(t gpu.Thread, c []float32, a, b []gpu.BFloat16, bias, res []float32, m, n, k, sbk, sbn, act int) {
-	mmaSimple(bf16in{}, f32c{}, t, c, a, b, bias, res, m, n, k, sbk, sbn, act)
+	mmaSimple(bf16in{}, epilogue.F32{}, t, c, a, b, bias, res, m, n, k, sbk, sbn, act)
 }
 
 //kern:kernel block=128 minblocks=1
 func SimpleBF16BF16(t gpu.Thread, c []gpu.BFloat16, a, b []gpu.BFloat16, bias, res []gpu.BFloat16, m, n, k, sbk, sbn, act int) {
-	mmaSimple(bf16in{}, bf16c{}, t, c, a, b, bias, res, m, n, k, sbk, sbn, act)
+	mmaSimple(bf16in{}, epilogue.BFloat16{}, t, c, a, b, bias, res, m, n, k, sbk, sbn, act)
 }
 
 // SimpleWarps is v1's warps per block.
 const SimpleWarps = 4
 
-func mmaSimple[A, O any, CA inCodec[A], CO codec[O]](ca CA, co CO, t gpu.Thread, c []O, a, b []A, bias, res []O, m, n, k, sbk, sbn, act int) {
+func mmaSimple[A, O any, CA inCodec[A], CO epilogue.Out[O]](ca CA, co CO, t gpu.Thread, c []O, a, b []A, bias, res []O, m, n, k, sbk, sbn, act int) {
 	tilesN := (n + 7) / 8
 	w := t.BlockIdx().X*SimpleWarps + t.Warp()
 	tm, tn := w/tilesN, w%tilesN
@@ -61,8 +64,8 @@ func mmaSimple[A, O any, CA inCodec[A], CO codec[O]](ca CA, co CO, t gpu.Thread,
 			acc = ca.mma(t, fa, fb, acc)
 		}
 		row, col = tm*16+g, tn*8+2*q
-		epiStore(co, c, bias, res, row, col, m, n, act, acc[0], acc[1])
-		epiStore(co, c, bias, res, row+8, col, m, n, act, acc[2], acc[3])
+		epilogue.Pair(co, c, bias, res, row, col, m, n, act, acc[0], acc[1])
+		epilogue.Pair(co, c, bias, res, row+8, col, m, n, act, acc[2], acc[3])
 	}
 }
 

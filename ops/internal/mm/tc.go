@@ -51,6 +51,7 @@ import (
 	"math/bits"
 
 	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/ops/internal/epilogue"
 )
 
 // Tile shape constants (see the header).
@@ -80,26 +81,26 @@ const (
 
 //kern:kernel block=256 nobounds
 func TCF16F32(t gpu.Thread, c []float32, a, b []gpu.Half, bias, res []float32, m, n, k, nn, act, warpsN int) {
-	tcMatmul(f16in{}, f32c{}, t, gpu.DynShared[gpu.Half](t), gpu.DynShared[float32](t), c, a, b, bias, res, m, n, k, nn, act, warpsN)
+	tcMatmul(f16in{}, epilogue.F32{}, t, gpu.DynShared[gpu.Half](t), gpu.DynShared[float32](t), c, a, b, bias, res, m, n, k, nn, act, warpsN)
 }
 
 //kern:kernel block=256 nobounds
 func TCF16F16(t gpu.Thread, c []gpu.Half, a, b []gpu.Half, bias, res []gpu.Half, m, n, k, nn, act, warpsN int) {
-	tcMatmul(f16in{}, f16c{}, t, gpu.DynShared[gpu.Half](t), gpu.DynShared[float32](t), c, a, b, bias, res, m, n, k, nn, act, warpsN)
+	tcMatmul(f16in{}, epilogue.Half{}, t, gpu.DynShared[gpu.Half](t), gpu.DynShared[float32](t), c, a, b, bias, res, m, n, k, nn, act, warpsN)
 }
 
 //kern:kernel block=256 nobounds
 func TCBF16F32(t gpu.Thread, c []float32, a, b []gpu.BFloat16, bias, res []float32, m, n, k, nn, act, warpsN int) {
-	tcMatmul(bf16in{}, f32c{}, t, gpu.DynShared[gpu.BFloat16](t), gpu.DynShared[float32](t), c, a, b, bias, res, m, n, k, nn, act, warpsN)
+	tcMatmul(bf16in{}, epilogue.F32{}, t, gpu.DynShared[gpu.BFloat16](t), gpu.DynShared[float32](t), c, a, b, bias, res, m, n, k, nn, act, warpsN)
 }
 
 //kern:kernel block=256 nobounds
 func TCBF16BF16(t gpu.Thread, c []gpu.BFloat16, a, b []gpu.BFloat16, bias, res []gpu.BFloat16, m, n, k, nn, act, warpsN int) {
-	tcMatmul(bf16in{}, bf16c{}, t, gpu.DynShared[gpu.BFloat16](t), gpu.DynShared[float32](t), c, a, b, bias, res, m, n, k, nn, act, warpsN)
+	tcMatmul(bf16in{}, epilogue.BFloat16{}, t, gpu.DynShared[gpu.BFloat16](t), gpu.DynShared[float32](t), c, a, b, bias, res, m, n, k, nn, act, warpsN)
 }
 
 // tcMatmul is the body of every v2 kernel; see the file header.
-func tcMatmul[A gpu.Elem, O any, CA inCodec[A], CO codec[O]](ca CA, co CO, t gpu.Thread,
+func tcMatmul[A gpu.Elem, O any, CA inCodec[A], CO epilogue.Out[O]](ca CA, co CO, t gpu.Thread,
 	sm []A, st []float32, c []O, a, b []A, bias, res []O, m, n, k, nn, act, warpsN int) {
 	as, bs := sm[:tcStages*tcStageA], sm[tcStages*tcStageA:]
 	warps := t.BlockDim().X / 32
@@ -244,7 +245,7 @@ const (
 )
 
 // tcEpilogue writes the warp tile at (wr, wc) of C from acc.
-func tcEpilogue[O any, CO codec[O]](co CO, t gpu.Thread, st []float32, acc [tcMI][tcNI][4]float32, c, bias, res []O, wr, wc, m, n, act int) {
+func tcEpilogue[O any, CO epilogue.Out[O]](co CO, t gpu.Thread, st []float32, acc [tcMI][tcNI][4]float32, c, bias, res []O, wr, wc, m, n, act int) {
 	l := t.Lane()
 	g, q := l>>2, l&3
 	//kern:unroll
@@ -261,34 +262,18 @@ func tcEpilogue[O any, CO codec[O]](co CO, t gpu.Thread, st []float32, acc [tcMI
 		}
 		t.SyncWarp()
 		row0 := wr + half*32
-		if act == EpiSwiGLU {
+		if act == epilogue.SwiGLU {
 			// lane l%16 finishes pair l%16 of row r + l/16
 			for r := 0; r < 32; r += 2 {
 				p := gpu.Load2(st, (r+l>>4)*tcEpiLd+2*(l&15))
-				epiStore(co, c, bias, res, row0+r+l>>4, wc+2*(l&15), m, n, act, p[0], p[1])
+				epilogue.Pair(co, c, bias, res, row0+r+l>>4, wc+2*(l&15), m, n, act, p[0], p[1])
 			}
 		} else {
 			for r := range 32 {
-				epiOne(co, c, bias, res, row0+r, wc+l, m, n, act, st[r*tcEpiLd+l])
+				epilogue.One(co, c, bias, res, row0+r, wc+l, m, n, act, st[r*tcEpiLd+l])
 			}
 		}
 		t.SyncWarp()
-	}
-}
-
-// epiOne finishes C[row][col] from the float32 accumulator v: bias,
-// activation, residual, one rounding to O.
-func epiOne[O any, CO codec[O]](co CO, c, bias, res []O, row, col, m, n, act int, v float32) {
-	if row < m && col < n {
-		if len(bias) > 0 {
-			v += co.load(bias[col])
-		}
-		v = activate(v, act)
-		i := row*n + col
-		if len(res) > 0 {
-			v += co.load(res[i])
-		}
-		c[i] = co.store(v)
 	}
 }
 
@@ -400,64 +385,3 @@ func (bf16in) mma(t gpu.Thread, a [4]uint32, b [2]uint32, c [4]float32) [4]float
 }
 func (bf16in) bits(x gpu.BFloat16) uint32  { return uint32(x) }
 func (bf16in) load(x gpu.BFloat16) float32 { return x.Float32() }
-
-// Epilogue activations (the act argument of every matmul kernel).
-const (
-	EpiNone   = 0
-	EpiSiLU   = 1
-	EpiGELU   = 2
-	EpiSwiGLU = 3 // columns 2j, 2j+1 are gate_j, up_j; stores silu(gate)·up at column j
-)
-
-// epiStore finishes the pair C[row][col], C[row][col+1] (col even) of
-// float32 accumulators v0, v1: bias, activation, residual, one rounding to
-// O. bias has n elements or none, res the elements of c or none. With
-// EpiSwiGLU, c and res are [m, n/2].
-func epiStore[O any, CO codec[O]](co CO, c, bias, res []O, row, col, m, n, act int, v0, v1 float32) {
-	if row < m && col < n {
-		has1 := col+1 < n
-		if len(bias) > 0 {
-			v0 += co.load(bias[col])
-			if has1 {
-				v1 += co.load(bias[col+1])
-			}
-		}
-		if act == EpiSwiGLU {
-			i := row*(n>>1) + col>>1
-			v := siluF(v0) * v1
-			if len(res) > 0 {
-				v += co.load(res[i])
-			}
-			c[i] = co.store(v)
-		} else {
-			i := row*n + col
-			v0 = activate(v0, act)
-			if len(res) > 0 {
-				v0 += co.load(res[i])
-			}
-			c[i] = co.store(v0)
-			if has1 {
-				v1 = activate(v1, act)
-				if len(res) > 0 {
-					v1 += co.load(res[i+1])
-				}
-				c[i+1] = co.store(v1)
-			}
-		}
-	}
-}
-
-// activate applies EpiSiLU or EpiGELU (exact, erf) to v; other acts leave
-// it.
-func activate(v float32, act int) float32 {
-	if act == EpiSiLU {
-		return siluF(v)
-	}
-	if act == EpiGELU {
-		return 0.5 * v * (1 + gpu.Erf(v*sqrtHalf))
-	}
-	return v
-}
-
-// siluF is v·sigmoid(v), as SiLUMul computes it.
-func siluF(v float32) float32 { return v / (1 + gpu.Exp(-v)) }

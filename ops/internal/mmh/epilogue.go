@@ -1,49 +1,28 @@
 package mmh
 
-// The epilogue of ops.Matmul (bias, SiLU/GELU, SwiGLU, residual, one
-// rounding to the output type), the same arithmetic in the same order as
-// ops/internal/mm's epiStore and activate, so both paths give identical
-// results for identical accumulators. It is a copy rather than a call
-// because kern inlines helpers only from a kernel's own package and from
-// gpu, gpu/tile and gpu/devmath (compiler/lower_call.go, libPaths);
-// TestEpilogueMatchesMM (mmh) checks the two against each other.
+// The epilogue of ops.Matmul on Hopper: the accumulator tile staged
+// through shared memory, then bias, activation, residual and the rounding
+// to the output type by ops/internal/epilogue (every matmul's), so every
+// path gives identical results for identical accumulators. mmhw repeats
+// the staging below for its 256-column tile (TestEpilogueMatchesMMH).
 
-import "github.com/gokern/kern/gpu"
-
-// Epilogue activations: the values of ops.Activation and mm's Epi*.
-const (
-	EpiNone   = 0
-	EpiSiLU   = 1
-	EpiGELU   = 2
-	EpiSwiGLU = 3 // columns 2j, 2j+1 are gate_j, up_j; stores silu(gate)·up at column j
+import (
+	"github.com/gokern/kern/gpu"
+	epi "github.com/gokern/kern/ops/internal/epilogue"
 )
 
-// A codec converts an output element type to float32 and back (round to
-// nearest even).
-type codec[T any] interface {
-	load(T) float32
-	store(float32) T
-}
+// The output codecs: ops/internal/epilogue's, with the four-output store
+// of the epilogue's fast path (quadCodec).
+type f32c struct{ epi.F32 }
 
-type f32c struct{}
+type f16c struct{ epi.Half }
 
-func (f32c) load(x float32) float32  { return x }
-func (f32c) store(v float32) float32 { return v }
-
-type f16c struct{}
-
-func (f16c) load(x gpu.Half) float32  { return x.Float32() }
-func (f16c) store(v float32) gpu.Half { return gpu.ToHalf(v) }
-
-type bf16c struct{}
-
-func (bf16c) load(x gpu.BFloat16) float32  { return x.Float32() }
-func (bf16c) store(v float32) gpu.BFloat16 { return gpu.ToBFloat16(v) }
+type bf16c struct{ epi.BFloat16 }
 
 // A quadCodec also stores four outputs in one 64- or 128-bit store: the
-// epilogue's fast path (see epilogue). Its rounding is store's.
+// epilogue's fast path (see epilogue). Its rounding is Store's.
 type quadCodec[T any] interface {
-	codec[T]
+	epi.Out[T]
 	store4(c []T, i int, v [4]float32)
 }
 
@@ -56,8 +35,6 @@ func (f16c) store4(c []gpu.Half, i int, v [4]float32) {
 func (bf16c) store4(c []gpu.BFloat16, i int, v [4]float32) {
 	gpu.Store4(c, i, [4]gpu.BFloat16{gpu.ToBFloat16(v[0]), gpu.ToBFloat16(v[1]), gpu.ToBFloat16(v[2]), gpu.ToBFloat16(v[3])})
 }
-
-const sqrtHalf = 0.70710678118654752440 // 1/√2
 
 // The epilogue stages each consumer warp's 16×128 accumulator rows
 // through shared memory in two rounds of 16×64 float32, so that the bias,
@@ -95,7 +72,7 @@ func epilogue[O any, CO quadCodec[O]](co CO, t gpu.Thread, st []float32, acc [64
 	l := t.Lane()
 	g, q := l>>2, l&3
 	row0 := r0 + 16*(t.Warp()%4)
-	plain := act == EpiNone && len(bias) == 0 && len(res) == 0 && n%4 == 0
+	plain := act == epi.None && len(bias) == 0 && len(res) == 0 && n%4 == 0
 	qr, qc := l>>4, 4*(l&15)
 	for h := 0; h < 2; h++ { // not unrolled: one copy of the loop below
 		if h == 0 {
@@ -117,16 +94,16 @@ func epilogue[O any, CO quadCodec[O]](co CO, t gpu.Thread, st []float32, acc [64
 				r := 2*i + qr
 				co.store4(c, (row0+r)*n+col0+qc, gpu.Load4(st, epiSwz(r, qc)))
 			}
-		} else if act == EpiSwiGLU {
+		} else if act == epi.SwiGLU {
 			// lane l finishes the pair at columns 2l, 2l+1 of each row
 			for r := range 16 {
 				p := gpu.Load2(st, epiSwz(r, 2*l))
-				epiStore(co, c, bias, res, row0+r, col0+2*l, m, n, act, p[0], p[1])
+				epi.Pair(co, c, bias, res, row0+r, col0+2*l, m, n, act, p[0], p[1])
 			}
 		} else {
 			for r := range 16 {
-				epiOne(co, c, bias, res, row0+r, col0+l, m, n, act, st[epiSwz(r, l)])
-				epiOne(co, c, bias, res, row0+r, col0+32+l, m, n, act, st[epiSwz(r, 32+l)])
+				epi.One(co, c, bias, res, row0+r, col0+l, m, n, act, st[epiSwz(r, l)])
+				epi.One(co, c, bias, res, row0+r, col0+32+l, m, n, act, st[epiSwz(r, 32+l)])
 			}
 		}
 		t.SyncWarp()
@@ -139,72 +116,3 @@ func epiStage(st []float32, g, col int, v0, v1, v2, v3 float32) {
 	gpu.Store2(st, epiSwz(g, col), [2]float32{v0, v1})
 	gpu.Store2(st, epiSwz(g+8, col), [2]float32{v2, v3})
 }
-
-// epiOne finishes C[row][col] from the float32 accumulator v: bias,
-// activation, residual, one rounding to O.
-func epiOne[O any, CO codec[O]](co CO, c, bias, res []O, row, col, m, n, act int, v float32) {
-	if row < m && col < n {
-		if len(bias) > 0 {
-			v += co.load(bias[col])
-		}
-		v = activate(v, act)
-		i := row*n + col
-		if len(res) > 0 {
-			v += co.load(res[i])
-		}
-		c[i] = co.store(v)
-	}
-}
-
-// epiStore finishes the pair C[row][col], C[row][col+1] (col even) of
-// float32 accumulators v0, v1: bias, activation, residual, one rounding to
-// O. bias has n elements or none, res the elements of c or none. With
-// EpiSwiGLU, c and res are [m, n/2].
-func epiStore[O any, CO codec[O]](co CO, c, bias, res []O, row, col, m, n, act int, v0, v1 float32) {
-	if row < m && col < n {
-		has1 := col+1 < n
-		if len(bias) > 0 {
-			v0 += co.load(bias[col])
-			if has1 {
-				v1 += co.load(bias[col+1])
-			}
-		}
-		if act == EpiSwiGLU {
-			i := row*(n>>1) + col>>1
-			v := siluF(v0) * v1
-			if len(res) > 0 {
-				v += co.load(res[i])
-			}
-			c[i] = co.store(v)
-		} else {
-			i := row*n + col
-			v0 = activate(v0, act)
-			if len(res) > 0 {
-				v0 += co.load(res[i])
-			}
-			c[i] = co.store(v0)
-			if has1 {
-				v1 = activate(v1, act)
-				if len(res) > 0 {
-					v1 += co.load(res[i+1])
-				}
-				c[i+1] = co.store(v1)
-			}
-		}
-	}
-}
-
-// activate applies EpiSiLU or EpiGELU (exact, erf) to v; other acts leave
-// it.
-func activate(v float32, act int) float32 {
-	if act == EpiSiLU {
-		return siluF(v)
-	}
-	if act == EpiGELU {
-		return 0.5 * v * (1 + gpu.Erf(v*sqrtHalf))
-	}
-	return v
-}
-
-// siluF is v·sigmoid(v), as ops' SiLUMul computes it.
-func siluF(v float32) float32 { return v / (1 + gpu.Exp(-v)) }

@@ -36,7 +36,7 @@ package mmh
 // Edges: TMA zero-fills the parts of a box outside the tensor (rows past M
 // or N, columns past K) and still counts the whole box's bytes, so the
 // main loop has no predicates; the epilogue stores with a predicate per
-// element (epiStore, epilogue.go). K must be a multiple of 8 (a 16-byte
+// element (epilogue.go, ops/internal/epilogue's Pair and One). K must be a multiple of 8 (a 16-byte
 // row stride, the tensor map's rule).
 //
 // Accumulator layout (PTX ISA §9.7.15, m64nNk16 D fragments): in warp w of

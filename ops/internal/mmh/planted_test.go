@@ -5,12 +5,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/compiler"
 	"github.com/gokern/kern/gpu"
+	epi "github.com/gokern/kern/ops/internal/epilogue"
 )
 
 // The planted bugs: each is a text edit of the kernel's source that a GPU
@@ -83,7 +85,7 @@ func TestPlantedBugs(t *testing.T) {
 			}
 			// Two persistent blocks for the four tiles: each walks two.
 			grid := kern.Blocks(gpu.Dim3{X: 2, Y: 1, Z: 1}, gpu.Dim3{X: Threads, Y: 1, Z: 1}).WithShared(SharedBytes(2))
-			err = kernel.Launch(dev, grid, c, amap, wmap, empty, empty, kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(EpiNone), kern.ScalarArg(2))
+			err = kernel.Launch(dev, grid, c, amap, wmap, empty, empty, kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k), kern.ScalarArg(epi.None), kern.ScalarArg(2))
 			var wrong int
 			var first string
 			if err == nil {
@@ -130,13 +132,21 @@ func kernelSource(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := string(e)
-	const imp = "import \"github.com/gokern/kern/gpu\"\n"
-	i := strings.Index(body, imp)
-	if i < 0 || !strings.Contains(string(g), imp) {
-		t.Fatalf("gemm.go and epilogue.go must each import only package gpu, as %q", imp)
+	// One file for compiler.CompileSource: gemm.go, then epilogue.go and
+	// the epilogue library it calls (ops/internal/epilogue) after their
+	// imports, the library's names unqualified.
+	lib, err := os.ReadFile(filepath.Join("..", "epilogue", "epilogue.go"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	return string(g) + body[i+len(imp):]
+	const imp = "import \"github.com/gokern/kern/gpu\"\n"
+	const impEpi = "import (\n\t\"github.com/gokern/kern/gpu\"\n\tepi \"github.com/gokern/kern/ops/internal/epilogue\"\n)\n"
+	body, lb := string(e), string(lib)
+	i, j := strings.Index(body, impEpi), strings.Index(lb, imp)
+	if i < 0 || j < 0 || !strings.Contains(string(g), imp) {
+		t.Fatalf("gemm.go and the epilogue library must each import only package gpu, as %q, and epilogue.go gpu and the library, as %q", imp, impEpi)
+	}
+	return string(g) + strings.ReplaceAll(body[i+len(impEpi):], "epi.", "") + lb[j+len(imp):]
 }
 
 // compileGemm compiles src for sm_90a and returns its GemmF16F32 as a

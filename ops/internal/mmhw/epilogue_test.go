@@ -14,9 +14,9 @@ import (
 // ops/internal/mmh (see epilogue.go) has not drifted: every function and
 // method but epilogue itself (which walks 256 columns here) must print
 // identically in both packages, and so must the declarations of the
-// staging constants and codecs, so that v3's two tiles fuse bias,
-// activation and residual, and round, the same way (mmh checks its copy
-// against ops/internal/mm).
+// staging constants and codecs, so that v3's two tiles stage and store
+// their accumulators the same way (bias, activation, residual and the
+// rounding are ops/internal/epilogue's in both).
 func TestEpilogueMatchesMMH(t *testing.T) {
 	ours := decls(t, "epilogue.go")
 	theirs := decls(t, filepath.Join("..", "mmh", "epilogue.go"))
@@ -30,7 +30,9 @@ func TestEpilogueMatchesMMH(t *testing.T) {
 			t.Errorf("%s differs from ops/internal/mmh's:\n%s\nmmh:\n%s", name, b, a)
 		}
 	}
-	if n < 15 {
+	// The staging helpers, codecs and their store4 that the two files
+	// repeat (the arithmetic is ops/internal/epilogue's, one source).
+	if n < 11 {
 		t.Errorf("only %d declarations compared: %v", n, theirs)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/gokern/kern/compiler"
 	"github.com/gokern/kern/emu"
 	"github.com/gokern/kern/gpu"
+	epi "github.com/gokern/kern/ops/internal/epilogue"
 )
 
 // TestTileAt: for every group, the grouped order visits each tile of the
@@ -102,7 +104,7 @@ func (g *gemmCase) run(t *testing.T, kernel *kern.Kernel, blocks, stages, group 
 	defer c.Free()
 	grid := kern.Blocks(gpu.Dim3{X: blocks, Y: 1, Z: 1}, gpu.Dim3{X: Threads, Y: 1, Z: 1}).WithShared(SharedBytes(stages))
 	err = kernel.Launch(g.dev, grid, kern.BufferArg(c), g.amap, g.wmap, kern.BufferArg(g.empty), kern.BufferArg(g.empty),
-		kern.ScalarArg(g.m), kern.ScalarArg(g.n), kern.ScalarArg(g.k), kern.ScalarArg(EpiNone), kern.ScalarArg(stages), kern.ScalarArg(group))
+		kern.ScalarArg(g.m), kern.ScalarArg(g.n), kern.ScalarArg(g.k), kern.ScalarArg(epi.None), kern.ScalarArg(stages), kern.ScalarArg(group))
 	if err != nil {
 		return err, 0, ""
 	}
@@ -214,11 +216,19 @@ func kernelSource(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := string(e)
-	const imp = "import \"github.com/gokern/kern/gpu\"\n"
-	i := strings.Index(body, imp)
-	if i < 0 || !strings.Contains(string(gs), imp) {
-		t.Fatalf("gemm.go and epilogue.go must each import only package gpu, as %q", imp)
+	// One file for compiler.CompileSource: gemm.go, then epilogue.go and
+	// the epilogue library it calls (ops/internal/epilogue) after their
+	// imports, the library's names unqualified (as mmh's planted test).
+	lib, err := os.ReadFile(filepath.Join("..", "epilogue", "epilogue.go"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	return string(gs) + body[i+len(imp):]
+	const imp = "import \"github.com/gokern/kern/gpu\"\n"
+	const impEpi = "import (\n\t\"github.com/gokern/kern/gpu\"\n\tepi \"github.com/gokern/kern/ops/internal/epilogue\"\n)\n"
+	body, lb := string(e), string(lib)
+	i, j := strings.Index(body, impEpi), strings.Index(lb, imp)
+	if i < 0 || j < 0 || !strings.Contains(string(gs), imp) {
+		t.Fatalf("gemm.go and the epilogue library must each import only package gpu, as %q, and epilogue.go gpu and the library, as %q", imp, impEpi)
+	}
+	return string(gs) + strings.ReplaceAll(body[i+len(impEpi):], "epi.", "") + lb[j+len(imp):]
 }
