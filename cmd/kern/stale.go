@@ -11,7 +11,7 @@ import (
 
 // specRE finds, in a generated file, each kernel's name and the source
 // hash kern gen recorded for it.
-var specRE = regexp.MustCompile(`(?m)^\tName: "(\w+)",[^\n]*\n(?:\t[^\n]*\n)*?\tSourceHash: "([0-9a-f]+)"`)
+var specRE = regexp.MustCompile(`(?m)^\tName: "(\w+)",[^\n]*\n(?:\t[^\n]*\n)*?\tSourceHash: +"([0-9a-f]+)"`)
 
 // checkGenerated reports, for kern check, a generated file that is older
 // than its package's kernels: one whose recorded source hashes differ

@@ -40,6 +40,7 @@ type opsBufs[T ops.Half16] struct {
 	seqLens  *kern.Buffer[int32]   // [S] positions after the step
 	cuQ, cuK *kern.Buffer[int32]   // [S+1] FlashAttention's offsets
 	split    *ops.SplitScratch     // PagedAttention's split-K partials, made on the first decode step
+	mega     *megaState            // the persistent layer's plan and scratch (mega.go), made likewise
 	splits   int                   // the splits split holds (0: none yet)
 }
 
@@ -66,6 +67,7 @@ func (b *opsBufs[T]) free() {
 	if b.split != nil {
 		b.split.Free()
 	}
+	b.mega.free()
 }
 
 func newOpsBufs[T ops.Half16](m *Model, R, S int) (*opsBufs[T], error) {
@@ -201,6 +203,18 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 		}
 		b.split, b.splits = sc, n
 	}
+	// One sequence decoding: each layer one persistent launch (mega.go).
+	mega := decode && S == 1 && m.Trace == nil && m.ops.persistent
+	if mega && b.mega == nil {
+		s, err := newMegaState[T](m, m.queue(), m.ops.persistentGrid)
+		if err != nil {
+			return err
+		}
+		b.mega = s
+	}
+	if mega {
+		m.ops.persistentSteps++
+	}
 	for _, u := range []struct {
 		b  *kern.Buffer[int32]
 		xs []int32
@@ -265,6 +279,12 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 			s := func(what string, err error) error { return step(i, what, err) }
 			tr := func(stage string, x *kern.Buffer[float32], cols int) error { return m.trace(stage, i, x, R, cols) }
 			kc, vc := poolKV[T](pool, i)
+			if mega {
+				if err := s("persistent layer", megaLaunch(m, q, b.mega, b, w, &m.layers[i], kc, vc, pool.PageSize)); err != nil {
+					return err
+				}
+				continue
+			}
 			inNorm, err := norm(w.x, y.inNorm)
 			if err := s("input_layernorm", err); err != nil {
 				return err

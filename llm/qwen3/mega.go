@@ -1,0 +1,271 @@
+package qwen3
+
+// The persistent decode layer: a decode step of one sequence runs each
+// transformer layer as one cooperative launch instead of six kernels
+// (the q/k/v GEMV with its norm, qkvPrep, PagedAttention, o_proj,
+// gate/up with its norm, down_proj). At batch 1 a layer moves 31 MB
+// (Qwen3-0.6B) to 110 MB (4B) of weights, 9–33 µs at an H100's DRAM
+// peak, while each of the six kernels costs 4–15 µs however little it
+// moves (docs/performance-gpu.md): launch, ramp, one dependent round trip
+// to memory after another, tail. Here the grid is what the GPU holds at
+// once, every block stays for the whole layer, and the phases meet at
+// gpu.GridSync, whose cost is one round of atomics rather than a launch
+// and a ramp:
+//
+//	norm(x)·Wqkv → qkv                  every block normalises x itself
+//	  ─ grid barrier ─
+//	attention (QK-norm, RoPE and the cache write fused in: mega_attn.go) → a
+//	  ─ grid barrier ─
+//	x2 = x + a·Woᵀ
+//	  ─ grid barrier ─
+//	act = SwiGLU(norm(x2)·Wgate/upᵀ)
+//	  ─ grid barrier ─
+//	x = x2 + act·Wdownᵀ
+//
+// The projections are mega_gemv.go's tensor-core GEMV over the whole
+// grid. The arithmetic is the ops path's (the norm, RoPE, the roundings
+// to T, SwiGLU), the sums' order is not, so logits agree with it to
+// float32 rounding, not bit for bit (mega_test.go). Used for a decode
+// step of one sequence when UsePersistentDecode turned it on.
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/ops"
+)
+
+const (
+	megaThreads = 512
+	megaWarps   = megaThreads / 32
+	megaUnroll  = 4     // 32-column chunks a warp loads before its products
+	megaMaxK    = 12288 // the longest projection input (shared memory, T): Qwen3 up to 8B
+	megaMaxD    = 128   // the largest head dim
+	megaMaxG    = 8     // the most query heads per KV head
+	megaPairs   = megaMaxD / 64
+	megaChunk   = 64 // keys scored between two softmax updates
+)
+
+//kern:kernel block=512 minblocks=1
+func megaLayerBF16(t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd []gpu.BFloat16, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, H, nh, nkv, d, hd, I, pageSize, nsplit, ks1, ks2, ks3, ks4 int, norm bool, eps, scale float32, ratio float64) {
+	megaLayer(bf16w{}, t, x, x2, qkv, a, act, kCache, vCache, wqkv, wo, wgu, wd, inNorm, postNorm, qNorm, kNorm, part, cnt, pos, slots, table, seqLens, H, nh, nkv, d, hd, I, pageSize, nsplit, ks1, ks2, ks3, ks4, norm, eps, scale, ratio)
+}
+
+//kern:kernel block=512 minblocks=1
+func megaLayerF16(t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd []gpu.Half, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, H, nh, nkv, d, hd, I, pageSize, nsplit, ks1, ks2, ks3, ks4 int, norm bool, eps, scale float32, ratio float64) {
+	megaLayer(f16w{}, t, x, x2, qkv, a, act, kCache, vCache, wqkv, wo, wgu, wd, inNorm, postNorm, qNorm, kNorm, part, cnt, pos, slots, table, seqLens, H, nh, nkv, d, hd, I, pageSize, nsplit, ks1, ks2, ks3, ks4, norm, eps, scale, ratio)
+}
+
+// megaLayer is one layer for one sequence (the package doc's phases):
+// x, x2 [H] the residual stream, qkv [nh·d + 2·nkv·d], a [nh·d], act [I],
+// ks1 … ks4 the four projections' k-splits (megaPlan).
+func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd []T, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, H, nh, nkv, d, hd, I, pageSize, nsplit, ks1, ks2, ks3, ks4 int, norm bool, eps, scale float32, ratio float64) {
+	xs := gpu.Shared[T](t, megaMaxK)
+	red := gpu.Shared[float32](t, megaWarps*megaMaxD)
+	qs := gpu.Shared[float32](t, megaMaxG*megaMaxD)
+	sc := gpu.Shared[float32](t, megaMaxG*megaChunk)
+	ps := gpu.Shared[float32](t, megaMaxG*megaChunk)
+	ml := gpu.Shared[float32](t, 8+2*megaMaxG)
+	flag := gpu.Shared[int32](t, 1)
+	qdim := nh * d
+
+	megaNorm(cd, t, xs, x, inNorm, H, eps)
+	megaGEMV(cd, t, wqkv, xs, red, part, cnt, flag, qdim+2*nkv*d, H, ks1, megaStore, qkv, qkv, act)
+	gpu.GridSync(t)
+	megaAttention(cd, t, a, kCache, vCache, qkv, qNorm, kNorm, part, red, qs, sc, ps, ml, cnt, flag, pos, slots, table, seqLens, nh, nkv, d, hd, pageSize, nsplit, norm, eps, scale, ratio)
+	gpu.GridSync(t)
+	megaCopy(t, xs, a, qdim)
+	megaGEMV(cd, t, wo, xs, red, part, cnt, flag, H, qdim, ks2, megaResidual, x2, x, act)
+	gpu.GridSync(t)
+	megaNorm(cd, t, xs, x2, postNorm, H, eps)
+	megaGEMV(cd, t, wgu, xs, red, part, cnt, flag, 2*I, H, ks3, megaSwiGLU, x2, x2, act)
+	gpu.GridSync(t)
+	megaCopy(t, xs, act, I)
+	megaGEMV(cd, t, wd, xs, red, part, cnt, flag, H, I, ks4, megaResidual, x, x2, act)
+}
+
+// megaNorm writes RMSNorm(x [k]) times w, rounded to T, into the block's
+// xs, as rmsNormCast does.
+func megaNorm[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, xs []T, x, w []float32, k int, eps float32) {
+	tid := t.ThreadIdx().X
+	ss := float32(0)
+	for j := tid; j < k; j += megaThreads {
+		ss = gpu.FMA(x[j], x[j], ss)
+	}
+	r := gpu.Rsqrt(gpu.BlockSum(t, ss)/float32(k) + eps)
+	for j := tid; j < k; j += megaThreads {
+		xs[j] = cd.store(x[j] * r * w[j])
+	}
+	t.Sync()
+}
+
+// megaCopy copies a phase's output src [k] into the block's xs.
+func megaCopy[T gpu.Elem](t gpu.Thread, xs, src []T, k int) {
+	for j := t.ThreadIdx().X; j < k; j += megaThreads {
+		xs[j] = src[j]
+	}
+	t.Sync()
+}
+
+// megaPlan is a model's persistent layer at one grid size: the grid, the
+// attention's splits and the projections' k-splits, and the scratch the
+// launch needs.
+type megaPlan struct {
+	grid, nsplit int
+	ks           [4]int
+	part, cnt    int // scratch lengths, float32 and int32
+}
+
+// megaFits reports why the persistent layer cannot run this model, or nil.
+func megaFits(c Config, hd int) error {
+	d, nh, nkv := c.HeadDim, c.NumAttentionHeads, c.NumKeyValueHeads
+	switch {
+	case d > megaMaxD || d%2 != 0:
+		return fmt.Errorf("head dim %d (at most %d, even)", d, megaMaxD)
+	case nkv == 0 || nh%nkv != 0 || nh/nkv > megaMaxG:
+		return fmt.Errorf("%d query heads per KV head (at most %d)", nh/max(nkv, 1), megaMaxG)
+	case max(c.HiddenSize, nh*d, c.IntermediateSize) > megaMaxK:
+		return fmt.Errorf("a projection input of %d (at most %d)", max(c.HiddenSize, nh*d, c.IntermediateSize), megaMaxK)
+	case hd < d:
+		return fmt.Errorf("cache rows of %d for head dim %d", hd, d)
+	}
+	for _, n := range []int{c.HiddenSize, nh * d, nkv * d, c.IntermediateSize} {
+		if n%32 != 0 {
+			return fmt.Errorf("a projection dimension of %d (a multiple of 32 needed)", n)
+		}
+	}
+	return nil
+}
+
+// planMega sizes the launch for grid blocks. A projection of n rows and
+// k columns is n/16 tiles; it is split along k into the ks (1 … 8, each
+// slice at least megaUnroll·megaWarps/2 chunks) that keeps the grid
+// busiest over the rounds its units take, so that a projection of fewer
+// tiles than blocks (o_proj and down_proj of a small model) still uses
+// every SM. The attention has ⌈grid/nkv⌉ splits: one round of items.
+func planMega(c Config, grid int) megaPlan {
+	d, nh, nkv, H, I := c.HeadDim, c.NumAttentionHeads, c.NumKeyValueHeads, c.HiddenSize, c.IntermediateSize
+	p := megaPlan{grid: grid, nsplit: max(1, (grid+nkv-1)/nkv)}
+	p.part = nh * p.nsplit * (d + 2)
+	p.cnt = nkv
+	for i, s := range [4][2]int{{nh*d + 2*nkv*d, H}, {H, nh * d}, {2 * I, H}, {H, I}} {
+		tiles, chunks := s[0]/16, s[1]/32
+		best, eff := 1, 0.0
+		for ks := 1; ks <= 8 && (ks == 1 || chunks/ks >= megaUnroll*megaWarps/2); ks++ {
+			units := tiles * ks
+			rounds := (units + grid - 1) / grid
+			if e := float64(units) / float64(rounds*grid); e > eff+1e-9 {
+				best, eff = ks, e
+			}
+		}
+		p.ks[i] = best
+		p.part = max(p.part, tiles*best*16)
+		p.cnt = max(p.cnt, tiles)
+	}
+	return p
+}
+
+// megaState is a workspace's persistent-layer launch: its plan and
+// scratch, made on the first decode step of one sequence.
+type megaState struct {
+	plan megaPlan
+	part *kern.Buffer[float32]
+	cnt  *kern.Buffer[int32]
+}
+
+func (s *megaState) free() {
+	if s == nil {
+		return
+	}
+	if s.part != nil {
+		s.part.Free()
+	}
+	if s.cnt != nil {
+		s.cnt.Free()
+	}
+}
+
+// newMegaState plans the launch at the largest cooperative grid (at most
+// maxGrid blocks if maxGrid > 0) and allocates its scratch, the counters
+// zeroed.
+func newMegaState[T ops.Half16](m *Model, q kern.Queue, maxGrid int) (*megaState, error) {
+	k := megaLayerBF16Kernel.Kernel()
+	var z T
+	if _, ok := any(z).(gpu.Half); ok {
+		k = megaLayerF16Kernel.Kernel()
+	}
+	grid, err := k.MaxCooperativeBlocks(q, gpu.Dim3{X: megaThreads, Y: 1, Z: 1}, 0)
+	if err != nil {
+		return nil, err
+	}
+	if maxGrid > 0 {
+		grid = min(grid, maxGrid)
+	}
+	s := &megaState{plan: planMega(*m.Config, grid)}
+	if s.part, err = kern.Alloc[float32](m.dev, s.plan.part); err == nil {
+		if s.cnt, err = kern.Alloc[int32](m.dev, s.plan.cnt); err == nil {
+			err = s.cnt.CopyFrom(make([]int32, s.plan.cnt))
+		}
+	}
+	if err != nil {
+		s.free()
+		return nil, fmt.Errorf("qwen3: persistent decode scratch: %w", err)
+	}
+	return s, nil
+}
+
+// megaLaunch runs layer y as one persistent launch: x → x (x2 the
+// attention's residual), q/k/v, attention output and activation through
+// b.
+func megaLaunch[T ops.Half16](m *Model, q kern.Queue, s *megaState, b *opsBufs[T], w *workspace, y *layer, kc, vc *kern.Buffer[T], pageSize int) error {
+	c := *m.Config
+	if b.au.Len() < c.QDim() {
+		return errors.New("qwen3: persistent decode: attention output buffer too short")
+	}
+	p := s.plan
+	grid := kern.Blocks(gpu.Dim3{X: p.grid, Y: 1, Z: 1}, gpu.Dim3{X: megaThreads, Y: 1, Z: 1})
+	qNorm, kNorm, norm := y.qNorm, y.kNorm, y.qNorm != nil
+	if !norm {
+		qNorm, kNorm = y.inNorm, y.inNorm // read by no thread
+	}
+	scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
+	ratio := math.Pow(c.RopeTheta, -2/float64(c.HeadDim))
+	switch any(b.au).(type) {
+	case *kern.Buffer[gpu.BFloat16]:
+		bf := func(x *kern.Buffer[T]) *kern.Buffer[gpu.BFloat16] { return any(x).(*kern.Buffer[gpu.BFloat16]) }
+		return megaLayerBF16Kernel.Launch(q, grid, w.x, w.x2, b.qkv, bf(b.au), bf(b.act), bf(kc), bf(vc),
+			bf(wbuf[T](y.q)), bf(wbuf[T](y.o)), bf(wbuf[T](y.gate)), bf(wbuf[T](y.down)),
+			y.inNorm, y.postNorm, qNorm, kNorm, s.part, s.cnt, w.pos, w.slot, w.table, b.seqLens,
+			c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, m.ops.hd, c.IntermediateSize, pageSize,
+			p.nsplit, p.ks[0], p.ks[1], p.ks[2], p.ks[3], norm, float32(c.RMSNormEps), scale, ratio)
+	case *kern.Buffer[gpu.Half]:
+		hf := func(x *kern.Buffer[T]) *kern.Buffer[gpu.Half] { return any(x).(*kern.Buffer[gpu.Half]) }
+		return megaLayerF16Kernel.Launch(q, grid, w.x, w.x2, b.qkv, hf(b.au), hf(b.act), hf(kc), hf(vc),
+			hf(wbuf[T](y.q)), hf(wbuf[T](y.o)), hf(wbuf[T](y.gate)), hf(wbuf[T](y.down)),
+			y.inNorm, y.postNorm, qNorm, kNorm, s.part, s.cnt, w.pos, w.slot, w.table, b.seqLens,
+			c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, m.ops.hd, c.IntermediateSize, pageSize,
+			p.nsplit, p.ks[0], p.ks[1], p.ks[2], p.ks[3], norm, float32(c.RMSNormEps), scale, ratio)
+	}
+	return fmt.Errorf("qwen3: persistent decode of %T", b.au)
+}
+
+// UsePersistentDecode turns the persistent decode layer on or off: with
+// it on, a decode step of one sequence on the ops path runs each layer
+// as one cooperative launch (this file's doc). Call it after UseOps and
+// before the first decode step (a captured decode graph keeps what it
+// recorded). It fails, naming the limit, for a model it cannot run.
+func (m *Model) UsePersistentDecode(on bool) error {
+	if m.ops == nil {
+		return errors.New("qwen3: the persistent decode layer runs on the ops path: call UseOps first")
+	}
+	if on {
+		if err := megaFits(*m.Config, m.ops.hd); err != nil {
+			return fmt.Errorf("qwen3: persistent decode: %w", err)
+		}
+	}
+	m.ops.persistent = on
+	return nil
+}

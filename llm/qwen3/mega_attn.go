@@ -1,0 +1,291 @@
+package qwen3
+
+// The persistent decode layer's attention (mega.go), one sequence
+// decoding one token at position n-1, the keys in the paged cache
+// (ops.PagedAttention's layout: kCache [pages, pageSize, kvHeads, hd]).
+//
+// Work items are (KV head g, split s) for s < nsplit: split s holds keys
+// [s·L, min(n, (s+1)·L)), L = megaSplitLen(n, nsplit); splits past the
+// end are empty. An item's block first prepares what the unfused path's
+// qkvPrep does, for its own use: the G = nh/nkv query heads of its group
+// from the projection's float32 output (QK-norm, RoPE, rounded to T as
+// the cache holds keys), and, in the item of the last split, which holds
+// position n-1, the new key and value of head g, written to the cache
+// slot before any key is read (a block barrier orders the block's global
+// writes before its reads). No other item reads position n-1, so no grid
+// barrier is needed between the preparation and attention.
+//
+// The split's keys go in chunks of megaChunk: each warp scores keys w,
+// w+16, … of the chunk against the group's queries (lane l holds
+// elements l, l+32, … of a row: a warp reads a row's bytes in one
+// coalesced access), warp h updates head h's running maximum and sum,
+// then each warp adds its keys' values, weighted, into per-lane
+// accumulators, rescaled by the change of maximum first. At the end the
+// warps' accumulators are summed in warp order in shared memory, and
+// the item writes its normalised output and (max, sum) to the scratch.
+// The last item of head g to arrive (a counter per KV head) combines
+// the used splits in split order, as ops.PagedAttention does:
+// out = Σ ℓ_s·e^(m_s-M)·o_s / Σ ℓ_s·e^(m_s-M), M the largest m_s.
+
+import (
+	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/internal/rotary"
+)
+
+// megaSplitLen is the keys per split of a sequence of n: ⌈n/nsplit⌉
+// rounded up to the chunk, so that a split's chunks are whole but for
+// the sequence's last.
+func megaSplitLen(n, nsplit int) int {
+	p := (n + nsplit - 1) / nsplit
+	return (p + megaChunk - 1) / megaChunk * megaChunk
+}
+
+// megaHeadPrep rounds head vector j of qkv (query heads, then key heads,
+// then value heads, d each) through QK-norm (if w is the norm's weight:
+// !isV && norm) and RoPE at position at (not for a value), one warp, and
+// hands lane-pair p's rotate-half pair (i, i+d/2), i = lane+32p, back.
+func megaHeadPrep(t gpu.Thread, qkv, w []float32, j, d, at int, isV, norm bool, eps float32, ratio float64) (x1, x2 [megaPairs]float32) {
+	lane, half := t.Lane(), d/2
+	base := j * d
+	var w1, w2 [megaPairs]float32
+	//kern:unroll
+	for p := 0; p < megaPairs; p++ {
+		if i := lane + 32*p; i < half {
+			x1[p], x2[p] = qkv[base+i], qkv[base+i+half]
+			if !isV && norm {
+				w1[p], w2[p] = w[i], w[i+half]
+			}
+		}
+	}
+	if !isV && norm {
+		ss := float32(0)
+		//kern:unroll
+		for p := 0; p < megaPairs; p++ {
+			ss = gpu.FMA(x1[p], x1[p], ss) // zero past half
+			ss = gpu.FMA(x2[p], x2[p], ss)
+		}
+		rs := gpu.Rsqrt(gpu.WarpSum(t, ss)/float32(d) + eps)
+		//kern:unroll
+		for p := 0; p < megaPairs; p++ {
+			x1[p], x2[p] = x1[p]*rs*w1[p], x2[p]*rs*w2[p]
+		}
+	}
+	if !isV {
+		//kern:unroll
+		for p := 0; p < megaPairs; p++ {
+			if i := lane + 32*p; i < half {
+				sin, cos := rotary.SinCos(at, i, ratio)
+				x1[p], x2[p] = x1[p]*cos-x2[p]*sin, x2[p]*cos+x1[p]*sin
+			}
+		}
+	}
+	return x1, x2
+}
+
+// megaAttention is the layer's attention phase: a [nh·d] T, the heads'
+// outputs. part holds nh·nsplit·d outputs then nh·nsplit (max, sum)
+// pairs; cnt's first nkv words are the heads' arrival counters (zero on
+// entry, left zero). qs, sc, ps, ml and flag are the block's shared
+// memory: the group's queries [megaMaxG·megaMaxD], scores and weights
+// [megaMaxG·megaChunk], per head the rescale factor (ml[h]) and the final
+// max and sum (ml[8+2h], ml[9+2h]).
+func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCache []T, qkv, qNorm, kNorm, part, red, qs, sc, ps, ml []float32, cnt, flag, pos, slots, table, seqLens []int32, nh, nkv, d, hd, pageSize, nsplit int, norm bool, eps, scale float32, ratio float64) {
+	warp, lane, tid := t.Warp(), t.Lane(), t.ThreadIdx().X
+	n := int(seqLens[0])
+	at := int(pos[0])
+	slot := int(slots[0])
+	G := nh / nkv
+	L := megaSplitLen(n, nsplit)
+	used := (n + L - 1) / L
+	half := d / 2
+	for it := t.BlockIdx().X; it < nkv*nsplit; it += t.GridDim().X {
+		g, s := it/nsplit, it%nsplit
+		if s < used {
+			// The group's queries, and in the last split the new key and value.
+			if warp < G {
+				x1, x2 := megaHeadPrep(t, qkv, qNorm, g*G+warp, d, at, false, norm, eps, ratio)
+				//kern:unroll
+				for p := 0; p < megaPairs; p++ {
+					if i := lane + 32*p; i < half {
+						qs[warp*megaMaxD+i] = cd.load(cd.store(x1[p]))
+						qs[warp*megaMaxD+i+half] = cd.load(cd.store(x2[p]))
+					}
+				}
+			} else if s == used-1 && warp < G+2 && slot >= 0 {
+				isV := warp == G+1
+				j, cache := nh+g, kCache
+				if isV {
+					j, cache = nh+nkv+g, vCache
+				}
+				x1, x2 := megaHeadPrep(t, qkv, kNorm, j, d, at, isV, norm, eps, ratio)
+				dst := (slot*nkv + g) * hd
+				//kern:unroll
+				for p := 0; p < megaPairs; p++ {
+					if i := lane + 32*p; i < half {
+						cache[dst+i], cache[dst+i+half] = cd.store(x1[p]), cd.store(x2[p])
+					}
+				}
+				for i := d + lane; i < hd; i += 32 {
+					cache[dst+i] = cd.store(0)
+				}
+			}
+			t.Sync() // the queries, and the new key and value, before any score
+
+			m, l := float32(-3.0e38), float32(0) // warp h < G's running max and sum of head h
+			var acc [megaMaxG][megaPairs * 2]float32
+			s0, s1 := s*L, min(n, s*L+L)
+			for j0 := s0; j0 < s1; j0 += megaChunk {
+				// Scores: warp w takes keys j0+w+16e.
+				//kern:unroll
+				for e := 0; e < megaChunk/megaWarps; e++ {
+					jj := warp + e*megaWarps
+					key := j0 + jj
+					var dot [megaMaxG]float32
+					if key < s1 {
+						page := int(table[key/pageSize])
+						row := ((page*pageSize+key%pageSize)*nkv + g) * hd
+						//kern:unroll
+						for p := 0; p < 2*megaPairs; p++ {
+							if i := lane + 32*p; i < d {
+								kv := cd.load(kCache[row+i])
+								//kern:unroll
+								for h := 0; h < megaMaxG; h++ {
+									if h < G {
+										dot[h] = gpu.FMA(qs[h*megaMaxD+i], kv, dot[h])
+									}
+								}
+							}
+						}
+					}
+					//kern:unroll
+					for h := 0; h < megaMaxG; h++ {
+						if h < G {
+							v := gpu.WarpSum(t, dot[h]) * scale
+							if key >= s1 {
+								v = -3.0e38
+							}
+							if lane == 0 {
+								sc[h*megaChunk+jj] = v
+							}
+						}
+					}
+				}
+				t.Sync()
+				// Softmax: warp h updates head h.
+				if warp < G {
+					v0, v1 := sc[warp*megaChunk+lane], sc[warp*megaChunk+lane+32]
+					mn := gpu.Max(m, gpu.WarpMax(t, gpu.Max(v0, v1)))
+					p0, p1 := gpu.Exp(v0-mn), gpu.Exp(v1-mn)
+					if j0+lane >= s1 {
+						p0 = 0
+					}
+					if j0+lane+32 >= s1 {
+						p1 = 0
+					}
+					alpha := gpu.Exp(m - mn)
+					l = l*alpha + gpu.WarpSum(t, p0+p1)
+					m = mn
+					ps[warp*megaChunk+lane], ps[warp*megaChunk+lane+32] = p0, p1
+					if lane == 0 {
+						ml[warp] = alpha
+					}
+				}
+				t.Sync()
+				// P·V: warp w adds keys j0+w+16e into lane columns lane+32p.
+				//kern:unroll
+				for h := 0; h < megaMaxG; h++ {
+					if h < G {
+						al := ml[h]
+						//kern:unroll
+						for p := 0; p < 2*megaPairs; p++ {
+							acc[h][p] *= al
+						}
+					}
+				}
+				//kern:unroll
+				for e := 0; e < megaChunk/megaWarps; e++ {
+					jj := warp + e*megaWarps
+					key := j0 + jj
+					if key < s1 {
+						page := int(table[key/pageSize])
+						row := ((page*pageSize+key%pageSize)*nkv + g) * hd
+						//kern:unroll
+						for p := 0; p < 2*megaPairs; p++ {
+							if i := lane + 32*p; i < d {
+								vv := cd.load(vCache[row+i])
+								//kern:unroll
+								for h := 0; h < megaMaxG; h++ {
+									if h < G {
+										acc[h][p] = gpu.FMA(ps[h*megaChunk+jj], vv, acc[h][p])
+									}
+								}
+							}
+						}
+					}
+				}
+				t.Sync() // sc, ps and ml are rewritten by the next chunk
+			}
+			if warp < G && lane == 0 {
+				ml[8+2*warp], ml[9+2*warp] = m, l
+			}
+			// The warps' accumulators, head by head, summed in warp order.
+			//kern:unroll
+			for h := 0; h < megaMaxG; h++ {
+				if h < G {
+					//kern:unroll
+					for p := 0; p < 2*megaPairs; p++ {
+						if i := lane + 32*p; i < d {
+							red[warp*megaMaxD+i] = acc[h][p]
+						}
+					}
+					t.Sync()
+					if tid < d {
+						o := float32(0)
+						//kern:unroll
+						for w2 := range megaWarps {
+							o += red[w2*megaMaxD+tid]
+						}
+						hs := (g*G+h)*nsplit + s
+						part[hs*d+tid] = o / ml[9+2*h]
+						if tid == 0 {
+							part[nh*nsplit*d+2*hs], part[nh*nsplit*d+2*hs+1] = ml[8+2*h], ml[9+2*h]
+						}
+					}
+					t.Sync()
+				}
+			}
+		}
+		// Every item arrives, an empty split too; the last combines.
+		gpu.ThreadFence(t)
+		t.Sync()
+		if tid == 0 {
+			last := int32(0)
+			if gpu.AtomicAdd(&cnt[g], 1) == int32(nsplit-1) {
+				last, cnt[g] = 1, 0
+			}
+			flag[0] = last
+		}
+		t.Sync()
+		if flag[0] == 0 {
+			continue
+		}
+		gpu.ThreadFence(t)
+		for e := tid; e < G*d; e += megaThreads {
+			h := g*G + e/d
+			i := e % d
+			mx := float32(-3.0e38)
+			for sp := 0; sp < used; sp++ {
+				mx = gpu.Max(mx, part[nh*nsplit*d+2*(h*nsplit+sp)])
+			}
+			num, den := float32(0), float32(0)
+			for sp := 0; sp < used; sp++ {
+				hs := h*nsplit + sp
+				f := part[nh*nsplit*d+2*hs+1] * gpu.Exp(part[nh*nsplit*d+2*hs]-mx)
+				num = gpu.FMA(f, part[hs*d+i], num)
+				den += f
+			}
+			a[h*d+i] = cd.store(num / den)
+		}
+		t.Sync() // flag is rewritten by the next item
+	}
+}

@@ -1,0 +1,161 @@
+package qwen3
+
+// The persistent decode layer's projections (mega.go): y = W·x for one
+// input row, W [n, k] row-major in the model's 16-bit type, on the tensor
+// cores, the whole grid sharing the rows.
+//
+// Work is cut into units of a 16-row tile of W and one of ks slices of
+// its k columns; blocks take units in a grid-stride loop. Inside a unit
+// the block's 16 warps take 32-column chunks of the slice round robin,
+// megaUnroll chunks an iteration, so a lane has 2·megaUnroll 128-bit
+// weight loads in flight. Lane (g, q) = (lane/4, lane%4) loads columns
+// 8q … 8q+7 of a chunk from rows g and g+8: that is an m16n8k16 A
+// fragment for two k-steps if k is permuted within the chunk (logical k
+// 2q, 2q+1, 2q+8, 2q+9 of step s are columns 8q+4s … 8q+4s+3), and the
+// B fragment takes x through the same permutation, in column 0 only
+// (lanes with g = 0), so the sum of row g lands in c[0] of lane 4g and
+// that of row g+8 in c[2]. The warps' sums meet in shared memory, summed
+// in warp order; with ks > 1 each slice's tile sum goes to a scratch row,
+// and the last slice of a tile to arrive (an arrival counter per tile)
+// sums the slices in slice order: the bits do not depend on which block
+// ran what, or when.
+
+import "github.com/gokern/kern/gpu"
+
+// mcodec is the persistent layer's 16-bit element type: scodec's rounding,
+// the widening back to float32, the packing of eight elements (one
+// 128-bit load) into four mma registers, lower element in the low half,
+// and the type's m16n8k16 mma.
+type mcodec[T gpu.Elem] interface {
+	scodec[T]
+	load(T) float32
+	pack(v [8]T) [4]uint32
+	mma(t gpu.Thread, a [4]uint32, b [2]uint32, c [4]float32) [4]float32
+}
+
+func (bf16w) pack(v [8]gpu.BFloat16) [4]uint32 {
+	return [4]uint32{gpu.PackBFloat162(v[0], v[1]), gpu.PackBFloat162(v[2], v[3]), gpu.PackBFloat162(v[4], v[5]), gpu.PackBFloat162(v[6], v[7])}
+}
+
+func (f16w) pack(v [8]gpu.Half) [4]uint32 {
+	return [4]uint32{gpu.PackHalf2(v[0], v[1]), gpu.PackHalf2(v[2], v[3]), gpu.PackHalf2(v[4], v[5]), gpu.PackHalf2(v[6], v[7])}
+}
+
+func (bf16w) mma(t gpu.Thread, a [4]uint32, b [2]uint32, c [4]float32) [4]float32 {
+	return gpu.MMABF16(t, a, b, c)
+}
+
+func (f16w) mma(t gpu.Thread, a [4]uint32, b [2]uint32, c [4]float32) [4]float32 {
+	return gpu.MMAF16(t, a, b, c)
+}
+
+// What a projection does with row r's sum v.
+const (
+	megaStore    = 0 // out[r] = v
+	megaResidual = 1 // out[r] = res[r] + v
+	megaSwiGLU   = 2 // rows 2j, 2j+1 are gate_j, up_j: act[j] = silu(gate)·up, rounded to T
+)
+
+// megaChunk32 multiplies one 32-column chunk: rows g and g+8 (wa, wb) by
+// x (xb, zero where the lane's g is not 0: mask).
+func megaChunk32[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, wa, wb, xb [4]uint32, mask uint32, acc [4]float32) [4]float32 {
+	acc = cd.mma(t, [4]uint32{wa[0], wb[0], wa[1], wb[1]}, [2]uint32{xb[0] & mask, xb[1] & mask}, acc)
+	return cd.mma(t, [4]uint32{wa[2], wb[2], wa[3], wb[3]}, [2]uint32{xb[2] & mask, xb[3] & mask}, acc)
+}
+
+// megaGEMV runs one projection over the grid: W [n, k] (n a multiple of
+// 16, k of 32; mega.go's megaFits) times xs [k], the block's shared copy
+// of the input. red is the block's 16×16 warp sums, part and cnt the
+// grid's slice scratch [n/16·ks·16] and arrival counters [n/16] (zero on
+// entry, left zero), flag a shared word.
+func megaGEMV[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, w, xs []T, red, part []float32, cnt, flag []int32, n, k, ks, mode int, out, res []float32, act []T) {
+	warp, lane, tid := t.Warp(), t.Lane(), t.ThreadIdx().X
+	g, q := lane>>2, lane&3
+	mask := uint32(0)
+	if g == 0 {
+		mask = 0xffffffff
+	}
+	chunks := k >> 5
+	per := (chunks + ks - 1) / ks
+	units := (n >> 4) * ks
+	for u := t.BlockIdx().X; u < units; u += t.GridDim().X {
+		tile, s := u/ks, u%ks
+		c1 := min((s+1)*per, chunks)
+		wa := (tile*16+g)*k + 8*q
+		wb := wa + 8*k
+		var acc [4]float32
+		c := s*per + warp
+		for ; c+(megaUnroll-1)*megaWarps < c1; c += megaUnroll * megaWarps {
+			// Every load of the iteration before its first product.
+			var fa, fb, xb [megaUnroll][4]uint32
+			//kern:unroll
+			for e := range megaUnroll {
+				off := (c + e*megaWarps) << 5
+				fa[e] = cd.pack(gpu.Load8Stream(w, wa+off))
+				fb[e] = cd.pack(gpu.Load8Stream(w, wb+off))
+				xb[e] = cd.pack(gpu.Load8(xs, off+8*q))
+			}
+			//kern:unroll
+			for e := range megaUnroll {
+				acc = megaChunk32(cd, t, fa[e], fb[e], xb[e], mask, acc)
+			}
+		}
+		for ; c < c1; c += megaWarps {
+			off := c << 5
+			acc = megaChunk32(cd, t, cd.pack(gpu.Load8Stream(w, wa+off)), cd.pack(gpu.Load8Stream(w, wb+off)), cd.pack(gpu.Load8(xs, off+8*q)), mask, acc)
+		}
+		if q == 0 {
+			red[warp*16+g], red[warp*16+g+8] = acc[0], acc[2]
+		}
+		t.Sync()
+		v := float32(0)
+		if tid < 16 {
+			//kern:unroll
+			for w2 := range megaWarps {
+				v += red[w2*16+tid]
+			}
+		}
+		if ks > 1 {
+			if tid < 16 {
+				part[u*16+tid] = v
+				gpu.ThreadFence(t) // the partial before the arrival
+			}
+			t.Sync()
+			if tid == 0 {
+				last := int32(0)
+				if gpu.AtomicAdd(&cnt[tile], 1) == int32(ks-1) {
+					last, cnt[tile] = 1, 0
+				}
+				flag[0] = last
+			}
+			t.Sync()
+			if flag[0] == 0 {
+				continue // red and flag are next written after a barrier
+			}
+			gpu.ThreadFence(t) // the other slices' partials after their arrivals
+			if tid < 16 {
+				v = 0
+				for j := 0; j < ks; j++ {
+					v += part[(tile*ks+j)*16+tid]
+				}
+			}
+		}
+		row := tile*16 + tid
+		if mode == megaSwiGLU {
+			// The up row's sum from its neighbour, through shared memory.
+			if tid < 16 {
+				red[256+tid] = v
+			}
+			t.Sync()
+			if tid < 16 && tid&1 == 0 {
+				act[row>>1] = cd.store(v / (1 + gpu.Exp(-v)) * red[256+tid+1])
+			}
+		} else if tid < 16 {
+			if mode == megaResidual {
+				v += res[row]
+			}
+			out[row] = v
+		}
+		t.Sync() // red is read before the next unit writes it
+	}
+}

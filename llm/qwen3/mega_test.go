@@ -1,0 +1,227 @@
+package qwen3
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestPersistentDecodeMatchesReference runs the tiny models' greedy decode
+// steps through the persistent layer (mega.go) on the emulator and in
+// native mode, its grid capped at 3 blocks so that blocks take several
+// projection units and attention items and the small projections split
+// along k: logits against transformers' fp32 within the ops path's
+// tolerance, and the same greedy tokens.
+func TestPersistentDecodeMatchesReference(t *testing.T) {
+	for _, v := range testVariants(t) {
+		hf := loadHFReference(t, v.dir)
+		for _, d := range testDevices {
+			t.Run(v.name+"/"+d.name, func(t *testing.T) {
+				m, err := Load(d.dev, v.dir, LoadOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer m.Free()
+				if err := m.UseOps(); err != nil {
+					t.Fatal(err)
+				}
+				if err := m.UsePersistentDecode(true); err != nil {
+					t.Fatal(err)
+				}
+				m.ops.persistentGrid = 3
+				cache, err := m.NewCache(32)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cache.Free()
+				V := m.Config.VocabSize
+				step := func(name string, ids []int32, want []float32) int32 {
+					t.Helper()
+					out, err := m.Forward(cache, ids, true)
+					if err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					got, err := out.Download()
+					if err != nil {
+						t.Fatal(err)
+					}
+					if msg, _ := compareRows(got, f64(want), V, opsLogitsRel); msg != "" {
+						t.Errorf("%s: logits vs transformers: %s", name, msg)
+					}
+					return argmax(got[len(got)-V:])
+				}
+				tok := step("prefill", hf.prompt, hf.prefill)
+				S := len(hf.decode) / V
+				for s := 0; s < S; s++ {
+					if tok != hf.generated[s] {
+						t.Fatalf("greedy token %d = %d, want %d", s, tok, hf.generated[s])
+					}
+					tok = step(fmt.Sprintf("decode %d", s), []int32{tok}, hf.decode[s*V:(s+1)*V])
+				}
+				if tok != hf.generated[S] {
+					t.Errorf("greedy token %d = %d, want %d", S, tok, hf.generated[S])
+				}
+				if m.ops.persistentSteps != S {
+					t.Errorf("%d decode steps ran the persistent layer, want %d", m.ops.persistentSteps, S)
+				}
+			})
+		}
+	}
+}
+
+// megaRel is the persistent layer's tolerance against the ops path (in
+// compareRows' units, relative to |want| + the row's rms). Both round to
+// bf16 at the same points and sum in different orders, and the attention
+// weights stay float32 here where PagedAttention rounds them to bf16 for
+// its P·V product; an element that lands on the other side of a bf16
+// rounding boundary compounds through the random model's gains. Measured
+// on the d128 model: 1.2e-2 at worst over the steps, and the ops path
+// itself is as far (0.9–1.2e-2) from the float32 path, to which the
+// persistent layer is closer (0.8–1.1e-2). An indexing or scaling error
+// is O(1).
+const megaRel = 2e-2
+
+// TestPersistentDecodeLongContext decodes across attention splits and
+// chunks: random weights at head dim 64 (the cache unpadded) and 128, 4
+// query heads per KV head, a 118-token prompt and 15 decode steps from a
+// graph (positions 118 to 133: with a 4-block grid, 2 splits of 64 keys,
+// then of 128 from 129 on, the second's one chunk partial), the
+// persistent layer against the ops path's six launches a layer.
+func TestPersistentDecodeLongContext(t *testing.T) {
+	for _, hdim := range []int{64, 128} {
+		t.Run(fmt.Sprint("d", hdim), func(t *testing.T) {
+			cfg := Presets["tiny"]
+			cfg.HeadDim, cfg.NumAttentionHeads, cfg.NumKeyValueHeads = hdim, 8, 2
+			cfg.MaxPositionEmbeddings = 256
+			dev := testDevices[0].dev
+			open := func(persistent bool) *Model {
+				m, err := NewRandom(dev, cfg, 11)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(m.Free)
+				if err := m.UseOps(); err != nil {
+					t.Fatal(err)
+				}
+				if err := m.EnableGraphs(); err != nil {
+					t.Fatal(err)
+				}
+				if persistent {
+					if err := m.UsePersistentDecode(true); err != nil {
+						t.Fatal(err)
+					}
+					m.ops.persistentGrid = 4
+				}
+				return m
+			}
+			ref, got := open(false), open(true)
+			rc, err := ref.NewCache(160)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rc.Free()
+			gc, err := got.NewCache(160)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer gc.Free()
+			V := cfg.VocabSize
+			ids := make([]int32, 118)
+			for i := range ids {
+				ids[i] = int32((i*37 + 5) % V)
+			}
+			worst := 0.0
+			for s := 0; s < 16; s++ {
+				logits := func(m *Model, c *Cache) []float32 {
+					out, err := m.Forward(c, ids, false)
+					if err != nil {
+						t.Fatalf("step %d: %v", s, err)
+					}
+					x, err := out.Download()
+					if err != nil {
+						t.Fatal(err)
+					}
+					return x
+				}
+				w, g := logits(ref, rc), logits(got, gc)
+				msg, share := compareRows(g, f64(w), V, megaRel)
+				if msg != "" {
+					t.Errorf("step %d: persistent layer vs the ops path: %s", s, msg)
+				}
+				worst = max(worst, share)
+				if argmax(g) != argmax(w) {
+					t.Fatalf("step %d: greedy token %d persistent, %d on the ops path", s, argmax(g), argmax(w))
+				}
+				ids = []int32{argmax(w)}
+			}
+			t.Logf("logits within %.0f%% of %.0e of the ops path's", 100*worst, megaRel)
+			if got.GraphReplays() == 0 || got.ops.persistentSteps != 15 {
+				t.Errorf("%d decode steps replayed from a graph, %d ran the persistent layer (want 15)", got.GraphReplays(), got.ops.persistentSteps)
+			}
+		})
+	}
+}
+
+// TestPlanMega checks the launch plan at an H100's grid for Qwen3-0.6B
+// and 4B: k-splits that keep every block busy where a projection has
+// fewer tiles than blocks, slices long enough to keep loads in flight,
+// and one round of attention items.
+func TestPlanMega(t *testing.T) {
+	for _, name := range []string{"qwen3-0.6b", "qwen3-4b"} {
+		cfg, ok := Presets[name]
+		if !ok {
+			t.Fatalf("no preset %q", name)
+		}
+		p := planMega(cfg, 132)
+		shapes := [4][2]int{{cfg.QDim() + 2*cfg.KVDim(), cfg.HiddenSize}, {cfg.HiddenSize, cfg.QDim()}, {2 * cfg.IntermediateSize, cfg.HiddenSize}, {cfg.HiddenSize, cfg.IntermediateSize}}
+		var notes []string
+		for i, s := range shapes {
+			tiles, ks := s[0]/16, p.ks[i]
+			units := tiles * ks
+			rounds := (units + p.grid - 1) / p.grid
+			eff := float64(units) / float64(rounds*p.grid)
+			notes = append(notes, fmt.Sprintf("%dx%d: %d tiles, split %d, %.0f%% busy", s[0], s[1], tiles, ks, 100*eff))
+			if eff < 0.8 {
+				t.Errorf("%s %dx%d: split %d keeps %.0f%% of the grid busy", name, s[0], s[1], ks, 100*eff)
+			}
+			if ks > 1 && s[1]/32/ks < megaUnroll*megaWarps/2 {
+				t.Errorf("%s %dx%d: split %d leaves %d chunks a slice", name, s[0], s[1], ks, s[1]/32/ks)
+			}
+			if p.part < units*16 || p.cnt < tiles {
+				t.Errorf("%s: scratch %d/%d short of %d units of %d tiles", name, p.part, p.cnt, units, tiles)
+			}
+		}
+		if items := cfg.NumKeyValueHeads * p.nsplit; items < p.grid || items >= p.grid+cfg.NumKeyValueHeads {
+			t.Errorf("%s: %d attention items for %d blocks", name, items, p.grid)
+		}
+		t.Logf("%s: %s", name, strings.Join(notes, "; "))
+	}
+}
+
+// TestPersistentDecodeRefusals: a model the layer cannot run is refused
+// by name, before any launch.
+func TestPersistentDecodeRefusals(t *testing.T) {
+	cfg := Presets["tiny"]
+	m, err := NewRandom(testDevices[0].dev, cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Free()
+	if err := m.UsePersistentDecode(true); err == nil || !strings.Contains(err.Error(), "UseOps") {
+		t.Errorf("before UseOps: %v", err)
+	}
+	for _, c := range []struct {
+		edit func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.HeadDim = 256 }, "head dim 256"},
+		{func(c *Config) { c.NumAttentionHeads, c.NumKeyValueHeads = 32, 2 }, "16 query heads per KV head"},
+		{func(c *Config) { c.IntermediateSize = 16384 }, "projection input of 16384"},
+	} {
+		bad := cfg
+		c.edit(&bad)
+		if err := megaFits(bad, 128); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want an error naming %q", bad, err, c.want)
+		}
+	}
+}
