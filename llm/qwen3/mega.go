@@ -49,12 +49,12 @@ const (
 	megaChunk   = 64 // keys scored between two softmax updates
 )
 
-//kern:kernel block=512 minblocks=1
+//kern:kernel block=512 minblocks=1 nobounds
 func megaLayerBF16(t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd []gpu.BFloat16, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, H, nh, nkv, d, hd, I, pageSize, nsplit, ks1, ks2, ks3, ks4 int, norm bool, eps, scale float32, ratio float64) {
 	megaLayer(bf16w{}, t, x, x2, qkv, a, act, kCache, vCache, wqkv, wo, wgu, wd, inNorm, postNorm, qNorm, kNorm, part, cnt, pos, slots, table, seqLens, H, nh, nkv, d, hd, I, pageSize, nsplit, ks1, ks2, ks3, ks4, norm, eps, scale, ratio)
 }
 
-//kern:kernel block=512 minblocks=1
+//kern:kernel block=512 minblocks=1 nobounds
 func megaLayerF16(t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd []gpu.Half, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, H, nh, nkv, d, hd, I, pageSize, nsplit, ks1, ks2, ks3, ks4 int, norm bool, eps, scale float32, ratio float64) {
 	megaLayer(f16w{}, t, x, x2, qkv, a, act, kCache, vCache, wqkv, wo, wgu, wd, inNorm, postNorm, qNorm, kNorm, part, cnt, pos, slots, table, seqLens, H, nh, nkv, d, hd, I, pageSize, nsplit, ks1, ks2, ks3, ks4, norm, eps, scale, ratio)
 }
@@ -72,19 +72,36 @@ func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32
 	flag := gpu.Shared[int32](t, 1)
 	qdim := nh * d
 
+	// The four projections are one loop over phases, so that the GEMV's
+	// unrolled body is emitted once (code size: the kernel's PTX, and
+	// the instruction cache).
 	megaNorm(cd, t, xs, x, inNorm, H, eps)
-	megaGEMV(cd, t, wqkv, xs, red, part, cnt, flag, qdim+2*nkv*d, H, ks1, megaStore, qkv, qkv, act)
-	gpu.GridSync(t)
-	megaAttention(cd, t, a, kCache, vCache, qkv, qNorm, kNorm, part, red, qs, sc, ps, ml, cnt, flag, pos, slots, table, seqLens, nh, nkv, d, hd, pageSize, nsplit, norm, eps, scale, ratio)
-	gpu.GridSync(t)
-	megaCopy(t, xs, a, qdim)
-	megaGEMV(cd, t, wo, xs, red, part, cnt, flag, H, qdim, ks2, megaResidual, x2, x, act)
-	gpu.GridSync(t)
-	megaNorm(cd, t, xs, x2, postNorm, H, eps)
-	megaGEMV(cd, t, wgu, xs, red, part, cnt, flag, 2*I, H, ks3, megaSwiGLU, x2, x2, act)
-	gpu.GridSync(t)
-	megaCopy(t, xs, act, I)
-	megaGEMV(cd, t, wd, xs, red, part, cnt, flag, H, I, ks4, megaResidual, x, x2, act)
+	for ph := 0; ph < 4; ph++ {
+		w, n, k, ks, mode, out, res := wqkv, qdim+2*nkv*d, H, ks1, megaStore, qkv, qkv
+		switch ph {
+		case 1:
+			w, n, k, ks, mode, out, res = wo, H, qdim, ks2, megaResidual, x2, x
+		case 2:
+			w, n, k, ks, mode, out, res = wgu, 2*I, H, ks3, megaSwiGLU, x2, x2
+		case 3:
+			w, n, k, ks, mode, out, res = wd, H, I, ks4, megaResidual, x, x2
+		}
+		megaGEMV(cd, t, w, xs, red, part, cnt, flag, n, k, ks, mode, out, res, act)
+		if ph == 3 {
+			break
+		}
+		gpu.GridSync(t)
+		switch ph {
+		case 0:
+			megaAttention(cd, t, a, kCache, vCache, qkv, qNorm, kNorm, part, red, qs, sc, ps, ml, cnt, flag, pos, slots, table, seqLens, nh, nkv, d, hd, pageSize, nsplit, norm, eps, scale, ratio)
+			gpu.GridSync(t)
+			megaCopy(t, xs, a, qdim)
+		case 1:
+			megaNorm(cd, t, xs, x2, postNorm, H, eps)
+		case 2:
+			megaCopy(t, xs, act, I)
+		}
+	}
 }
 
 // megaNorm writes RMSNorm(x [k]) times w, rounded to T, into the block's
@@ -222,10 +239,10 @@ func newMegaState[T ops.Half16](m *Model, q kern.Queue, maxGrid int) (*megaState
 // b.
 func megaLaunch[T ops.Half16](m *Model, q kern.Queue, s *megaState, b *opsBufs[T], w *workspace, y *layer, kc, vc *kern.Buffer[T], pageSize int) error {
 	c := *m.Config
-	if b.au.Len() < c.QDim() {
-		return errors.New("qwen3: persistent decode: attention output buffer too short")
-	}
 	p := s.plan
+	if err := megaCheck(c, m.ops.hd, p, s, b, w, y, kc, pageSize); err != nil {
+		return fmt.Errorf("qwen3: persistent decode: %w", err)
+	}
 	grid := kern.Blocks(gpu.Dim3{X: p.grid, Y: 1, Z: 1}, gpu.Dim3{X: megaThreads, Y: 1, Z: 1})
 	qNorm, kNorm, norm := y.qNorm, y.kNorm, y.qNorm != nil
 	if !norm {
@@ -267,5 +284,37 @@ func (m *Model) UsePersistentDecode(on bool) error {
 		}
 	}
 	m.ops.persistent = on
+	return nil
+}
+
+// megaCheck checks every buffer the nobounds kernel reads or writes
+// against the lengths the shapes give it, naming the first that falls
+// short.
+func megaCheck[T ops.Half16](c Config, hd int, p megaPlan, s *megaState, b *opsBufs[T], w *workspace, y *layer, kc *kern.Buffer[T], pageSize int) error {
+	H, I, d, nh, nkv := c.HiddenSize, c.IntermediateSize, c.HeadDim, c.NumAttentionHeads, c.NumKeyValueHeads
+	nqkv := (nh + 2*nkv) * d
+	for _, e := range []struct {
+		name   string
+		n, min int
+	}{
+		{"x", w.x.Len(), H}, {"x2", w.x2.Len(), H}, {"qkv", b.qkv.Len(), nqkv},
+		{"attention output", b.au.Len(), nh * d}, {"activation", b.act.Len(), I},
+		{"q/k/v weight", wbuf[T](y.q).Len(), nqkv * H}, {"o_proj weight", wbuf[T](y.o).Len(), H * nh * d},
+		{"gate/up weight", wbuf[T](y.gate).Len(), 2 * I * H}, {"down_proj weight", wbuf[T](y.down).Len(), H * I},
+		{"input norm", y.inNorm.Len(), H}, {"post-attention norm", y.postNorm.Len(), H},
+		{"split scratch", s.part.Len(), p.part}, {"arrival counters", s.cnt.Len(), p.cnt},
+		{"positions", w.pos.Len(), 1}, {"slots", w.slot.Len(), 1}, {"block table", w.table.Len(), 1}, {"sequence lengths", b.seqLens.Len(), 1},
+		{"key cache", kc.Len(), pageSize * nkv * hd},
+	} {
+		if e.n < e.min {
+			return fmt.Errorf("the %s holds %d elements, the layer reads %d", e.name, e.n, e.min)
+		}
+	}
+	if y.qNorm != nil && (y.qNorm.Len() < d || y.kNorm == nil || y.kNorm.Len() < d) {
+		return fmt.Errorf("QK-norm weights shorter than the head dim %d", d)
+	}
+	if w.table.Len() != w.P {
+		return fmt.Errorf("a block table of %d entries for %d pages", w.table.Len(), w.P)
+	}
 	return nil
 }

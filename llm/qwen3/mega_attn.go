@@ -94,6 +94,16 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 	n := int(seqLens[0])
 	at := int(pos[0])
 	slot := int(slots[0])
+	// The kernel is nobounds: what the device reads as indices is checked
+	// here, once (a failure is a *kern.DeviceError), the shapes on the
+	// host (megaLaunch).
+	pages := len(kCache) / (pageSize * nkv * hd)
+	if n < 1 || n > len(table)*pageSize {
+		panic("qwen3: persistent decode: the sequence length is not within its block table")
+	}
+	if slot >= pages*pageSize {
+		panic("qwen3: persistent decode: the new token's cache slot is not in the cache")
+	}
 	G := nh / nkv
 	L := megaSplitLen(n, nsplit)
 	used := (n + L - 1) / L
@@ -101,6 +111,15 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 	for it := t.BlockIdx().X; it < nkv*nsplit; it += t.GridDim().X {
 		g, s := it/nsplit, it%nsplit
 		if s < used {
+			bad := 0
+			for e := s*L/pageSize + tid; e <= (min(n, s*L+L)-1)/pageSize; e += megaThreads {
+				if uint(table[e]) >= uint(pages) {
+					bad = 1
+				}
+			}
+			if gpu.BlockMax(t, bad) != 0 { // block-uniform: the barriers below stay so
+				panic("qwen3: persistent decode: a block table entry is not a page of the cache")
+			}
 			// The group's queries, and in the last split the new key and value.
 			if warp < G {
 				x1, x2 := megaHeadPrep(t, qkv, qNorm, g*G+warp, d, at, false, norm, eps, ratio)
@@ -131,12 +150,23 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 			}
 			t.Sync() // the queries, and the new key and value, before any score
 
+			// Each lane's elements of the group's queries, in registers.
+			var qr, acc [megaMaxG][megaPairs * 2]float32
+			//kern:unroll
+			for h := 0; h < megaMaxG; h++ {
+				if h < G {
+					//kern:unroll
+					for p := 0; p < 2*megaPairs; p++ {
+						if i := lane + 32*p; i < d {
+							qr[h][p] = qs[h*megaMaxD+i]
+						}
+					}
+				}
+			}
 			m, l := float32(-3.0e38), float32(0) // warp h < G's running max and sum of head h
-			var acc [megaMaxG][megaPairs * 2]float32
 			s0, s1 := s*L, min(n, s*L+L)
 			for j0 := s0; j0 < s1; j0 += megaChunk {
 				// Scores: warp w takes keys j0+w+16e.
-				//kern:unroll
 				for e := 0; e < megaChunk/megaWarps; e++ {
 					jj := warp + e*megaWarps
 					key := j0 + jj
@@ -151,7 +181,7 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 								//kern:unroll
 								for h := 0; h < megaMaxG; h++ {
 									if h < G {
-										dot[h] = gpu.FMA(qs[h*megaMaxD+i], kv, dot[h])
+										dot[h] = gpu.FMA(qr[h][p], kv, dot[h])
 									}
 								}
 							}
@@ -202,7 +232,6 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 						}
 					}
 				}
-				//kern:unroll
 				for e := 0; e < megaChunk/megaWarps; e++ {
 					jj := warp + e*megaWarps
 					key := j0 + jj
@@ -241,8 +270,7 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 					t.Sync()
 					if tid < d {
 						o := float32(0)
-						//kern:unroll
-						for w2 := range megaWarps {
+						for w2 := 0; w2 < megaWarps; w2++ {
 							o += red[w2*megaMaxD+tid]
 						}
 						hs := (g*G+h)*nsplit + s

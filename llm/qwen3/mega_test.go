@@ -1,9 +1,12 @@
 package qwen3
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/gokern/kern"
 )
 
 // TestPersistentDecodeMatchesReference runs the tiny models' greedy decode
@@ -223,5 +226,43 @@ func TestPersistentDecodeRefusals(t *testing.T) {
 		if err := megaFits(bad, 128); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want an error naming %q", bad, err, c.want)
 		}
+	}
+}
+
+// TestPersistentDecodeBadPage: the kernel is nobounds, so the indices it
+// reads from memory are checked on the device: a block table entry that
+// is not a page of the cache ends the step with a *kern.DeviceError
+// naming it, on the emulator and in native mode.
+func TestPersistentDecodeBadPage(t *testing.T) {
+	for _, d := range testDevices {
+		t.Run(d.name, func(t *testing.T) {
+			m, err := NewRandom(d.dev, Presets["tiny"], 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Free()
+			if err := m.UseOps(); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.UsePersistentDecode(true); err != nil {
+				t.Fatal(err)
+			}
+			m.ops.persistentGrid = 2
+			cache, err := m.NewCache(64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cache.Free()
+			ids := make([]int32, DefaultPageSize+4) // the next token's page is the second
+			if _, err := m.Forward(cache, ids, false); err != nil {
+				t.Fatal(err)
+			}
+			cache.pages[0] = 1 << 20
+			_, err = m.Forward(cache, []int32{1}, false)
+			var de *kern.DeviceError
+			if !errors.As(err, &de) || !strings.Contains(err.Error(), "block table entry") {
+				t.Fatalf("decode over a bad page: %v, want a device error naming the block table entry", err)
+			}
+		})
 	}
 }
