@@ -42,6 +42,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "random weight seed")
 	useOps := fs.Bool("ops", false, "the forward pass on package ops (bf16 activations and KV cache, tensor cores)")
 	graphs := fs.Bool("graphs", true, "with -ops: replay decode steps from a captured graph")
+	persistent := fs.Bool("persistent", false, "with -ops: a decode step of one sequence as one persistent (cooperative) launch a layer (qwen3.Model.UsePersistentDecode)")
 	opsMatmul := fs.Bool("ops-matmul", false, "float32 path with its projections on ops.Matmul over split activations (qwen3.OpsMatmul)")
 	poolTokens := fs.Int("pool", 0, "KV pool capacity in tokens (0: what the run needs); a server's pool holds its batch × context, and the pool sets the split grid of decode attention (ops.DecodePartition), so -pool 40960 times the attention a server runs")
 	batch := fs.Int("batch", 1, "sequences decoding together (continuous batching's step): each gets -prompt tokens, then -n steps; tokens/s is over all of them")
@@ -99,6 +100,13 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 		}
+		if *persistent {
+			if err := m.UsePersistentDecode(true); err != nil {
+				return err
+			}
+		}
+	} else if *persistent {
+		return fmt.Errorf("bench: -persistent runs on the ops path: add -ops")
 	}
 	if *batch < 1 || *promptLen < 1 || *steps < 0 || *poolTokens < 0 {
 		return fmt.Errorf("bench: -batch and -prompt must be ≥ 1, -n and -pool ≥ 0")
@@ -295,6 +303,8 @@ func benchBatch(ctx context.Context, stdout io.Writer, dev *kern.Device, m *qwen
 // forwardPath names the forward pass m runs.
 func forwardPath(m *qwen3.Model) string {
 	switch {
+	case m.UsingPersistentDecode():
+		return "ops (bf16/f16 activations and KV cache), a decode step of one sequence one persistent launch a layer"
 	case m.UsingOps():
 		return "ops (bf16/f16 activations and KV cache)"
 	case isOpsMatmul(m):

@@ -318,3 +318,7 @@ func megaCheck[T ops.Half16](c Config, hd int, p megaPlan, s *megaState, b *opsB
 	}
 	return nil
 }
+
+// UsingPersistentDecode reports whether UsePersistentDecode turned the
+// persistent decode layer on.
+func (m *Model) UsingPersistentDecode() bool { return m.ops != nil && m.ops.persistent }
