@@ -220,6 +220,13 @@ func (b *Builder) St(s Space, t Type, addr, src Operand) {
 	b.Emit(OpSt, "st"+s.Suffix()+sfx(v, memType(t).String()), addr, src)
 }
 
+// Prefetch emits prefetch.space.level [addr] (PTX ISA §9.7.9.15): a hint
+// that the line holding addr be brought into the cache level ("L1",
+// "L2"). It writes no register and never faults on a valid address.
+func (b *Builder) Prefetch(s Space, level string, addr Operand) *Instr {
+	return b.Emit(OpPrefetch, "prefetch"+s.Suffix()+sfx(level), addr)
+}
+
 func memType(t Type) Type {
 	switch t {
 	case Pred:
