@@ -27,15 +27,25 @@ import (
 )
 
 var prefetchIntrinsics = map[string]intrinsicFunc{
-	"PrefetchL2": (*kernelBuilder).prefetchL2,
+	"PrefetchL2":     (*kernelBuilder).prefetchL2,
+	"PrefetchL2Bulk": (*kernelBuilder).prefetchL2Bulk,
+}
+
+// globalSlice reports whether the call's slice argument is in global
+// memory, reporting the error at the call if not.
+func (kb *kernelBuilder) globalSlice(c *icall) bool {
+	if s := c.args[0]; s.space != ir.Global {
+		kb.d.errorf(c.call.Pos(), BadIntrinsicArg, "gpu.%s needs a slice in global memory (a kernel parameter or a slice of one), not %s memory", c.name, s.space)
+		return false
+	}
+	return true
 }
 
 func (kb *kernelBuilder) prefetchL2(c *icall) *val {
-	s := c.args[0]
-	if s.space != ir.Global {
-		kb.d.errorf(c.call.Pos(), BadIntrinsicArg, "gpu.PrefetchL2 needs a slice in global memory (a kernel parameter or a slice of one), not %s memory", s.space)
+	if !kb.globalSlice(c) {
 		return &val{origin: -1}
 	}
+	s := c.args[0]
 	i := kb.index64(c.arg(1), c.call.Call.Args[1].Type())
 	n := s.ops[1]
 	proven := false

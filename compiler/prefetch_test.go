@@ -46,6 +46,13 @@ func init() {
 		// nobounds leaves out checks, not the prefetch's predicate.
 		mustContain(t, p, "NoBounds", guarded)
 		mustNotContain(t, p, "NoBounds", `kern_error`)
+		// PrefetchL2Bulk on sm_80: one prefetch per line, in a loop that
+		// is skipped for an empty range (prefetch_bulk_test.go has the
+		// sm_90 form and the range).
+		mustContain(t, p, "Rows", plain)
+		mustContain(t, p, "Rows", `^@%p\d+ bra \$L\d+_prefetch_lines;$`)
+		mustContain(t, p, "Rows", `^add\.u64 %rd\d+, %rd\d+, 128;$`)
+		mustNotContain(t, p, "Rows", `cp\.async`)
 		if w := writes(kernelOf(t, p, "Proven")); w != "w=false out=false" {
 			t.Errorf("Proven: a prefetch is no write: %s", w)
 		}

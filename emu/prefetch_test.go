@@ -1,8 +1,11 @@
 package emu
 
 import (
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/gokern/kern/internal/ptxas"
 )
 
 // Every prefetch form runs as nothing: the kernel's result is the one
@@ -55,5 +58,46 @@ func TestPrefetchForms(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error containing %q", c.instr, err, c.want)
 		}
+	}
+}
+
+// cp.async.bulk.prefetch.L2.global (sm_90): nothing is read, an address
+// outside every allocation is fine, and a misaligned address or a size
+// that is not a multiple of 16 faults, as the ISA requires them.
+func TestBulkPrefetch(t *testing.T) {
+	const src = `.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 p, .param .u64 off, .param .u32 n)
+{
+	.reg .b32 %r<2>;
+	.reg .b64 %rd<4>;
+	ld.param.u64 %rd1, [p];
+	ld.param.u64 %rd2, [off];
+	ld.param.u32 %r1, [n];
+	add.s64 %rd3, %rd1, %rd2;
+	cp.async.bulk.prefetch.L2.global [%rd3], %r1;
+	ret;
+}
+`
+	m, err := Load([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := NewDevice(Options{Memcheck: true})
+	p := upload(t, d, make([]byte, 256))
+	for _, c := range []struct {
+		off    uint64
+		n      uint32
+		faults bool
+	}{{0, 256, false}, {16, 4096, false}, {1 << 40, 16, false}, {0, 0, false}, {8, 16, true}, {0, 24, true}} {
+		err := d.Launch(m, "k", LaunchConfig{Grid: [3]int{1}, Block: [3]int{1}, Params: params{}.u64(p).u64(c.off).u32(c.n)})
+		if got := err != nil; got != c.faults || c.faults && !errors.Is(err, ErrMisaligned) {
+			t.Errorf("offset %d, %d bytes: %v, want a fault: %v", c.off, c.n, err, c.faults)
+		}
+	}
+	ptxas.Check(t, "bulkprefetch", []byte(src), "sm_90")
+	if _, err := Load([]byte(strings.Replace(src, "[%rd3], %r1;", "[%rd3];", 1))); err == nil || !strings.Contains(err.Error(), "want cp.async.bulk.prefetch.L2.global [a], size") {
+		t.Errorf("a bulk prefetch without a size: %v", err)
 	}
 }

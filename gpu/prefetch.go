@@ -21,3 +21,17 @@ package gpu
 func PrefetchL2[T Elem](s []T, i int) {
 	_, _ = s, i
 }
+
+// PrefetchL2Bulk asks for s[i:i+n], clamped to s (the elements s[j]
+// with i ≤ j < i+n and 0 ≤ j < len(s)), to be brought into L2. On an
+// sm_90 or newer target it is one cp.async.bulk.prefetch.L2.global (PTX
+// ISA §9.7.9.25.4, "cp.async.bulk.prefetch"; PTX 8.0) over the range
+// widened to whole 16-byte granules, as the instruction requires, and cut
+// at 4 GiB − 16 bytes; on older targets, including an sm_80 module
+// running on a newer GPU, it is one prefetch.global.L2 per 128-byte line,
+// in a loop the thread runs alone, so split a long range between threads
+// there (or call PrefetchL2 per line). s must be in global memory; an
+// empty range prefetches nothing.
+func PrefetchL2Bulk[T Elem](s []T, i, n int) {
+	_, _, _ = s, i, n
+}

@@ -227,6 +227,13 @@ func (b *Builder) Prefetch(s Space, level string, addr Operand) *Instr {
 	return b.Emit(OpPrefetch, "prefetch"+s.Suffix()+sfx(level), addr)
 }
 
+// BulkPrefetchL2 emits cp.async.bulk.prefetch.L2.global [addr], size
+// (PTX ISA §9.7.9.25.4, "cp.async.bulk.prefetch"; PTX 8.0, sm_90): addr
+// 16-byte aligned, size a u32 multiple of 16.
+func (b *Builder) BulkPrefetchL2(addr, size Operand) *Instr {
+	return b.Emit(OpCpAsync, "cp.async.bulk.prefetch.L2.global", addr, size)
+}
+
 func memType(t Type) Type {
 	switch t {
 	case Pred:

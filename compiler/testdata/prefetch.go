@@ -1,7 +1,7 @@
 // gpu.PrefetchL2: prefetch.global.L2 predicated on 0 ≤ i < len(s) unless
 // the range analysis proves it, before a grid barrier as a persistent
 // kernel uses it; constant indexes decided at compile time; nobounds
-// keeps the predicate (a prefetch is never a fault).
+// keeps the predicate (a prefetch is never a fault); PrefetchL2Bulk.
 package prefetch
 
 import "github.com/gokern/kern/gpu"
@@ -52,4 +52,13 @@ func Consts(t gpu.Thread, w []float64, k int32) {
 //kern:kernel nobounds
 func NoBounds(t gpu.Thread, w []uint8, off int) {
 	gpu.PrefetchL2(w, off+t.GlobalX())
+}
+
+// Rows prefetches row r of a rows×cols matrix: on sm_80 a loop of
+// prefetch.global.L2 over its 128-byte lines, on sm_90 one
+// cp.async.bulk.prefetch.L2.global over its 16-byte granules.
+//
+//kern:kernel
+func Rows(t gpu.Thread, w []gpu.BFloat16, r, cols int) {
+	gpu.PrefetchL2Bulk(w, r*cols, cols)
 }

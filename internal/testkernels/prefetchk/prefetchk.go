@@ -11,7 +11,8 @@ import "github.com/gokern/kern/gpu"
 
 // TwoPhase computes out[i] = 2·x[i] + w[(i+shift) mod len(w)] in two
 // phases around a GridSync: before the barrier each thread prefetches the
-// element of w it reads after it, and one more at i+far, which the test
+// element of w it reads after it, one more at i+far, and the block's
+// thread 0 the 48 elements from far (gpu.PrefetchL2Bulk), which the test
 // puts in range, past either end, or near the int limits: a prefetch is a
 // hint, so none of them may change the result or fault.
 //
@@ -24,6 +25,9 @@ func TwoPhase(t gpu.Thread, x, w, out []float32, shift, far int) {
 	}
 	gpu.PrefetchL2(w, j)
 	gpu.PrefetchL2(w, i+far)
+	if t.ThreadIdx().X == 0 {
+		gpu.PrefetchL2Bulk(w, far, 48)
+	}
 	if i < len(out) && i < len(x) {
 		out[i] = 2 * x[i]
 	}

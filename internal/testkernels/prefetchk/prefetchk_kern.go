@@ -16,7 +16,7 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/internal/testkernels/prefetchk", Arch: "sm_80", PTX: kernPTX}
 
-// TwoPhaseKernel launches the kernel TwoPhase (prefetchk.go:19).
+// TwoPhaseKernel launches the kernel TwoPhase (prefetchk.go:20).
 var TwoPhaseKernel = kernTwoPhaseLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "TwoPhase", Pkg: "github.com/gokern/kern/internal/testkernels/prefetchk", Entry: "TwoPhase", Module: kernModule,
 	Params: []kern.Param{
@@ -30,10 +30,10 @@ var TwoPhaseKernel = kernTwoPhaseLauncher{kern.NewLauncher(kern.KernelSpec{
 	Bounds:      true,
 	Cooperative: true,
 	Sites: []string{
-		"panic at prefetchk.go:23:19: integer divide by zero",
-		"prefetchk.go:32:14",
+		"panic at prefetchk.go:24:19: integer divide by zero",
+		"prefetchk.go:36:14",
 	},
-	SourceHash: "8f02f16125c7a0e2", Source: []string{"prefetchk.go:TwoPhase"},
+	SourceHash: "d94ef79545bfbd64", Source: []string{"prefetchk.go:TwoPhase"},
 	Native: func(t gpu.Thread, a []any) {
 		TwoPhase(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(int))
 	},
