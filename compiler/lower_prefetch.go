@@ -2,7 +2,7 @@ package compiler
 
 // L2 prefetch (gpu/prefetch.go): gpu.PrefetchL2(s, i) is
 //
-//	setp.lt.u64 %p, i, len(s)          // unless proven (below)
+//	setp.lo.u64 %p, i, len(s)          // unless proven (below)
 //	@%p prefetch.global.L2 [&s[i]];
 //
 // (PTX ISA §9.7.9.15 "prefetch"; PTX 2.0, sm_20, so every target has
@@ -18,7 +18,8 @@ package compiler
 // The instruction writes no register and is not pure, so the dead-code
 // pass keeps it (ir.noDefOps), and the IR passes move only pure
 // instructions (remat.go), so it stays where the call is relative to
-// barriers, loads and GridSync.
+// barriers, loads and GridSync. gpu.PrefetchL2Bulk is
+// lower_prefetch_bulk.go.
 
 import (
 	"golang.org/x/tools/go/ssa"
