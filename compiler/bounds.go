@@ -78,24 +78,30 @@ func (kb *kernelBuilder) provablySafe(fn *ssa.Function, args []*val, promoted ma
 
 // inRange reports whether 0 ≤ ia.Index < len(ia.X) wherever ia runs.
 func (rc *rangeCtx) inRange(ia *ssa.IndexAddr) bool {
-	if guardedUnsigned(ia) {
+	return rc.indexInRange(ia.Index, ia.X, ia.Block())
+}
+
+// indexInRange reports whether 0 ≤ idx < len(x) wherever block b runs:
+// the proof of inRange, also for an index that is not an IndexAddr's
+// (gpu.PrefetchL2's, lower_prefetch.go).
+func (rc *rangeCtx) indexInRange(idx, x ssa.Value, b *ssa.BasicBlock) bool {
+	if guardedUnsigned(idx, x, b) {
 		return true
 	}
-	b := ia.Block()
-	i := rc.rangeAt(ia.Index, b)
+	i := rc.rangeAt(idx, b)
 	if !i.ok || i.lo < 0 {
 		return false
 	}
-	if n := rc.lenAt(ia.X, b, rangeDepth); n.ok && i.hi < n.lo {
+	if n := rc.lenAt(x, b, rangeDepth); n.ok && i.hi < n.lo {
 		return true
 	}
-	return guarded(ia)
+	return guarded(idx, x, b)
 }
 
-// guarded reports whether a dominating branch established
-// ia.Index < len(ia.X).
-func guarded(ia *ssa.IndexAddr) bool {
-	for d, succ := range dominatingEdges(ia.Block()) {
+// guarded reports whether a branch dominating b established
+// idx < len(x).
+func guarded(idx, x ssa.Value, b *ssa.BasicBlock) bool {
+	for d, succ := range dominatingEdges(b) {
 		cmp, ok := d.Instrs[len(d.Instrs)-1].(*ssa.If).Cond.(*ssa.BinOp)
 		if !ok {
 			continue
@@ -104,16 +110,16 @@ func guarded(ia *ssa.IndexAddr) bool {
 		if succ == 1 {
 			op = negate(op)
 		}
-		var idx, n ssa.Value
+		var i, n ssa.Value
 		switch op {
 		case token.LSS:
-			idx, n = cmp.X, cmp.Y
+			i, n = cmp.X, cmp.Y
 		case token.GTR:
-			idx, n = cmp.Y, cmp.X
+			i, n = cmp.Y, cmp.X
 		default:
 			continue
 		}
-		if sameValue(idx, ia.Index) && isLenOf(n, ia.X) {
+		if sameValue(i, idx) && isLenOf(n, x) {
 			return true
 		}
 	}

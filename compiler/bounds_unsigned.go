@@ -17,11 +17,11 @@ import (
 	"golang.org/x/tools/go/ssa"
 )
 
-// guardedUnsigned reports whether a dominating branch established
-// uint(ia.Index) < uint(n), n equal to len(ia.X), with both conversions
+// guardedUnsigned reports whether a branch dominating b established
+// uint(idx) < uint(n), n equal to len(x), with both conversions
 // from a 64-bit signed integer to a 64-bit unsigned one.
-func guardedUnsigned(ia *ssa.IndexAddr) bool {
-	for d, succ := range dominatingEdges(ia.Block()) {
+func guardedUnsigned(idx, x ssa.Value, b *ssa.BasicBlock) bool {
+	for d, succ := range dominatingEdges(b) {
 		cmp, ok := d.Instrs[len(d.Instrs)-1].(*ssa.If).Cond.(*ssa.BinOp)
 		if !ok {
 			continue
@@ -30,17 +30,17 @@ func guardedUnsigned(ia *ssa.IndexAddr) bool {
 		if succ == 1 {
 			op = negate(op)
 		}
-		var idx, n ssa.Value
+		var i, n ssa.Value
 		switch op {
 		case token.LSS:
-			idx, n = cmp.X, cmp.Y
+			i, n = cmp.X, cmp.Y
 		case token.GTR:
-			idx, n = cmp.Y, cmp.X
+			i, n = cmp.Y, cmp.X
 		default:
 			continue
 		}
-		idx, n = signedSource(idx), signedSource(n)
-		if idx != nil && n != nil && sameValue(idx, ia.Index) && isLenOf(n, ia.X) {
+		i, n = signedSource(i), signedSource(n)
+		if i != nil && n != nil && sameValue(i, idx) && isLenOf(n, x) {
 			return true
 		}
 	}

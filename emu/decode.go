@@ -36,9 +36,9 @@ func init() {
 		"setp": decSetp, "set": decSet, "selp": decSelp, "slct": decSlct,
 		// exec_cvt.go: conversion and moves (PTX ISA §9.7.9)
 		"cvt": decCvt, "mov": decMov,
-		// exec_mem.go: memory (PTX ISA §9.7.9.8-§9.7.9.10, §9.7.13)
+		// exec_mem.go: memory (PTX ISA §9.7.9.8-§9.7.9.10, §9.7.13); exec_prefetch.go
 		"ld": decLd, "ldu": decLd, "st": decSt, "cvta": decCvta,
-		"prefetch": decNop, "prefetchu": decNop, "membar": decNop, "fence": decNop,
+		"prefetch": decPrefetch, "prefetchu": decPrefetch, "membar": decNop, "fence": decNop,
 		"nanosleep": decNanosleep, "pmevent": decNop,
 		// exec_atom.go: atomics (PTX ISA §9.7.13.5, §9.7.13.6)
 		"atom": decAtom, "red": decAtom,

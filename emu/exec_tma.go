@@ -36,7 +36,10 @@ type tmaCopy struct {
 
 func decBulk(d *decoder, s *astStmt, m *mods, in *inst) {
 	m.words, m.types = nil, nil
-	switch { // stores and bulk groups: exec_tmastore.go
+	switch { // stores and bulk groups: exec_tmastore.go; prefetch: exec_prefetch.go
+	case containsWord(s.op, "prefetch"):
+		decBulkPrefetch(d, s, in)
+		return
 	case containsWord(s.op, "commit_group") || containsWord(s.op, "wait_group"):
 		decBulkGroup(d, s, in)
 		return

@@ -220,6 +220,20 @@ func (b *Builder) St(s Space, t Type, addr, src Operand) {
 	b.Emit(OpSt, "st"+s.Suffix()+sfx(v, memType(t).String()), addr, src)
 }
 
+// Prefetch emits prefetch.space.level [addr] (PTX ISA §9.7.9.15): a hint
+// that the line holding addr be brought into the cache level ("L1",
+// "L2"). It writes no register and never faults on a valid address.
+func (b *Builder) Prefetch(s Space, level string, addr Operand) *Instr {
+	return b.Emit(OpPrefetch, "prefetch"+s.Suffix()+sfx(level), addr)
+}
+
+// BulkPrefetchL2 emits cp.async.bulk.prefetch.L2.global [addr], size
+// (PTX ISA §9.7.9.25.4, "cp.async.bulk.prefetch"; PTX 8.0, sm_90): addr
+// 16-byte aligned, size a u32 multiple of 16.
+func (b *Builder) BulkPrefetchL2(addr, size Operand) *Instr {
+	return b.Emit(OpCpAsync, "cp.async.bulk.prefetch.L2.global", addr, size)
+}
+
 func memType(t Type) Type {
 	switch t {
 	case Pred:

@@ -62,6 +62,7 @@ const (
 	OpGridDep // griddepcontrol, or its comment form below sm_90 (compiler/lower_pdl.go)
 	OpBarRed  // bar.red.or.pred: a block barrier that ORs a predicate (compiler/lower_grid.go)
 	OpNanosleep
+	OpPrefetch
 	OpPragma // .pragma "nounroll" at a loop header (compiler/nounroll.go)
 	OpWgmma
 	OpSetmaxnreg
@@ -138,6 +139,7 @@ var Ops = [numOps]OpInfo{
 	OpGridDep:       {Name: "griddepcontrol", Args: 0},
 	OpBarRed:        {Name: "bar.red", Args: 3, Sync: true},
 	OpNanosleep:     {Name: "nanosleep", Args: 1},
+	OpPrefetch:      {Name: "prefetch", Args: 1}, // a cache hint with no result (compiler/lower_prefetch.go)
 	OpPragma:        {Name: ".pragma", Args: 0},
 	OpWgmma:         {Name: "wgmma", Args: -1, Sync: true},
 	OpSetmaxnreg:    {Name: "setmaxnreg", Args: 1, Sync: true},

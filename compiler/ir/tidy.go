@@ -52,6 +52,7 @@ var noDefOps = map[Op]bool{
 	OpSt: true, OpBra: true, OpBar: true, OpBarWarp: true, OpMembar: true,
 	OpCpAsync: true, OpCpAsyncCommit: true, OpCpAsyncWait: true,
 	OpRet: true, OpExit: true, OpTrap: true, OpNanosleep: true, OpPragma: true,
+	OpPrefetch: true,
 }
 
 // operandRegs calls fn for each register an operand names.
