@@ -47,22 +47,28 @@ const (
 	megaMaxG    = 8     // the most query heads per KV head
 	megaPairs   = megaMaxD / 64
 	megaChunk   = 64 // keys scored between two softmax updates
+	// megaPrefetchUnits is how many of its next projection's units a block
+	// asks L2 for before a grid barrier: 2 units of 0.6B's q/k/v are its
+	// whole share, 40–80 KB; the grid's total, 5–10 MB, is what DRAM
+	// delivers in the 2–3 µs a barrier and a phase's start take, and a
+	// fifth of an H100's L2.
+	megaPrefetchUnits = 2
 )
 
 //kern:kernel block=512 minblocks=1 nobounds
-func megaLayerBF16(t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd []gpu.BFloat16, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, H, nh, nkv, d, hd, I, pageSize, nsplit, ks1, ks2, ks3, ks4 int, norm bool, eps, scale float32, ratio float64) {
-	megaLayer(bf16w{}, t, x, x2, qkv, a, act, kCache, vCache, wqkv, wo, wgu, wd, inNorm, postNorm, qNorm, kNorm, part, cnt, pos, slots, table, seqLens, H, nh, nkv, d, hd, I, pageSize, nsplit, ks1, ks2, ks3, ks4, norm, eps, scale, ratio)
+func megaLayerBF16(t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext []gpu.BFloat16, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, H, nh, nkv, d, hd, I, pageSize, nsplit, ks1, ks2, ks3, ks4 int, next, norm bool, eps, scale float32, ratio float64) {
+	megaLayer(bf16w{}, t, x, x2, qkv, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext, inNorm, postNorm, qNorm, kNorm, part, cnt, pos, slots, table, seqLens, H, nh, nkv, d, hd, I, pageSize, nsplit, ks1, ks2, ks3, ks4, next, norm, eps, scale, ratio)
 }
 
 //kern:kernel block=512 minblocks=1 nobounds
-func megaLayerF16(t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd []gpu.Half, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, H, nh, nkv, d, hd, I, pageSize, nsplit, ks1, ks2, ks3, ks4 int, norm bool, eps, scale float32, ratio float64) {
-	megaLayer(f16w{}, t, x, x2, qkv, a, act, kCache, vCache, wqkv, wo, wgu, wd, inNorm, postNorm, qNorm, kNorm, part, cnt, pos, slots, table, seqLens, H, nh, nkv, d, hd, I, pageSize, nsplit, ks1, ks2, ks3, ks4, norm, eps, scale, ratio)
+func megaLayerF16(t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext []gpu.Half, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, H, nh, nkv, d, hd, I, pageSize, nsplit, ks1, ks2, ks3, ks4 int, next, norm bool, eps, scale float32, ratio float64) {
+	megaLayer(f16w{}, t, x, x2, qkv, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext, inNorm, postNorm, qNorm, kNorm, part, cnt, pos, slots, table, seqLens, H, nh, nkv, d, hd, I, pageSize, nsplit, ks1, ks2, ks3, ks4, next, norm, eps, scale, ratio)
 }
 
 // megaLayer is one layer for one sequence (the package doc's phases):
 // x, x2 [H] the residual stream, qkv [nh·d + 2·nkv·d], a [nh·d], act [I],
 // ks1 … ks4 the four projections' k-splits (megaPlan).
-func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd []T, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, H, nh, nkv, d, hd, I, pageSize, nsplit, ks1, ks2, ks3, ks4 int, norm bool, eps, scale float32, ratio float64) {
+func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext []T, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, H, nh, nkv, d, hd, I, pageSize, nsplit, ks1, ks2, ks3, ks4 int, next, norm bool, eps, scale float32, ratio float64) {
 	xs := gpu.Shared[T](t, megaMaxK)
 	red := gpu.Shared[float32](t, megaWarps*megaMaxD)
 	qs := gpu.Shared[float32](t, megaMaxG*megaMaxD)
@@ -87,6 +93,21 @@ func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32
 			w, n, k, ks, mode, out, res = wd, H, I, ks4, megaResidual, x, x2
 		}
 		megaGEMV(cd, t, w, xs, red, part, cnt, flag, n, k, ks, mode, out, res, act)
+		// The next projection's first units, or the next layer's q/k/v,
+		// into L2 while the grid meets (the weights are static).
+		nw, nn, nk, nks, units := wo, H, qdim, ks2, megaPrefetchUnits
+		switch ph {
+		case 1:
+			nw, nn, nk, nks = wgu, 2*I, H, ks3
+		case 2:
+			nw, nn, nk, nks = wd, H, I, ks4
+		case 3:
+			nw, nn, nk, nks = wnext, qdim+2*nkv*d, H, ks1
+			if !next {
+				units = 0
+			}
+		}
+		megaPrefetch(t, nw, nn, nk, nks, units)
 		if ph == 3 {
 			break
 		}
@@ -236,8 +257,9 @@ func newMegaState[T ops.Half16](m *Model, q kern.Queue, maxGrid int) (*megaState
 
 // megaLaunch runs layer y as one persistent launch: x → x (x2 the
 // attention's residual), q/k/v, attention output and activation through
-// b.
-func megaLaunch[T ops.Half16](m *Model, q kern.Queue, s *megaState, b *opsBufs[T], w *workspace, y *layer, kc, vc *kern.Buffer[T], pageSize int) error {
+// b; next is the layer after it (nil after the last), whose q/k/v
+// weights the launch's end prefetches.
+func megaLaunch[T ops.Half16](m *Model, q kern.Queue, s *megaState, b *opsBufs[T], w *workspace, y, next *layer, kc, vc *kern.Buffer[T], pageSize int) error {
 	c := *m.Config
 	p := s.plan
 	if err := megaCheck(c, m.ops.hd, p, s, b, w, y, kc, pageSize); err != nil {
@@ -248,23 +270,27 @@ func megaLaunch[T ops.Half16](m *Model, q kern.Queue, s *megaState, b *opsBufs[T
 	if !norm {
 		qNorm, kNorm = y.inNorm, y.inNorm // read by no thread
 	}
+	wnext, hasNext := wbuf[T](y.q), next != nil
+	if hasNext {
+		wnext = wbuf[T](next.q)
+	}
 	scale := float32(1 / math.Sqrt(float64(c.HeadDim)))
 	ratio := math.Pow(c.RopeTheta, -2/float64(c.HeadDim))
 	switch any(b.au).(type) {
 	case *kern.Buffer[gpu.BFloat16]:
 		bf := func(x *kern.Buffer[T]) *kern.Buffer[gpu.BFloat16] { return any(x).(*kern.Buffer[gpu.BFloat16]) }
 		return megaLayerBF16Kernel.Launch(q, grid, w.x, w.x2, b.qkv, bf(b.au), bf(b.act), bf(kc), bf(vc),
-			bf(wbuf[T](y.q)), bf(wbuf[T](y.o)), bf(wbuf[T](y.gate)), bf(wbuf[T](y.down)),
+			bf(wbuf[T](y.q)), bf(wbuf[T](y.o)), bf(wbuf[T](y.gate)), bf(wbuf[T](y.down)), bf(wnext),
 			y.inNorm, y.postNorm, qNorm, kNorm, s.part, s.cnt, w.pos, w.slot, w.table, b.seqLens,
 			c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, m.ops.hd, c.IntermediateSize, pageSize,
-			p.nsplit, p.ks[0], p.ks[1], p.ks[2], p.ks[3], norm, float32(c.RMSNormEps), scale, ratio)
+			p.nsplit, p.ks[0], p.ks[1], p.ks[2], p.ks[3], hasNext, norm, float32(c.RMSNormEps), scale, ratio)
 	case *kern.Buffer[gpu.Half]:
 		hf := func(x *kern.Buffer[T]) *kern.Buffer[gpu.Half] { return any(x).(*kern.Buffer[gpu.Half]) }
 		return megaLayerF16Kernel.Launch(q, grid, w.x, w.x2, b.qkv, hf(b.au), hf(b.act), hf(kc), hf(vc),
-			hf(wbuf[T](y.q)), hf(wbuf[T](y.o)), hf(wbuf[T](y.gate)), hf(wbuf[T](y.down)),
+			hf(wbuf[T](y.q)), hf(wbuf[T](y.o)), hf(wbuf[T](y.gate)), hf(wbuf[T](y.down)), hf(wnext),
 			y.inNorm, y.postNorm, qNorm, kNorm, s.part, s.cnt, w.pos, w.slot, w.table, b.seqLens,
 			c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, m.ops.hd, c.IntermediateSize, pageSize,
-			p.nsplit, p.ks[0], p.ks[1], p.ks[2], p.ks[3], norm, float32(c.RMSNormEps), scale, ratio)
+			p.nsplit, p.ks[0], p.ks[1], p.ks[2], p.ks[3], hasNext, norm, float32(c.RMSNormEps), scale, ratio)
 	}
 	return fmt.Errorf("qwen3: persistent decode of %T", b.au)
 }

@@ -159,3 +159,25 @@ func megaGEMV[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, w, xs []T, red, part 
 		t.Sync() // red is read before the next unit writes it
 	}
 }
+
+// megaPrefetch asks L2 for the weights of the block's first units units
+// of a projection (W [n, k] in ks slices, as megaGEMV will take them),
+// one 128-byte line per thread at a time. Called before a grid barrier,
+// it keeps DRAM streaming while the grid meets, and the next phase finds
+// its first loads in L2; the lines of a slice's odd last chunk spill
+// into the next slice or row, which is harmless (a hint, and clamped to
+// w by gpu.PrefetchL2).
+func megaPrefetch[T gpu.Elem](t gpu.Thread, w []T, n, k, ks, units int) {
+	per := ((k >> 5) + ks - 1) / ks // chunks a slice
+	lines := int32((per + 1) >> 1)  // two 32-column chunks a line
+	for j := 0; j < units; j++ {
+		u := t.BlockIdx().X + j*t.GridDim().X
+		if u >= (n>>4)*ks {
+			break
+		}
+		base := (u/ks)*16*k + (u%ks)*per*32
+		for e := int32(t.ThreadIdx().X); e < 16*lines; e += megaThreads {
+			gpu.PrefetchL2(w, base+int(e/lines)*k+int(e%lines)*64)
+		}
+	}
+}

@@ -280,7 +280,11 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 			tr := func(stage string, x *kern.Buffer[float32], cols int) error { return m.trace(stage, i, x, R, cols) }
 			kc, vc := poolKV[T](pool, i)
 			if mega {
-				if err := s("persistent layer", megaLaunch(m, q, b.mega, b, w, &m.layers[i], kc, vc, pool.PageSize)); err != nil {
+				var next *layer
+				if i+1 < len(m.layers) {
+					next = &m.layers[i+1]
+				}
+				if err := s("persistent layer", megaLaunch(m, q, b.mega, b, w, &m.layers[i], next, kc, vc, pool.PageSize)); err != nil {
 					return err
 				}
 				continue
