@@ -44,9 +44,10 @@ const (
 	megaUnroll  = 4     // 32-column chunks a warp loads before its products
 	megaMaxK    = 12288 // the longest projection input (shared memory, T): Qwen3 up to 8B
 	megaMaxD    = 128   // the largest head dim
-	megaMaxG    = 8     // the most query heads per KV head
+	megaMaxG    = 4     // the most query heads per KV head (Qwen3 up to 8B)
 	megaPairs   = megaMaxD / 64
-	megaChunk   = 64 // keys scored between two softmax updates
+	megaChunk   = 64                    // keys scored between two softmax updates
+	megaKeys    = megaChunk / megaWarps // of a chunk, each warp's
 	// megaPrefetchUnits is how many of its next projection's units a block
 	// asks L2 for before a grid barrier: 2 units of 0.6B's q/k/v are its
 	// whole share, 40–80 KB; the grid's total, 5–10 MB, is what DRAM

@@ -166,24 +166,39 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 			m, l := float32(-3.0e38), float32(0) // warp h < G's running max and sum of head h
 			s0, s1 := s*L, min(n, s*L+L)
 			for j0 := s0; j0 < s1; j0 += megaChunk {
-				// Scores: warp w takes keys j0+w+16e.
-				for e := 0; e < megaChunk/megaWarps; e++ {
-					jj := warp + e*megaWarps
-					key := j0 + jj
-					var dot [megaMaxG]float32
-					if key < s1 {
-						page := int(table[key/pageSize])
-						row := ((page*pageSize+key%pageSize)*nkv + g) * hd
+				// Warp w takes keys j0+w+16e, e < megaKeys: their page
+				// numbers, then their K and V rows, every load of the
+				// chunk in flight before the first product.
+				var row [megaKeys]int
+				//kern:unroll
+				for e := 0; e < megaKeys; e++ {
+					if key := j0 + warp + e*megaWarps; key < s1 {
+						row[e] = ((int(table[key/pageSize])*pageSize+key%pageSize)*nkv + g) * hd
+					}
+				}
+				var kv, vv [megaKeys][2 * megaPairs]float32
+				//kern:unroll
+				for e := 0; e < megaKeys; e++ {
+					if j0+warp+e*megaWarps < s1 {
 						//kern:unroll
 						for p := 0; p < 2*megaPairs; p++ {
 							if i := lane + 32*p; i < d {
-								kv := cd.load(kCache[row+i])
-								//kern:unroll
-								for h := 0; h < megaMaxG; h++ {
-									if h < G {
-										dot[h] = gpu.FMA(qr[h][p], kv, dot[h])
-									}
-								}
+								kv[e][p], vv[e][p] = cd.load(kCache[row[e]+i]), cd.load(vCache[row[e]+i])
+							}
+						}
+					}
+				}
+				// Scores.
+				//kern:unroll
+				for e := 0; e < megaKeys; e++ {
+					jj := warp + e*megaWarps
+					var dot [megaMaxG]float32
+					//kern:unroll
+					for p := 0; p < 2*megaPairs; p++ {
+						//kern:unroll
+						for h := 0; h < megaMaxG; h++ {
+							if h < G {
+								dot[h] = gpu.FMA(qr[h][p], kv[e][p], dot[h]) // zero past d and past s1
 							}
 						}
 					}
@@ -191,7 +206,7 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 					for h := 0; h < megaMaxG; h++ {
 						if h < G {
 							v := gpu.WarpSum(t, dot[h]) * scale
-							if key >= s1 {
+							if j0+jj >= s1 {
 								v = -3.0e38
 							}
 							if lane == 0 {
@@ -232,22 +247,15 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 						}
 					}
 				}
-				for e := 0; e < megaChunk/megaWarps; e++ {
+				//kern:unroll
+				for e := 0; e < megaKeys; e++ {
 					jj := warp + e*megaWarps
-					key := j0 + jj
-					if key < s1 {
-						page := int(table[key/pageSize])
-						row := ((page*pageSize+key%pageSize)*nkv + g) * hd
+					//kern:unroll
+					for p := 0; p < 2*megaPairs; p++ {
 						//kern:unroll
-						for p := 0; p < 2*megaPairs; p++ {
-							if i := lane + 32*p; i < d {
-								vv := cd.load(vCache[row+i])
-								//kern:unroll
-								for h := 0; h < megaMaxG; h++ {
-									if h < G {
-										acc[h][p] = gpu.FMA(ps[h*megaChunk+jj], vv, acc[h][p])
-									}
-								}
+						for h := 0; h < megaMaxG; h++ {
+							if h < G {
+								acc[h][p] = gpu.FMA(ps[h*megaChunk+jj], vv[e][p], acc[h][p]) // zero past d; p = 0 past s1
 							}
 						}
 					}

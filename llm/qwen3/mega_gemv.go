@@ -84,25 +84,25 @@ func megaGEMV[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, w, xs []T, red, part 
 		wa := (tile*16+g)*k + 8*q
 		wb := wa + 8*k
 		var acc [4]float32
-		c := s*per + warp
-		for ; c+(megaUnroll-1)*megaWarps < c1; c += megaUnroll * megaWarps {
-			// Every load of the iteration before its first product.
+		// Every load of an iteration before its first product; a slice's
+		// last iteration loads what is left (a chunk past the slice is
+		// zero and adds nothing), so a warp with fewer than megaUnroll
+		// chunks still has them all in flight at once.
+		for c := s*per + warp; c < c1; c += megaUnroll * megaWarps {
 			var fa, fb, xb [megaUnroll][4]uint32
 			//kern:unroll
 			for e := range megaUnroll {
-				off := (c + e*megaWarps) << 5
-				fa[e] = cd.pack(gpu.Load8Stream(w, wa+off))
-				fb[e] = cd.pack(gpu.Load8Stream(w, wb+off))
-				xb[e] = cd.pack(gpu.Load8(xs, off+8*q))
+				if cc := c + e*megaWarps; cc < c1 {
+					off := cc << 5
+					fa[e] = cd.pack(gpu.Load8Stream(w, wa+off))
+					fb[e] = cd.pack(gpu.Load8Stream(w, wb+off))
+					xb[e] = cd.pack(gpu.Load8(xs, off+8*q))
+				}
 			}
 			//kern:unroll
 			for e := range megaUnroll {
 				acc = megaChunk32(cd, t, fa[e], fb[e], xb[e], mask, acc)
 			}
-		}
-		for ; c < c1; c += megaWarps {
-			off := c << 5
-			acc = megaChunk32(cd, t, cd.pack(gpu.Load8Stream(w, wa+off)), cd.pack(gpu.Load8Stream(w, wb+off)), cd.pack(gpu.Load8(xs, off+8*q)), mask, acc)
 		}
 		if q == 0 {
 			red[warp*16+g], red[warp*16+g+8] = acc[0], acc[2]
