@@ -109,6 +109,9 @@ func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32
 			}
 		}
 		megaPrefetch(t, nw, nn, nk, nks, units)
+		if ph == 0 {
+			megaAttnPrefetch(t, kCache, vCache, table, seqLens, nkv, d, hd, pageSize, nsplit)
+		}
 		if ph == 3 {
 			break
 		}

@@ -325,3 +325,31 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 		t.Sync() // flag is rewritten by the next item
 	}
 }
+
+// megaAttnPrefetch asks L2 for the K and V rows of the block's first
+// attention item (megaAttention's numbering), before the grid barrier
+// that precedes attention: the cache is the previous steps' (the new
+// position's row, written in the attention phase, is left out), and the
+// block table is the host's, copied before the launch. Entries are
+// clamped to the cache like any prefetch, so a bad one costs nothing
+// here; megaAttention reports it.
+func megaAttnPrefetch[T gpu.Elem](t gpu.Thread, kCache, vCache []T, table, seqLens []int32, nkv, d, hd, pageSize, nsplit int) {
+	n := int(seqLens[0])
+	it := t.BlockIdx().X
+	if n < 1 || it >= nkv*nsplit {
+		return
+	}
+	g, s := it/nsplit, it%nsplit
+	L := megaSplitLen(n, nsplit)
+	s0, s1 := s*L, min(n-1, s*L+L)
+	lines := int32((d + 63) >> 6) // 128-byte lines of a row's d elements
+	for e := int32(t.ThreadIdx().X); e < int32(s1-s0)*lines; e += megaThreads {
+		key := s0 + int(e/lines)
+		if key/pageSize >= len(table) {
+			break
+		}
+		row := ((int(table[key/pageSize])*pageSize+key%pageSize)*nkv+g)*hd + int(e%lines)*64
+		gpu.PrefetchL2(kCache, row)
+		gpu.PrefetchL2(vCache, row)
+	}
+}
