@@ -89,79 +89,87 @@ const megaRel = 2e-2
 // query heads per KV head, a 118-token prompt and 15 decode steps from a
 // graph (positions 118 to 133: with a 4-block grid, 2 splits of 64 keys,
 // then of 128 from 129 on, the second's one chunk partial), the
-// persistent layer against the ops path's six launches a layer.
+// persistent layer against the ops path's six launches a layer. On a GPU
+// (-tags gpu) the grid is the device's, captured in a CUDA graph.
 func TestPersistentDecodeLongContext(t *testing.T) {
-	for _, hdim := range []int{64, 128} {
-		t.Run(fmt.Sprint("d", hdim), func(t *testing.T) {
-			cfg := Presets["tiny"]
-			cfg.HeadDim, cfg.NumAttentionHeads, cfg.NumKeyValueHeads = hdim, 8, 2
-			cfg.MaxPositionEmbeddings = 256
-			dev := testDevices[0].dev
-			open := func(persistent bool) *Model {
-				m, err := NewRandom(dev, cfg, 11)
+	for _, td := range testDevices {
+		if td.name == "native" {
+			continue // as the emulator, a grid of goroutines
+		}
+		for _, hdim := range []int{64, 128} {
+			t.Run(fmt.Sprintf("%s/d%d", td.name, hdim), func(t *testing.T) {
+				cfg := Presets["tiny"]
+				cfg.HeadDim, cfg.NumAttentionHeads, cfg.NumKeyValueHeads = hdim, 8, 2
+				cfg.MaxPositionEmbeddings = 256
+				dev := td.dev
+				open := func(persistent bool) *Model {
+					m, err := NewRandom(dev, cfg, 11)
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(m.Free)
+					if err := m.UseOps(); err != nil {
+						t.Fatal(err)
+					}
+					if err := m.EnableGraphs(); err != nil {
+						t.Fatal(err)
+					}
+					if persistent {
+						if err := m.UsePersistentDecode(true); err != nil {
+							t.Fatal(err)
+						}
+						if td.name == "emu" {
+							m.ops.persistentGrid = 4 // on a GPU, the whole grid
+						}
+					}
+					return m
+				}
+				ref, got := open(false), open(true)
+				rc, err := ref.NewCache(160)
 				if err != nil {
 					t.Fatal(err)
 				}
-				t.Cleanup(m.Free)
-				if err := m.UseOps(); err != nil {
+				defer rc.Free()
+				gc, err := got.NewCache(160)
+				if err != nil {
 					t.Fatal(err)
 				}
-				if err := m.EnableGraphs(); err != nil {
-					t.Fatal(err)
+				defer gc.Free()
+				V := cfg.VocabSize
+				ids := make([]int32, 118)
+				for i := range ids {
+					ids[i] = int32((i*37 + 5) % V)
 				}
-				if persistent {
-					if err := m.UsePersistentDecode(true); err != nil {
-						t.Fatal(err)
+				worst := 0.0
+				for s := 0; s < 16; s++ {
+					logits := func(m *Model, c *Cache) []float32 {
+						out, err := m.Forward(c, ids, false)
+						if err != nil {
+							t.Fatalf("step %d: %v", s, err)
+						}
+						x, err := out.Download()
+						if err != nil {
+							t.Fatal(err)
+						}
+						return x
 					}
-					m.ops.persistentGrid = 4
-				}
-				return m
-			}
-			ref, got := open(false), open(true)
-			rc, err := ref.NewCache(160)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rc.Free()
-			gc, err := got.NewCache(160)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer gc.Free()
-			V := cfg.VocabSize
-			ids := make([]int32, 118)
-			for i := range ids {
-				ids[i] = int32((i*37 + 5) % V)
-			}
-			worst := 0.0
-			for s := 0; s < 16; s++ {
-				logits := func(m *Model, c *Cache) []float32 {
-					out, err := m.Forward(c, ids, false)
-					if err != nil {
-						t.Fatalf("step %d: %v", s, err)
+					w, g := logits(ref, rc), logits(got, gc)
+					msg, share := compareRows(g, f64(w), V, megaRel)
+					if msg != "" {
+						t.Errorf("step %d: persistent layer vs the ops path: %s", s, msg)
 					}
-					x, err := out.Download()
-					if err != nil {
-						t.Fatal(err)
+					worst = max(worst, share)
+					if argmax(g) != argmax(w) {
+						t.Fatalf("step %d: greedy token %d persistent, %d on the ops path", s, argmax(g), argmax(w))
 					}
-					return x
+					ids = []int32{argmax(w)}
 				}
-				w, g := logits(ref, rc), logits(got, gc)
-				msg, share := compareRows(g, f64(w), V, megaRel)
-				if msg != "" {
-					t.Errorf("step %d: persistent layer vs the ops path: %s", s, msg)
+				t.Logf("logits within %.0f%% of %.0e of the ops path's", 100*worst, megaRel)
+				if got.GraphReplays() == 0 || got.ops.persistentSteps != 15 {
+					t.Errorf("%d decode steps replayed from a graph, %d ran the persistent layer (want 15)", got.GraphReplays(), got.ops.persistentSteps)
 				}
-				worst = max(worst, share)
-				if argmax(g) != argmax(w) {
-					t.Fatalf("step %d: greedy token %d persistent, %d on the ops path", s, argmax(g), argmax(w))
-				}
-				ids = []int32{argmax(w)}
-			}
-			t.Logf("logits within %.0f%% of %.0e of the ops path's", 100*worst, megaRel)
-			if got.GraphReplays() == 0 || got.ops.persistentSteps != 15 {
-				t.Errorf("%d decode steps replayed from a graph, %d ran the persistent layer (want 15)", got.GraphReplays(), got.ops.persistentSteps)
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -234,7 +242,7 @@ func TestPersistentDecodeRefusals(t *testing.T) {
 // is not a page of the cache ends the step with a *kern.DeviceError
 // naming it, on the emulator and in native mode.
 func TestPersistentDecodeBadPage(t *testing.T) {
-	for _, d := range testDevices {
+	for _, d := range testDevices[:2] { // a GPU's trap would poison the shared device
 		t.Run(d.name, func(t *testing.T) {
 			m, err := NewRandom(d.dev, Presets["tiny"], 3)
 			if err != nil {
