@@ -93,6 +93,13 @@ type Options struct {
 	// (qwen3.OpsMatmul): float32 accuracy (the 2e-3 bound holds) on the
 	// tensor cores, not batch-invariant. Ignored with Ops.
 	OpsMatmul bool
+	// PersistentDecode, with Ops, runs a decode step of one sequence as
+	// one persistent launch a layer (qwen3.Model.UsePersistentDecode):
+	// fewer launches for single-stream use (generate, chat). Its sums run
+	// in another order than the batched step's, so a request decoding
+	// alone is no longer bit for bit what it is beside others: batch
+	// invariance holds only among steps of two or more sequences.
+	PersistentDecode bool
 }
 
 // Open loads a model directory onto dev and starts the scheduler.
@@ -173,6 +180,15 @@ func NewRunner(m Runner, cfg *qwen3.Config, gen *qwen3.GenerationConfig, tok *to
 			if err := s.M.EnableGraphs(); err != nil {
 				return nil, err
 			}
+		}
+	}
+	if opt.PersistentDecode {
+		s, ok := m.(Single)
+		if !ok || !opt.Ops {
+			return nil, fmt.Errorf("engine: the persistent decode layer (Options.PersistentDecode) runs on the ops forward pass of one device")
+		}
+		if err := s.M.UsePersistentDecode(true); err != nil {
+			return nil, err
 		}
 	}
 	pool, err := m.NewKVPool((kvPos+qwen3.DefaultPageSize-1)/qwen3.DefaultPageSize, qwen3.DefaultPageSize)

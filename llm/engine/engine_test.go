@@ -235,8 +235,13 @@ func TestChunkedPrefill(t *testing.T) {
 // the tiny model (its smallest top-1 margin, 0.17, is well above the
 // bf16 path's logit error; llm/qwen3's ops tests bound it stage by stage).
 func TestGreedyOnOps(t *testing.T) {
-	for _, opt := range []Options{{Ops: true}, {OpsMatmul: true}} {
-		t.Run(fmt.Sprintf("ops=%v,opsmatmul=%v", opt.Ops, opt.OpsMatmul), func(t *testing.T) { greedyOnOps(t, opt) })
+	for _, opt := range []Options{{Ops: true}, {OpsMatmul: true}, {Ops: true, PersistentDecode: true}} {
+		t.Run(fmt.Sprintf("ops=%v,opsmatmul=%v,persistent=%v", opt.Ops, opt.OpsMatmul, opt.PersistentDecode), func(t *testing.T) { greedyOnOps(t, opt) })
+	}
+	// The persistent layer runs on the ops path only.
+	_, err := Open(kern.OpenEmulator(), fixture.Model(t, "tiny-qwen3-untied"), Options{TokenizerDir: fixture.Tokenizer(t), PersistentDecode: true})
+	if err == nil || !strings.Contains(err.Error(), "PersistentDecode") {
+		t.Errorf("PersistentDecode without Ops: %v", err)
 	}
 }
 
@@ -271,6 +276,9 @@ func greedyOnOps(t *testing.T, opt Options) {
 	m := e.Model.(Single).M
 	if opt.Ops && (!m.UsingOps() || m.GraphReplays() == 0) {
 		t.Errorf("ops %v, graph replays %d: want the ops path with replayed decode steps", m.UsingOps(), m.GraphReplays())
+	}
+	if m.UsingPersistentDecode() != opt.PersistentDecode {
+		t.Errorf("persistent decode %v, want %v", m.UsingPersistentDecode(), opt.PersistentDecode)
 	}
 	if _, ok := m.Matmul.(*qwen3.OpsMatmul); opt.OpsMatmul && !ok {
 		t.Errorf("Matmul is %T, want *qwen3.OpsMatmul", m.Matmul)
