@@ -42,7 +42,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "random weight seed")
 	useOps := fs.Bool("ops", false, "the forward pass on package ops (bf16 activations and KV cache, tensor cores)")
 	graphs := fs.Bool("graphs", true, "with -ops: replay decode steps from a captured graph")
-	persistent := fs.Bool("persistent", false, "with -ops: a decode step of one sequence as one persistent (cooperative) launch a layer (qwen3.Model.UsePersistentDecode)")
+	persistent := fs.Bool("persistent", false, "with -ops: a decode step of up to 8 sequences as one persistent (cooperative) launch a layer (qwen3.Model.UsePersistentDecode)")
 	opsMatmul := fs.Bool("ops-matmul", false, "float32 path with its projections on ops.Matmul over split activations (qwen3.OpsMatmul)")
 	poolTokens := fs.Int("pool", 0, "KV pool capacity in tokens (0: what the run needs); a server's pool holds its batch × context, and the pool sets the split grid of decode attention (ops.DecodePartition), so -pool 40960 times the attention a server runs")
 	batch := fs.Int("batch", 1, "sequences decoding together (continuous batching's step): each gets -prompt tokens, then -n steps; tokens/s is over all of them")
@@ -304,7 +304,7 @@ func benchBatch(ctx context.Context, stdout io.Writer, dev *kern.Device, m *qwen
 func forwardPath(m *qwen3.Model) string {
 	switch {
 	case m.UsingPersistentDecode():
-		return "ops (bf16/f16 activations and KV cache), a decode step of one sequence one persistent launch a layer"
+		return "ops (bf16/f16 activations and KV cache), a decode step of up to 8 sequences one persistent launch a layer"
 	case m.UsingOps():
 		return "ops (bf16/f16 activations and KV cache)"
 	case isOpsMatmul(m):

@@ -83,7 +83,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.tpComm, "tp-comm", "", "with -tp: local (one process, a goroutine per rank, any device), socket (a process per rank, collectives through rank 0 over Unix sockets, any device) or nccl (a process per GPU); default nccl on cuda, else local")
 	c.ops = opsAuto
 	fs.Var(&c.ops, "ops", "forward pass on package ops: bf16/f16 activations and KV cache, tensor cores, decode graphs (bf16/f16 weights); auto: on a GPU where the model allows it, -ops=false: the float32 path")
-	fs.BoolVar(&c.persistent, "persistent", false, "with the ops forward pass: a decode step of one sequence as one persistent launch a layer (faster alone; a request's tokens then depend on whether it decodes alone)")
+	fs.BoolVar(&c.persistent, "persistent", false, "with the ops forward pass: a decode step of up to 8 sequences as one persistent launch a layer (a request's tokens are a solo run's while steps have at most 8 sequences)")
 	fs.BoolVar(&c.opsMatmul, "ops-matmul", false, "float32 forward pass with its projections on ops.Matmul over split activations (float32 accuracy, tensor cores)")
 }
 
@@ -150,7 +150,7 @@ func (c *common) open(ctx context.Context, stderr io.Writer) (e *engine.Engine, 
 			path = "ops (bf16/f16 activations, tensor cores)"
 		}
 		if s.M.UsingPersistentDecode() {
-			path += "; a decode step of one sequence: one persistent launch a layer"
+			path += "; a decode step of up to 8 sequences: one persistent launch a layer"
 		}
 		fmt.Fprintf(stderr, "forward pass: %s\n", path)
 	}

@@ -93,12 +93,13 @@ type Options struct {
 	// (qwen3.OpsMatmul): float32 accuracy (the 2e-3 bound holds) on the
 	// tensor cores, not batch-invariant. Ignored with Ops.
 	OpsMatmul bool
-	// PersistentDecode, with Ops, runs a decode step of one sequence as
-	// one persistent launch a layer (qwen3.Model.UsePersistentDecode):
-	// fewer launches for single-stream use (generate, chat). Its sums run
-	// in another order than the batched step's, so a request decoding
-	// alone is no longer bit for bit what it is beside others: batch
-	// invariance holds only among steps of two or more sequences.
+	// PersistentDecode, with Ops, runs a decode step of up to 8
+	// sequences as one persistent launch a layer
+	// (qwen3.Model.UsePersistentDecode), a step of more as six launches a
+	// layer. The two sum in different orders, so a request's tokens are
+	// those of a solo run as long as every step it decodes in has at most
+	// 8 sequences (fewer for a model whose inputs do not fit: 8 up to
+	// Qwen3-8B on an H100).
 	PersistentDecode bool
 }
 

@@ -1,7 +1,7 @@
 package qwen3
 
-// The persistent decode layer: a decode step of one sequence runs each
-// transformer layer as one cooperative launch instead of six kernels
+// The persistent decode layer: a decode step of up to 8 sequences runs
+// each transformer layer as one cooperative launch instead of six kernels
 // (the q/k/v GEMV with its norm, qkvPrep, PagedAttention, o_proj,
 // gate/up with its norm, down_proj). At batch 1 a layer moves 31 MB
 // (Qwen3-0.6B) to 110 MB (4B) of weights, 9–33 µs at an H100's DRAM
@@ -25,8 +25,13 @@ package qwen3
 // The projections are mega_gemv.go's tensor-core GEMV over the whole
 // grid. The arithmetic is the ops path's (the norm, RoPE, the roundings
 // to T, SwiGLU), the sums' order is not, so logits agree with it to
-// float32 rounding, not bit for bit (mega_test.go). Used for a decode
-// step of one sequence when UsePersistentDecode turned it on.
+// float32 rounding, not bit for bit (mega_test.go). Nothing in it
+// depends on how many sequences a step has (a sequence is a column of
+// the mma; the plan and a sequence's attention splits are fixed), so a
+// sequence's logits are the same bits alone or in any step of up to
+// megaMaxSeqs. Used for decode steps when UsePersistentDecode turned it
+// on, with at most megaMaxSeqs sequences (8, fewer where the inputs'
+// shared copy does not fit).
 
 import (
 	"errors"
@@ -42,12 +47,18 @@ const (
 	megaThreads = 512
 	megaWarps   = megaThreads / 32
 	megaUnroll  = 4     // 32-column chunks a warp loads before its products
-	megaMaxK    = 12288 // the longest projection input (shared memory, T): Qwen3 up to 8B
-	megaMaxD    = 128   // the largest head dim
-	megaMaxG    = 4     // the most query heads per KV head (Qwen3 up to 8B)
-	megaPairs   = megaMaxD / 64
-	megaChunk   = 64                    // keys scored between two softmax updates
-	megaKeys    = megaChunk / megaWarps // of a chunk, each warp's
+	megaMaxK    = 12288 // the longest projection input: Qwen3 up to 8B
+	megaMaxS    = 8     // sequences a step: the mma's N
+	// megaSharedBytes bounds the inputs' shared copy (dynamic shared
+	// memory, 16-bit): with the static arrays, within the 227 KiB an
+	// sm_90 block may have (newMegaState takes fewer sequences where the
+	// device holds less). Qwen3-4B: 8 sequences of 9736.
+	megaSharedBytes = 192 * 1024
+	megaMaxD        = 128 // the largest head dim
+	megaMaxG        = 4   // the most query heads per KV head (Qwen3 up to 8B)
+	megaPairs       = megaMaxD / 64
+	megaChunk       = 64                    // keys scored between two softmax updates
+	megaKeys        = megaChunk / megaWarps // of a chunk, each warp's
 	// megaPrefetchUnits is how many of its next projection's units a block
 	// asks L2 for before a grid barrier: 2 units of 0.6B's q/k/v are its
 	// whole share, 40–80 KB; the grid's total, 5–10 MB, is what DRAM
@@ -57,21 +68,23 @@ const (
 )
 
 //kern:kernel block=512 minblocks=1 nobounds
-func megaLayerBF16(t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext []gpu.BFloat16, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, H, nh, nkv, d, hd, I, pageSize, nsplit, ks1, ks2, ks3, ks4 int, next, norm bool, eps, scale float32, ratio float64) {
-	megaLayer(bf16w{}, t, x, x2, qkv, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext, inNorm, postNorm, qNorm, kNorm, part, cnt, pos, slots, table, seqLens, H, nh, nkv, d, hd, I, pageSize, nsplit, ks1, ks2, ks3, ks4, next, norm, eps, scale, ratio)
+func megaLayerBF16(t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext []gpu.BFloat16, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, S, H, nh, nkv, d, hd, I, kp, pageSize, nsplit, ks1, ks2, ks3, ks4 int, next, norm bool, eps, scale float32, ratio float64) {
+	megaLayer(bf16w{}, t, x, x2, qkv, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext, inNorm, postNorm, qNorm, kNorm, part, cnt, pos, slots, table, seqLens, S, H, nh, nkv, d, hd, I, kp, pageSize, nsplit, ks1, ks2, ks3, ks4, next, norm, eps, scale, ratio)
 }
 
 //kern:kernel block=512 minblocks=1 nobounds
-func megaLayerF16(t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext []gpu.Half, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, H, nh, nkv, d, hd, I, pageSize, nsplit, ks1, ks2, ks3, ks4 int, next, norm bool, eps, scale float32, ratio float64) {
-	megaLayer(f16w{}, t, x, x2, qkv, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext, inNorm, postNorm, qNorm, kNorm, part, cnt, pos, slots, table, seqLens, H, nh, nkv, d, hd, I, pageSize, nsplit, ks1, ks2, ks3, ks4, next, norm, eps, scale, ratio)
+func megaLayerF16(t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext []gpu.Half, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, S, H, nh, nkv, d, hd, I, kp, pageSize, nsplit, ks1, ks2, ks3, ks4 int, next, norm bool, eps, scale float32, ratio float64) {
+	megaLayer(f16w{}, t, x, x2, qkv, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext, inNorm, postNorm, qNorm, kNorm, part, cnt, pos, slots, table, seqLens, S, H, nh, nkv, d, hd, I, kp, pageSize, nsplit, ks1, ks2, ks3, ks4, next, norm, eps, scale, ratio)
 }
 
-// megaLayer is one layer for one sequence (the package doc's phases):
-// x, x2 [H] the residual stream, qkv [nh·d + 2·nkv·d], a [nh·d], act [I],
-// ks1 … ks4 the four projections' k-splits (megaPlan).
-func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext []T, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, H, nh, nkv, d, hd, I, pageSize, nsplit, ks1, ks2, ks3, ks4 int, next, norm bool, eps, scale float32, ratio float64) {
-	xs := gpu.Shared[T](t, megaMaxK)
-	red := gpu.Shared[float32](t, megaWarps*megaMaxD)
+// megaLayer is one layer for S ≤ megaMaxS sequences decoding one token
+// each (the package doc's phases): x, x2 [S, H] the residual stream, qkv
+// [S, nh·d + 2·nkv·d], a [S, nh·d], act [S, I]; the inputs' shared copy
+// is the dynamic shared memory, S rows of kp (megaPlan), and ks1 … ks4
+// are the four projections' k-splits.
+func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext []T, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, S, H, nh, nkv, d, hd, I, kp, pageSize, nsplit, ks1, ks2, ks3, ks4 int, next, norm bool, eps, scale float32, ratio float64) {
+	xs := gpu.DynShared[T](t)
+	red := gpu.Shared[float32](t, megaWarps*8*16)
 	qs := gpu.Shared[float32](t, megaMaxG*megaMaxD)
 	sc := gpu.Shared[float32](t, megaMaxG*megaChunk)
 	ps := gpu.Shared[float32](t, megaMaxG*megaChunk)
@@ -82,7 +95,7 @@ func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32
 	// The four projections are one loop over phases, so that the GEMV's
 	// unrolled body is emitted once (code size: the kernel's PTX, and
 	// the instruction cache).
-	megaNorm(cd, t, xs, x, inNorm, H, eps)
+	megaNorm(cd, t, xs, x, inNorm, S, H, kp, eps)
 	for ph := 0; ph < 4; ph++ {
 		w, n, k, ks, mode, out, res := wqkv, qdim+2*nkv*d, H, ks1, megaStore, qkv, qkv
 		switch ph {
@@ -93,7 +106,7 @@ func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32
 		case 3:
 			w, n, k, ks, mode, out, res = wd, H, I, ks4, megaResidual, x, x2
 		}
-		megaGEMV(cd, t, w, xs, red, part, cnt, flag, n, k, ks, mode, out, res, act)
+		megaGEMV(cd, t, w, xs, red, sc, part, cnt, flag, S, n, k, kp, ks, mode, out, res, act)
 		// The next projection's first units, or the next layer's q/k/v,
 		// into L2 while the grid meets (the weights are static).
 		nw, nn, nk, nks, units := wo, H, qdim, ks2, megaPrefetchUnits
@@ -110,7 +123,7 @@ func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32
 		}
 		megaPrefetch(t, nw, nn, nk, nks, units)
 		if ph == 0 {
-			megaAttnPrefetch(t, kCache, vCache, table, seqLens, nkv, d, hd, pageSize, nsplit)
+			megaAttnPrefetch(t, kCache, vCache, table, seqLens, S, nkv, d, hd, pageSize, nsplit)
 		}
 		if ph == 3 {
 			break
@@ -118,36 +131,41 @@ func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32
 		gpu.GridSync(t)
 		switch ph {
 		case 0:
-			megaAttention(cd, t, a, kCache, vCache, qkv, qNorm, kNorm, part, red, qs, sc, ps, ml, cnt, flag, pos, slots, table, seqLens, nh, nkv, d, hd, pageSize, nsplit, norm, eps, scale, ratio)
+			megaAttention(cd, t, a, kCache, vCache, qkv, qNorm, kNorm, part, red, qs, sc, ps, ml, cnt, flag, pos, slots, table, seqLens, S, nh, nkv, d, hd, pageSize, nsplit, norm, eps, scale, ratio)
 			gpu.GridSync(t)
-			megaCopy(t, xs, a, qdim)
+			megaCopy(t, xs, a, S, qdim, kp)
 		case 1:
-			megaNorm(cd, t, xs, x2, postNorm, H, eps)
+			megaNorm(cd, t, xs, x2, postNorm, S, H, kp, eps)
 		case 2:
-			megaCopy(t, xs, act, I)
+			megaCopy(t, xs, act, S, I, kp)
 		}
 	}
 }
 
-// megaNorm writes RMSNorm(x [k]) times w, rounded to T, into the block's
-// xs, as rmsNormCast does.
-func megaNorm[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, xs []T, x, w []float32, k int, eps float32) {
+// megaNorm writes RMSNorm of each of x's S rows [k] times w, rounded to
+// T, into rows of kp of the block's xs, as rmsNormCast does a row.
+func megaNorm[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, xs []T, x, w []float32, S, k, kp int, eps float32) {
 	tid := t.ThreadIdx().X
-	ss := float32(0)
-	for j := tid; j < k; j += megaThreads {
-		ss = gpu.FMA(x[j], x[j], ss)
-	}
-	r := gpu.Rsqrt(gpu.BlockSum(t, ss)/float32(k) + eps)
-	for j := tid; j < k; j += megaThreads {
-		xs[j] = cd.store(x[j] * r * w[j])
+	for b := 0; b < S; b++ {
+		ss := float32(0)
+		for j := tid; j < k; j += megaThreads {
+			ss = gpu.FMA(x[b*k+j], x[b*k+j], ss)
+		}
+		r := gpu.Rsqrt(gpu.BlockSum(t, ss)/float32(k) + eps)
+		for j := tid; j < k; j += megaThreads {
+			xs[b*kp+j] = cd.store(x[b*k+j] * r * w[j])
+		}
 	}
 	t.Sync()
 }
 
-// megaCopy copies a phase's output src [k] into the block's xs.
-func megaCopy[T gpu.Elem](t gpu.Thread, xs, src []T, k int) {
-	for j := t.ThreadIdx().X; j < k; j += megaThreads {
-		xs[j] = src[j]
+// megaCopy copies a phase's output src [S, k] into rows of kp of the
+// block's xs.
+func megaCopy[T gpu.Elem](t gpu.Thread, xs, src []T, S, k, kp int) {
+	for b := 0; b < S; b++ {
+		for j := t.ThreadIdx().X; j < k; j += megaThreads {
+			xs[b*kp+j] = src[b*k+j]
+		}
 	}
 	t.Sync()
 }
@@ -158,6 +176,7 @@ func megaCopy[T gpu.Elem](t gpu.Thread, xs, src []T, k int) {
 type megaPlan struct {
 	grid, nsplit int
 	ks           [4]int
+	maxS, kp     int // sequences a step at most, the shared row (megaRow)
 	part, cnt    int // scratch lengths, float32 and int32
 }
 
@@ -182,17 +201,20 @@ func megaFits(c Config, hd int) error {
 	return nil
 }
 
-// planMega sizes the launch for grid blocks. A projection of n rows and
-// k columns is n/16 tiles; it is split along k into the ks (1 … 8, each
-// slice at least megaUnroll·megaWarps/2 chunks) that keeps the grid
-// busiest over the rounds its units take, so that a projection of fewer
-// tiles than blocks (o_proj and down_proj of a small model) still uses
-// every SM. The attention has ⌈grid/nkv⌉ splits: one round of items.
-func planMega(c Config, grid int) megaPlan {
+// planMega sizes the launch for grid blocks and up to maxS sequences a
+// step. A projection of n rows and k columns is n/16 tiles; it is split
+// along k into the ks (1 … 8, each slice at least megaUnroll·megaWarps/2
+// chunks) that keeps the grid busiest over the rounds its units take, so
+// that a projection of fewer tiles than blocks (o_proj and down_proj of a
+// small model) still uses every SM. The attention has ⌈grid/nkv⌉ splits
+// a sequence: one round of items for one sequence. Nothing in the plan
+// depends on a step's sequence count, so neither does any sequence's
+// result (batch invariance, ops.go).
+func planMega(c Config, grid, maxS int) megaPlan {
 	d, nh, nkv, H, I := c.HeadDim, c.NumAttentionHeads, c.NumKeyValueHeads, c.HiddenSize, c.IntermediateSize
-	p := megaPlan{grid: grid, nsplit: max(1, (grid+nkv-1)/nkv)}
-	p.part = nh * p.nsplit * (d + 2)
-	p.cnt = nkv
+	p := megaPlan{grid: grid, nsplit: max(1, (grid+nkv-1)/nkv), maxS: maxS, kp: megaRow(c)}
+	p.part = maxS * nh * p.nsplit * (d + 2)
+	p.cnt = maxS * nkv
 	for i, s := range [4][2]int{{nh*d + 2*nkv*d, H}, {H, nh * d}, {2 * I, H}, {H, I}} {
 		tiles, chunks := s[0]/16, s[1]/32
 		best, eff := 1, 0.0
@@ -204,14 +226,27 @@ func planMega(c Config, grid int) megaPlan {
 			}
 		}
 		p.ks[i] = best
-		p.part = max(p.part, tiles*best*16)
+		p.part = max(p.part, tiles*best*16*maxS)
 		p.cnt = max(p.cnt, tiles)
 	}
 	return p
 }
 
+// megaRow is the row of the inputs' shared copy, in elements: the
+// longest projection input and 8 elements (16 bytes), so that the rows
+// of the eight sequences start in different banks.
+func megaRow(c Config) int {
+	return max(c.HiddenSize, c.NumAttentionHeads*c.HeadDim, c.IntermediateSize) + 8
+}
+
+// megaMaxSeqs is the most sequences a step of the model may have: the
+// mma's 8 columns, and the inputs' copy within megaSharedBytes.
+func megaMaxSeqs(c Config) int {
+	return min(megaMaxS, megaSharedBytes/(2*megaRow(c)))
+}
+
 // megaState is a workspace's persistent-layer launch: its plan and
-// scratch, made on the first decode step of one sequence.
+// scratch, made on its first decode step.
 type megaState struct {
 	plan megaPlan
 	part *kern.Buffer[float32]
@@ -239,14 +274,21 @@ func newMegaState[T ops.Half16](m *Model, q kern.Queue, maxGrid int) (*megaState
 	if _, ok := any(z).(gpu.Half); ok {
 		k = megaLayerF16Kernel.Kernel()
 	}
-	grid, err := k.MaxCooperativeBlocks(q, gpu.Dim3{X: megaThreads, Y: 1, Z: 1}, 0)
+	// The most sequences whose inputs' copy the device's shared memory
+	// holds (an sm_90 block may have 227 KiB, an sm_80 one 163).
+	maxS := megaMaxSeqs(*m.Config)
+	grid, err := k.MaxCooperativeBlocks(q, gpu.Dim3{X: megaThreads, Y: 1, Z: 1}, 2*maxS*megaRow(*m.Config))
+	for err != nil && maxS > 1 {
+		maxS--
+		grid, err = k.MaxCooperativeBlocks(q, gpu.Dim3{X: megaThreads, Y: 1, Z: 1}, 2*maxS*megaRow(*m.Config))
+	}
 	if err != nil {
 		return nil, err
 	}
 	if maxGrid > 0 {
 		grid = min(grid, maxGrid)
 	}
-	s := &megaState{plan: planMega(*m.Config, grid)}
+	s := &megaState{plan: planMega(*m.Config, grid, maxS)}
 	if s.part, err = kern.Alloc[float32](m.dev, s.plan.part); err == nil {
 		if s.cnt, err = kern.Alloc[int32](m.dev, s.plan.cnt); err == nil {
 			err = s.cnt.CopyFrom(make([]int32, s.plan.cnt))
@@ -269,7 +311,8 @@ func megaLaunch[T ops.Half16](m *Model, q kern.Queue, s *megaState, b *opsBufs[T
 	if err := megaCheck(c, m.ops.hd, p, s, b, w, y, kc, pageSize); err != nil {
 		return fmt.Errorf("qwen3: persistent decode: %w", err)
 	}
-	grid := kern.Blocks(gpu.Dim3{X: p.grid, Y: 1, Z: 1}, gpu.Dim3{X: megaThreads, Y: 1, Z: 1})
+	S := w.S
+	grid := kern.Blocks(gpu.Dim3{X: p.grid, Y: 1, Z: 1}, gpu.Dim3{X: megaThreads, Y: 1, Z: 1}).WithShared(2 * S * p.kp)
 	qNorm, kNorm, norm := y.qNorm, y.kNorm, y.qNorm != nil
 	if !norm {
 		qNorm, kNorm = y.inNorm, y.inNorm // read by no thread
@@ -286,22 +329,23 @@ func megaLaunch[T ops.Half16](m *Model, q kern.Queue, s *megaState, b *opsBufs[T
 		return megaLayerBF16Kernel.Launch(q, grid, w.x, w.x2, b.qkv, bf(b.au), bf(b.act), bf(kc), bf(vc),
 			bf(wbuf[T](y.q)), bf(wbuf[T](y.o)), bf(wbuf[T](y.gate)), bf(wbuf[T](y.down)), bf(wnext),
 			y.inNorm, y.postNorm, qNorm, kNorm, s.part, s.cnt, w.pos, w.slot, w.table, b.seqLens,
-			c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, m.ops.hd, c.IntermediateSize, pageSize,
+			S, c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, m.ops.hd, c.IntermediateSize, p.kp, pageSize,
 			p.nsplit, p.ks[0], p.ks[1], p.ks[2], p.ks[3], hasNext, norm, float32(c.RMSNormEps), scale, ratio)
 	case *kern.Buffer[gpu.Half]:
 		hf := func(x *kern.Buffer[T]) *kern.Buffer[gpu.Half] { return any(x).(*kern.Buffer[gpu.Half]) }
 		return megaLayerF16Kernel.Launch(q, grid, w.x, w.x2, b.qkv, hf(b.au), hf(b.act), hf(kc), hf(vc),
 			hf(wbuf[T](y.q)), hf(wbuf[T](y.o)), hf(wbuf[T](y.gate)), hf(wbuf[T](y.down)), hf(wnext),
 			y.inNorm, y.postNorm, qNorm, kNorm, s.part, s.cnt, w.pos, w.slot, w.table, b.seqLens,
-			c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, m.ops.hd, c.IntermediateSize, pageSize,
+			S, c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, m.ops.hd, c.IntermediateSize, p.kp, pageSize,
 			p.nsplit, p.ks[0], p.ks[1], p.ks[2], p.ks[3], hasNext, norm, float32(c.RMSNormEps), scale, ratio)
 	}
 	return fmt.Errorf("qwen3: persistent decode of %T", b.au)
 }
 
 // UsePersistentDecode turns the persistent decode layer on or off: with
-// it on, a decode step of one sequence on the ops path runs each layer
-// as one cooperative launch (this file's doc). Call it after UseOps and
+// it on, a decode step of up to 8 sequences on the ops path runs each
+// layer as one cooperative launch (this file's doc); a step of more runs
+// the six launches. Call it after UseOps and
 // before the first decode step (a captured decode graph keeps what it
 // recorded). It fails, naming the limit, for a model it cannot run.
 func (m *Model) UsePersistentDecode(on bool) error {
@@ -321,19 +365,22 @@ func (m *Model) UsePersistentDecode(on bool) error {
 // against the lengths the shapes give it, naming the first that falls
 // short.
 func megaCheck[T ops.Half16](c Config, hd int, p megaPlan, s *megaState, b *opsBufs[T], w *workspace, y *layer, kc *kern.Buffer[T], pageSize int) error {
-	H, I, d, nh, nkv := c.HiddenSize, c.IntermediateSize, c.HeadDim, c.NumAttentionHeads, c.NumKeyValueHeads
+	H, I, d, nh, nkv, S := c.HiddenSize, c.IntermediateSize, c.HeadDim, c.NumAttentionHeads, c.NumKeyValueHeads, w.S
 	nqkv := (nh + 2*nkv) * d
+	if S < 1 || S > p.maxS || w.R != S {
+		return fmt.Errorf("%d rows of %d sequences (one token each, at most %d)", w.R, S, p.maxS)
+	}
 	for _, e := range []struct {
 		name   string
 		n, min int
 	}{
-		{"x", w.x.Len(), H}, {"x2", w.x2.Len(), H}, {"qkv", b.qkv.Len(), nqkv},
-		{"attention output", b.au.Len(), nh * d}, {"activation", b.act.Len(), I},
+		{"x", w.x.Len(), S * H}, {"x2", w.x2.Len(), S * H}, {"qkv", b.qkv.Len(), S * nqkv},
+		{"attention output", b.au.Len(), S * nh * d}, {"activation", b.act.Len(), S * I},
 		{"q/k/v weight", wbuf[T](y.q).Len(), nqkv * H}, {"o_proj weight", wbuf[T](y.o).Len(), H * nh * d},
 		{"gate/up weight", wbuf[T](y.gate).Len(), 2 * I * H}, {"down_proj weight", wbuf[T](y.down).Len(), H * I},
 		{"input norm", y.inNorm.Len(), H}, {"post-attention norm", y.postNorm.Len(), H},
 		{"split scratch", s.part.Len(), p.part}, {"arrival counters", s.cnt.Len(), p.cnt},
-		{"positions", w.pos.Len(), 1}, {"slots", w.slot.Len(), 1}, {"block table", w.table.Len(), 1}, {"sequence lengths", b.seqLens.Len(), 1},
+		{"positions", w.pos.Len(), S}, {"slots", w.slot.Len(), S}, {"block table", w.table.Len(), S}, {"sequence lengths", b.seqLens.Len(), S},
 		{"key cache", kc.Len(), pageSize * nkv * hd},
 	} {
 		if e.n < e.min {
@@ -343,8 +390,8 @@ func megaCheck[T ops.Half16](c Config, hd int, p megaPlan, s *megaState, b *opsB
 	if y.qNorm != nil && (y.qNorm.Len() < d || y.kNorm == nil || y.kNorm.Len() < d) {
 		return fmt.Errorf("QK-norm weights shorter than the head dim %d", d)
 	}
-	if w.table.Len() != w.P {
-		return fmt.Errorf("a block table of %d entries for %d pages", w.table.Len(), w.P)
+	if w.table.Len() != S*w.P {
+		return fmt.Errorf("a block table of %d entries for %d sequences of %d pages", w.table.Len(), S, w.P)
 	}
 	return nil
 }

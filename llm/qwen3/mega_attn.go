@@ -1,10 +1,11 @@
 package qwen3
 
-// The persistent decode layer's attention (mega.go), one sequence
-// decoding one token at position n-1, the keys in the paged cache
-// (ops.PagedAttention's layout: kCache [pages, pageSize, kvHeads, hd]).
+// The persistent decode layer's attention (mega.go), each sequence
+// decoding one token at position n-1 (its own n), the keys in the paged
+// cache (ops.PagedAttention's layout: kCache [pages, pageSize, kvHeads,
+// hd]).
 //
-// Work items are (KV head g, split s) for s < nsplit: split s holds keys
+// Work items are (sequence b, KV head g, split s) for s < nsplit: split s holds keys
 // [s·L, min(n, (s+1)·L)), L = megaSplitLen(n, nsplit); splits past the
 // end are empty. An item's block first prepares what the unfused path's
 // qkvPrep does, for its own use: the G = nh/nkv query heads of its group
@@ -23,7 +24,7 @@ package qwen3
 // accumulators, rescaled by the change of maximum first. At the end the
 // warps' accumulators are summed in warp order in shared memory, and
 // the item writes its normalised output and (max, sum) to the scratch.
-// The last item of head g to arrive (a counter per KV head) combines
+// The last item of head g to arrive (a counter per sequence and KV head) combines
 // the used splits in split order, as ops.PagedAttention does:
 // out = Σ ℓ_s·e^(m_s-M)·o_s / Σ ℓ_s·e^(m_s-M), M the largest m_s.
 
@@ -89,40 +90,42 @@ func megaHeadPrep(t gpu.Thread, qkv, w []float32, j, d, at int, isV, norm bool, 
 // memory: the group's queries [megaMaxG·megaMaxD], scores and weights
 // [megaMaxG·megaChunk], per head the rescale factor (ml[h]) and the final
 // max and sum (ml[8+2h], ml[9+2h]).
-func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCache []T, qkv, qNorm, kNorm, part, red, qs, sc, ps, ml []float32, cnt, flag, pos, slots, table, seqLens []int32, nh, nkv, d, hd, pageSize, nsplit int, norm bool, eps, scale float32, ratio float64) {
+func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCache []T, qkv, qNorm, kNorm, part, red, qs, sc, ps, ml []float32, cnt, flag, pos, slots, table, seqLens []int32, S, nh, nkv, d, hd, pageSize, nsplit int, norm bool, eps, scale float32, ratio float64) {
 	warp, lane, tid := t.Warp(), t.Lane(), t.ThreadIdx().X
-	n := int(seqLens[0])
-	at := int(pos[0])
-	slot := int(slots[0])
 	// The kernel is nobounds: what the device reads as indices is checked
-	// here, once (a failure is a *kern.DeviceError), the shapes on the
-	// host (megaLaunch).
+	// here, once per item (a failure is a *kern.DeviceError), the shapes
+	// on the host (megaLaunch).
 	pages := len(kCache) / (pageSize * nkv * hd)
-	if n < 1 || n > len(table)*pageSize {
-		panic("qwen3: persistent decode: the sequence length is not within its block table")
-	}
-	if slot >= pages*pageSize {
-		panic("qwen3: persistent decode: the new token's cache slot is not in the cache")
-	}
+	P := len(table) / S // a sequence's block table row
 	G := nh / nkv
-	L := megaSplitLen(n, nsplit)
-	used := (n + L - 1) / L
 	half := d / 2
-	for it := t.BlockIdx().X; it < nkv*nsplit; it += t.GridDim().X {
-		g, s := it/nsplit, it%nsplit
+	ml0 := S * nh * nsplit * d // part's (max, sum) pairs
+	for it := t.BlockIdx().X; it < S*nkv*nsplit; it += t.GridDim().X {
+		b, g, s := it/(nkv*nsplit), it/nsplit%nkv, it%nsplit
+		n, at, slot := int(seqLens[b]), int(pos[b]), int(slots[b])
+		if n < 1 || n > P*pageSize {
+			panic("qwen3: persistent decode: a sequence length is not within its block table")
+		}
+		if slot >= pages*pageSize {
+			panic("qwen3: persistent decode: a new token's cache slot is not in the cache")
+		}
+		L := megaSplitLen(n, nsplit)
+		used := (n + L - 1) / L
+		tab := table[b*P : b*P+P]
 		if s < used {
 			bad := 0
 			for e := s*L/pageSize + tid; e <= (min(n, s*L+L)-1)/pageSize; e += megaThreads {
-				if uint(table[e]) >= uint(pages) {
+				if uint(tab[e]) >= uint(pages) {
 					bad = 1
 				}
 			}
 			if gpu.BlockMax(t, bad) != 0 { // block-uniform: the barriers below stay so
 				panic("qwen3: persistent decode: a block table entry is not a page of the cache")
 			}
+			row0 := b * (nh + 2*nkv) // the sequence's first head vector in qkv
 			// The group's queries, and in the last split the new key and value.
 			if warp < G {
-				x1, x2 := megaHeadPrep(t, qkv, qNorm, g*G+warp, d, at, false, norm, eps, ratio)
+				x1, x2 := megaHeadPrep(t, qkv, qNorm, row0+g*G+warp, d, at, false, norm, eps, ratio)
 				//kern:unroll
 				for p := 0; p < megaPairs; p++ {
 					if i := lane + 32*p; i < half {
@@ -136,7 +139,7 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 				if isV {
 					j, cache = nh+nkv+g, vCache
 				}
-				x1, x2 := megaHeadPrep(t, qkv, kNorm, j, d, at, isV, norm, eps, ratio)
+				x1, x2 := megaHeadPrep(t, qkv, kNorm, row0+j, d, at, isV, norm, eps, ratio)
 				dst := (slot*nkv + g) * hd
 				//kern:unroll
 				for p := 0; p < megaPairs; p++ {
@@ -173,7 +176,7 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 				//kern:unroll
 				for e := 0; e < megaKeys; e++ {
 					if key := j0 + warp + e*megaWarps; key < s1 {
-						row[e] = ((int(table[key/pageSize])*pageSize+key%pageSize)*nkv + g) * hd
+						row[e] = ((int(tab[key/pageSize])*pageSize+key%pageSize)*nkv + g) * hd
 					}
 				}
 				var kv, vv [megaKeys][2 * megaPairs]float32
@@ -281,10 +284,10 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 						for w2 := 0; w2 < megaWarps; w2++ {
 							o += red[w2*megaMaxD+tid]
 						}
-						hs := (g*G+h)*nsplit + s
+						hs := (b*nh+g*G+h)*nsplit + s
 						part[hs*d+tid] = o / ml[9+2*h]
 						if tid == 0 {
-							part[nh*nsplit*d+2*hs], part[nh*nsplit*d+2*hs+1] = ml[8+2*h], ml[9+2*h]
+							part[ml0+2*hs], part[ml0+2*hs+1] = ml[8+2*h], ml[9+2*h]
 						}
 					}
 					t.Sync()
@@ -296,8 +299,8 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 		t.Sync()
 		if tid == 0 {
 			last := int32(0)
-			if gpu.AtomicAdd(&cnt[g], 1) == int32(nsplit-1) {
-				last, cnt[g] = 1, 0
+			if gpu.AtomicAdd(&cnt[b*nkv+g], 1) == int32(nsplit-1) {
+				last, cnt[b*nkv+g] = 1, 0
 			}
 			flag[0] = last
 		}
@@ -307,16 +310,16 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 		}
 		gpu.ThreadFence(t)
 		for e := tid; e < G*d; e += megaThreads {
-			h := g*G + e/d
+			h := b*nh + g*G + e/d // the sequence's query head, counted over the step
 			i := e % d
 			mx := float32(-3.0e38)
 			for sp := 0; sp < used; sp++ {
-				mx = gpu.Max(mx, part[nh*nsplit*d+2*(h*nsplit+sp)])
+				mx = gpu.Max(mx, part[ml0+2*(h*nsplit+sp)])
 			}
 			num, den := float32(0), float32(0)
 			for sp := 0; sp < used; sp++ {
 				hs := h*nsplit + sp
-				f := part[nh*nsplit*d+2*hs+1] * gpu.Exp(part[nh*nsplit*d+2*hs]-mx)
+				f := part[ml0+2*hs+1] * gpu.Exp(part[ml0+2*hs]-mx)
 				num = gpu.FMA(f, part[hs*d+i], num)
 				den += f
 			}
@@ -333,22 +336,22 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 // block table is the host's, copied before the launch. Entries are
 // clamped to the cache like any prefetch, so a bad one costs nothing
 // here; megaAttention reports it.
-func megaAttnPrefetch[T gpu.Elem](t gpu.Thread, kCache, vCache []T, table, seqLens []int32, nkv, d, hd, pageSize, nsplit int) {
-	n := int(seqLens[0])
+func megaAttnPrefetch[T gpu.Elem](t gpu.Thread, kCache, vCache []T, table, seqLens []int32, S, nkv, d, hd, pageSize, nsplit int) {
 	it := t.BlockIdx().X
-	if n < 1 || it >= nkv*nsplit {
+	if it >= S*nkv*nsplit {
 		return
 	}
-	g, s := it/nsplit, it%nsplit
+	b, g, s := it/(nkv*nsplit), it/nsplit%nkv, it%nsplit
+	n, P := int(seqLens[b]), len(table)/S
+	if n < 1 || n > P*pageSize {
+		return
+	}
 	L := megaSplitLen(n, nsplit)
 	s0, s1 := s*L, min(n-1, s*L+L)
 	lines := int32((d + 63) >> 6) // 128-byte lines of a row's d elements
-	for e := int32(t.ThreadIdx().X); e < int32(s1-s0)*lines; e += megaThreads {
+	for e := int32(t.ThreadIdx().X); e < int32(max(0, s1-s0))*lines; e += megaThreads {
 		key := s0 + int(e/lines)
-		if key/pageSize >= len(table) {
-			break
-		}
-		row := ((int(table[key/pageSize])*pageSize+key%pageSize)*nkv+g)*hd + int(e%lines)*64
+		row := ((int(table[b*P+key/pageSize])*pageSize+key%pageSize)*nkv+g)*hd + int(e%lines)*64
 		gpu.PrefetchL2(kCache, row)
 		gpu.PrefetchL2(vCache, row)
 	}

@@ -57,27 +57,35 @@ const (
 )
 
 // megaChunk32 multiplies one 32-column chunk: rows g and g+8 (wa, wb) by
-// x (xb, zero where the lane's g is not 0: mask).
+// the sequences' inputs (xb, zero where the lane's column is past the
+// step's sequences: mask).
 func megaChunk32[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, wa, wb, xb [4]uint32, mask uint32, acc [4]float32) [4]float32 {
 	acc = cd.mma(t, [4]uint32{wa[0], wb[0], wa[1], wb[1]}, [2]uint32{xb[0] & mask, xb[1] & mask}, acc)
 	return cd.mma(t, [4]uint32{wa[2], wb[2], wa[3], wb[3]}, [2]uint32{xb[2] & mask, xb[3] & mask}, acc)
 }
 
-// megaGEMV runs one projection over the grid: W [n, k] (n a multiple of
-// 16, k of 32; mega.go's megaFits) times xs [k], the block's shared copy
-// of the input. red is the block's 16×16 warp sums, part and cnt the
-// grid's slice scratch [n/16·ks·16] and arrival counters [n/16] (zero on
-// entry, left zero), flag a shared word.
-func megaGEMV[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, w, xs []T, red, part []float32, cnt, flag []int32, n, k, ks, mode int, out, res []float32, act []T) {
+// megaGEMV runs one projection over the grid for S ≤ 8 sequences: W
+// [n, k] (n a multiple of 16, k of 32; mega.go's megaFits) times the
+// rows of xs [S, kp], the block's shared copy of the inputs (kp = k plus
+// a 16-byte pad, so the eight rows' loads fall in different banks).
+// Sequence j is column j of the mma's B and C, so its sums are the same
+// bits whatever S is. red is the block's warp sums [16 warps][8][16
+// rows], sv a shared [8·16] for SwiGLU's pairs, part and cnt the grid's
+// slice scratch [n/16·ks·S·16] and arrival counters [n/16] (zero on
+// entry, left zero), flag a shared word. out, res and act are [S, n],
+// [S, n] and [S, n/2].
+func megaGEMV[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, w, xs []T, red, sv, part []float32, cnt, flag []int32, S, n, k, kp, ks, mode int, out, res []float32, act []T) {
 	warp, lane, tid := t.Warp(), t.Lane(), t.ThreadIdx().X
 	g, q := lane>>2, lane&3
 	mask := uint32(0)
-	if g == 0 {
+	if g < S {
 		mask = 0xffffffff
 	}
+	xrow := min(g, S-1) * kp // lanes past S read row S-1 and mask it
 	chunks := k >> 5
 	per := (chunks + ks - 1) / ks
 	units := (n >> 4) * ks
+	seq, r := tid>>4, tid&15 // the sum thread tid < 16·S finishes
 	for u := t.BlockIdx().X; u < units; u += t.GridDim().X {
 		tile, s := u/ks, u%ks
 		c1 := min((s+1)*per, chunks)
@@ -96,7 +104,7 @@ func megaGEMV[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, w, xs []T, red, part 
 					off := cc << 5
 					fa[e] = cd.pack(gpu.Load8Stream(w, wa+off))
 					fb[e] = cd.pack(gpu.Load8Stream(w, wb+off))
-					xb[e] = cd.pack(gpu.Load8(xs, off+8*q))
+					xb[e] = cd.pack(gpu.Load8(xs, xrow+off+8*q))
 				}
 			}
 			//kern:unroll
@@ -104,20 +112,19 @@ func megaGEMV[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, w, xs []T, red, part 
 				acc = megaChunk32(cd, t, fa[e], fb[e], xb[e], mask, acc)
 			}
 		}
-		if q == 0 {
-			red[warp*16+g], red[warp*16+g+8] = acc[0], acc[2]
-		}
+		// c[0], c[1]: row g, sequences 2q, 2q+1; c[2], c[3]: row g+8.
+		red[(warp*8+2*q)*16+g], red[(warp*8+2*q+1)*16+g] = acc[0], acc[1]
+		red[(warp*8+2*q)*16+g+8], red[(warp*8+2*q+1)*16+g+8] = acc[2], acc[3]
 		t.Sync()
 		v := float32(0)
-		if tid < 16 {
-			//kern:unroll
-			for w2 := range megaWarps {
-				v += red[w2*16+tid]
+		if seq < S {
+			for w2 := 0; w2 < megaWarps; w2++ {
+				v += red[(w2*8+seq)*16+r]
 			}
 		}
 		if ks > 1 {
-			if tid < 16 {
-				part[u*16+tid] = v
+			if seq < S {
+				part[(u*S+seq)*16+r] = v
 				gpu.ThreadFence(t) // the partial before the arrival
 			}
 			t.Sync()
@@ -133,30 +140,30 @@ func megaGEMV[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, w, xs []T, red, part 
 				continue // red and flag are next written after a barrier
 			}
 			gpu.ThreadFence(t) // the other slices' partials after their arrivals
-			if tid < 16 {
+			if seq < S {
 				v = 0
 				for j := 0; j < ks; j++ {
-					v += part[(tile*ks+j)*16+tid]
+					v += part[((tile*ks+j)*S+seq)*16+r]
 				}
 			}
 		}
-		row := tile*16 + tid
+		row := tile*16 + r
 		if mode == megaSwiGLU {
 			// The up row's sum from its neighbour, through shared memory.
-			if tid < 16 {
-				red[256+tid] = v
+			if seq < S {
+				sv[tid] = v
 			}
 			t.Sync()
-			if tid < 16 && tid&1 == 0 {
-				act[row>>1] = cd.store(v / (1 + gpu.Exp(-v)) * red[256+tid+1])
+			if seq < S && r&1 == 0 {
+				act[seq*(n>>1)+row>>1] = cd.store(v / (1 + gpu.Exp(-v)) * sv[tid+1])
 			}
-		} else if tid < 16 {
+		} else if seq < S {
 			if mode == megaResidual {
-				v += res[row]
+				v += res[seq*n+row]
 			}
-			out[row] = v
+			out[seq*n+row] = v
 		}
-		t.Sync() // red is read before the next unit writes it
+		t.Sync() // red and sv are read before the next unit writes them
 	}
 }
 

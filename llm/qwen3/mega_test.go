@@ -183,7 +183,7 @@ func TestPlanMega(t *testing.T) {
 		if !ok {
 			t.Fatalf("no preset %q", name)
 		}
-		p := planMega(cfg, 132)
+		p := planMega(cfg, 132, megaMaxSeqs(cfg))
 		shapes := [4][2]int{{cfg.QDim() + 2*cfg.KVDim(), cfg.HiddenSize}, {cfg.HiddenSize, cfg.QDim()}, {2 * cfg.IntermediateSize, cfg.HiddenSize}, {cfg.HiddenSize, cfg.IntermediateSize}}
 		var notes []string
 		for i, s := range shapes {
@@ -198,7 +198,7 @@ func TestPlanMega(t *testing.T) {
 			if ks > 1 && s[1]/32/ks < megaUnroll*megaWarps/2 {
 				t.Errorf("%s %dx%d: split %d leaves %d chunks a slice", name, s[0], s[1], ks, s[1]/32/ks)
 			}
-			if p.part < units*16 || p.cnt < tiles {
+			if p.part < units*16*p.maxS || p.cnt < tiles {
 				t.Errorf("%s: scratch %d/%d short of %d units of %d tiles", name, p.part, p.cnt, units, tiles)
 			}
 		}
@@ -272,5 +272,116 @@ func TestPersistentDecodeBadPage(t *testing.T) {
 				t.Fatalf("decode over a bad page: %v, want a device error naming the block table entry", err)
 			}
 		})
+	}
+}
+
+// TestPersistentDecodeBatch: a decode step of several sequences through
+// the persistent layer gives each sequence the bits of the same step taken
+// alone (nothing in the layer depends on the step's sequence count: the
+// mma's columns are independent, the plan and a sequence's splits are
+// fixed), over sequences of different lengths in split and unsplit
+// attention, and stays within megaRel of the ops path's batched step.
+// A step of more sequences than the layer takes runs the ops path.
+func TestPersistentDecodeBatch(t *testing.T) {
+	cfg := Presets["tiny"]
+	cfg.HeadDim, cfg.NumAttentionHeads, cfg.NumKeyValueHeads = 64, 8, 2
+	cfg.MaxPositionEmbeddings = 256
+	dev := testDevices[0].dev
+	open := func(persistent bool) *Model {
+		m, err := NewRandom(dev, cfg, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(m.Free)
+		if err := m.UseOps(); err != nil {
+			t.Fatal(err)
+		}
+		if persistent {
+			if err := m.UsePersistentDecode(true); err != nil {
+				t.Fatal(err)
+			}
+			m.ops.persistentGrid = 3
+		}
+		return m
+	}
+	V := cfg.VocabSize
+	lens := []int{3, 20, 70, 1, 130}
+	prompt := func(i int) []int32 {
+		p := make([]int32, lens[i])
+		for j := range p {
+			p[j] = int32((i*131 + j*17 + 1) % V)
+		}
+		return p
+	}
+	tok := func(i, step int) []int32 { return []int32{int32((400 + 7*i + step) % V)} }
+	// run prefills every sequence alone, then takes decode steps of the
+	// batches given, returning each sequence's logits per step.
+	run := func(m *Model, batches [][]int) map[[2]int][]float32 {
+		pool, err := m.NewKVPool(64, 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pool.Free()
+		seqs := make([]*Seq, len(lens))
+		for i := range seqs {
+			seqs[i] = pool.NewSeq()
+			if _, err := m.ForwardBatch([]*Seq{seqs[i]}, [][]int32{prompt(i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out := map[[2]int][]float32{}
+		step := make([]int, len(lens))
+		for _, batch := range batches {
+			var ss []*Seq
+			var in [][]int32
+			for _, i := range batch {
+				ss = append(ss, seqs[i])
+				in = append(in, tok(i, step[i]))
+			}
+			o, err := m.ForwardBatch(ss, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			xs, err := o.Download()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for r, i := range batch {
+				out[[2]int{i, step[i]}] = xs[r*V : (r+1)*V]
+				step[i]++
+			}
+		}
+		for _, s := range seqs {
+			s.Release()
+		}
+		return out
+	}
+	var solo [][]int
+	for s := 0; s < 2; s++ {
+		for i := range lens {
+			solo = append(solo, []int{i})
+		}
+	}
+	batched := [][]int{{0, 1, 2, 3, 4}, {4, 2, 0}, {1, 3}}
+	mp := open(true)
+	want := run(mp, solo)
+	before := mp.ops.persistentSteps
+	got := run(mp, batched)
+	// The batched steps, and sequence 3's one-token prompt: a step of one
+	// token per sequence is a decode step, at position 0 too.
+	if n := mp.ops.persistentSteps - before; n != len(batched)+1 {
+		t.Errorf("%d steps ran the persistent layer, want %d", n, len(batched)+1)
+	}
+	ops := run(open(false), batched)
+	for k, w := range want {
+		g := got[k]
+		for j := range w {
+			if g[j] != w[j] {
+				t.Fatalf("sequence %d step %d: logit %d is %g batched, %g alone", k[0], k[1], j, g[j], w[j])
+			}
+		}
+		if msg, _ := compareRows(g, f64(ops[k]), V, megaRel); msg != "" {
+			t.Errorf("sequence %d step %d: persistent vs the ops path: %s", k[0], k[1], msg)
+		}
 	}
 }

@@ -203,14 +203,18 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 		}
 		b.split, b.splits = sc, n
 	}
-	// One sequence decoding: each layer one persistent launch (mega.go).
-	mega := decode && S == 1 && m.Trace == nil && m.ops.persistent
+	// A decode step of few sequences: each layer one persistent launch
+	// (mega.go), if the model's layer allows this many.
+	mega := decode && m.Trace == nil && m.ops.persistent && S <= megaMaxSeqs(*cfg)
 	if mega && b.mega == nil {
 		s, err := newMegaState[T](m, m.queue(), m.ops.persistentGrid)
 		if err != nil {
 			return err
 		}
 		b.mega = s
+	}
+	if mega && S > b.mega.plan.maxS {
+		mega = false // the device's shared memory holds fewer sequences' inputs
 	}
 	if mega {
 		m.ops.persistentSteps++

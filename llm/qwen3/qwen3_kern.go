@@ -454,7 +454,7 @@ func (l kernAttentionPagedLauncher) Launch(q kern.Queue, grid kern.Grid, out *ke
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(scores), kern.BufferArg(pos), kern.BufferArg(rowSeq), kern.BufferArg(table), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(headDim), kern.ScalarArg(maxPages), kern.ScalarArg(pageSize), kern.ScalarArg(ctx), kern.ScalarArg(scale))
 }
 
-// megaLayerBF16Kernel launches the kernel megaLayerBF16 (mega.go:60).
+// megaLayerBF16Kernel launches the kernel megaLayerBF16 (mega.go:71).
 var megaLayerBF16Kernel = kernMegaLayerBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "megaLayerBF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "megaLayerBF16", Module: kernModule,
 	Params: []kern.Param{
@@ -480,12 +480,14 @@ var megaLayerBF16Kernel = kernMegaLayerBF16Launcher{kern.NewLauncher(kern.Kernel
 		{Name: "slots", Kind: kern.SliceParam, Elem: "int32", Size: 4},
 		{Name: "table", Kind: kern.SliceParam, Elem: "int32", Size: 4},
 		{Name: "seqLens", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "S", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "H", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "nh", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "nkv", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "d", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "hd", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "I", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "kp", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "pageSize", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "nsplit", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "ks1", Kind: kern.ScalarParam, Elem: "int", Size: 8},
@@ -499,17 +501,17 @@ var megaLayerBF16Kernel = kernMegaLayerBF16Launcher{kern.NewLauncher(kern.Kernel
 		{Name: "ratio", Kind: kern.ScalarParam, Elem: "float64", Size: 8},
 	},
 	Block:       gpu.Dim3{X: 512, Y: 1, Z: 1},
-	SharedBytes: 37192,
+	SharedBytes: 12616,
 	Bounds:      false,
 	Cooperative: true,
 	Sites: []string{
-		"panic at mega_attn.go:102:8: qwen3: persistent decode: the sequence length is not within its block table",
-		"panic at mega_attn.go:105:8: qwen3: persistent decode: the new token's cache slot is not in the cache",
-		"panic at mega_attn.go:121:10: qwen3: persistent decode: a block table entry is not a page of the cache",
+		"panic at mega_attn.go:107:9: qwen3: persistent decode: a sequence length is not within its block table",
+		"panic at mega_attn.go:110:9: qwen3: persistent decode: a new token's cache slot is not in the cache",
+		"panic at mega_attn.go:123:10: qwen3: persistent decode: a block table entry is not a page of the cache",
 	},
-	SourceHash: "9b2c5e1fd379ad40", Source: []string{"kernels.go:bf16w.load", "kernels.go:type bf16w", "mega.go:const megaChunk", "mega.go:const megaKeys", "mega.go:const megaMaxD", "mega.go:const megaMaxG", "mega.go:const megaMaxK", "mega.go:const megaPairs", "mega.go:const megaPrefetchUnits", "mega.go:const megaThreads", "mega.go:const megaUnroll", "mega.go:const megaWarps", "mega.go:megaCopy", "mega.go:megaLayer", "mega.go:megaLayerBF16", "mega.go:megaNorm", "mega_attn.go:megaAttention", "mega_attn.go:megaAttnPrefetch", "mega_attn.go:megaHeadPrep", "mega_attn.go:megaSplitLen", "mega_gemv.go:bf16w.mma", "mega_gemv.go:bf16w.pack", "mega_gemv.go:const megaResidual", "mega_gemv.go:const megaStore", "mega_gemv.go:const megaSwiGLU", "mega_gemv.go:megaChunk32", "mega_gemv.go:megaGEMV", "mega_gemv.go:megaPrefetch", "mega_gemv.go:type mcodec", "opskernels.go:bf16w.store", "opskernels.go:type scodec"},
+	SourceHash: "2bce3cd7ba90b6c3", Source: []string{"kernels.go:bf16w.load", "kernels.go:type bf16w", "mega.go:const megaChunk", "mega.go:const megaKeys", "mega.go:const megaMaxD", "mega.go:const megaMaxG", "mega.go:const megaPairs", "mega.go:const megaPrefetchUnits", "mega.go:const megaThreads", "mega.go:const megaUnroll", "mega.go:const megaWarps", "mega.go:megaCopy", "mega.go:megaLayer", "mega.go:megaLayerBF16", "mega.go:megaNorm", "mega_attn.go:megaAttention", "mega_attn.go:megaAttnPrefetch", "mega_attn.go:megaHeadPrep", "mega_attn.go:megaSplitLen", "mega_gemv.go:bf16w.mma", "mega_gemv.go:bf16w.pack", "mega_gemv.go:const megaResidual", "mega_gemv.go:const megaStore", "mega_gemv.go:const megaSwiGLU", "mega_gemv.go:megaChunk32", "mega_gemv.go:megaGEMV", "mega_gemv.go:megaPrefetch", "mega_gemv.go:type mcodec", "opskernels.go:bf16w.store", "opskernels.go:type scodec"},
 	Native: func(t gpu.Thread, a []any) {
-		megaLayerBF16(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]gpu.BFloat16), a[8].([]gpu.BFloat16), a[9].([]gpu.BFloat16), a[10].([]gpu.BFloat16), a[11].([]gpu.BFloat16), a[12].([]float32), a[13].([]float32), a[14].([]float32), a[15].([]float32), a[16].([]float32), a[17].([]int32), a[18].([]int32), a[19].([]int32), a[20].([]int32), a[21].([]int32), a[22].(int), a[23].(int), a[24].(int), a[25].(int), a[26].(int), a[27].(int), a[28].(int), a[29].(int), a[30].(int), a[31].(int), a[32].(int), a[33].(int), a[34].(bool), a[35].(bool), a[36].(float32), a[37].(float32), a[38].(float64))
+		megaLayerBF16(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]gpu.BFloat16), a[8].([]gpu.BFloat16), a[9].([]gpu.BFloat16), a[10].([]gpu.BFloat16), a[11].([]gpu.BFloat16), a[12].([]float32), a[13].([]float32), a[14].([]float32), a[15].([]float32), a[16].([]float32), a[17].([]int32), a[18].([]int32), a[19].([]int32), a[20].([]int32), a[21].([]int32), a[22].(int), a[23].(int), a[24].(int), a[25].(int), a[26].(int), a[27].(int), a[28].(int), a[29].(int), a[30].(int), a[31].(int), a[32].(int), a[33].(int), a[34].(int), a[35].(int), a[36].(bool), a[37].(bool), a[38].(float32), a[39].(float32), a[40].(float64))
 	},
 })}
 
@@ -517,11 +519,11 @@ type kernMegaLayerBF16Launcher struct{ kern.Launcher }
 
 // Launch runs megaLayerBF16 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernMegaLayerBF16Launcher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32], x2 *kern.Buffer[float32], qkv *kern.Buffer[float32], a *kern.Buffer[gpu.BFloat16], act *kern.Buffer[gpu.BFloat16], kCache *kern.Buffer[gpu.BFloat16], vCache *kern.Buffer[gpu.BFloat16], wqkv *kern.Buffer[gpu.BFloat16], wo *kern.Buffer[gpu.BFloat16], wgu *kern.Buffer[gpu.BFloat16], wd *kern.Buffer[gpu.BFloat16], wnext *kern.Buffer[gpu.BFloat16], inNorm *kern.Buffer[float32], postNorm *kern.Buffer[float32], qNorm *kern.Buffer[float32], kNorm *kern.Buffer[float32], part *kern.Buffer[float32], cnt *kern.Buffer[int32], pos *kern.Buffer[int32], slots *kern.Buffer[int32], table *kern.Buffer[int32], seqLens *kern.Buffer[int32], H int, nh int, nkv int, d int, hd int, I int, pageSize int, nsplit int, ks1 int, ks2 int, ks3 int, ks4 int, next bool, norm bool, eps float32, scale float32, ratio float64) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(x2), kern.BufferArg(qkv), kern.BufferArg(a), kern.BufferArg(act), kern.BufferArg(kCache), kern.BufferArg(vCache), kern.BufferArg(wqkv), kern.BufferArg(wo), kern.BufferArg(wgu), kern.BufferArg(wd), kern.BufferArg(wnext), kern.BufferArg(inNorm), kern.BufferArg(postNorm), kern.BufferArg(qNorm), kern.BufferArg(kNorm), kern.BufferArg(part), kern.BufferArg(cnt), kern.BufferArg(pos), kern.BufferArg(slots), kern.BufferArg(table), kern.BufferArg(seqLens), kern.ScalarArg(H), kern.ScalarArg(nh), kern.ScalarArg(nkv), kern.ScalarArg(d), kern.ScalarArg(hd), kern.ScalarArg(I), kern.ScalarArg(pageSize), kern.ScalarArg(nsplit), kern.ScalarArg(ks1), kern.ScalarArg(ks2), kern.ScalarArg(ks3), kern.ScalarArg(ks4), kern.ScalarArg(next), kern.ScalarArg(norm), kern.ScalarArg(eps), kern.ScalarArg(scale), kern.ScalarArg(ratio))
+func (l kernMegaLayerBF16Launcher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32], x2 *kern.Buffer[float32], qkv *kern.Buffer[float32], a *kern.Buffer[gpu.BFloat16], act *kern.Buffer[gpu.BFloat16], kCache *kern.Buffer[gpu.BFloat16], vCache *kern.Buffer[gpu.BFloat16], wqkv *kern.Buffer[gpu.BFloat16], wo *kern.Buffer[gpu.BFloat16], wgu *kern.Buffer[gpu.BFloat16], wd *kern.Buffer[gpu.BFloat16], wnext *kern.Buffer[gpu.BFloat16], inNorm *kern.Buffer[float32], postNorm *kern.Buffer[float32], qNorm *kern.Buffer[float32], kNorm *kern.Buffer[float32], part *kern.Buffer[float32], cnt *kern.Buffer[int32], pos *kern.Buffer[int32], slots *kern.Buffer[int32], table *kern.Buffer[int32], seqLens *kern.Buffer[int32], S int, H int, nh int, nkv int, d int, hd int, I int, kp int, pageSize int, nsplit int, ks1 int, ks2 int, ks3 int, ks4 int, next bool, norm bool, eps float32, scale float32, ratio float64) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(x2), kern.BufferArg(qkv), kern.BufferArg(a), kern.BufferArg(act), kern.BufferArg(kCache), kern.BufferArg(vCache), kern.BufferArg(wqkv), kern.BufferArg(wo), kern.BufferArg(wgu), kern.BufferArg(wd), kern.BufferArg(wnext), kern.BufferArg(inNorm), kern.BufferArg(postNorm), kern.BufferArg(qNorm), kern.BufferArg(kNorm), kern.BufferArg(part), kern.BufferArg(cnt), kern.BufferArg(pos), kern.BufferArg(slots), kern.BufferArg(table), kern.BufferArg(seqLens), kern.ScalarArg(S), kern.ScalarArg(H), kern.ScalarArg(nh), kern.ScalarArg(nkv), kern.ScalarArg(d), kern.ScalarArg(hd), kern.ScalarArg(I), kern.ScalarArg(kp), kern.ScalarArg(pageSize), kern.ScalarArg(nsplit), kern.ScalarArg(ks1), kern.ScalarArg(ks2), kern.ScalarArg(ks3), kern.ScalarArg(ks4), kern.ScalarArg(next), kern.ScalarArg(norm), kern.ScalarArg(eps), kern.ScalarArg(scale), kern.ScalarArg(ratio))
 }
 
-// megaLayerF16Kernel launches the kernel megaLayerF16 (mega.go:65).
+// megaLayerF16Kernel launches the kernel megaLayerF16 (mega.go:76).
 var megaLayerF16Kernel = kernMegaLayerF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "megaLayerF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "megaLayerF16", Module: kernModule,
 	Params: []kern.Param{
@@ -547,12 +549,14 @@ var megaLayerF16Kernel = kernMegaLayerF16Launcher{kern.NewLauncher(kern.KernelSp
 		{Name: "slots", Kind: kern.SliceParam, Elem: "int32", Size: 4},
 		{Name: "table", Kind: kern.SliceParam, Elem: "int32", Size: 4},
 		{Name: "seqLens", Kind: kern.SliceParam, Elem: "int32", Size: 4},
+		{Name: "S", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "H", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "nh", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "nkv", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "d", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "hd", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "I", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+		{Name: "kp", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "pageSize", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "nsplit", Kind: kern.ScalarParam, Elem: "int", Size: 8},
 		{Name: "ks1", Kind: kern.ScalarParam, Elem: "int", Size: 8},
@@ -566,17 +570,17 @@ var megaLayerF16Kernel = kernMegaLayerF16Launcher{kern.NewLauncher(kern.KernelSp
 		{Name: "ratio", Kind: kern.ScalarParam, Elem: "float64", Size: 8},
 	},
 	Block:       gpu.Dim3{X: 512, Y: 1, Z: 1},
-	SharedBytes: 37192,
+	SharedBytes: 12616,
 	Bounds:      false,
 	Cooperative: true,
 	Sites: []string{
-		"panic at mega_attn.go:102:8: qwen3: persistent decode: the sequence length is not within its block table",
-		"panic at mega_attn.go:105:8: qwen3: persistent decode: the new token's cache slot is not in the cache",
-		"panic at mega_attn.go:121:10: qwen3: persistent decode: a block table entry is not a page of the cache",
+		"panic at mega_attn.go:107:9: qwen3: persistent decode: a sequence length is not within its block table",
+		"panic at mega_attn.go:110:9: qwen3: persistent decode: a new token's cache slot is not in the cache",
+		"panic at mega_attn.go:123:10: qwen3: persistent decode: a block table entry is not a page of the cache",
 	},
-	SourceHash: "5931be6b9fc2a529", Source: []string{"kernels.go:f16w.load", "kernels.go:type f16w", "mega.go:const megaChunk", "mega.go:const megaKeys", "mega.go:const megaMaxD", "mega.go:const megaMaxG", "mega.go:const megaMaxK", "mega.go:const megaPairs", "mega.go:const megaPrefetchUnits", "mega.go:const megaThreads", "mega.go:const megaUnroll", "mega.go:const megaWarps", "mega.go:megaCopy", "mega.go:megaLayer", "mega.go:megaLayerF16", "mega.go:megaNorm", "mega_attn.go:megaAttention", "mega_attn.go:megaAttnPrefetch", "mega_attn.go:megaHeadPrep", "mega_attn.go:megaSplitLen", "mega_gemv.go:const megaResidual", "mega_gemv.go:const megaStore", "mega_gemv.go:const megaSwiGLU", "mega_gemv.go:f16w.mma", "mega_gemv.go:f16w.pack", "mega_gemv.go:megaChunk32", "mega_gemv.go:megaGEMV", "mega_gemv.go:megaPrefetch", "mega_gemv.go:type mcodec", "opskernels.go:f16w.store", "opskernels.go:type scodec"},
+	SourceHash: "29065b35bea637e6", Source: []string{"kernels.go:f16w.load", "kernels.go:type f16w", "mega.go:const megaChunk", "mega.go:const megaKeys", "mega.go:const megaMaxD", "mega.go:const megaMaxG", "mega.go:const megaPairs", "mega.go:const megaPrefetchUnits", "mega.go:const megaThreads", "mega.go:const megaUnroll", "mega.go:const megaWarps", "mega.go:megaCopy", "mega.go:megaLayer", "mega.go:megaLayerF16", "mega.go:megaNorm", "mega_attn.go:megaAttention", "mega_attn.go:megaAttnPrefetch", "mega_attn.go:megaHeadPrep", "mega_attn.go:megaSplitLen", "mega_gemv.go:const megaResidual", "mega_gemv.go:const megaStore", "mega_gemv.go:const megaSwiGLU", "mega_gemv.go:f16w.mma", "mega_gemv.go:f16w.pack", "mega_gemv.go:megaChunk32", "mega_gemv.go:megaGEMV", "mega_gemv.go:megaPrefetch", "mega_gemv.go:type mcodec", "opskernels.go:f16w.store", "opskernels.go:type scodec"},
 	Native: func(t gpu.Thread, a []any) {
-		megaLayerF16(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]gpu.Half), a[8].([]gpu.Half), a[9].([]gpu.Half), a[10].([]gpu.Half), a[11].([]gpu.Half), a[12].([]float32), a[13].([]float32), a[14].([]float32), a[15].([]float32), a[16].([]float32), a[17].([]int32), a[18].([]int32), a[19].([]int32), a[20].([]int32), a[21].([]int32), a[22].(int), a[23].(int), a[24].(int), a[25].(int), a[26].(int), a[27].(int), a[28].(int), a[29].(int), a[30].(int), a[31].(int), a[32].(int), a[33].(int), a[34].(bool), a[35].(bool), a[36].(float32), a[37].(float32), a[38].(float64))
+		megaLayerF16(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]gpu.Half), a[8].([]gpu.Half), a[9].([]gpu.Half), a[10].([]gpu.Half), a[11].([]gpu.Half), a[12].([]float32), a[13].([]float32), a[14].([]float32), a[15].([]float32), a[16].([]float32), a[17].([]int32), a[18].([]int32), a[19].([]int32), a[20].([]int32), a[21].([]int32), a[22].(int), a[23].(int), a[24].(int), a[25].(int), a[26].(int), a[27].(int), a[28].(int), a[29].(int), a[30].(int), a[31].(int), a[32].(int), a[33].(int), a[34].(int), a[35].(int), a[36].(bool), a[37].(bool), a[38].(float32), a[39].(float32), a[40].(float64))
 	},
 })}
 
@@ -584,8 +588,8 @@ type kernMegaLayerF16Launcher struct{ kern.Launcher }
 
 // Launch runs megaLayerF16 on q over grid; an invalid argument or grid is an
 // error before anything runs.
-func (l kernMegaLayerF16Launcher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32], x2 *kern.Buffer[float32], qkv *kern.Buffer[float32], a *kern.Buffer[gpu.Half], act *kern.Buffer[gpu.Half], kCache *kern.Buffer[gpu.Half], vCache *kern.Buffer[gpu.Half], wqkv *kern.Buffer[gpu.Half], wo *kern.Buffer[gpu.Half], wgu *kern.Buffer[gpu.Half], wd *kern.Buffer[gpu.Half], wnext *kern.Buffer[gpu.Half], inNorm *kern.Buffer[float32], postNorm *kern.Buffer[float32], qNorm *kern.Buffer[float32], kNorm *kern.Buffer[float32], part *kern.Buffer[float32], cnt *kern.Buffer[int32], pos *kern.Buffer[int32], slots *kern.Buffer[int32], table *kern.Buffer[int32], seqLens *kern.Buffer[int32], H int, nh int, nkv int, d int, hd int, I int, pageSize int, nsplit int, ks1 int, ks2 int, ks3 int, ks4 int, next bool, norm bool, eps float32, scale float32, ratio float64) error {
-	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(x2), kern.BufferArg(qkv), kern.BufferArg(a), kern.BufferArg(act), kern.BufferArg(kCache), kern.BufferArg(vCache), kern.BufferArg(wqkv), kern.BufferArg(wo), kern.BufferArg(wgu), kern.BufferArg(wd), kern.BufferArg(wnext), kern.BufferArg(inNorm), kern.BufferArg(postNorm), kern.BufferArg(qNorm), kern.BufferArg(kNorm), kern.BufferArg(part), kern.BufferArg(cnt), kern.BufferArg(pos), kern.BufferArg(slots), kern.BufferArg(table), kern.BufferArg(seqLens), kern.ScalarArg(H), kern.ScalarArg(nh), kern.ScalarArg(nkv), kern.ScalarArg(d), kern.ScalarArg(hd), kern.ScalarArg(I), kern.ScalarArg(pageSize), kern.ScalarArg(nsplit), kern.ScalarArg(ks1), kern.ScalarArg(ks2), kern.ScalarArg(ks3), kern.ScalarArg(ks4), kern.ScalarArg(next), kern.ScalarArg(norm), kern.ScalarArg(eps), kern.ScalarArg(scale), kern.ScalarArg(ratio))
+func (l kernMegaLayerF16Launcher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buffer[float32], x2 *kern.Buffer[float32], qkv *kern.Buffer[float32], a *kern.Buffer[gpu.Half], act *kern.Buffer[gpu.Half], kCache *kern.Buffer[gpu.Half], vCache *kern.Buffer[gpu.Half], wqkv *kern.Buffer[gpu.Half], wo *kern.Buffer[gpu.Half], wgu *kern.Buffer[gpu.Half], wd *kern.Buffer[gpu.Half], wnext *kern.Buffer[gpu.Half], inNorm *kern.Buffer[float32], postNorm *kern.Buffer[float32], qNorm *kern.Buffer[float32], kNorm *kern.Buffer[float32], part *kern.Buffer[float32], cnt *kern.Buffer[int32], pos *kern.Buffer[int32], slots *kern.Buffer[int32], table *kern.Buffer[int32], seqLens *kern.Buffer[int32], S int, H int, nh int, nkv int, d int, hd int, I int, kp int, pageSize int, nsplit int, ks1 int, ks2 int, ks3 int, ks4 int, next bool, norm bool, eps float32, scale float32, ratio float64) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(x2), kern.BufferArg(qkv), kern.BufferArg(a), kern.BufferArg(act), kern.BufferArg(kCache), kern.BufferArg(vCache), kern.BufferArg(wqkv), kern.BufferArg(wo), kern.BufferArg(wgu), kern.BufferArg(wd), kern.BufferArg(wnext), kern.BufferArg(inNorm), kern.BufferArg(postNorm), kern.BufferArg(qNorm), kern.BufferArg(kNorm), kern.BufferArg(part), kern.BufferArg(cnt), kern.BufferArg(pos), kern.BufferArg(slots), kern.BufferArg(table), kern.BufferArg(seqLens), kern.ScalarArg(S), kern.ScalarArg(H), kern.ScalarArg(nh), kern.ScalarArg(nkv), kern.ScalarArg(d), kern.ScalarArg(hd), kern.ScalarArg(I), kern.ScalarArg(kp), kern.ScalarArg(pageSize), kern.ScalarArg(nsplit), kern.ScalarArg(ks1), kern.ScalarArg(ks2), kern.ScalarArg(ks3), kern.ScalarArg(ks4), kern.ScalarArg(next), kern.ScalarArg(norm), kern.ScalarArg(eps), kern.ScalarArg(scale), kern.ScalarArg(ratio))
 }
 
 // qkvPrepBF16Kernel launches the kernel qkvPrepBF16 (opsfused.go:40).
