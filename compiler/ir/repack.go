@@ -126,7 +126,7 @@ func isNarrowCvt(f *Func, in *Instr) bool {
 	default:
 		return false
 	}
-	return in.Args[1].Kind == KReg && f.Regs[in.Args[1].Reg].Bits() == 32
+	return len(in.Args) == 2 && in.Args[1].Kind == KReg && f.Regs[in.Args[1].Reg].Bits() == 32
 }
 
 // isShr16 reports whether in is a 32-bit right shift by 16 of a register.
@@ -136,6 +136,9 @@ func isShr16(f *Func, in *Instr) bool {
 	switch in.Text {
 	case "shr.u32", "shr.b32", "shr.s32":
 	default:
+		return false
+	}
+	if len(in.Args) != 3 {
 		return false
 	}
 	a, n := in.Args[1], in.Args[2]
