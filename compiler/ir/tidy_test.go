@@ -29,6 +29,15 @@ func listing(f *Func) string {
 					sb.WriteString(" " + a.Sym)
 				case KSpecial:
 					sb.WriteString(" " + a.Sym)
+				case KVec:
+					sb.WriteString(" {")
+					for j, r := range a.Vec {
+						if j > 0 {
+							sb.WriteString(",")
+						}
+						sb.WriteString("r" + itoa(int(r)))
+					}
+					sb.WriteString("}")
 				}
 			}
 			sb.WriteString("\n")
