@@ -65,6 +65,8 @@ const (
 	// delivers in the 2–3 µs a barrier and a phase's start take, and a
 	// fifth of an H100's L2.
 	megaPrefetchUnits = 2
+	// megaHostGrid is the grid on the emulator and in native mode.
+	megaHostGrid = 8
 )
 
 //kern:kernel block=512 minblocks=1 nobounds
@@ -284,6 +286,11 @@ func newMegaState[T ops.Half16](m *Model, q kern.Queue, maxGrid int) (*megaState
 	}
 	if err != nil {
 		return nil, err
+	}
+	if m.dev.Kind() != "cuda" {
+		// The emulator and native mode run a block per goroutine and take
+		// every block through each barrier: a small grid, not an H100's.
+		grid = min(grid, megaHostGrid)
 	}
 	if maxGrid > 0 {
 		grid = min(grid, maxGrid)
