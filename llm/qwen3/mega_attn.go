@@ -28,10 +28,7 @@ package qwen3
 // the used splits in split order, as ops.PagedAttention does:
 // out = Σ ℓ_s·e^(m_s-M)·o_s / Σ ℓ_s·e^(m_s-M), M the largest m_s.
 
-import (
-	"github.com/gokern/kern/gpu"
-	"github.com/gokern/kern/internal/rotary"
-)
+import "github.com/gokern/kern/gpu"
 
 // megaSplitLen is the keys per split of a sequence of n: ⌈n/nsplit⌉
 // rounded up to the chunk, so that a split's chunks are whole but for
@@ -39,48 +36,6 @@ import (
 func megaSplitLen(n, nsplit int) int {
 	p := (n + nsplit - 1) / nsplit
 	return (p + megaChunk - 1) / megaChunk * megaChunk
-}
-
-// megaHeadPrep rounds head vector j of qkv (query heads, then key heads,
-// then value heads, d each) through QK-norm (if w is the norm's weight:
-// !isV && norm) and RoPE at position at (not for a value), one warp, and
-// hands lane-pair p's rotate-half pair (i, i+d/2), i = lane+32p, back.
-func megaHeadPrep(t gpu.Thread, qkv, w []float32, j, d, at int, isV, norm bool, eps float32, ratio float64) (x1, x2 [megaPairs]float32) {
-	lane, half := t.Lane(), d/2
-	base := j * d
-	var w1, w2 [megaPairs]float32
-	//kern:unroll
-	for p := 0; p < megaPairs; p++ {
-		if i := lane + 32*p; i < half {
-			x1[p], x2[p] = qkv[base+i], qkv[base+i+half]
-			if !isV && norm {
-				w1[p], w2[p] = w[i], w[i+half]
-			}
-		}
-	}
-	if !isV && norm {
-		ss := float32(0)
-		//kern:unroll
-		for p := 0; p < megaPairs; p++ {
-			ss = gpu.FMA(x1[p], x1[p], ss) // zero past half
-			ss = gpu.FMA(x2[p], x2[p], ss)
-		}
-		rs := gpu.Rsqrt(gpu.WarpSum(t, ss)/float32(d) + eps)
-		//kern:unroll
-		for p := 0; p < megaPairs; p++ {
-			x1[p], x2[p] = x1[p]*rs*w1[p], x2[p]*rs*w2[p]
-		}
-	}
-	if !isV {
-		//kern:unroll
-		for p := 0; p < megaPairs; p++ {
-			if i := lane + 32*p; i < half {
-				sin, cos := rotary.SinCos(at, i, ratio)
-				x1[p], x2[p] = x1[p]*cos-x2[p]*sin, x2[p]*cos+x1[p]*sin
-			}
-		}
-	}
-	return x1, x2
 }
 
 // megaAttention is the layer's attention phase: a [nh·d] T, the heads'
@@ -125,9 +80,9 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 			row0 := b * (nh + 2*nkv) // the sequence's first head vector in qkv
 			// The group's queries, and in the last split the new key and value.
 			if warp < G {
-				x1, x2 := megaHeadPrep(t, qkv, qNorm, row0+g*G+warp, d, at, false, norm, eps, ratio)
+				x1, x2 := headPrep(t, qkv, qNorm, row0+g*G+warp, d, at, false, norm, eps, ratio)
 				//kern:unroll
-				for p := 0; p < megaPairs; p++ {
+				for p := 0; p < qkvPairs; p++ {
 					if i := lane + 32*p; i < half {
 						qs[warp*megaMaxD+i] = cd.load(cd.store(x1[p]))
 						qs[warp*megaMaxD+i+half] = cd.load(cd.store(x2[p]))
@@ -139,10 +94,10 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 				if isV {
 					j, cache = nh+nkv+g, vCache
 				}
-				x1, x2 := megaHeadPrep(t, qkv, kNorm, row0+j, d, at, isV, norm, eps, ratio)
+				x1, x2 := headPrep(t, qkv, kNorm, row0+j, d, at, isV, norm, eps, ratio)
 				dst := (slot*nkv + g) * hd
 				//kern:unroll
-				for p := 0; p < megaPairs; p++ {
+				for p := 0; p < qkvPairs; p++ {
 					if i := lane + 32*p; i < half {
 						cache[dst+i], cache[dst+i+half] = cd.store(x1[p]), cd.store(x2[p])
 					}

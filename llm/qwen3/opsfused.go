@@ -54,7 +54,6 @@ func qkvPrep[T any, C scodec[T]](c C, t gpu.Thread, q, kCache, vCache []T, qkv, 
 	}
 	r, j := int(int32(vec)/int32(heads)), int(int32(vec)%int32(heads)) // 32-bit: no division subroutine
 	lane, half := t.Lane(), d/2
-	base := vec * d // qkv's row r is [q heads | k heads | v heads], d each
 	isV := j >= nh+nkv
 	w := qNorm
 	if j >= nh {
@@ -65,7 +64,40 @@ func qkvPrep[T any, C scodec[T]](c C, t gpu.Thread, q, kCache, vCache []T, qkv, 
 	// stage (the vector, the norm weights, the position, the slot).
 	at := int(pos[r])
 	slot := int(slots[r])
-	var x1, x2, w1, w2 [qkvPairs]float32
+	x1, x2 := headPrep(t, qkv, w, vec, d, at, isV, norm, eps, ratio)
+	var out []T
+	dst := 0
+	if j < nh {
+		out, dst = q, (r*nh+j)*hd
+	} else {
+		if slot < 0 {
+			return
+		}
+		out, dst = kCache, (slot*nkv+j-nh)*hd
+		if isV {
+			out, dst = vCache, (slot*nkv+j-nh-nkv)*hd
+		}
+	}
+	//kern:unroll
+	for p := 0; p < qkvPairs; p++ {
+		if i := lane + 32*p; i < half {
+			out[dst+i], out[dst+i+half] = c.store(x1[p]), c.store(x2[p])
+		}
+	}
+	for i := d + lane; i < hd; i += 32 {
+		out[dst+i] = c.store(0)
+	}
+}
+
+// headPrep rounds head vector j of qkv (query heads, then key heads,
+// then value heads, d each) through QK-norm (if w is the norm's weight:
+// !isV && norm) and RoPE at position at (not for a value), one warp, and
+// hands lane-pair p's rotate-half pair (i, i+d/2), i = lane+32p, back:
+// qkvPrep's arithmetic, and the persistent layer's (mega_attn.go).
+func headPrep(t gpu.Thread, qkv, w []float32, j, d, at int, isV, norm bool, eps float32, ratio float64) (x1, x2 [qkvPairs]float32) {
+	lane, half := t.Lane(), d/2
+	base := j * d
+	var w1, w2 [qkvPairs]float32
 	//kern:unroll
 	for p := 0; p < qkvPairs; p++ {
 		if i := lane + 32*p; i < half {
@@ -97,28 +129,7 @@ func qkvPrep[T any, C scodec[T]](c C, t gpu.Thread, q, kCache, vCache []T, qkv, 
 			}
 		}
 	}
-	var out []T
-	dst := 0
-	if j < nh {
-		out, dst = q, (r*nh+j)*hd
-	} else {
-		if slot < 0 {
-			return
-		}
-		out, dst = kCache, (slot*nkv+j-nh)*hd
-		if isV {
-			out, dst = vCache, (slot*nkv+j-nh-nkv)*hd
-		}
-	}
-	//kern:unroll
-	for p := 0; p < qkvPairs; p++ {
-		if i := lane + 32*p; i < half {
-			out[dst+i], out[dst+i+half] = c.store(x1[p]), c.store(x2[p])
-		}
-	}
-	for i := d + lane; i < hd; i += 32 {
-		out[dst+i] = c.store(0)
-	}
+	return x1, x2
 }
 
 //kern:kernel block=256 pdl
