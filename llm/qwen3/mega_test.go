@@ -103,24 +103,13 @@ func TestPersistentDecodeLongContext(t *testing.T) {
 				cfg.MaxPositionEmbeddings = 256
 				dev := td.dev
 				open := func(persistent bool) *Model {
-					m, err := NewRandom(dev, cfg, 11)
-					if err != nil {
-						t.Fatal(err)
-					}
-					t.Cleanup(m.Free)
-					if err := m.UseOps(); err != nil {
-						t.Fatal(err)
-					}
-					if err := m.EnableGraphs(); err != nil {
-						t.Fatal(err)
-					}
+					m := randomOps(t, dev, cfg, 11, true)
 					if persistent {
-						if err := m.UsePersistentDecode(true); err != nil {
-							t.Fatal(err)
-						}
+						grid := 0 // on a GPU, the whole grid
 						if td.name == "emu" {
-							m.ops.persistentGrid = 4 // on a GPU, the whole grid
+							grid = 4
 						}
+						persist(t, m, grid)
 					}
 					return m
 				}
@@ -244,18 +233,8 @@ func TestPersistentDecodeRefusals(t *testing.T) {
 func TestPersistentDecodeBadPage(t *testing.T) {
 	for _, d := range testDevices[:2] { // a GPU's trap would poison the shared device
 		t.Run(d.name, func(t *testing.T) {
-			m, err := NewRandom(d.dev, Presets["tiny"], 3)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Free()
-			if err := m.UseOps(); err != nil {
-				t.Fatal(err)
-			}
-			if err := m.UsePersistentDecode(true); err != nil {
-				t.Fatal(err)
-			}
-			m.ops.persistentGrid = 2
+			m := randomOps(t, d.dev, Presets["tiny"], 3, false)
+			persist(t, m, 2)
 			cache, err := m.NewCache(64)
 			if err != nil {
 				t.Fatal(err)
@@ -288,19 +267,9 @@ func TestPersistentDecodeBatch(t *testing.T) {
 	cfg.MaxPositionEmbeddings = 256
 	dev := testDevices[0].dev
 	open := func(persistent bool) *Model {
-		m, err := NewRandom(dev, cfg, 5)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(m.Free)
-		if err := m.UseOps(); err != nil {
-			t.Fatal(err)
-		}
+		m := randomOps(t, dev, cfg, 5, false)
 		if persistent {
-			if err := m.UsePersistentDecode(true); err != nil {
-				t.Fatal(err)
-			}
-			m.ops.persistentGrid = 3
+			persist(t, m, 3)
 		}
 		return m
 	}
@@ -384,4 +353,34 @@ func TestPersistentDecodeBatch(t *testing.T) {
 			t.Errorf("sequence %d step %d: persistent vs the ops path: %s", k[0], k[1], msg)
 		}
 	}
+}
+
+// randomOps is a random model of cfg's shape on the ops path (decode
+// graphs on if graphs), freed with the test.
+func randomOps(t *testing.T, dev *kern.Device, cfg Config, seed uint64, graphs bool) *Model {
+	t.Helper()
+	m, err := NewRandom(dev, cfg, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Free)
+	if err := m.UseOps(); err != nil {
+		t.Fatal(err)
+	}
+	if graphs {
+		if err := m.EnableGraphs(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return m
+}
+
+// persist turns m's persistent decode layer on, its grid capped at grid
+// blocks (0: the device's).
+func persist(t *testing.T, m *Model, grid int) {
+	t.Helper()
+	if err := m.UsePersistentDecode(true); err != nil {
+		t.Fatal(err)
+	}
+	m.ops.persistentGrid = grid
 }
