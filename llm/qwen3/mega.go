@@ -54,9 +54,9 @@ const (
 	// sm_90 block may have (newMegaState takes fewer sequences where the
 	// device holds less). Qwen3-4B: 8 sequences of 9736.
 	megaSharedBytes = 192 * 1024
-	megaMaxD        = 128 // the largest head dim
-	megaMaxG        = 4   // the most query heads per KV head (Qwen3 up to 8B)
-	megaPairs       = megaMaxD / 64
+	megaMaxD        = 128                   // the largest head dim
+	megaMaxG        = 4                     // the most query heads per KV head (Qwen3 up to 8B)
+	megaLaneElems   = megaMaxD / 32         // of a key or value row, each lane's
 	megaChunk       = 64                    // keys scored between two softmax updates
 	megaKeys        = megaChunk / megaWarps // of a chunk, each warp's
 	// megaPrefetchUnits is how many of its next projection's units a block

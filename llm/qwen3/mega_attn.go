@@ -109,12 +109,12 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 			t.Sync() // the queries, and the new key and value, before any score
 
 			// Each lane's elements of the group's queries, in registers.
-			var qr, acc [megaMaxG][megaPairs * 2]float32
+			var qr, acc [megaMaxG][megaLaneElems]float32
 			//kern:unroll
 			for h := 0; h < megaMaxG; h++ {
 				if h < G {
 					//kern:unroll
-					for p := 0; p < 2*megaPairs; p++ {
+					for p := 0; p < megaLaneElems; p++ {
 						if i := lane + 32*p; i < d {
 							qr[h][p] = qs[h*megaMaxD+i]
 						}
@@ -134,12 +134,12 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 						row[e] = ((int(tab[key/pageSize])*pageSize+key%pageSize)*nkv + g) * hd
 					}
 				}
-				var kv, vv [megaKeys][2 * megaPairs]float32
+				var kv, vv [megaKeys][megaLaneElems]float32
 				//kern:unroll
 				for e := 0; e < megaKeys; e++ {
 					if j0+warp+e*megaWarps < s1 {
 						//kern:unroll
-						for p := 0; p < 2*megaPairs; p++ {
+						for p := 0; p < megaLaneElems; p++ {
 							if i := lane + 32*p; i < d {
 								kv[e][p], vv[e][p] = cd.load(kCache[row[e]+i]), cd.load(vCache[row[e]+i])
 							}
@@ -152,7 +152,7 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 					jj := warp + e*megaWarps
 					var dot [megaMaxG]float32
 					//kern:unroll
-					for p := 0; p < 2*megaPairs; p++ {
+					for p := 0; p < megaLaneElems; p++ {
 						//kern:unroll
 						for h := 0; h < megaMaxG; h++ {
 							if h < G {
@@ -200,7 +200,7 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 					if h < G {
 						al := ml[h]
 						//kern:unroll
-						for p := 0; p < 2*megaPairs; p++ {
+						for p := 0; p < megaLaneElems; p++ {
 							acc[h][p] *= al
 						}
 					}
@@ -209,7 +209,7 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 				for e := 0; e < megaKeys; e++ {
 					jj := warp + e*megaWarps
 					//kern:unroll
-					for p := 0; p < 2*megaPairs; p++ {
+					for p := 0; p < megaLaneElems; p++ {
 						//kern:unroll
 						for h := 0; h < megaMaxG; h++ {
 							if h < G {
@@ -228,7 +228,7 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 			for h := 0; h < megaMaxG; h++ {
 				if h < G {
 					//kern:unroll
-					for p := 0; p < 2*megaPairs; p++ {
+					for p := 0; p < megaLaneElems; p++ {
 						if i := lane + 32*p; i < d {
 							red[warp*megaMaxD+i] = acc[h][p]
 						}
