@@ -179,3 +179,23 @@ func TestOpsFlag(t *testing.T) {
 		t.Errorf("-ops=fast: %v", err)
 	}
 }
+
+// TestPersistentFlag: -persistent reaches engine.Options, and bench
+// refuses it without -ops (the layer runs on the ops path).
+func TestPersistentFlag(t *testing.T) {
+	var cm common
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	cm.register(fs)
+	if err := fs.Parse([]string{"-persistent"}); err != nil {
+		t.Fatal(err)
+	}
+	if !cm.options(nil).PersistentDecode {
+		t.Error("-persistent: Options.PersistentDecode false")
+	}
+	t.Setenv("KERN_DEVICE", "emu") // restored after bench sets it
+	var out bytes.Buffer
+	err := bench(context.Background(), []string{"-device", "emu", "-preset", "tiny", "-persistent", "-prompt", "2", "-n", "1"}, &out, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "add -ops") {
+		t.Errorf("bench -persistent without -ops: %v", err)
+	}
+}
