@@ -52,8 +52,8 @@ const (
 	// megaSharedBytes bounds the inputs' shared copy (dynamic shared
 	// memory, 16-bit): with the static arrays, within the 227 KiB an
 	// sm_90 block may have (newMegaState takes fewer sequences where the
-	// device holds less). Qwen3-4B: 8 sequences of 9736.
-	megaSharedBytes = 192 * 1024
+	// device holds less). Qwen3-8B: 8 sequences of 12296 elements.
+	megaSharedBytes = 200 * 1024
 	megaMaxD        = 128                   // the largest head dim
 	megaMaxG        = 4                     // the most query heads per KV head (Qwen3 up to 8B)
 	megaLaneElems   = megaMaxD / 32         // of a key or value row, each lane's

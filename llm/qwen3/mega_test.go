@@ -384,3 +384,22 @@ func persist(t *testing.T, m *Model, grid int) {
 	}
 	m.ops.persistentGrid = grid
 }
+
+// TestPersistentSequences: Qwen3 up to 8B takes 8 sequences a step
+// within megaSharedBytes, which with the static arrays stays within an
+// sm_90 block's 227 KiB.
+func TestPersistentSequences(t *testing.T) {
+	for _, name := range []string{"qwen3-0.6b", "qwen3-4b"} {
+		if n := megaMaxSeqs(Presets[name]); n != megaMaxS {
+			t.Errorf("%s: %d sequences a step, want %d", name, n, megaMaxS)
+		}
+	}
+	c8 := Presets["qwen3-4b"]
+	c8.HiddenSize, c8.IntermediateSize = 4096, 12288 // Qwen3-8B's inputs
+	if n := megaMaxSeqs(c8); n != megaMaxS {
+		t.Errorf("Qwen3-8B's shapes: %d sequences a step, want %d", n, megaMaxS)
+	}
+	if megaSharedBytes+megaLayerBF16Kernel.Kernel().Spec().SharedBytes > 227*1024 {
+		t.Errorf("%d bytes of dynamic and %d of static shared memory: over 227 KiB", megaSharedBytes, megaLayerBF16Kernel.Kernel().Spec().SharedBytes)
+	}
+}
