@@ -52,13 +52,17 @@ const (
 	// megaSharedBytes bounds the inputs' shared copy (dynamic shared
 	// memory, 16-bit): with the static arrays, within the 227 KiB an
 	// sm_90 block may have (newMegaState takes fewer sequences where the
-	// device holds less). Qwen3-8B: 8 sequences of 12296 elements.
+	// device holds less). Qwen3-8B: 8 sequences of 12320 elements.
 	megaSharedBytes = 200 * 1024
 	megaMaxD        = 128                   // the largest head dim
 	megaMaxG        = 4                     // the most query heads per KV head (Qwen3 up to 8B)
 	megaLaneElems   = megaMaxD / 32         // of a key or value row, each lane's
 	megaChunk       = 64                    // keys scored between two softmax updates
 	megaKeys        = megaChunk / megaWarps // of a chunk, each warp's
+	// megaRed is the word stride of a sequence's 16 row sums in the
+	// GEMV's shared warp sums: 20 ≡ 4 (mod 16) makes both the mma
+	// lanes' stores and the finishing threads' reads conflict-free.
+	megaRed = 20
 	// megaPrefetchUnits is how many of its next projection's units a block
 	// asks L2 for before a grid barrier: 2 units of 0.6B's q/k/v are its
 	// whole share, 40–80 KB; the grid's total, 5–10 MB, is what DRAM
@@ -86,7 +90,7 @@ func megaLayerF16(t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wq
 // are the four projections' k-splits.
 func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext []T, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, S, H, nh, nkv, d, hd, I, kp, pageSize, nsplit, ks1, ks2, ks3, ks4 int, next, norm bool, eps, scale float32, ratio float64) {
 	xs := gpu.DynShared[T](t)
-	red := gpu.Shared[float32](t, megaWarps*8*16)
+	red := gpu.Shared[float32](t, megaWarps*8*megaRed)
 	qs := gpu.Shared[float32](t, megaMaxG*megaMaxD)
 	sc := gpu.Shared[float32](t, megaMaxG*megaChunk)
 	ps := gpu.Shared[float32](t, megaMaxG*megaChunk)
@@ -235,10 +239,14 @@ func planMega(c Config, grid, maxS int) megaPlan {
 }
 
 // megaRow is the row of the inputs' shared copy, in elements: the
-// longest projection input and 8 elements (16 bytes), so that the rows
-// of the eight sequences start in different banks.
+// longest projection input rounded up to 64 elements, and 32 more. The
+// GEMV's B loads are 16 bytes a lane, lanes 4g … 4g+3 reading 64 bytes
+// of row g, and a quarter warp (one phase of a 128-bit shared load)
+// reads rows 2k and 2k+1: a row of 64 mod 128 bytes puts the two in
+// different halves of the 32 banks.
 func megaRow(c Config) int {
-	return max(c.HiddenSize, c.NumAttentionHeads*c.HeadDim, c.IntermediateSize) + 8
+	k := max(c.HiddenSize, c.NumAttentionHeads*c.HeadDim, c.IntermediateSize)
+	return (k+63)&^63 + 32
 }
 
 // megaMaxSeqs is the most sequences a step of the model may have: the

@@ -66,11 +66,11 @@ func megaChunk32[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, wa, wb, xb [4]uint
 
 // megaGEMV runs one projection over the grid for S ≤ 8 sequences: W
 // [n, k] (n a multiple of 16, k of 32; mega.go's megaFits) times the
-// rows of xs [S, kp], the block's shared copy of the inputs (kp = k plus
-// a 16-byte pad, so the eight rows' loads fall in different banks).
+// rows of xs [S, kp], the block's shared copy of the inputs (kp is
+// megaRow's, so the eight rows' loads fall in different banks).
 // Sequence j is column j of the mma's B and C, so its sums are the same
 // bits whatever S is. red is the block's warp sums [16 warps][8][16
-// rows], sv a shared [8·16] for SwiGLU's pairs, part and cnt the grid's
+// rows, megaRed apart], sv a shared [8·16] for SwiGLU's pairs, part and cnt the grid's
 // slice scratch [n/16·ks·S·16] and arrival counters [n/16] (zero on
 // entry, left zero), flag a shared word. out, res and act are [S, n],
 // [S, n] and [S, n/2].
@@ -85,7 +85,10 @@ func megaGEMV[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, w, xs []T, red, sv, p
 	chunks := k >> 5
 	per := (chunks + ks - 1) / ks
 	units := (n >> 4) * ks
-	seq, r := tid>>4, tid&15 // the sum thread tid < 16·S finishes
+	// Thread tid < 128 finishes row r of sequence seq: eight sequences a
+	// row, so a warp's reads of red (row stride megaRed) hit 32 banks.
+	seq, r := tid&7, tid>>3
+	fin := tid < 128 && seq < S
 	for u := t.BlockIdx().X; u < units; u += t.GridDim().X {
 		tile, s := u/ks, u%ks
 		c1 := min((s+1)*per, chunks)
@@ -113,17 +116,19 @@ func megaGEMV[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, w, xs []T, red, sv, p
 			}
 		}
 		// c[0], c[1]: row g, sequences 2q, 2q+1; c[2], c[3]: row g+8.
-		red[(warp*8+2*q)*16+g], red[(warp*8+2*q+1)*16+g] = acc[0], acc[1]
-		red[(warp*8+2*q)*16+g+8], red[(warp*8+2*q+1)*16+g+8] = acc[2], acc[3]
+		// A sequence's 16 rows at a stride of megaRed words put each
+		// store's 32 lanes in 32 banks.
+		red[(warp*8+2*q)*megaRed+g], red[(warp*8+2*q+1)*megaRed+g] = acc[0], acc[1]
+		red[(warp*8+2*q)*megaRed+g+8], red[(warp*8+2*q+1)*megaRed+g+8] = acc[2], acc[3]
 		t.Sync()
 		v := float32(0)
-		if seq < S {
+		if fin {
 			for w2 := 0; w2 < megaWarps; w2++ {
-				v += red[(w2*8+seq)*16+r]
+				v += red[(w2*8+seq)*megaRed+r]
 			}
 		}
 		if ks > 1 {
-			if seq < S {
+			if fin {
 				part[(u*S+seq)*16+r] = v
 				gpu.ThreadFence(t) // the partial before the arrival
 			}
@@ -140,7 +145,7 @@ func megaGEMV[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, w, xs []T, red, sv, p
 				continue // red and flag are next written after a barrier
 			}
 			gpu.ThreadFence(t) // the other slices' partials after their arrivals
-			if seq < S {
+			if fin {
 				v = 0
 				for j := 0; j < ks; j++ {
 					v += part[((tile*ks+j)*S+seq)*16+r]
@@ -150,14 +155,14 @@ func megaGEMV[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, w, xs []T, red, sv, p
 		row := tile*16 + r
 		if mode == megaSwiGLU {
 			// The up row's sum from its neighbour, through shared memory.
-			if seq < S {
+			if fin {
 				sv[tid] = v
 			}
 			t.Sync()
-			if seq < S && r&1 == 0 {
-				act[seq*(n>>1)+row>>1] = cd.store(v / (1 + gpu.Exp(-v)) * sv[tid+1])
+			if fin && r&1 == 0 {
+				act[seq*(n>>1)+row>>1] = cd.store(v / (1 + gpu.Exp(-v)) * sv[tid+8])
 			}
-		} else if seq < S {
+		} else if fin {
 			if mode == megaResidual {
 				v += res[seq*n+row]
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gokern/kern"
+	"github.com/gokern/kern/emu"
 )
 
 // TestPersistentDecodeMatchesReference runs the tiny models' greedy decode
@@ -401,5 +402,58 @@ func TestPersistentSequences(t *testing.T) {
 	}
 	if megaSharedBytes+megaLayerBF16Kernel.Kernel().Spec().SharedBytes > 227*1024 {
 		t.Errorf("%d bytes of dynamic and %d of static shared memory: over 227 KiB", megaSharedBytes, megaLayerBF16Kernel.Kernel().Spec().SharedBytes)
+	}
+}
+
+// TestPersistentProfile runs a decode step of 1 and of 8 sequences
+// through the persistent layer under the emulator's profiler: no shared
+// access of the layer has a bank conflict (the warp sums' and the
+// inputs' row strides, megaRed and megaRow), and the projections' weight
+// loads use every byte of the sectors they move.
+func TestPersistentProfile(t *testing.T) {
+	cfg := Presets["tiny"]
+	cfg.HiddenSize, cfg.IntermediateSize, cfg.HeadDim, cfg.NumAttentionHeads, cfg.NumKeyValueHeads = 256, 512, 128, 4, 2
+	for _, S := range []int{1, 8} {
+		p := emu.NewProfile()
+		m := randomOps(t, kern.OpenEmulator(emu.Options{Observer: p}), cfg, 1, false)
+		persist(t, m, 4)
+		pool, err := m.NewKVPool(64, 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seqs []*Seq
+		var in [][]int32
+		for i := 0; i < S; i++ {
+			s := pool.NewSeq()
+			if _, err := m.ForwardBatch([]*Seq{s}, [][]int32{make([]int32, 20+i)}); err != nil {
+				t.Fatal(err)
+			}
+			seqs, in = append(seqs, s), append(in, []int32{int32(i)})
+		}
+		if _, err := m.ForwardBatch(seqs, in); err != nil {
+			t.Fatal(err)
+		}
+		shared, weights := 0, 0
+		for _, s := range p.Stats() {
+			if !strings.HasPrefix(s.Kernel, "megaLayer") {
+				continue
+			}
+			if s.SharedRequests > 0 {
+				shared++
+				if s.BankConflicts() > 0 {
+					t.Errorf("%d sequences: %s:%d %s: %d bank conflicts in %d requests", S, s.File, s.GoLine, s.Instr, s.BankConflicts(), s.SharedRequests)
+				}
+			}
+			if s.GlobalRequests > 0 && strings.Contains(s.Instr, "L2::256B.v4") {
+				weights++
+				if e := s.SectorEfficiency(); e != 1 {
+					t.Errorf("%d sequences: %s:%d %s: sector efficiency %.2f", S, s.File, s.GoLine, s.Instr, e)
+				}
+			}
+		}
+		if shared == 0 || weights == 0 {
+			t.Fatalf("%d sequences: %d shared and %d weight-load instructions profiled", S, shared, weights)
+		}
+		pool.Free()
 	}
 }

@@ -454,7 +454,7 @@ func (l kernAttentionPagedLauncher) Launch(q kern.Queue, grid kern.Grid, out *ke
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(scores), kern.BufferArg(pos), kern.BufferArg(rowSeq), kern.BufferArg(table), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(headDim), kern.ScalarArg(maxPages), kern.ScalarArg(pageSize), kern.ScalarArg(ctx), kern.ScalarArg(scale))
 }
 
-// megaLayerBF16Kernel launches the kernel megaLayerBF16 (mega.go:73).
+// megaLayerBF16Kernel launches the kernel megaLayerBF16 (mega.go:77).
 var megaLayerBF16Kernel = kernMegaLayerBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "megaLayerBF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "megaLayerBF16", Module: kernModule,
 	Params: []kern.Param{
@@ -501,7 +501,7 @@ var megaLayerBF16Kernel = kernMegaLayerBF16Launcher{kern.NewLauncher(kern.Kernel
 		{Name: "ratio", Kind: kern.ScalarParam, Elem: "float64", Size: 8},
 	},
 	Block:       gpu.Dim3{X: 512, Y: 1, Z: 1},
-	SharedBytes: 12616,
+	SharedBytes: 14664,
 	Bounds:      false,
 	Cooperative: true,
 	Sites: []string{
@@ -509,7 +509,7 @@ var megaLayerBF16Kernel = kernMegaLayerBF16Launcher{kern.NewLauncher(kern.Kernel
 		"panic at mega_attn.go:65:9: qwen3: persistent decode: a new token's cache slot is not in the cache",
 		"panic at mega_attn.go:78:10: qwen3: persistent decode: a block table entry is not a page of the cache",
 	},
-	SourceHash: "aec41a5fe3b9cc49", Source: []string{"kernels.go:bf16w.load", "kernels.go:type bf16w", "mega.go:const megaChunk", "mega.go:const megaKeys", "mega.go:const megaLaneElems", "mega.go:const megaMaxD", "mega.go:const megaMaxG", "mega.go:const megaPrefetchUnits", "mega.go:const megaThreads", "mega.go:const megaUnroll", "mega.go:const megaWarps", "mega.go:megaCopy", "mega.go:megaLayer", "mega.go:megaLayerBF16", "mega.go:megaNorm", "mega_attn.go:megaAttention", "mega_attn.go:megaAttnPrefetch", "mega_attn.go:megaSplitLen", "mega_gemv.go:bf16w.mma", "mega_gemv.go:bf16w.pack", "mega_gemv.go:const megaResidual", "mega_gemv.go:const megaStore", "mega_gemv.go:const megaSwiGLU", "mega_gemv.go:megaChunk32", "mega_gemv.go:megaGEMV", "mega_gemv.go:megaPrefetch", "mega_gemv.go:type mcodec", "opsfused.go:const qkvPairs", "opsfused.go:headPrep", "opskernels.go:bf16w.store", "opskernels.go:type scodec"},
+	SourceHash: "15d24905631fa6cd", Source: []string{"kernels.go:bf16w.load", "kernels.go:type bf16w", "mega.go:const megaChunk", "mega.go:const megaKeys", "mega.go:const megaLaneElems", "mega.go:const megaMaxD", "mega.go:const megaMaxG", "mega.go:const megaPrefetchUnits", "mega.go:const megaRed", "mega.go:const megaThreads", "mega.go:const megaUnroll", "mega.go:const megaWarps", "mega.go:megaCopy", "mega.go:megaLayer", "mega.go:megaLayerBF16", "mega.go:megaNorm", "mega_attn.go:megaAttention", "mega_attn.go:megaAttnPrefetch", "mega_attn.go:megaSplitLen", "mega_gemv.go:bf16w.mma", "mega_gemv.go:bf16w.pack", "mega_gemv.go:const megaResidual", "mega_gemv.go:const megaStore", "mega_gemv.go:const megaSwiGLU", "mega_gemv.go:megaChunk32", "mega_gemv.go:megaGEMV", "mega_gemv.go:megaPrefetch", "mega_gemv.go:type mcodec", "opsfused.go:const qkvPairs", "opsfused.go:headPrep", "opskernels.go:bf16w.store", "opskernels.go:type scodec"},
 	Native: func(t gpu.Thread, a []any) {
 		megaLayerBF16(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]gpu.BFloat16), a[8].([]gpu.BFloat16), a[9].([]gpu.BFloat16), a[10].([]gpu.BFloat16), a[11].([]gpu.BFloat16), a[12].([]float32), a[13].([]float32), a[14].([]float32), a[15].([]float32), a[16].([]float32), a[17].([]int32), a[18].([]int32), a[19].([]int32), a[20].([]int32), a[21].([]int32), a[22].(int), a[23].(int), a[24].(int), a[25].(int), a[26].(int), a[27].(int), a[28].(int), a[29].(int), a[30].(int), a[31].(int), a[32].(int), a[33].(int), a[34].(int), a[35].(int), a[36].(bool), a[37].(bool), a[38].(float32), a[39].(float32), a[40].(float64))
 	},
@@ -523,7 +523,7 @@ func (l kernMegaLayerBF16Launcher) Launch(q kern.Queue, grid kern.Grid, x *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(x2), kern.BufferArg(qkv), kern.BufferArg(a), kern.BufferArg(act), kern.BufferArg(kCache), kern.BufferArg(vCache), kern.BufferArg(wqkv), kern.BufferArg(wo), kern.BufferArg(wgu), kern.BufferArg(wd), kern.BufferArg(wnext), kern.BufferArg(inNorm), kern.BufferArg(postNorm), kern.BufferArg(qNorm), kern.BufferArg(kNorm), kern.BufferArg(part), kern.BufferArg(cnt), kern.BufferArg(pos), kern.BufferArg(slots), kern.BufferArg(table), kern.BufferArg(seqLens), kern.ScalarArg(S), kern.ScalarArg(H), kern.ScalarArg(nh), kern.ScalarArg(nkv), kern.ScalarArg(d), kern.ScalarArg(hd), kern.ScalarArg(I), kern.ScalarArg(kp), kern.ScalarArg(pageSize), kern.ScalarArg(nsplit), kern.ScalarArg(ks1), kern.ScalarArg(ks2), kern.ScalarArg(ks3), kern.ScalarArg(ks4), kern.ScalarArg(next), kern.ScalarArg(norm), kern.ScalarArg(eps), kern.ScalarArg(scale), kern.ScalarArg(ratio))
 }
 
-// megaLayerF16Kernel launches the kernel megaLayerF16 (mega.go:78).
+// megaLayerF16Kernel launches the kernel megaLayerF16 (mega.go:82).
 var megaLayerF16Kernel = kernMegaLayerF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "megaLayerF16", Pkg: "github.com/gokern/kern/llm/qwen3", Entry: "megaLayerF16", Module: kernModule,
 	Params: []kern.Param{
@@ -570,7 +570,7 @@ var megaLayerF16Kernel = kernMegaLayerF16Launcher{kern.NewLauncher(kern.KernelSp
 		{Name: "ratio", Kind: kern.ScalarParam, Elem: "float64", Size: 8},
 	},
 	Block:       gpu.Dim3{X: 512, Y: 1, Z: 1},
-	SharedBytes: 12616,
+	SharedBytes: 14664,
 	Bounds:      false,
 	Cooperative: true,
 	Sites: []string{
@@ -578,7 +578,7 @@ var megaLayerF16Kernel = kernMegaLayerF16Launcher{kern.NewLauncher(kern.KernelSp
 		"panic at mega_attn.go:65:9: qwen3: persistent decode: a new token's cache slot is not in the cache",
 		"panic at mega_attn.go:78:10: qwen3: persistent decode: a block table entry is not a page of the cache",
 	},
-	SourceHash: "fe12c38bd368d05a", Source: []string{"kernels.go:f16w.load", "kernels.go:type f16w", "mega.go:const megaChunk", "mega.go:const megaKeys", "mega.go:const megaLaneElems", "mega.go:const megaMaxD", "mega.go:const megaMaxG", "mega.go:const megaPrefetchUnits", "mega.go:const megaThreads", "mega.go:const megaUnroll", "mega.go:const megaWarps", "mega.go:megaCopy", "mega.go:megaLayer", "mega.go:megaLayerF16", "mega.go:megaNorm", "mega_attn.go:megaAttention", "mega_attn.go:megaAttnPrefetch", "mega_attn.go:megaSplitLen", "mega_gemv.go:const megaResidual", "mega_gemv.go:const megaStore", "mega_gemv.go:const megaSwiGLU", "mega_gemv.go:f16w.mma", "mega_gemv.go:f16w.pack", "mega_gemv.go:megaChunk32", "mega_gemv.go:megaGEMV", "mega_gemv.go:megaPrefetch", "mega_gemv.go:type mcodec", "opsfused.go:const qkvPairs", "opsfused.go:headPrep", "opskernels.go:f16w.store", "opskernels.go:type scodec"},
+	SourceHash: "a37c1f22a276d9c3", Source: []string{"kernels.go:f16w.load", "kernels.go:type f16w", "mega.go:const megaChunk", "mega.go:const megaKeys", "mega.go:const megaLaneElems", "mega.go:const megaMaxD", "mega.go:const megaMaxG", "mega.go:const megaPrefetchUnits", "mega.go:const megaRed", "mega.go:const megaThreads", "mega.go:const megaUnroll", "mega.go:const megaWarps", "mega.go:megaCopy", "mega.go:megaLayer", "mega.go:megaLayerF16", "mega.go:megaNorm", "mega_attn.go:megaAttention", "mega_attn.go:megaAttnPrefetch", "mega_attn.go:megaSplitLen", "mega_gemv.go:const megaResidual", "mega_gemv.go:const megaStore", "mega_gemv.go:const megaSwiGLU", "mega_gemv.go:f16w.mma", "mega_gemv.go:f16w.pack", "mega_gemv.go:megaChunk32", "mega_gemv.go:megaGEMV", "mega_gemv.go:megaPrefetch", "mega_gemv.go:type mcodec", "opsfused.go:const qkvPairs", "opsfused.go:headPrep", "opskernels.go:f16w.store", "opskernels.go:type scodec"},
 	Native: func(t gpu.Thread, a []any) {
 		megaLayerF16(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]gpu.Half), a[8].([]gpu.Half), a[9].([]gpu.Half), a[10].([]gpu.Half), a[11].([]gpu.Half), a[12].([]float32), a[13].([]float32), a[14].([]float32), a[15].([]float32), a[16].([]float32), a[17].([]int32), a[18].([]int32), a[19].([]int32), a[20].([]int32), a[21].([]int32), a[22].(int), a[23].(int), a[24].(int), a[25].(int), a[26].(int), a[27].(int), a[28].(int), a[29].(int), a[30].(int), a[31].(int), a[32].(int), a[33].(int), a[34].(int), a[35].(int), a[36].(bool), a[37].(bool), a[38].(float32), a[39].(float32), a[40].(float64))
 	},
