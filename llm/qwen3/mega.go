@@ -56,7 +56,7 @@ const (
 	megaSharedBytes = 200 * 1024
 	megaMaxD        = 128                   // the largest head dim
 	megaMaxG        = 4                     // the most query heads per KV head (Qwen3 up to 8B)
-	megaLaneElems   = megaMaxD / 32         // of a key or value row, each lane's
+	megaLaneElems   = megaMaxD / 32         // of a key or value row, lane l's: 4l … 4l+3
 	megaChunk       = 64                    // keys scored between two softmax updates
 	megaKeys        = megaChunk / megaWarps // of a chunk, each warp's
 	// megaRed is the word stride of a sequence's 16 row sums in the
@@ -190,8 +190,8 @@ type megaPlan struct {
 func megaFits(c Config, hd int) error {
 	d, nh, nkv := c.HeadDim, c.NumAttentionHeads, c.NumKeyValueHeads
 	switch {
-	case d > megaMaxD || d%2 != 0:
-		return fmt.Errorf("head dim %d (at most %d, even)", d, megaMaxD)
+	case d > megaMaxD || d%4 != 0:
+		return fmt.Errorf("head dim %d (at most %d, a multiple of 4)", d, megaMaxD)
 	case nkv == 0 || nh%nkv != 0 || nh/nkv > megaMaxG:
 		return fmt.Errorf("%d query heads per KV head (at most %d)", nh/max(nkv, 1), megaMaxG)
 	case max(c.HiddenSize, nh*d, c.IntermediateSize) > megaMaxK:

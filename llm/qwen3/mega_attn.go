@@ -18,8 +18,8 @@ package qwen3
 //
 // The split's keys go in chunks of megaChunk: each warp scores keys w,
 // w+16, … of the chunk against the group's queries (lane l holds
-// elements l, l+32, … of a row: a warp reads a row's bytes in one
-// coalesced access), warp h updates head h's running maximum and sum,
+// elements 4l … 4l+3 of a row, one 8-byte load: a warp reads a row's
+// bytes in one coalesced access), warp h updates head h's running maximum and sum,
 // then each warp adds its keys' values, weighted, into per-lane
 // accumulators, rescaled by the change of maximum first. At the end the
 // warps' accumulators are summed in warp order in shared memory, and
@@ -108,17 +108,14 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 			}
 			t.Sync() // the queries, and the new key and value, before any score
 
-			// Each lane's elements of the group's queries, in registers.
+			// Each lane's elements of the group's queries, in registers:
+			// lane l holds elements 4l … 4l+3 (one 16-byte shared load).
+			mine := 4*lane < d
 			var qr, acc [megaMaxG][megaLaneElems]float32
 			//kern:unroll
 			for h := 0; h < megaMaxG; h++ {
-				if h < G {
-					//kern:unroll
-					for p := 0; p < megaLaneElems; p++ {
-						if i := lane + 32*p; i < d {
-							qr[h][p] = qs[h*megaMaxD+i]
-						}
-					}
+				if h < G && mine {
+					qr[h] = gpu.Load4(qs, h*megaMaxD+4*lane)
 				}
 			}
 			m, l := float32(-3.0e38), float32(0) // warp h < G's running max and sum of head h
@@ -134,15 +131,15 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 						row[e] = ((int(tab[key/pageSize])*pageSize+key%pageSize)*nkv + g) * hd
 					}
 				}
+				// A lane's four elements of a row are one 8-byte load.
 				var kv, vv [megaKeys][megaLaneElems]float32
 				//kern:unroll
 				for e := 0; e < megaKeys; e++ {
-					if j0+warp+e*megaWarps < s1 {
+					if j0+warp+e*megaWarps < s1 && mine {
+						k4, v4 := gpu.Load4(kCache, row[e]+4*lane), gpu.Load4(vCache, row[e]+4*lane)
 						//kern:unroll
 						for p := 0; p < megaLaneElems; p++ {
-							if i := lane + 32*p; i < d {
-								kv[e][p], vv[e][p] = cd.load(kCache[row[e]+i]), cd.load(vCache[row[e]+i])
-							}
+							kv[e][p], vv[e][p] = cd.load(k4[p]), cd.load(v4[p])
 						}
 					}
 				}
@@ -227,11 +224,8 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 			//kern:unroll
 			for h := 0; h < megaMaxG; h++ {
 				if h < G {
-					//kern:unroll
-					for p := 0; p < megaLaneElems; p++ {
-						if i := lane + 32*p; i < d {
-							red[warp*megaMaxD+i] = acc[h][p]
-						}
+					if mine {
+						gpu.Store4(red, warp*megaMaxD+4*lane, acc[h])
 					}
 					t.Sync()
 					if tid < d {
