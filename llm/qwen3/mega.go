@@ -166,11 +166,12 @@ func megaNorm[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, xs []T, x, w []float3
 }
 
 // megaCopy copies a phase's output src [S, k] into rows of kp of the
-// block's xs.
+// block's xs, 8 elements (16 bytes) a load: k and kp are multiples of 32
+// (megaFits, megaRow).
 func megaCopy[T gpu.Elem](t gpu.Thread, xs, src []T, S, k, kp int) {
 	for b := 0; b < S; b++ {
-		for j := t.ThreadIdx().X; j < k; j += megaThreads {
-			xs[b*kp+j] = src[b*k+j]
+		for j := 8 * t.ThreadIdx().X; j < k; j += 8 * megaThreads {
+			gpu.Store8(xs, b*kp+j, gpu.Load8(src, b*k+j))
 		}
 	}
 	t.Sync()
