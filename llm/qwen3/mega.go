@@ -296,12 +296,15 @@ func newMegaState[T ops.Half16](m *Model, q kern.Queue, maxGrid int) (*megaState
 	// holds (an sm_90 block may have 227 KiB, an sm_80 one 163).
 	maxS := megaMaxSeqs(*m.Config)
 	grid, err := k.MaxCooperativeBlocks(q, gpu.Dim3{X: megaThreads, Y: 1, Z: 1}, 2*maxS*megaRow(*m.Config))
-	for err != nil && maxS > 1 {
+	for (err != nil || grid < 1) && maxS > 1 {
 		maxS--
 		grid, err = k.MaxCooperativeBlocks(q, gpu.Dim3{X: megaThreads, Y: 1, Z: 1}, 2*maxS*megaRow(*m.Config))
 	}
+	if err == nil && grid < 1 {
+		err = fmt.Errorf("no block of %d threads with %d bytes of shared memory fits an SM", megaThreads, 2*megaRow(*m.Config))
+	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("qwen3: persistent decode: %w", err)
 	}
 	if m.dev.Kind() != "cuda" {
 		// The emulator and native mode run a block per goroutine and take
