@@ -103,26 +103,31 @@ func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32
 	// the instruction cache).
 	megaNorm(cd, t, xs, x, inNorm, S, H, kp, eps)
 	for ph := 0; ph < 4; ph++ {
-		w, n, k, ks, mode, out, res := wqkv, qdim+2*nkv*d, H, ks1, megaStore, qkv, qkv
+		// Slices are chosen here, not by a helper: the compiler proves
+		// a weight global (Load8Stream, PrefetchL2) from the parameters
+		// it may be.
+		n, k := megaShape(ph, H, qdim, nkv*d, I)
+		w, ks, mode, out, res := wqkv, ks1, megaStore, qkv, qkv
 		switch ph {
 		case 1:
-			w, n, k, ks, mode, out, res = wo, H, qdim, ks2, megaResidual, x2, x
+			w, ks, mode, out, res = wo, ks2, megaResidual, x2, x
 		case 2:
-			w, n, k, ks, mode, out, res = wgu, 2*I, H, ks3, megaSwiGLU, x2, x2
+			w, ks, mode, out, res = wgu, ks3, megaSwiGLU, x2, x2
 		case 3:
-			w, n, k, ks, mode, out, res = wd, H, I, ks4, megaResidual, x, x2
+			w, ks, mode, out, res = wd, ks4, megaResidual, x, x2
 		}
 		megaGEMV(cd, t, w, xs, red, sc, part, cnt, flag, S, n, k, kp, ks, mode, out, res, act)
 		// The next projection's first units, or the next layer's q/k/v,
 		// into L2 while the grid meets (the weights are static).
-		nw, nn, nk, nks, units := wo, H, qdim, ks2, megaPrefetchUnits
+		nn, nk := megaShape((ph+1)%4, H, qdim, nkv*d, I)
+		nw, nks, units := wo, ks2, megaPrefetchUnits
 		switch ph {
 		case 1:
-			nw, nn, nk, nks = wgu, 2*I, H, ks3
+			nw, nks = wgu, ks3
 		case 2:
-			nw, nn, nk, nks = wd, H, I, ks4
+			nw, nks = wd, ks4
 		case 3:
-			nw, nn, nk, nks = wnext, qdim+2*nkv*d, H, ks1
+			nw, nks = wnext, ks1
 			if !next {
 				units = 0
 			}
@@ -146,6 +151,21 @@ func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32
 			megaCopy(t, xs, act, S, I, kp)
 		}
 	}
+}
+
+// megaShape is projection ph's weight shape, [n, k]: q/k/v, o_proj,
+// gate/up (interleaved), down_proj, for hidden size H, q and k/v widths
+// qdim and kvdim, intermediate size I. The kernel and planMega share it.
+func megaShape(ph, H, qdim, kvdim, I int) (n, k int) {
+	switch ph {
+	case 1:
+		return H, qdim
+	case 2:
+		return 2 * I, H
+	case 3:
+		return H, I
+	}
+	return qdim + 2*kvdim, H
 }
 
 // megaNorm writes RMSNorm of each of x's S rows [k] times w, rounded to
@@ -225,12 +245,13 @@ func megaFits(c Config, hd int) error {
 // depends on a step's sequence count, so neither does any sequence's
 // result (batch invariance, ops.go).
 func planMega(c Config, grid, maxS int) megaPlan {
-	d, nh, nkv, H, I := c.HeadDim, c.NumAttentionHeads, c.NumKeyValueHeads, c.HiddenSize, c.IntermediateSize
+	d, nh, nkv := c.HeadDim, c.NumAttentionHeads, c.NumKeyValueHeads
 	p := megaPlan{grid: grid, nsplit: max(1, (grid+nkv-1)/nkv), maxS: maxS, kp: megaRow(c)}
 	p.part = maxS * nh * p.nsplit * (d + 2)
 	p.cnt = maxS * nkv
-	for i, s := range [4][2]int{{nh*d + 2*nkv*d, H}, {H, nh * d}, {2 * I, H}, {H, I}} {
-		tiles, chunks := s[0]/16, s[1]/32
+	for i := range p.ks {
+		n, k := megaShape(i, c.HiddenSize, nh*d, nkv*d, c.IntermediateSize)
+		tiles, chunks := n/16, k/32
 		best, eff := 1, 0.0
 		for ks := 1; ks <= 8 && (ks == 1 || chunks/ks >= megaUnroll*megaWarps/2); ks++ {
 			units := tiles * ks

@@ -38,6 +38,11 @@ func megaSplitLen(n, nsplit int) int {
 	return (p + megaChunk - 1) / megaChunk * megaChunk
 }
 
+// megaItem is attention item it's sequence, KV head and split.
+func megaItem(it, nkv, nsplit int) (b, g, s int) {
+	return it / (nkv * nsplit), it / nsplit % nkv, it % nsplit
+}
+
 // megaAttention is the layer's attention phase: a [nh·d] T, the heads'
 // outputs. part holds nh·nsplit·d outputs then nh·nsplit (max, sum)
 // pairs; cnt's first nkv words are the heads' arrival counters (zero on
@@ -56,7 +61,7 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 	half := d / 2
 	ml0 := S * nh * nsplit * d // part's (max, sum) pairs
 	for it := t.BlockIdx().X; it < S*nkv*nsplit; it += t.GridDim().X {
-		b, g, s := it/(nkv*nsplit), it/nsplit%nkv, it%nsplit
+		b, g, s := megaItem(it, nkv, nsplit)
 		n, at, slot := int(seqLens[b]), int(pos[b]), int(slots[b])
 		if n < 1 || n > P*pageSize {
 			panic("qwen3: persistent decode: a sequence length is not within its block table")
@@ -290,7 +295,7 @@ func megaAttnPrefetch[T gpu.Elem](t gpu.Thread, kCache, vCache []T, table, seqLe
 	if it >= S*nkv*nsplit {
 		return
 	}
-	b, g, s := it/(nkv*nsplit), it/nsplit%nkv, it%nsplit
+	b, g, s := megaItem(it, nkv, nsplit)
 	n, P := int(seqLens[b]), len(table)/S
 	if n < 1 || n > P*pageSize {
 		return
