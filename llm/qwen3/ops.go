@@ -66,9 +66,10 @@ type opsState struct {
 	// into the GEMV (opsforward.go): the same bits, two launches a layer
 	// and two a step more; for tests.
 	normLaunches bool
-	// persistent runs a decode step of one sequence as one cooperative
-	// launch a layer (mega.go; UsePersistentDecode), persistentGrid > 0
-	// capping its grid (tests, to make blocks take several units).
+	// persistent runs a decode step of up to megaMaxSeqs sequences as
+	// one cooperative launch a layer (mega.go; UsePersistentDecode),
+	// persistentGrid > 0 capping its grid (tests, to make blocks take
+	// several units).
 	persistent      bool
 	persistentGrid  int
 	persistentSteps int // decode steps run by it, for tests

@@ -193,16 +193,6 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 	// The block table and lengths are copied from the host each step.
 	paged := ops.Paged{Heads: nh, KVHeads: nkv, HeadDim: hd, PageSize: pool.PageSize, MaxPages: w.P,
 		Scale: float32(1 / math.Sqrt(float64(D))), Partition: part, HostTables: true}
-	if n := paged.Splits(pagedLen); decode && n > 1 && n > b.splits {
-		sc, err := ops.NewSplitScratch(m.dev, S, nh, hd, n)
-		if err != nil {
-			return fmt.Errorf("qwen3: attention split-K scratch: %w", err)
-		}
-		if b.split != nil {
-			b.split.Free()
-		}
-		b.split, b.splits = sc, n
-	}
 	// A decode step of few sequences: each layer one persistent launch
 	// (mega.go), if the model's layer allows this many.
 	mega := decode && m.Trace == nil && m.ops.persistent && S <= megaMaxSeqs(*cfg)
@@ -218,6 +208,17 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 	}
 	if mega {
 		m.ops.persistentSteps++
+	}
+	// PagedAttention's split-K scratch, for the steps that run it.
+	if n := paged.Splits(pagedLen); decode && !mega && n > 1 && n > b.splits {
+		sc, err := ops.NewSplitScratch(m.dev, S, nh, hd, n)
+		if err != nil {
+			return fmt.Errorf("qwen3: attention split-K scratch: %w", err)
+		}
+		if b.split != nil {
+			b.split.Free()
+		}
+		b.split, b.splits = sc, n
 	}
 	for _, u := range []struct {
 		b  *kern.Buffer[int32]
