@@ -43,10 +43,10 @@ func megaItem(it, nkv, nsplit int) (b, g, s int) {
 	return it / (nkv * nsplit), it / nsplit % nkv, it % nsplit
 }
 
-// megaAttention is the layer's attention phase: a [nh·d] T, the heads'
-// outputs. part holds nh·nsplit·d outputs then nh·nsplit (max, sum)
-// pairs; cnt's first nkv words are the heads' arrival counters (zero on
-// entry, left zero). qs, sc, ps, ml and flag are the block's shared
+// megaAttention is the layer's attention phase: a [S, nh·d] T, the
+// heads' outputs. part holds S·nh·nsplit·d outputs then S·nh·nsplit
+// (max, sum) pairs; cnt's first S·nkv words are the (sequence, KV head)
+// arrival counters (zero on entry, left zero). qs, sc, ps, ml and flag are the block's shared
 // memory: the group's queries [megaMaxG·megaMaxD], scores and weights
 // [megaMaxG·megaChunk], per head the rescale factor (ml[h]) and the final
 // max and sum (ml[8+2h], ml[9+2h]).
