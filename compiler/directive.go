@@ -12,6 +12,7 @@ import (
 type directive struct {
 	block     [3]int
 	minBlocks int
+	maxRegs   int
 	nobounds  bool
 	fastmath  bool
 	pdl       bool
@@ -48,6 +49,10 @@ func kernelDirectiveOf(fd *ast.FuncDecl) *ast.Comment {
 //	                                         second argument); minblocks=1 stops
 //	                                         ptxas from spilling to reach an
 //	                                         occupancy the kernel does not need
+//	maxregs=N                                at most N registers a thread
+//	                                         (.maxnreg N, PTX ISA §11.4; like
+//	                                         nvcc's -maxrregcount for one
+//	                                         kernel); ptxas spills past it
 //	pdl                                      launched with programmatic dependent
 //	                                         launch on sm_90+: it lets the next
 //	                                         kernel launch and waits for the ones
@@ -84,6 +89,15 @@ func parseDirective(d *diags, c *ast.Comment) directive {
 				continue
 			}
 			dir.minBlocks = n
+		case strings.HasPrefix(f, "maxregs="):
+			// ptxas allocates at least 16 and at most 255 per thread
+			// (sm_80 and sm_90); a cap outside that is a typo.
+			n, err := strconv.Atoi(strings.TrimPrefix(f, "maxregs="))
+			if err != nil || n < 16 || n > 255 {
+				d.errorf(c.Pos(), BadDirective, "maxregs=%s is not an integer in 16..255", strings.TrimPrefix(f, "maxregs="))
+				continue
+			}
+			dir.maxRegs = n
 		case strings.HasPrefix(f, "block="):
 			dims := strings.Split(strings.TrimPrefix(f, "block="), "x")
 			if len(dims) > 3 {
@@ -109,7 +123,7 @@ func parseDirective(d *diags, c *ast.Comment) directive {
 				}
 			}
 		default:
-			d.errorf(c.Pos(), BadDirective, "unknown //kern:kernel option %q (want block=N[xN[xN]], minblocks=N, nobounds, fastmath, pdl or idx32)", f)
+			d.errorf(c.Pos(), BadDirective, "unknown //kern:kernel option %q (want block=N[xN[xN]], minblocks=N, maxregs=N, nobounds, fastmath, pdl or idx32)", f)
 		}
 	}
 	if dir.minBlocks != 0 && dir.block == [3]int{} {

@@ -152,7 +152,7 @@ func (c *pkgCtx) lowerEntry(fn *ssa.Function, decl *ast.FuncDecl, k *Kernel, dir
 	if idx32 {
 		name += idx32Suffix
 	}
-	kb.f = &ir.Func{Name: name, MaxNTid: dir.block, MinNCTAPerSM: dir.minBlocks, FastMath: dir.fastmath}
+	kb.f = &ir.Func{Name: name, MaxNTid: dir.block, MinNCTAPerSM: dir.minBlocks, MaxNReg: dir.maxRegs, FastMath: dir.fastmath}
 	var params []Param
 	for i := 1; i < sig.Params().Len(); i++ {
 		v := sig.Params().At(i)

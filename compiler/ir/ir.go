@@ -272,6 +272,9 @@ type Func struct {
 	// MinNCTAPerSM, when non-zero, is emitted as .minnctapersm (the
 	// directive's minblocks=).
 	MinNCTAPerSM int
+	// MaxNReg, when non-zero, is emitted as .maxnreg (the directive's
+	// maxregs=).
+	MaxNReg int
 	// FastMath (//kern:kernel fastmath) lets the contract pass drop the
 	// rounding modifiers that keep float results bit-identical to Go's.
 	FastMath bool

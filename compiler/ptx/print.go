@@ -139,6 +139,9 @@ func printFunc(w *strings.Builder, m *ir.Module, f *ir.Func, pos Position) {
 	if f.MinNCTAPerSM > 0 {
 		fmt.Fprintf(w, ".minnctapersm %d\n", f.MinNCTAPerSM)
 	}
+	if f.MaxNReg > 0 {
+		fmt.Fprintf(w, ".maxnreg %d\n", f.MaxNReg)
+	}
 	w.WriteString("{\n")
 	for _, c := range classOrder {
 		if n := counts[c]; n > 0 {

@@ -40,3 +40,12 @@ func MinBlocks(t gpu.Thread, v []float32) {
 		v[i] = 2
 	}
 }
+
+// maxregs=40 adds .maxnreg 40; unlike minblocks= it needs no block=.
+//
+//kern:kernel maxregs=40
+func MaxRegs(t gpu.Thread, v []float32) {
+	if i := t.GlobalX(); i < len(v) {
+		v[i] = 3
+	}
+}

@@ -16,7 +16,7 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/examples/tiled_matmul_f32", Arch: "sm_80", PTX: kernPTX}
 
-// MatMul16Kernel launches the kernel MatMul16 (kernels.go:31).
+// MatMul16Kernel launches the kernel MatMul16 (kernels.go:37).
 var MatMul16Kernel = kernMatMul16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "MatMul16", Pkg: "github.com/gokern/kern/examples/tiled_matmul_f32", Entry: "MatMul16", Module: kernModule,
 	Params: []kern.Param{
@@ -31,11 +31,11 @@ var MatMul16Kernel = kernMatMul16Launcher{kern.NewLauncher(kern.KernelSpec{
 	SharedBytes: 2048,
 	Bounds:      true,
 	Sites: []string{
-		"kernels.go:41:10",
-		"kernels.go:44:10",
-		"kernels.go:55:4",
+		"kernels.go:47:10",
+		"kernels.go:50:10",
+		"kernels.go:61:4",
 	},
-	SourceHash: "9ffb8162e63d98b0", Source: []string{"kernels.go:MatMul16", "kernels.go:const t16"},
+	SourceHash: "2453e673799ae90d", Source: []string{"kernels.go:MatMul16", "kernels.go:const t16"},
 	Native: func(t gpu.Thread, a []any) {
 		MatMul16(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(int), a[5].(int))
 	},
@@ -49,7 +49,7 @@ func (l kernMatMul16Launcher) Launch(q kern.Queue, grid kern.Grid, a *kern.Buffe
 	return l.Kernel().Launch(q, grid, kern.BufferArg(a), kern.BufferArg(b), kern.BufferArg(c), kern.ScalarArg(m), kern.ScalarArg(n), kern.ScalarArg(k))
 }
 
-// MatMul32Kernel launches the kernel MatMul32 (kernels.go:64).
+// MatMul32Kernel launches the kernel MatMul32 (kernels.go:70).
 var MatMul32Kernel = kernMatMul32Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "MatMul32", Pkg: "github.com/gokern/kern/examples/tiled_matmul_f32", Entry: "MatMul32", Module: kernModule,
 	Entry32: "MatMul32_i32",
@@ -66,18 +66,18 @@ var MatMul32Kernel = kernMatMul32Launcher{kern.NewLauncher(kern.KernelSpec{
 	SharedBytes: 8192,
 	Bounds:      true,
 	Sites: []string{
-		"kernels.go:77:11",
-		"kernels.go:80:11",
-		"kernels.go:77:11",
-		"kernels.go:80:11",
-		"kernels.go:77:11",
-		"kernels.go:80:11",
-		"kernels.go:77:11",
-		"kernels.go:80:11",
-		"kernels.go:100:5",
-		"kernels.go:100:5",
-		"kernels.go:100:5",
-		"kernels.go:100:5",
+		"kernels.go:83:11",
+		"kernels.go:86:11",
+		"kernels.go:83:11",
+		"kernels.go:86:11",
+		"kernels.go:83:11",
+		"kernels.go:86:11",
+		"kernels.go:83:11",
+		"kernels.go:86:11",
+		"kernels.go:106:5",
+		"kernels.go:106:5",
+		"kernels.go:106:5",
+		"kernels.go:106:5",
 	},
 	SourceHash: "752f7f70e8370984", Source: []string{"kernels.go:MatMul32", "kernels.go:const t32"},
 	Native: func(t gpu.Thread, a []any) {

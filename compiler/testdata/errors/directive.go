@@ -72,6 +72,15 @@ func MinBlocksNoBlock(t gpu.Thread) {} // ERROR@-1 BadDirective "minblocks=2 nee
 //kern:kernel block=64 minblocks=0
 func MinBlocksZero(t gpu.Thread) {} // ERROR@-1 BadDirective "minblocks=0 is not an integer in 1..32"
 
+//kern:kernel block=64 maxregs=8
+func MaxRegsTooFew(t gpu.Thread) {} // ERROR@-1 BadDirective "maxregs=8 is not an integer in 16..255"
+
+//kern:kernel maxregs=256
+func MaxRegsTooMany(t gpu.Thread) {} // ERROR@-1 BadDirective "maxregs=256 is not an integer in 16..255"
+
+//kern:kernel maxregs=32 maxregs=40
+func MaxRegsTwice(t gpu.Thread) {} // ERROR@-1 BadDirective "option maxregs is given twice"
+
 //kern:kernel
 func NoUnrollAstray(t gpu.Thread, x []float32) {
 	//kern:nounroll
