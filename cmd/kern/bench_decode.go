@@ -40,7 +40,9 @@ package main
 // larger than any L2, so every layer reads its weight cold; a single
 // projection (31 MB for Qwen3-4B's bf16 qkv) fits an H100's 50 MB L2, so
 // on a GPU each timed run is preceded, outside its events, by an ops.Add
-// over buffers of twice the L2 that evicts the weight.
+// over buffers of twice the L2 that evicts the weight. The "decode bf16
+// layer" rows (bench_decode_layer.go) then time the four projections back
+// to back, as a decode step runs them.
 
 import (
 	"fmt"
@@ -124,6 +126,7 @@ func benchDecode(env *benchEnv) error {
 			}
 		}
 	}
+	env.failed = append(env.failed, benchDecodeLayers(env, s, flush, dims)...)
 	env.notef("matmul: decode rows are %s's layer (-decode-dims %d,%d,%d,%d,%d); GB/s counts the weight's bytes as stored", decodeModel(dims), dims[0], dims[1], dims[2], dims[3], dims[4])
 	if !env.isCUDA() {
 		env.notef("matmul: on %s the decode shapes are small and GB/s measures that device, not a GPU", env.dev.Kind())

@@ -41,6 +41,45 @@ func checkDecodeRows(t *testing.T, out string, dims [5]int, ms []int) {
 			}
 		}
 	}
+	// The layer rows stream as many layers as twice the device's L2
+	// takes (off CUDA one).
+	for _, m := range ms {
+		r, ok := layerRow(out, m)
+		if !ok {
+			t.Errorf("no matmul row decode bf16 layer %d×layer×L", m)
+			continue
+		}
+		if r.unit != "GB/s" || !(r.value > 0) || math.IsInf(r.value, 0) {
+			t.Errorf("matmul decode bf16 layer %d×layer×L: rate %v %s, want finite GB/s", m, r.value, r.unit)
+		}
+	}
+}
+
+// layerRow finds the decode layer row of m rows, whatever its layer count.
+func layerRow(out string, m int) (parsedRow, bool) {
+	for l := 1; l <= 1024; l++ {
+		if r, ok := tableRow(out, "matmul", "decode bf16 layer", fmt.Sprintf("%d×layer×%d", m, l)); ok {
+			return r, true
+		}
+	}
+	return parsedRow{}, false
+}
+
+func TestDecodeLayers(t *testing.T) {
+	const mb = 1 << 20
+	for _, c := range []struct {
+		layer    float64
+		l2, want int
+	}{
+		{202 * mb, 50 * mb, 1}, // Qwen3-4B on an H100: one layer is twice the L2
+		{31.5 * mb, 50 * mb, 4},
+		{1.2 * mb, 40 * mb, 67},
+		{1.2 * mb, 0, 1}, // off CUDA
+	} {
+		if got := decodeLayers(c.layer, c.l2); got != c.want {
+			t.Errorf("decodeLayers(%g MB, L2 %d MB) = %d, want %d", c.layer/mb, c.l2/mb, got, c.want)
+		}
+	}
 }
 
 // parsedRow is a table line read back: the rate and unit after the case
@@ -85,7 +124,7 @@ func checkStubJSON(t *testing.T, path string) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	var decode, sweep, attn, kernSquare int
+	var decode, sweep, attn, kernSquare, layer int
 	for _, r := range rep.Rows {
 		pos := func(p *float64) bool { return p != nil && *p > 0 }
 		switch {
@@ -95,6 +134,13 @@ func checkStubJSON(t *testing.T, path string) {
 			sp := r.Name[strings.LastIndex(r.Name, " ")+1 : len(r.Name)-1]
 			if r.Unit != "GB/s" || !pos(r.Value) || r.Note != "gemv v3 split "+sp {
 				t.Errorf("decode sweep row %+v: want GB/s and the note gemv v3 split %s", r, sp)
+			}
+		case r.Bench == "matmul" && strings.HasPrefix(r.Name, "decode bf16 layer"):
+			// The layer rows: the stub's 256×…×512 layer (1.2 MB) and its
+			// L2 say how many layers stream; the note says per layer.
+			layer++
+			if r.Unit != "GB/s" || !pos(r.Value) || !pos(r.Peak) || !strings.Contains(r.Note, "µs a layer") || !strings.Contains(r.Size, "×layer×") {
+				t.Errorf("decode layer row %+v: want GB/s, a %% of peak, M×layer×L and the time a layer", r)
 			}
 		case r.Bench == "matmul" && strings.HasPrefix(r.Name, "decode "):
 			decode++
@@ -128,8 +174,9 @@ func checkStubJSON(t *testing.T, path string) {
 	// (2 splits of 64 on the stub's 108 SMs; at 64 it is unsplit).
 	// v3's sweep: every plan of the stub's small layer is 1 split (K ≤ 512,
 	// under 32 chunks a split), so each projection and m times 2, 4 and 8.
-	if decode != 4*(len(decodeFormats)+2)*2 || sweep != 4*2*3 || attn != 13 || kernSquare != 4 {
-		t.Errorf("%d matmul decode rows, %d of v3's sweep, %d attention decode rows, %d kern Matmul rows; want 40 (bf16 three times), 24, 13, 4", decode, sweep, attn, kernSquare)
+	// The layer rows: stream and graph at m = 1 and 16.
+	if decode != 4*(len(decodeFormats)+2)*2 || sweep != 4*2*3 || attn != 13 || kernSquare != 4 || layer != 4 {
+		t.Errorf("%d matmul decode rows, %d of v3's sweep, %d attention decode rows, %d kern Matmul rows, %d layer rows; want 40 (bf16 three times), 24, 13, 4, 4", decode, sweep, attn, kernSquare, layer)
 	}
 }
 
