@@ -16,10 +16,12 @@ package main
 // that: after one L2 flush, the four projections of L layers, each layer
 // on weights of its own, in layer order; L is the fewest layers whose
 // weights are twice the L2 (1 for Qwen3-4B, whose layer is 202 MB), so no
-// weight is read from L2. The figure is every weight byte over the pass's
-// time, once launched from the stream and once replayed as a CUDA graph
-// (the engine's decode step). It is the bandwidth a decode step's
-// projections get, kernel boundaries included.
+// weight is read from L2. Each call passes StaticWeights, as the engine
+// does: under PDL a GEMV loads its first weights before it waits for the
+// kernel before it. The figure is every weight byte over the pass's time,
+// once launched from the stream and once replayed as a CUDA graph (the
+// engine's decode step). It is the bandwidth a decode step's projections
+// get, kernel boundaries included.
 
 import (
 	"fmt"
@@ -88,7 +90,7 @@ func decodeLayerCase(env *benchEnv, s *kern.Stream, flush *l2Flush, projs []deco
 	}
 	run := func(q *kern.Stream) error {
 		for _, lp := range pass {
-			if err := ops.Matmul(q, lp.c, lp.x, lp.w, m, lp.p.n, lp.p.k, ops.MatmulOpts[gpu.BFloat16]{}); err != nil {
+			if err := ops.Matmul(q, lp.c, lp.x, lp.w, m, lp.p.n, lp.p.k, ops.MatmulOpts[gpu.BFloat16]{StaticWeights: true}); err != nil {
 				return fmt.Errorf("%s: %w", lp.p.name, err)
 			}
 		}
