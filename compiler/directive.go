@@ -82,22 +82,12 @@ func parseDirective(d *diags, c *ast.Comment) directive {
 			dir.pdl = true
 		case f == "idx32":
 			dir.idx32 = true
-		case strings.HasPrefix(f, "minblocks="):
-			n, err := strconv.Atoi(strings.TrimPrefix(f, "minblocks="))
-			if err != nil || n < 1 || n > 32 {
-				d.errorf(c.Pos(), BadDirective, "minblocks=%s is not an integer in 1..32", strings.TrimPrefix(f, "minblocks="))
-				continue
-			}
-			dir.minBlocks = n
-		case strings.HasPrefix(f, "maxregs="):
+		case opt == "minblocks":
+			dir.minBlocks = intOption(d, c, f, 1, 32)
+		case opt == "maxregs":
 			// ptxas allocates at least 16 and at most 255 per thread
 			// (sm_80 and sm_90); a cap outside that is a typo.
-			n, err := strconv.Atoi(strings.TrimPrefix(f, "maxregs="))
-			if err != nil || n < 16 || n > 255 {
-				d.errorf(c.Pos(), BadDirective, "maxregs=%s is not an integer in 16..255", strings.TrimPrefix(f, "maxregs="))
-				continue
-			}
-			dir.maxRegs = n
+			dir.maxRegs = intOption(d, c, f, 16, 255)
 		case strings.HasPrefix(f, "block="):
 			dims := strings.Split(strings.TrimPrefix(f, "block="), "x")
 			if len(dims) > 3 {
@@ -131,6 +121,18 @@ func parseDirective(d *diags, c *ast.Comment) directive {
 		d.errorf(c.Pos(), BadDirective, "minblocks=%d needs block=: the blocks per SM are counted in blocks of that shape", dir.minBlocks)
 	}
 	return dir
+}
+
+// intOption parses the value of an option name=N, which must lie in
+// lo..hi; it reports a bad one and returns 0 (the option unset).
+func intOption(d *diags, c *ast.Comment, f string, lo, hi int) int {
+	name, v, _ := strings.Cut(f, "=")
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		d.errorf(c.Pos(), BadDirective, "%s=%s is not an integer in %d..%d", name, v, lo, hi)
+		return 0
+	}
+	return n
 }
 
 // hasUnroll reports whether a comment group holds //kern:unroll.
