@@ -13,7 +13,8 @@ type kernel struct {
 	mod   *Module
 	info  EntryInfo
 	code  []inst
-	nregs int // register slots, special registers included
+	flow  []flow // per instruction, for timing observers (flow.go)
+	nregs int    // register slots, special registers included
 	// Parameter buffer size (the packed LaunchConfig.Params length).
 	paramSize int
 	// Module globals the code refers to, by index (all of them).
@@ -250,6 +251,7 @@ func decodeKernel(m *Module, ast *astModule, f *astFunc, funcs map[string]*astFu
 	// A trailing exit makes falling off the end of the body well defined.
 	k.code = append(k.code, inst{ctl: ctlExit, guard: -1, line: int32(d.line), text: "exit", pc: int32(len(k.code))})
 	d.emitOutlined()
+	k.flow = buildFlow(k.code)
 	k.outlined = nil
 	k.localSize = alignUp(k.localBytes, 16)
 	k.info.LocalBytes = k.localBytes

@@ -60,6 +60,13 @@ type Step struct {
 	Instr  string
 	Active uint32
 	Exec   uint32
+	// The instruction's data flow (flow.go), for timing models: the
+	// register slots it reads and writes, its class, whether it is in a
+	// poll loop and whether it is a bulk async copy. The slices are the
+	// kernel's own: read them, never keep or change them.
+	Reads, Writes []int32
+	Class         OpClass
+	Spin, Bulk    bool
 }
 
 // Observer watches execution. Implementations must be safe for concurrent

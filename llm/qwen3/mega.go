@@ -327,13 +327,13 @@ func newMegaState[T ops.Half16](m *Model, q kern.Queue, maxGrid int) (*megaState
 	if err != nil {
 		return nil, fmt.Errorf("qwen3: persistent decode: %w", err)
 	}
-	if m.dev.Kind() != "cuda" {
+	switch {
+	case maxGrid > 0:
+		grid = min(grid, maxGrid)
+	case m.dev.Kind() != "cuda":
 		// The emulator and native mode run a block per goroutine and take
 		// every block through each barrier: a small grid, not an H100's.
 		grid = min(grid, megaHostGrid)
-	}
-	if maxGrid > 0 {
-		grid = min(grid, maxGrid)
 	}
 	s := &megaState{plan: planMega(*m.Config, grid, maxS)}
 	if s.part, err = kern.Alloc[float32](m.dev, s.plan.part); err == nil {

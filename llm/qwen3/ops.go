@@ -68,8 +68,9 @@ type opsState struct {
 	normLaunches bool
 	// persistent runs a decode step of up to megaMaxSeqs sequences as
 	// one cooperative launch a layer (mega.go; UsePersistentDecode),
-	// persistentGrid > 0 capping its grid (tests, to make blocks take
-	// several units).
+	// persistentGrid > 0 capping its grid in place of the emulator's and
+	// native mode's 8 (tests: blocks that take several units, or an
+	// H100's grid on the latency model).
 	persistent      bool
 	persistentGrid  int
 	persistentSteps int // decode steps run by it, for tests

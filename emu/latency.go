@@ -1,0 +1,420 @@
+package emu
+
+import (
+	"math"
+	"math/bits"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Latency is an Observer that times a kernel as a GPU would, roughly: each
+// warp issues one instruction a cycle once the registers it reads are
+// ready, an instruction's results are ready a fixed latency later (global
+// loads: DRAM the first time a launch touches a 32-byte sector, L2 after),
+// a block barrier releases its warps when the last arrives, and a word
+// stored in the launch cannot be read before the store reached L2. The
+// kernel then takes the longer of its slowest block (blocks placed on
+// SMs × slots in index order) and its DRAM bytes at the copy rate.
+//
+// What it is for: a decode kernel that moves a few megabytes is bound by
+// chains of dependent round trips to memory, not by bandwidth, and a GPU
+// is not always at hand. The model counts those chains (Timing.Trips) and
+// prices them; it knows nothing of caches beyond first touch, of DRAM
+// queueing, of issue contention between warps or of instruction caches,
+// so its times are for comparing designs, not predictions to quote.
+// Poll loops (a nanosleep and the branch back to it, as gpu.GridSync
+// spins) cost nothing while they poll: the warp leaves the loop at the
+// time the word it saw change was stored, plus an L2 round trip.
+type Latency struct {
+	Config LatencyConfig
+
+	mu      sync.Mutex
+	kernels map[string]*Timing
+	order   []string
+	cur     *latLaunch
+}
+
+// LatencyConfig is the machine the model prices. Cycles are SM cycles.
+type LatencyConfig struct {
+	ClockGHz      float64
+	SMs           int
+	DRAMBandwidth float64 // bytes/s a kernel can stream (a device copy's rate)
+	DRAM, L2      int     // global load latency, first touch and after
+	Shared        int
+	ALU, SFU, MMA int
+	Shuffle       int
+	Atomic        int // a global atomic's round trip
+	Fence         int
+	Barrier       int // from the last arrival to the release
+	// Slots, if set, is how many blocks of the kernel fit on an SM;
+	// otherwise 2048 threads' worth, at most 32.
+	Slots func(kernel string, block [3]int) int
+}
+
+// H100 is an H100 SXM at its boost clock. Latencies are typical
+// microbenchmark figures (DRAM about 400 ns, L2 about 130 ns); the
+// bandwidth is what a 1 GiB device copy reached on the H100 of
+// docs/performance-gpu.md (2.92–2.96 TB/s), not the 3.35 TB/s peak.
+var H100 = LatencyConfig{
+	ClockGHz: 1.98, SMs: 132, DRAMBandwidth: 2.94e12,
+	DRAM: 800, L2: 260, Shared: 30, ALU: 5, SFU: 20, MMA: 33, Shuffle: 25,
+	Atomic: 520, Fence: 300, Barrier: 20,
+}
+
+// Timing is what the model found for a kernel, over its last launch.
+type Timing struct {
+	Kernel   string
+	Launches int
+	Blocks   int
+	// Cycles is the slowest block's span once blocks are placed on SMs
+	// (the latency bound), BWCycles the DRAM bytes at the copy rate.
+	Cycles, BWCycles int64
+	// Trips is the most global round trips (loads, atomics, waits for a
+	// cp.async group) any warp's critical chain holds.
+	Trips     int
+	DRAMBytes int64
+	// Micros is max(Cycles, BWCycles) in µs at the configured clock.
+	Micros float64
+}
+
+// NewLatency returns a model of the machine c.
+func NewLatency(c LatencyConfig) *Latency {
+	return &Latency{Config: c, kernels: map[string]*Timing{}}
+}
+
+type warpKey struct {
+	block [3]int
+	warp  int
+}
+
+// latWarp is one warp's state. Its instructions issue in data-flow
+// order, as ptxas schedules a basic block (loads early, moves of a result
+// coalesced away): an instruction waits for its sources, for the readers
+// and the last writer of the registers it writes, and for ctrl, the last
+// branch, barrier or wait it cannot pass.
+type latWarp struct {
+	ctrl     latTime
+	ready    map[int32]latTime // by register slot
+	lastRead map[int32]int64
+	count    int64 // instructions issued: one a cycle at best
+	last     int64 // the latest issue
+	// The last step's destination registers, which an Access for the
+	// same instruction retimes (a load's latency depends on its space).
+	pending  []int32
+	issued   latTime
+	pendPC   int
+	barriers int     // block barriers passed
+	atBar    bool    // waiting at barrier number barriers-1
+	spinning bool    // inside a poll loop
+	wake     latTime // when a poll saw the newest store it read
+	// cp.async groups: the open group's completion, then committed ones.
+	open   latTime
+	groups []latTime
+	end    latTime
+}
+
+// latTime is a value's ready time and the round trips behind it.
+type latTime struct {
+	at    int64
+	trips int
+}
+
+type latBlock struct {
+	arrive map[int]latTime // by barrier number: the last arrival
+	bulk   latTime         // the latest bulk copy's completion
+	end    int64
+}
+
+// latLaunch is one launch's state.
+type latLaunch struct {
+	t       *Timing
+	block   [3]int
+	warps   map[warpKey]*latWarp
+	blocks  map[[3]int]*latBlock
+	sectors map[uint64]bool    // global sectors touched
+	stamps  map[uint64]latTime // global words stored: when they reached L2
+}
+
+// Launch implements LaunchObserver.
+func (m *Latency) Launch(kernel string, grid, block [3]int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.finish()
+	t := m.kernels[kernel]
+	if t == nil {
+		t = &Timing{Kernel: kernel}
+		m.kernels[kernel] = t
+		m.order = append(m.order, kernel)
+	}
+	t.Launches++
+	t.DRAMBytes = 0
+	m.cur = &latLaunch{t: t, block: block, warps: map[warpKey]*latWarp{}, blocks: map[[3]int]*latBlock{},
+		sectors: map[uint64]bool{}, stamps: map[uint64]latTime{}}
+}
+
+func (l *latLaunch) warp(b [3]int, w int) *latWarp {
+	k := warpKey{b, w}
+	s := l.warps[k]
+	if s == nil {
+		s = &latWarp{ready: map[int32]latTime{}, lastRead: map[int32]int64{}}
+		l.warps[k] = s
+	}
+	return s
+}
+
+func (l *latLaunch) blk(b [3]int) *latBlock {
+	s := l.blocks[b]
+	if s == nil {
+		s = &latBlock{arrive: map[int]latTime{}}
+		l.blocks[b] = s
+	}
+	return s
+}
+
+// Step implements Observer.
+func (m *Latency) Step(st *Step) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l := m.cur
+	if l == nil {
+		return
+	}
+	w := l.warp(st.Block, st.Warp)
+	b := l.blk(st.Block)
+	c := &m.Config
+	if w.atBar {
+		// The emulator resumes a warp only once the whole block arrived.
+		a := b.arrive[w.barriers-1]
+		w.ctrl = maxTime(w.ctrl, latTime{a.at + int64(c.Barrier), a.trips})
+		w.atBar = false
+	}
+	if st.Spin {
+		w.spinning = true
+		w.pending = nil
+		return
+	}
+	if w.spinning {
+		w.spinning = false
+		w.ctrl = maxTime(w.ctrl, w.wake)
+		w.wake = latTime{}
+	}
+	issue := w.ctrl
+	for _, r := range st.Reads {
+		issue = maxTime(issue, w.ready[r])
+	}
+	for _, r := range st.Writes {
+		issue.at = max(issue.at, w.lastRead[r], w.ready[r].at)
+	}
+	w.count++
+	issue.at = max(issue.at, 1)
+	for _, r := range st.Reads {
+		w.lastRead[r] = max(w.lastRead[r], issue.at)
+	}
+	w.last = max(w.last, issue.at)
+	done := latTime{issue.at + int64(c.ALU), issue.trips}
+	switch st.Class {
+	case ClassSFU:
+		done.at = issue.at + int64(c.SFU)
+	case ClassMMA:
+		done.at = issue.at + int64(c.MMA)
+	case ClassShuffle:
+		done.at = issue.at + int64(c.Shuffle)
+	case ClassMem:
+		// Shared until an Access says otherwise.
+		done.at = issue.at + int64(c.Shared)
+		if st.Bulk {
+			b.bulk = maxTime(b.bulk, latTime{issue.at + int64(c.DRAM), issue.trips + 1})
+		}
+	case ClassControl:
+		w.ctrl = maxTime(w.ctrl, issue)
+	case ClassFence:
+		w.ctrl = maxTime(w.ctrl, latTime{max(issue.at, w.last) + int64(c.Fence), issue.trips})
+	case ClassBarrier:
+		n := w.barriers
+		w.barriers++
+		w.atBar = true
+		b.arrive[n] = maxTime(b.arrive[n], latTime{max(issue.at, w.last), issue.trips})
+	case ClassAsyncCommit:
+		w.groups = append(w.groups, w.open)
+		w.open = latTime{}
+	case ClassAsyncWait:
+		// wait_all and wait_group 0; kern's kernels wait for all but the
+		// newest groups rarely enough that the model waits for all.
+		for _, g := range w.groups {
+			w.ctrl = maxTime(w.ctrl, g)
+		}
+		w.groups = w.groups[:0]
+		w.ctrl = maxTime(maxTime(w.ctrl, w.open), b.bulk)
+		w.open = latTime{}
+	case ClassWait:
+		done = maxTime(done, b.bulk)
+	}
+	for _, r := range st.Writes {
+		w.ready[r] = done
+	}
+	w.pending, w.issued, w.pendPC = st.Writes, issue, st.PC
+	w.end = maxTime(w.end, done)
+}
+
+func maxTime(a, b latTime) latTime {
+	if b.at > a.at {
+		a.at = b.at
+	}
+	a.trips = max(a.trips, b.trips)
+	return a
+}
+
+// Access implements Observer: it retimes the last step's results by the
+// space the access fell in.
+func (m *Latency) Access(a *Access) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l := m.cur
+	if l == nil || a.Space != Global {
+		return
+	}
+	w := l.warp(a.Block, a.Warp)
+	c := &m.Config
+	issue := w.issued
+	if w.pendPC != a.PC {
+		issue = w.ctrl
+	}
+	first, stamp := false, latTime{}
+	for mm := a.Mask; mm != 0; mm &= mm - 1 {
+		addr := a.Addr[bits.TrailingZeros32(mm)]
+		for s := addr &^ 31; s < addr+uint64(a.Size); s += 32 {
+			if !l.sectors[s] {
+				l.sectors[s] = true
+				l.t.DRAMBytes += 32
+				first = true
+			}
+		}
+		if a.Kind != AccessLoad && a.Kind != AccessAtomic {
+			continue
+		}
+		stamp = maxTime(stamp, l.stamps[addr&^3])
+	}
+	lat := int64(c.L2)
+	if first {
+		lat = int64(c.DRAM)
+	}
+	done := latTime{issue.at + lat, issue.trips + 1}
+	if stamp.at > 0 {
+		done = maxTime(done, latTime{stamp.at + int64(c.L2), stamp.trips + 1})
+	}
+	switch a.Kind {
+	case AccessLoad:
+		if w.spinning {
+			if stamp.at > 0 {
+				w.wake = maxTime(w.wake, latTime{stamp.at + int64(c.L2), stamp.trips + 1})
+			}
+			return
+		}
+		if strings.HasPrefix(a.Instr, "cp.") {
+			w.open = maxTime(w.open, done)
+			return
+		}
+		for _, r := range w.pending {
+			w.ready[r] = done
+		}
+	case AccessStore, AccessAtomic:
+		reach := latTime{issue.at + int64(c.L2), issue.trips}
+		if a.Kind == AccessAtomic {
+			done = maxTime(done, latTime{issue.at + int64(c.Atomic), issue.trips + 1})
+			reach = latTime{issue.at + int64(c.Atomic)/2, issue.trips}
+			for _, r := range w.pending {
+				w.ready[r] = done
+			}
+		}
+		for mm := a.Mask; mm != 0; mm &= mm - 1 {
+			addr := a.Addr[bits.TrailingZeros32(mm)]
+			for x := addr &^ 3; x < addr+uint64(a.Size); x += 4 {
+				l.stamps[x] = maxTime(l.stamps[x], reach)
+			}
+		}
+		w.end = maxTime(w.end, reach)
+	}
+	for _, r := range w.pending {
+		w.end = maxTime(w.end, w.ready[r])
+	}
+}
+
+// finish closes the current launch: blocks placed on the SMs' slots in
+// index order, each as long as its slowest warp.
+func (m *Latency) finish() {
+	l := m.cur
+	if l == nil {
+		return
+	}
+	m.cur = nil
+	t := l.t
+	ends := map[[3]int]int64{}
+	trips := 0
+	for k, w := range l.warps {
+		ends[k.block] = max(ends[k.block], w.end.at, w.count)
+		trips = max(trips, w.end.trips)
+	}
+	idx := make([][3]int, 0, len(ends))
+	for b := range ends {
+		idx = append(idx, b)
+	}
+	sort.Slice(idx, func(i, j int) bool {
+		a, b := idx[i], idx[j]
+		if a[2] != b[2] {
+			return a[2] < b[2]
+		}
+		if a[1] != b[1] {
+			return a[1] < b[1]
+		}
+		return a[0] < b[0]
+	})
+	slots := m.slots(t.Kernel, l.block)
+	free := make([]int64, slots) // each slot's next free cycle
+	var span int64
+	for _, b := range idx {
+		s := 0
+		for i := range free {
+			if free[i] < free[s] {
+				s = i
+			}
+		}
+		free[s] += ends[b]
+		span = max(span, free[s])
+	}
+	t.Blocks, t.Cycles, t.Trips = len(idx), span, trips
+	t.BWCycles = int64(math.Ceil(float64(t.DRAMBytes) / m.Config.DRAMBandwidth * m.Config.ClockGHz * 1e9))
+	t.Micros = float64(max(t.Cycles, t.BWCycles)) / (m.Config.ClockGHz * 1e3)
+}
+
+func (m *Latency) slots(kernel string, block [3]int) int {
+	n := 0
+	if m.Config.Slots != nil {
+		n = m.Config.Slots(kernel, block)
+	}
+	if n <= 0 {
+		threads := max(1, block[0]*max(block[1], 1)*max(block[2], 1))
+		n = min(32, max(1, 2048/threads))
+	}
+	return max(1, n*m.Config.SMs)
+}
+
+// Reset forgets every kernel seen so far.
+func (m *Latency) Reset() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.cur, m.kernels, m.order = nil, map[string]*Timing{}, nil
+}
+
+// Timings returns each kernel's figures, in the order first launched,
+// closing the launch in progress.
+func (m *Latency) Timings() []Timing {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.finish()
+	out := make([]Timing, 0, len(m.order))
+	for _, k := range m.order {
+		out = append(out, *m.kernels[k])
+	}
+	return out
+}

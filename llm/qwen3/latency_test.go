@@ -1,0 +1,68 @@
+package qwen3
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/emu"
+)
+
+// TestLatencyModelDecodeLayer prices one decode step of Qwen3-0.6B's layer
+// shapes on the emulator's latency model (emu.Latency, an H100's
+// figures): the six-launch ops path against the persistent layer. The
+// model counts chains of dependent round trips to memory and prices them;
+// its times compare designs, they do not predict a GPU (emu/latency.go).
+// It prints a table and checks only that both paths were timed. Minutes
+// on the emulator, so it runs when KERN_LATENCY_MODEL is set.
+func TestLatencyModelDecodeLayer(t *testing.T) {
+	if os.Getenv("KERN_LATENCY_MODEL") == "" {
+		t.Skip("set KERN_LATENCY_MODEL=1 to price a decode step on the emulator's latency model (minutes)")
+	}
+	cfg := Presets["qwen3-0.6b"]
+	cfg.NumHiddenLayers, cfg.VocabSize = 1, 2048 // one layer; a small lm_head
+	const context = 64
+	var report strings.Builder
+	for _, persistent := range []bool{false, true} {
+		model := emu.NewLatency(emu.H100)
+		m := randomOps(t, kern.OpenEmulator(emu.Options{Observer: model}), cfg, 1, false)
+		if persistent {
+			persist(t, m, 128) // the emulator's most co-resident blocks; an H100 holds 132
+		}
+		pool, err := m.NewKVPool(context+16, 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := pool.NewSeq()
+		if _, err := m.ForwardBatch([]*Seq{s}, [][]int32{make([]int32, context)}); err != nil {
+			t.Fatal(err)
+		}
+		model.Reset()
+		if _, err := m.ForwardBatch([]*Seq{s}, [][]int32{{1}}); err != nil {
+			t.Fatal(err)
+		}
+		name := "ops path"
+		if persistent {
+			name = "persistent layer"
+		}
+		var sum float64
+		fmt.Fprintf(&report, "%s, one decode step at context %d:\n", name, context)
+		fmt.Fprintf(&report, "  %-28s %8s %6s %10s %10s %6s %9s\n", "kernel", "launches", "blocks", "cycles", "bw cycles", "trips", "µs")
+		ts := model.Timings()
+		for _, k := range ts {
+			fmt.Fprintf(&report, "  %-28s %8d %6d %10d %10d %6d %9.2f\n", k.Kernel, k.Launches, k.Blocks, k.Cycles, k.BWCycles, k.Trips, k.Micros)
+			sum += k.Micros * float64(k.Launches)
+		}
+		fmt.Fprintf(&report, "  sum %.2f µs (kernels only; launches and gaps not priced)\n", sum)
+		if len(ts) == 0 {
+			t.Errorf("%s: no kernel timed", name)
+		}
+		if persistent && m.ops.persistentSteps == 0 {
+			t.Errorf("the persistent layer did not run the decode step")
+		}
+		pool.Free()
+	}
+	t.Log("\n" + report.String())
+}
