@@ -3,6 +3,7 @@ package emu
 import (
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -76,6 +77,9 @@ type Timing struct {
 	DRAMBytes int64
 	// Micros is max(Cycles, BWCycles) in µs at the configured clock.
 	Micros float64
+	// Chain is the round trips of the warp that ends last, first to last:
+	// where each was issued (Go file:line from .loc, else the PTX line).
+	Chain []string
 }
 
 // NewLatency returns a model of the machine c.
@@ -89,16 +93,17 @@ type warpKey struct {
 }
 
 // latWarp is one warp's state. Its instructions issue in data-flow
-// order, as ptxas schedules a basic block (loads early, moves of a result
-// coalesced away): an instruction waits for its sources, for the readers
-// and the last writer of the registers it writes, and for ctrl, the last
-// branch, barrier or wait it cannot pass.
+// order within a basic block, as ptxas schedules one (loads early, moves
+// of a result coalesced away): an instruction waits for its sources, for
+// the readers and the last writer of the registers it writes, and for
+// ctrl, the last branch, barrier or wait it cannot pass. A branch issues
+// after every instruction before it has.
 type latWarp struct {
 	ctrl     latTime
 	ready    map[int32]latTime // by register slot
 	lastRead map[int32]int64
 	count    int64 // instructions issued: one a cycle at best
-	last     int64 // the latest issue
+	last     latTime // the latest issue, with its chain
 	// The last step's destination registers, which an Access for the
 	// same instruction retimes (a load's latency depends on its space).
 	pending  []int32
@@ -114,10 +119,27 @@ type latWarp struct {
 	end    latTime
 }
 
-// latTime is a value's ready time and the round trips behind it.
+// latTime is a value's ready time, the round trips on the chain that
+// sets it, and the last of them (a list back to the first).
 type latTime struct {
 	at    int64
 	trips int
+	node  *chainNode
+}
+
+// chainNode is one round trip on a chain: where it was issued.
+type chainNode struct {
+	file string
+	line int // Go line, or the PTX line when file is ""
+	prev *chainNode
+}
+
+// plus is t later by c cycles, on the same chain.
+func (t latTime) plus(c int64) latTime { t.at += c; return t }
+
+// trip is a round trip issued at t, ready c cycles later, at site.
+func (t latTime) trip(c int64, file string, line int) latTime {
+	return latTime{t.at + c, t.trips + 1, &chainNode{file, line, t.node}}
 }
 
 type latBlock struct {
@@ -186,7 +208,7 @@ func (m *Latency) Step(st *Step) {
 	if w.atBar {
 		// The emulator resumes a warp only once the whole block arrived.
 		a := b.arrive[w.barriers-1]
-		w.ctrl = maxTime(w.ctrl, latTime{a.at + int64(c.Barrier), a.trips})
+		w.ctrl = maxTime(w.ctrl, a.plus(int64(c.Barrier)))
 		w.atBar = false
 	}
 	if st.Spin {
@@ -206,13 +228,19 @@ func (m *Latency) Step(st *Step) {
 	for _, r := range st.Writes {
 		issue.at = max(issue.at, w.lastRead[r], w.ready[r].at)
 	}
+	if st.Class == ClassControl {
+		// ptxas schedules within a basic block; across a branch the
+		// warp issues in order (the branch waits for every instruction
+		// before it to issue, not to finish).
+		issue = maxTime(issue, w.last)
+	}
 	w.count++
 	issue.at = max(issue.at, 1)
 	for _, r := range st.Reads {
 		w.lastRead[r] = max(w.lastRead[r], issue.at)
 	}
-	w.last = max(w.last, issue.at)
-	done := latTime{issue.at + int64(c.ALU), issue.trips}
+	w.last = maxTime(w.last, issue)
+	done := issue.plus(int64(c.ALU))
 	switch st.Class {
 	case ClassSFU:
 		done.at = issue.at + int64(c.SFU)
@@ -224,17 +252,17 @@ func (m *Latency) Step(st *Step) {
 		// Shared until an Access says otherwise.
 		done.at = issue.at + int64(c.Shared)
 		if st.Bulk {
-			b.bulk = maxTime(b.bulk, latTime{issue.at + int64(c.DRAM), issue.trips + 1})
+			b.bulk = maxTime(b.bulk, issue.trip(int64(c.DRAM), "", st.Line))
 		}
 	case ClassControl:
 		w.ctrl = maxTime(w.ctrl, issue)
 	case ClassFence:
-		w.ctrl = maxTime(w.ctrl, latTime{max(issue.at, w.last) + int64(c.Fence), issue.trips})
+		w.ctrl = maxTime(w.ctrl, maxTime(issue, w.last).plus(int64(c.Fence)))
 	case ClassBarrier:
 		n := w.barriers
 		w.barriers++
 		w.atBar = true
-		b.arrive[n] = maxTime(b.arrive[n], latTime{max(issue.at, w.last), issue.trips})
+		b.arrive[n] = maxTime(b.arrive[n], maxTime(issue, w.last))
 	case ClassAsyncCommit:
 		w.groups = append(w.groups, w.open)
 		w.open = latTime{}
@@ -257,11 +285,12 @@ func (m *Latency) Step(st *Step) {
 	w.end = maxTime(w.end, done)
 }
 
+// maxTime is the later of a and b, with its chain (the one with more
+// round trips when they tie).
 func maxTime(a, b latTime) latTime {
-	if b.at > a.at {
-		a.at = b.at
+	if b.at > a.at || b.at == a.at && b.trips > a.trips {
+		return b
 	}
-	a.trips = max(a.trips, b.trips)
 	return a
 }
 
@@ -299,15 +328,15 @@ func (m *Latency) Access(a *Access) {
 	if first {
 		lat = int64(c.DRAM)
 	}
-	done := latTime{issue.at + lat, issue.trips + 1}
+	done := issue.trip(lat, a.File, a.GoLine)
 	if stamp.at > 0 {
-		done = maxTime(done, latTime{stamp.at + int64(c.L2), stamp.trips + 1})
+		done = maxTime(done, stamp.trip(int64(c.L2), a.File, a.GoLine))
 	}
 	switch a.Kind {
 	case AccessLoad:
 		if w.spinning {
 			if stamp.at > 0 {
-				w.wake = maxTime(w.wake, latTime{stamp.at + int64(c.L2), stamp.trips + 1})
+				w.wake = maxTime(w.wake, stamp.trip(int64(c.L2), a.File, a.GoLine))
 			}
 			return
 		}
@@ -319,10 +348,10 @@ func (m *Latency) Access(a *Access) {
 			w.ready[r] = done
 		}
 	case AccessStore, AccessAtomic:
-		reach := latTime{issue.at + int64(c.L2), issue.trips}
+		reach := issue.plus(int64(c.L2))
 		if a.Kind == AccessAtomic {
-			done = maxTime(done, latTime{issue.at + int64(c.Atomic), issue.trips + 1})
-			reach = latTime{issue.at + int64(c.Atomic)/2, issue.trips}
+			done = maxTime(done, issue.trip(int64(c.Atomic), a.File, a.GoLine))
+			reach = issue.plus(int64(c.Atomic) / 2)
 			for _, r := range w.pending {
 				w.ready[r] = done
 			}
@@ -351,10 +380,21 @@ func (m *Latency) finish() {
 	t := l.t
 	ends := map[[3]int]int64{}
 	trips := 0
+	var last latTime // the latest-ending warp's chain
 	for k, w := range l.warps {
 		ends[k.block] = max(ends[k.block], w.end.at, w.count)
 		trips = max(trips, w.end.trips)
+		last = maxTime(last, w.end)
 	}
+	t.Chain = nil
+	for n := last.node; n != nil; n = n.prev {
+		site := "PTX line " + itoa(n.line)
+		if n.file != "" {
+			site = n.file + ":" + itoa(n.line)
+		}
+		t.Chain = append(t.Chain, site)
+	}
+	slices.Reverse(t.Chain)
 	idx := make([][3]int, 0, len(ends))
 	for b := range ends {
 		idx = append(idx, b)

@@ -55,6 +55,11 @@ func TestLatencyModelDecodeLayer(t *testing.T) {
 			fmt.Fprintf(&report, "  %-28s %8d %6d %10d %10d %6d %9.2f\n", k.Kernel, k.Launches, k.Blocks, k.Cycles, k.BWCycles, k.Trips, k.Micros)
 			sum += k.Micros * float64(k.Launches)
 		}
+		for _, k := range ts {
+			if k.Trips >= 4 {
+				fmt.Fprintf(&report, "  %s's chain: %s\n", k.Kernel, strings.Join(k.Chain, " → "))
+			}
+		}
 		fmt.Fprintf(&report, "  sum %.2f µs (kernels only; launches and gaps not priced)\n", sum)
 		if len(ts) == 0 {
 			t.Errorf("%s: no kernel timed", name)
