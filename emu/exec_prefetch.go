@@ -48,7 +48,36 @@ func decPrefetch(d *decoder, s *astStmt, m *mods, in *inst) {
 		}
 	}
 	in.ops[0] = d.addr(s.args[0], m.space)
-	in.fn = func(*warp, *inst, uint32) error { return nil }
+	in.fn = func(w *warp, in *inst, m uint32) error {
+		if po, ok := w.obs.(PrefetchObserver); ok {
+			w.observePrefetch(po, in, m, func(int) int { return 128 })
+		}
+		return nil
+	}
+}
+
+// observePrefetch reports a prefetch's global lines to po, size(lane)
+// bytes from each active lane's address; addresses outside global memory
+// are left out.
+func (w *warp) observePrefetch(po PrefetchObserver, in *inst, m uint32, size func(lane int) int) {
+	a := &Access{Kernel: w.k.info.Name, Block: w.b.idx, Warp: w.id, PC: int(in.pc), Line: int(in.line), Instr: in.text,
+		Kind: AccessPrefetch, Space: Global}
+	if in.loc.file != 0 {
+		a.File, a.GoLine = w.k.files[in.loc.file], in.loc.line
+	}
+	for mm := m; mm != 0; mm &= mm - 1 {
+		l := bits.TrailingZeros32(mm)
+		rs, addr := resolve(in.space, w.addrOf(&in.ops[0], l))
+		if rs != spGlobal {
+			continue
+		}
+		a.Mask |= 1 << l
+		a.Addr[l] = addr
+		a.Size = max(a.Size, size(l))
+	}
+	if a.Mask != 0 {
+		po.Prefetch(a)
+	}
 }
 
 // decBulkPrefetch decodes cp.async.bulk.prefetch.L2.global [a], size
@@ -68,6 +97,9 @@ func decBulkPrefetch(d *decoder, s *astStmt, in *inst) {
 			if a%16 != 0 || n%16 != 0 {
 				return faultf(l, ErrMisaligned, "cp.async.bulk.prefetch of %d bytes at %#x: the address must be 16-byte aligned and the size a multiple of 16", n, a)
 			}
+		}
+		if po, ok := w.obs.(PrefetchObserver); ok {
+			w.observePrefetch(po, in, m, func(l int) int { return int(w.get(&in.ops[1], l)) })
 		}
 		return nil
 	}

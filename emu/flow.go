@@ -31,7 +31,17 @@ type flow struct {
 	class         OpClass
 	spin          bool // inside a poll loop: a nanosleep and the branch back to it
 	bulk          bool // cp.async.bulk: completes on an mbarrier
+	// order: a branch that ptxas leaves a branch, so the warp issues in
+	// order across it: a loop's back edge, a jump over more than
+	// ifConvert instructions, a call, ret or exit. A short forward jump
+	// (an if around a few instructions) ptxas turns into predicated
+	// code and schedules across.
+	order bool
 }
+
+// ifConvert is the longest forward jump the timing model treats as
+// predicated code.
+const ifConvert = 16
 
 // noDest are the opcode roots whose first operand is not a register the
 // instruction writes.
@@ -146,6 +156,9 @@ func buildFlow(code []inst) []flow {
 			default:
 				f.reads = append(f.reads, regs...)
 			}
+		}
+		if class == ClassControl {
+			f.order = in.ctl != ctlBra || in.target < 0 || int(in.target) <= pc || int(in.target) > pc+ifConvert
 		}
 		fl[pc] = f
 	}

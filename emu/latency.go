@@ -24,8 +24,9 @@ import (
 // prices them; it knows nothing of caches beyond first touch, of DRAM
 // queueing, of issue contention between warps or of instruction caches,
 // so its times are for comparing designs, not predictions to quote.
-// Poll loops (a nanosleep and the branch back to it, as gpu.GridSync
-// spins) cost nothing while they poll: the warp leaves the loop at the
+// Prefetches to L2 start their lines' trips at their issue. Poll loops
+// (a nanosleep and the branch back to it, as gpu.GridSync spins) cost
+// nothing while they poll: the warp leaves the loop at the
 // time the word it saw change was stored, plus an L2 round trip.
 type Latency struct {
 	Config LatencyConfig
@@ -102,7 +103,7 @@ type latWarp struct {
 	ctrl     latTime
 	ready    map[int32]latTime // by register slot
 	lastRead map[int32]int64
-	count    int64 // instructions issued: one a cycle at best
+	count    int64   // instructions issued: one a cycle at best
 	last     latTime // the latest issue, with its chain
 	// The last step's destination registers, which an Access for the
 	// same instruction retimes (a load's latency depends on its space).
@@ -154,7 +155,7 @@ type latLaunch struct {
 	block   [3]int
 	warps   map[warpKey]*latWarp
 	blocks  map[[3]int]*latBlock
-	sectors map[uint64]bool    // global sectors touched
+	sectors map[uint64]int64   // global sectors touched: when each is (or will be) in L2
 	stamps  map[uint64]latTime // global words stored: when they reached L2
 }
 
@@ -172,7 +173,7 @@ func (m *Latency) Launch(kernel string, grid, block [3]int) {
 	t.Launches++
 	t.DRAMBytes = 0
 	m.cur = &latLaunch{t: t, block: block, warps: map[warpKey]*latWarp{}, blocks: map[[3]int]*latBlock{},
-		sectors: map[uint64]bool{}, stamps: map[uint64]latTime{}}
+		sectors: map[uint64]int64{}, stamps: map[uint64]latTime{}}
 }
 
 func (l *latLaunch) warp(b [3]int, w int) *latWarp {
@@ -228,10 +229,11 @@ func (m *Latency) Step(st *Step) {
 	for _, r := range st.Writes {
 		issue.at = max(issue.at, w.lastRead[r], w.ready[r].at)
 	}
-	if st.Class == ClassControl {
-		// ptxas schedules within a basic block; across a branch the
-		// warp issues in order (the branch waits for every instruction
-		// before it to issue, not to finish).
+	if st.Ordered {
+		// ptxas schedules within a basic block (and across the short
+		// ifs it predicates); across a branch it keeps, the warp issues
+		// in order: the branch waits for every instruction before it to
+		// issue, not to finish.
 		issue = maxTime(issue, w.last)
 	}
 	w.count++
@@ -255,7 +257,9 @@ func (m *Latency) Step(st *Step) {
 			b.bulk = maxTime(b.bulk, issue.trip(int64(c.DRAM), "", st.Line))
 		}
 	case ClassControl:
-		w.ctrl = maxTime(w.ctrl, issue)
+		if st.Ordered {
+			w.ctrl = maxTime(w.ctrl, issue)
+		}
 	case ClassFence:
 		w.ctrl = maxTime(w.ctrl, maxTime(issue, w.last).plus(int64(c.Fence)))
 	case ClassBarrier:
@@ -309,24 +313,24 @@ func (m *Latency) Access(a *Access) {
 	if w.pendPC != a.PC {
 		issue = w.ctrl
 	}
-	first, stamp := false, latTime{}
+	// A sector first touched now comes from DRAM; one already in L2, or
+	// on its way there (a prefetch), an L2 round trip after it arrives.
+	lat, stamp := int64(c.L2), latTime{}
 	for mm := a.Mask; mm != 0; mm &= mm - 1 {
 		addr := a.Addr[bits.TrailingZeros32(mm)]
 		for s := addr &^ 31; s < addr+uint64(a.Size); s += 32 {
-			if !l.sectors[s] {
-				l.sectors[s] = true
+			in, ok := l.sectors[s]
+			if !ok {
+				in = issue.at + int64(c.DRAM-c.L2)
+				l.sectors[s] = in
 				l.t.DRAMBytes += 32
-				first = true
 			}
+			lat = max(lat, in+int64(c.L2)-issue.at)
 		}
 		if a.Kind != AccessLoad && a.Kind != AccessAtomic {
 			continue
 		}
 		stamp = maxTime(stamp, l.stamps[addr&^3])
-	}
-	lat := int64(c.L2)
-	if first {
-		lat = int64(c.DRAM)
 	}
 	done := issue.trip(lat, a.File, a.GoLine)
 	if stamp.at > 0 {
@@ -366,6 +370,31 @@ func (m *Latency) Access(a *Access) {
 	}
 	for _, r := range w.pending {
 		w.end = maxTime(w.end, w.ready[r])
+	}
+}
+
+// Prefetch implements PrefetchObserver: the lines it names start for
+// L2 at the prefetch's issue.
+func (m *Latency) Prefetch(a *Access) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l := m.cur
+	if l == nil {
+		return
+	}
+	w := l.warp(a.Block, a.Warp)
+	issue := w.issued.at
+	if w.pendPC != a.PC {
+		issue = w.ctrl.at
+	}
+	for mm := a.Mask; mm != 0; mm &= mm - 1 {
+		addr := a.Addr[bits.TrailingZeros32(mm)]
+		for s := addr &^ 127; s < addr+uint64(a.Size); s += 32 {
+			if _, ok := l.sectors[s]; !ok {
+				l.sectors[s] = issue + int64(m.Config.DRAM-m.Config.L2)
+				l.t.DRAMBytes += 32
+			}
+		}
 	}
 }
 

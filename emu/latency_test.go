@@ -9,6 +9,8 @@ import (
 // latencyPTX holds the model's test kernels:
 //   - chase: thread 0 follows a chain of 3 pointers (3 dependent trips);
 //   - fan: thread 0 loads 3 independent words and adds them (1 trip);
+//   - pf: thread 0 prefetches a line to L2, then loads it after a load
+//     the address depends on (the line is in L2 by then);
 //   - handoff: warp 0 loads a word and stores it to shared memory, the
 //     block meets at bar.sync, and warp 1 reads it back: warp 1's chain
 //     holds warp 0's trip;
@@ -37,6 +39,18 @@ const latencyPTX = `.version 7.0
 	add.u64 %rd4, %rd1, %rd2;
 	add.u64 %rd4, %rd4, %rd3;
 	st.global.u64 [%rd0+64], %rd4;
+	ret;
+}
+.visible .entry pf(.param .u64 p)
+{
+	.reg .b64 %rd<6>;
+	ld.param.u64 %rd0, [p];
+	prefetch.global.L2 [%rd0+256];
+	ld.global.u64 %rd1, [%rd0];
+	add.u64 %rd2, %rd1, %rd0;
+	sub.u64 %rd2, %rd2, %rd1;
+	ld.global.u64 %rd3, [%rd2+256];
+	st.global.u64 [%rd0+64], %rd3;
 	ret;
 }
 .visible .entry handoff(.param .u64 p)
@@ -137,6 +151,19 @@ func TestLatencyDependentLoads(t *testing.T) {
 	}
 	if fan.Micros <= 0 {
 		t.Errorf("fan: %g µs", fan.Micros)
+	}
+}
+
+func TestLatencyPrefetch(t *testing.T) {
+	c := H100
+	pf := runLatency(t, "pf", 1, 32, false)
+	if pf.Trips != 2 {
+		t.Errorf("pf: %d trips, want 2", pf.Trips)
+	}
+	// The second load finds its line in L2: one DRAM and two L2 spans
+	// (the load, the store's drain), not two DRAM.
+	if hi := int64(c.Shared + c.DRAM + 2*c.L2 + 40); pf.Cycles > hi {
+		t.Errorf("pf: %d cycles, want the prefetched line from L2 (under %d)", pf.Cycles, hi)
 	}
 }
 

@@ -10,11 +10,22 @@ const (
 	AccessLoad AccessKind = iota
 	AccessStore
 	AccessAtomic
-	AccessAsync // cp.async destination (shared) write, seen at the issuing instruction
+	AccessAsync    // cp.async destination (shared) write, seen at the issuing instruction
+	AccessPrefetch // a prefetch to L2 of Size bytes from each Addr; only to a PrefetchObserver
 )
 
 func (k AccessKind) String() string {
-	return [...]string{"load", "store", "atomic", "async-copy"}[k]
+	return [...]string{"load", "store", "atomic", "async-copy", "prefetch"}[k]
+}
+
+// PrefetchObserver is an Observer that also wants global prefetches
+// (prefetch.global.L2, prefetch.L1 and cp.async.bulk.prefetch), which
+// read nothing and so are not Accesses: a timing model's L2. Each is a
+// warp-wide Access of kind AccessPrefetch, Size the bytes from each lane's
+// address (a 128-byte line for prefetch, the size for a bulk one).
+type PrefetchObserver interface {
+	Observer
+	Prefetch(a *Access)
 }
 
 // Space is a PTX state space as an observer sees it; generic addresses
@@ -62,11 +73,12 @@ type Step struct {
 	Exec   uint32
 	// The instruction's data flow (flow.go), for timing models: the
 	// register slots it reads and writes, its class, whether it is in a
-	// poll loop and whether it is a bulk async copy. The slices are the
-	// kernel's own: read them, never keep or change them.
-	Reads, Writes []int32
-	Class         OpClass
-	Spin, Bulk    bool
+	// poll loop, whether it is a bulk async copy, and for a branch
+	// whether ptxas keeps it one (Ordered). The slices are the kernel's
+	// own: read them, never keep or change them.
+	Reads, Writes       []int32
+	Class               OpClass
+	Spin, Bulk, Ordered bool
 }
 
 // Observer watches execution. Implementations must be safe for concurrent

@@ -47,6 +47,8 @@ const (
 	megaThreads = 512
 	megaWarps   = megaThreads / 32
 	megaUnroll  = 4     // 32-column chunks a warp loads before its products
+	megaMaxKs   = 8     // k-slices of a projection at most (planMega)
+	megaCombine = 8     // attention splits whose partials a thread loads at once
 	megaMaxK    = 12288 // the longest projection input: Qwen3 up to 8B
 	megaMaxS    = 8     // sequences a step: the mma's N
 	// megaSharedBytes bounds the inputs' shared copy (dynamic shared
@@ -253,7 +255,7 @@ func planMega(c Config, grid, maxS int) megaPlan {
 		n, k := megaShape(i, c.HiddenSize, nh*d, nkv*d, c.IntermediateSize)
 		tiles, chunks := n/16, k/32
 		best, eff := 1, 0.0
-		for ks := 1; ks <= 8 && (ks == 1 || chunks/ks >= megaUnroll*megaWarps/2); ks++ {
+		for ks := 1; ks <= megaMaxKs && (ks == 1 || chunks/ks >= megaUnroll*megaWarps/2); ks++ {
 			units := tiles * ks
 			rounds := (units + grid - 1) / grid
 			if e := float64(units) / float64(rounds*grid); e > eff+1e-9 {

@@ -266,16 +266,65 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 		for e := tid; e < G*d; e += megaThreads {
 			h := b*nh + g*G + e/d // the sequence's query head, counted over the step
 			i := e % d
+			// The splits' partials megaCombine at a time, every load of
+			// a batch before its first use: the first batch's maxima,
+			// sums and outputs in one round trip, later batches' maxima
+			// and then the rest. The sums run in split order.
+			var m0, l0, o0 [megaCombine]float32
+			//kern:unroll
+			for u := range megaCombine {
+				if u < used {
+					hs := h*nsplit + u
+					m0[u], l0[u], o0[u] = part[ml0+2*hs], part[ml0+2*hs+1], part[hs*d+i]
+				}
+			}
 			mx := float32(-3.0e38)
-			for sp := 0; sp < used; sp++ {
-				mx = gpu.Max(mx, part[ml0+2*(h*nsplit+sp)])
+			//kern:unroll
+			for u := range megaCombine {
+				if u < used {
+					mx = gpu.Max(mx, m0[u])
+				}
+			}
+			for s0 := megaCombine; s0 < used; s0 += megaCombine {
+				var ms [megaCombine]float32
+				//kern:unroll
+				for u := range megaCombine {
+					if s0+u < used {
+						ms[u] = part[ml0+2*(h*nsplit+s0+u)]
+					}
+				}
+				//kern:unroll
+				for u := range megaCombine {
+					if s0+u < used {
+						mx = gpu.Max(mx, ms[u])
+					}
+				}
 			}
 			num, den := float32(0), float32(0)
-			for sp := 0; sp < used; sp++ {
-				hs := h*nsplit + sp
-				f := part[ml0+2*hs+1] * gpu.Exp(part[ml0+2*hs]-mx)
-				num = gpu.FMA(f, part[hs*d+i], num)
-				den += f
+			//kern:unroll
+			for u := range megaCombine {
+				if u < used {
+					f := l0[u] * gpu.Exp(m0[u]-mx)
+					num = gpu.FMA(f, o0[u], num)
+					den += f
+				}
+			}
+			for s0 := megaCombine; s0 < used; s0 += megaCombine {
+				var ms, ls, os [megaCombine]float32
+				//kern:unroll
+				for u := range megaCombine {
+					if hs := h*nsplit + s0 + u; s0+u < used {
+						ms[u], ls[u], os[u] = part[ml0+2*hs], part[ml0+2*hs+1], part[hs*d+i]
+					}
+				}
+				//kern:unroll
+				for u := range megaCombine {
+					if s0+u < used {
+						f := ls[u] * gpu.Exp(ms[u]-mx)
+						num = gpu.FMA(f, os[u], num)
+						den += f
+					}
+				}
 			}
 			a[h*d+i] = cd.store(num / den)
 		}

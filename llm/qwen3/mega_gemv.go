@@ -94,6 +94,12 @@ func megaGEMV[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, w, xs []T, red, sv, p
 		c1 := min((s+1)*per, chunks)
 		wa := (tile*16+g)*k + 8*q
 		wb := wa + 8*k
+		// The residual is read now, in flight with the weights, rather
+		// than after the sums: a round trip off the phase's chain.
+		rv := float32(0)
+		if fin && mode == megaResidual {
+			rv = res[seq*n+tile*16+r]
+		}
 		var acc [4]float32
 		// Every load of an iteration before its first product; a slice's
 		// last iteration loads what is left (a chunk past the slice is
@@ -146,9 +152,21 @@ func megaGEMV[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, w, xs []T, red, sv, p
 			}
 			gpu.ThreadFence(t) // the other slices' partials after their arrivals
 			if fin {
+				// Every slice's partial loaded before the first add (one
+				// round trip, not ks), then summed in slice order.
+				var ps [megaMaxKs]float32
+				//kern:unroll
+				for j := range megaMaxKs {
+					if j < ks {
+						ps[j] = part[((tile*ks+j)*S+seq)*16+r]
+					}
+				}
 				v = 0
-				for j := 0; j < ks; j++ {
-					v += part[((tile*ks+j)*S+seq)*16+r]
+				//kern:unroll
+				for j := range megaMaxKs {
+					if j < ks {
+						v += ps[j]
+					}
 				}
 			}
 		}
@@ -164,7 +182,7 @@ func megaGEMV[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, w, xs []T, red, sv, p
 			}
 		} else if fin {
 			if mode == megaResidual {
-				v += res[seq*n+row]
+				v += rv
 			}
 			out[seq*n+row] = v
 		}

@@ -46,9 +46,9 @@ var PagedF16D64Kernel = kernPagedF16D64Launcher{kern.NewLauncher(kern.KernelSpec
 	Sites: []string{
 		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:177:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:185:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "25dabb928675f020", Source: []string{"paged.go:PagedF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
+	SourceHash: "866bb195c84d4ee7", Source: []string{"paged.go:PagedF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -92,9 +92,9 @@ var PagedAheadF16D64Kernel = kernPagedAheadF16D64Launcher{kern.NewLauncher(kern.
 	Sites: []string{
 		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:177:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:185:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "2068704d4fd82f2b", Source: []string{"paged.go:PagedAheadF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
+	SourceHash: "b8dd211ea3c01236", Source: []string{"paged.go:PagedAheadF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedAheadF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -138,9 +138,9 @@ var PagedF16D128Kernel = kernPagedF16D128Launcher{kern.NewLauncher(kern.KernelSp
 	Sites: []string{
 		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:177:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:185:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "540a8a7b552585f9", Source: []string{"paged.go:PagedF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
+	SourceHash: "749b991e9bd49043", Source: []string{"paged.go:PagedF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -184,9 +184,9 @@ var PagedAheadF16D128Kernel = kernPagedAheadF16D128Launcher{kern.NewLauncher(ker
 	Sites: []string{
 		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:177:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:185:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "378fcaaef96cb1d6", Source: []string{"paged.go:PagedAheadF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
+	SourceHash: "c426053cff9d9a7d", Source: []string{"paged.go:PagedAheadF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedAheadF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -230,9 +230,9 @@ var PagedBF16D64Kernel = kernPagedBF16D64Launcher{kern.NewLauncher(kern.KernelSp
 	Sites: []string{
 		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:177:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:185:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "aadaabd75880b5e0", Source: []string{"paged.go:PagedBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
+	SourceHash: "af79731dd59432ba", Source: []string{"paged.go:PagedBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -276,9 +276,9 @@ var PagedAheadBF16D64Kernel = kernPagedAheadBF16D64Launcher{kern.NewLauncher(ker
 	Sites: []string{
 		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:177:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:185:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "105cd13e38348cba", Source: []string{"paged.go:PagedAheadBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
+	SourceHash: "4b6b5e29e70b1ce9", Source: []string{"paged.go:PagedAheadBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedAheadBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -322,9 +322,9 @@ var PagedBF16D128Kernel = kernPagedBF16D128Launcher{kern.NewLauncher(kern.Kernel
 	Sites: []string{
 		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:177:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:185:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "8a35d6eef47e2144", Source: []string{"paged.go:PagedBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
+	SourceHash: "1a9a63c823b70e61", Source: []string{"paged.go:PagedBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -368,9 +368,9 @@ var PagedAheadBF16D128Kernel = kernPagedAheadBF16D128Launcher{kern.NewLauncher(k
 	Sites: []string{
 		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:177:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:185:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "32b3d3b8bfca9e23", Source: []string{"paged.go:PagedAheadBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
+	SourceHash: "2003897a383d674e", Source: []string{"paged.go:PagedAheadBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDim"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedAheadBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},

@@ -157,6 +157,14 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 		}
 		used = max(1, udiv(n+part-1, part))
 	}
+	// direct: the block writes out itself, with no partials and no
+	// finish: a launch without split-K, or (v3) a sequence that fits in
+	// split 0, whose finish would combine that one split with itself
+	// (two round trips through L2 for a rounding of the same value).
+	direct := nsplit == 1 || ahead && n <= part
+	if direct && bx > 0 {
+		return // an empty split (block-uniform, before any barrier)
+	}
 	tid, warp, lane := t.ThreadIdx().X, t.Warp(), t.Lane()
 	btRow := seq * maxBlocks
 	// Check the block table entries the block's splits read once, up
@@ -361,7 +369,7 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 				o = s / lt
 			}
 			h := kvh*group + g0 + g
-			if nsplit == 1 {
+			if direct {
 				out[(seq*heads+h)*hd+d] = c.store(o)
 			} else {
 				pi := (seq*heads+h)*nsplit + split
@@ -381,7 +389,7 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 		}
 		t.Sync() // the combine above has read red, ms and ls
 	}
-	if nsplit > 1 && ahead { // v3; v2 keeps its registers and the reduce kernel
+	if !direct && ahead { // v3; v2 keeps its registers and the reduce kernel
 		n, part := n, part
 		if loop {
 			n = int(seqLens[seq])
