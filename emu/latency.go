@@ -79,7 +79,8 @@ type Timing struct {
 	// Micros is max(Cycles, BWCycles) in µs at the configured clock.
 	Micros float64
 	// Chain is the round trips of the warp that ends last, first to last:
-	// where each was issued (Go file:line from .loc, else the PTX line).
+	// where each was issued (Go file:line from .loc, else the PTX line)
+	// and, after an @, the cycle its value arrived.
 	Chain []string
 }
 
@@ -131,16 +132,31 @@ type latTime struct {
 // chainNode is one round trip on a chain: where it was issued.
 type chainNode struct {
 	file string
-	line int // Go line, or the PTX line when file is ""
+	line int   // Go line, or the PTX line when file is ""
+	at   int64 // the cycle its value arrived
 	prev *chainNode
 }
 
 // plus is t later by c cycles, on the same chain.
 func (t latTime) plus(c int64) latTime { t.at += c; return t }
 
+// site is where an access was issued: its Go position, or its PTX line.
+func site(a *Access) (string, int) {
+	if a.File != "" {
+		return a.File, a.GoLine
+	}
+	return "", a.Line
+}
+
+// tripAt is trip at access a's site.
+func (t latTime) tripAt(c int64, a *Access) latTime {
+	f, l := site(a)
+	return t.trip(c, f, l)
+}
+
 // trip is a round trip issued at t, ready c cycles later, at site.
 func (t latTime) trip(c int64, file string, line int) latTime {
-	return latTime{t.at + c, t.trips + 1, &chainNode{file, line, t.node}}
+	return latTime{t.at + c, t.trips + 1, &chainNode{file, line, t.at + c, t.node}}
 }
 
 type latBlock struct {
@@ -332,15 +348,15 @@ func (m *Latency) Access(a *Access) {
 		}
 		stamp = maxTime(stamp, l.stamps[addr&^3])
 	}
-	done := issue.trip(lat, a.File, a.GoLine)
+	done := issue.tripAt(lat, a)
 	if stamp.at > 0 {
-		done = maxTime(done, stamp.trip(int64(c.L2), a.File, a.GoLine))
+		done = maxTime(done, stamp.tripAt(int64(c.L2), a))
 	}
 	switch a.Kind {
 	case AccessLoad:
 		if w.spinning {
 			if stamp.at > 0 {
-				w.wake = maxTime(w.wake, stamp.trip(int64(c.L2), a.File, a.GoLine))
+				w.wake = maxTime(w.wake, stamp.tripAt(int64(c.L2), a))
 			}
 			return
 		}
@@ -354,7 +370,7 @@ func (m *Latency) Access(a *Access) {
 	case AccessStore, AccessAtomic:
 		reach := issue.plus(int64(c.L2))
 		if a.Kind == AccessAtomic {
-			done = maxTime(done, issue.trip(int64(c.Atomic), a.File, a.GoLine))
+			done = maxTime(done, issue.tripAt(int64(c.Atomic), a))
 			reach = issue.plus(int64(c.Atomic) / 2)
 			for _, r := range w.pending {
 				w.ready[r] = done
@@ -421,7 +437,7 @@ func (m *Latency) finish() {
 		if n.file != "" {
 			site = n.file + ":" + itoa(n.line)
 		}
-		t.Chain = append(t.Chain, site)
+		t.Chain = append(t.Chain, site+"@"+itoa(int(n.at)))
 	}
 	slices.Reverse(t.Chain)
 	idx := make([][3]int, 0, len(ends))

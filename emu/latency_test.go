@@ -131,8 +131,8 @@ func runLatency(t *testing.T, entry string, grid, block int, coop bool) Timing {
 func TestLatencyDependentLoads(t *testing.T) {
 	c := H100
 	chase := runLatency(t, "chase", 1, 32, false)
-	if chase.Trips != 3 || len(chase.Chain) != 3 || !strings.HasPrefix(chase.Chain[0], "PTX line ") {
-		t.Errorf("chase: %d trips, chain %q; want 3, each at its PTX line", chase.Trips, chase.Chain)
+	if chase.Trips != 3 || len(chase.Chain) != 3 || !strings.HasPrefix(chase.Chain[0], "PTX line ") || chase.Chain[2] != "PTX line 10@2431" {
+		t.Errorf("chase: %d trips, chain %q; want 3, each at its PTX line, the last from line 10 in at cycle 2431 (ld.param, 3 DRAM latencies)", chase.Trips, chase.Chain)
 	}
 	// Three first touches in a row, then the store's drain to L2.
 	if lo := int64(3 * c.DRAM); chase.Cycles < lo || chase.Cycles > lo+int64(c.DRAM) {

@@ -333,8 +333,8 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 }
 
 // megaAttnPrefetch asks L2 for the K and V rows of the block's first
-// attention item (megaAttention's numbering), before the grid barrier
-// that precedes attention: the cache is the previous steps' (the new
+// attention item (megaAttention's numbering), at the layer's start, two
+// phases before attention reads them: the cache is the previous steps' (the new
 // position's row, written in the attention phase, is left out), and the
 // block table is the host's, copied before the launch. Entries are
 // clamped to the cache like any prefetch, so a bad one costs nothing

@@ -90,6 +90,11 @@ func megaGEMV[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, w, xs []T, red, sv, p
 	seq, r := tid&7, tid>>3
 	fin := tid < 128 && seq < S
 	for u := t.BlockIdx().X; u < units; u += t.GridDim().X {
+		// The block's next unit into L2 while this one streams: its
+		// loads then wait an L2 round trip, not a DRAM one.
+		if nu := u + t.GridDim().X; nu < units {
+			megaPrefetchUnit(t, w, k, ks, per, nu)
+		}
 		tile, s := u/ks, u%ks
 		c1 := min((s+1)*per, chunks)
 		wa := (tile*16+g)*k + 8*q
@@ -199,15 +204,21 @@ func megaGEMV[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, w, xs []T, red, sv, p
 // w by gpu.PrefetchL2).
 func megaPrefetch[T gpu.Elem](t gpu.Thread, w []T, n, k, ks, units int) {
 	per := ((k >> 5) + ks - 1) / ks // chunks a slice
-	lines := int32((per + 1) >> 1)  // two 32-column chunks a line
 	for j := 0; j < units; j++ {
 		u := t.BlockIdx().X + j*t.GridDim().X
 		if u >= (n>>4)*ks {
 			break
 		}
-		base := (u/ks)*16*k + (u%ks)*per*32
-		for e := int32(t.ThreadIdx().X); e < 16*lines; e += megaThreads {
-			gpu.PrefetchL2(w, base+int(e/lines)*k+int(e%lines)*64)
-		}
+		megaPrefetchUnit(t, w, k, ks, per, u)
+	}
+}
+
+// megaPrefetchUnit asks L2 for unit u's weights: 16 rows of W [·, k]
+// times slice u%ks of per 32-column chunks, a 128-byte line a thread.
+func megaPrefetchUnit[T gpu.Elem](t gpu.Thread, w []T, k, ks, per, u int) {
+	lines := int32((per + 1) >> 1) // two 32-column chunks a line
+	base := (u/ks)*16*k + (u%ks)*per*32
+	for e := int32(t.ThreadIdx().X); e < 16*lines; e += megaThreads {
+		gpu.PrefetchL2(w, base+int(e/lines)*k+int(e%lines)*64)
 	}
 }
