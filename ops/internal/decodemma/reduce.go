@@ -158,11 +158,115 @@ func pagedFinish[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []f
 	if flag[0] == 0 {
 		return
 	}
-	for i := tid; i < Group*hd; i += warps * 32 {
-		g, d := i&(Group-1), i>>3
-		if g < ng {
-			h := h0 + g
-			reduceDim(c, out, po, pml, (seq*heads+h)*hd+d, (seq*heads+h)*nsplit, used, hd, d)
+	// Thread tid combines head tid%8 at dims tid/8 + 16j (a warp reads 4
+	// whole rows of each split's partials), finishDims dims at a time.
+	g := tid & (Group - 1)
+	if g >= ng {
+		return
+	}
+	h := h0 + g
+	nd := Group * hd / (warps * 32)
+	for j0 := 0; j0 < nd; j0 += finishDims {
+		d0 := tid>>3 + 16*j0
+		reduceDims(c, out, po, pml, (seq*heads+h)*hd+d0, (seq*heads+h)*nsplit, used, hd, d0, min(finishDims, nd-j0))
+	}
+}
+
+// finishDims is how many of its dims a thread of pagedFinish combines at
+// once.
+const finishDims = 4
+
+// reduceDims is reduceDim for nd ≤ finishDims dims of one head, dim
+// d0 + 16j written to out[at + 16j]: the head's maxima and sums are
+// loaded once for all of them, and every load of a batch goes out before
+// the first use, so nd dims cost the round trips of one. Each dim's
+// arithmetic is reduceDim's, so the bits are the same.
+func reduceDims[T gpu.Elem, C codec[T]](c C, out []T, po, pml []float32, at, pb, used, hd, d0, nd int) {
+	var m0, l0 [reduceBatch]float32
+	var o0 [finishDims][reduceBatch]float32
+	//kern:unroll
+	for u := 0; u < reduceBatch; u++ {
+		m0[u] = negInf()
+		if u < used {
+			m0[u], l0[u] = pml[2*(pb+u)], pml[2*(pb+u)+1]
+			//kern:unroll
+			for j := 0; j < finishDims; j++ {
+				if j < nd {
+					o0[j][u] = po[(pb+u)*hd+d0+16*j]
+				}
+			}
+		}
+	}
+	m := negInf()
+	//kern:unroll
+	for u := 0; u < reduceBatch; u++ {
+		m = gpu.Max(m, m0[u])
+	}
+	for s0 := reduceBatch; s0 < used; s0 += reduceBatch {
+		var ms [reduceBatch]float32
+		//kern:unroll
+		for u := 0; u < reduceBatch; u++ {
+			ms[u] = negInf()
+			if s := s0 + u; s < used {
+				ms[u] = pml[2*(pb+s)]
+			}
+		}
+		//kern:unroll
+		for u := 0; u < reduceBatch; u++ {
+			m = gpu.Max(m, ms[u])
+		}
+	}
+	if m == negInf() {
+		m = 0
+	}
+	var num [finishDims]float32
+	den := float32(0)
+	//kern:unroll
+	for u := 0; u < reduceBatch; u++ {
+		if u < used {
+			w := l0[u] * gpu.Exp2(m0[u]-m)
+			//kern:unroll
+			for j := 0; j < finishDims; j++ {
+				num[j] = gpu.FMA(w, o0[j][u], num[j])
+			}
+			den += w
+		}
+	}
+	for s0 := reduceBatch; s0 < used; s0 += reduceBatch {
+		var ms, ls [reduceBatch]float32
+		var os [finishDims][reduceBatch]float32
+		//kern:unroll
+		for u := 0; u < reduceBatch; u++ {
+			if s := s0 + u; s < used {
+				ms[u], ls[u] = pml[2*(pb+s)], pml[2*(pb+s)+1]
+				//kern:unroll
+				for j := 0; j < finishDims; j++ {
+					if j < nd {
+						os[j][u] = po[(pb+s)*hd+d0+16*j]
+					}
+				}
+			}
+		}
+		//kern:unroll
+		for u := 0; u < reduceBatch; u++ {
+			if s0+u < used {
+				w := ls[u] * gpu.Exp2(ms[u]-m)
+				//kern:unroll
+				for j := 0; j < finishDims; j++ {
+					num[j] = gpu.FMA(w, os[j][u], num[j])
+				}
+				den += w
+			}
+		}
+	}
+	//kern:unroll
+	for j := 0; j < finishDims; j++ {
+		if j < nd {
+			o := float32(0)
+			if den > 0 {
+				o = num[j] / den
+			}
+			out[at+16*j] = c.store(o)
 		}
 	}
 }
