@@ -48,7 +48,7 @@ var PagedF16D64Kernel = kernPagedF16D64Launcher{kern.NewLauncher(kern.KernelSpec
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:185:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "f0b493c4dcdc6660", Source: []string{"paged.go:PagedF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims"},
+	SourceHash: "1cff527277132673", Source: []string{"paged.go:PagedF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -94,7 +94,7 @@ var PagedAheadF16D64Kernel = kernPagedAheadF16D64Launcher{kern.NewLauncher(kern.
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:185:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "0f52a71f7fad65db", Source: []string{"paged.go:PagedAheadF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims"},
+	SourceHash: "c15bf36d1e61f78f", Source: []string{"paged.go:PagedAheadF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedAheadF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -140,7 +140,7 @@ var PagedF16D128Kernel = kernPagedF16D128Launcher{kern.NewLauncher(kern.KernelSp
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:185:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "2f64c13a73c0db26", Source: []string{"paged.go:PagedF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims"},
+	SourceHash: "897242cb250999b7", Source: []string{"paged.go:PagedF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -186,7 +186,7 @@ var PagedAheadF16D128Kernel = kernPagedAheadF16D128Launcher{kern.NewLauncher(ker
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:185:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "0b7c1ba4f78f5759", Source: []string{"paged.go:PagedAheadF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims"},
+	SourceHash: "818085f1815de50f", Source: []string{"paged.go:PagedAheadF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedAheadF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -232,7 +232,7 @@ var PagedBF16D64Kernel = kernPagedBF16D64Launcher{kern.NewLauncher(kern.KernelSp
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:185:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "3e958035ff88d2fb", Source: []string{"paged.go:PagedBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims"},
+	SourceHash: "f47471a9b09da8bc", Source: []string{"paged.go:PagedBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -278,7 +278,7 @@ var PagedAheadBF16D64Kernel = kernPagedAheadBF16D64Launcher{kern.NewLauncher(ker
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:185:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "4c665574aa3b4aa3", Source: []string{"paged.go:PagedAheadBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims"},
+	SourceHash: "cba3849379429c0f", Source: []string{"paged.go:PagedAheadBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedAheadBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -324,7 +324,7 @@ var PagedBF16D128Kernel = kernPagedBF16D128Launcher{kern.NewLauncher(kern.Kernel
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:185:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "df2d9da46041dc0d", Source: []string{"paged.go:PagedBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims"},
+	SourceHash: "5ead8841bf02ae73", Source: []string{"paged.go:PagedBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -370,7 +370,7 @@ var PagedAheadBF16D128Kernel = kernPagedAheadBF16D128Launcher{kern.NewLauncher(k
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:185:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "e69d476983b13445", Source: []string{"paged.go:PagedAheadBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims"},
+	SourceHash: "ee7c225dc4b4362f", Source: []string{"paged.go:PagedAheadBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedAheadBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},

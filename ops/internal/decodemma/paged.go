@@ -384,7 +384,8 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 		if !loop {
 			break
 		}
-		if split += stride; split*SplitLen(int(seqLens[seq]), nsplit, partition) >= int(seqLens[seq]) {
+		split += stride
+		if nn := int(seqLens[seq]); split*SplitLen(nn, nsplit, partition) >= nn { // one load of the length
 			break
 		}
 		t.Sync() // the combine above has read red, ms and ls
