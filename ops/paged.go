@@ -44,9 +44,10 @@ package ops
 // Σ_s ℓ_s·2^(m_s - M)·o_s / Σ_s ℓ_s·2^(m_s - M), in split order. v3
 // combines them in the attention kernel (the last of a sequence's splits
 // to finish does, counted in the scratch's arrival counters, so no second
-// kernel runs); after v1 and v2 a second kernel (PagedReduce) does. With
-// Partition = 0 one block walks the whole sequence and writes out
-// directly.
+// kernel runs; a sequence that fits in its first split is written by
+// that split's block directly, as without split-K); after v1 and v2 a
+// second kernel (PagedReduce) does. With Partition = 0 one block walks the
+// whole sequence and writes out directly.
 //
 // Checks: shapes on the host; on the device each block checks its
 // sequence length and the block-table entries it reads once, up front
