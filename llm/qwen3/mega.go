@@ -76,13 +76,13 @@ const (
 )
 
 //kern:kernel block=512 minblocks=1 nobounds
-func megaLayerBF16(t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext []gpu.BFloat16, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, S, H, nh, nkv, d, hd, I, kp, pageSize, nsplit, ks1, ks2, ks3, ks4 int, next, norm bool, eps, scale float32, ratio float64) {
-	megaLayer(bf16w{}, t, x, x2, qkv, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext, inNorm, postNorm, qNorm, kNorm, part, cnt, pos, slots, table, seqLens, S, H, nh, nkv, d, hd, I, kp, pageSize, nsplit, ks1, ks2, ks3, ks4, next, norm, eps, scale, ratio)
+func megaLayerBF16(t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext []gpu.BFloat16, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, S, H, nh, nkv, d, hd, I, kp, pageSize, nsplit, ks1, ks2, ks3, ks4, pairs int, next, norm bool, eps, scale float32, ratio float64) {
+	megaLayer(bf16w{}, t, x, x2, qkv, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext, inNorm, postNorm, qNorm, kNorm, part, cnt, pos, slots, table, seqLens, S, H, nh, nkv, d, hd, I, kp, pageSize, nsplit, ks1, ks2, ks3, ks4, pairs, next, norm, eps, scale, ratio)
 }
 
 //kern:kernel block=512 minblocks=1 nobounds
-func megaLayerF16(t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext []gpu.Half, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, S, H, nh, nkv, d, hd, I, kp, pageSize, nsplit, ks1, ks2, ks3, ks4 int, next, norm bool, eps, scale float32, ratio float64) {
-	megaLayer(f16w{}, t, x, x2, qkv, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext, inNorm, postNorm, qNorm, kNorm, part, cnt, pos, slots, table, seqLens, S, H, nh, nkv, d, hd, I, kp, pageSize, nsplit, ks1, ks2, ks3, ks4, next, norm, eps, scale, ratio)
+func megaLayerF16(t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext []gpu.Half, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, S, H, nh, nkv, d, hd, I, kp, pageSize, nsplit, ks1, ks2, ks3, ks4, pairs int, next, norm bool, eps, scale float32, ratio float64) {
+	megaLayer(f16w{}, t, x, x2, qkv, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext, inNorm, postNorm, qNorm, kNorm, part, cnt, pos, slots, table, seqLens, S, H, nh, nkv, d, hd, I, kp, pageSize, nsplit, ks1, ks2, ks3, ks4, pairs, next, norm, eps, scale, ratio)
 }
 
 // megaLayer is one layer for S ≤ megaMaxS sequences decoding one token
@@ -90,14 +90,14 @@ func megaLayerF16(t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wq
 // [S, nh·d + 2·nkv·d], a [S, nh·d], act [S, I]; the inputs' shared copy
 // is the dynamic shared memory, S rows of kp (megaPlan), and ks1 … ks4
 // are the four projections' k-splits.
-func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext []T, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, S, H, nh, nkv, d, hd, I, kp, pageSize, nsplit, ks1, ks2, ks3, ks4 int, next, norm bool, eps, scale float32, ratio float64) {
+func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext []T, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, S, H, nh, nkv, d, hd, I, kp, pageSize, nsplit, ks1, ks2, ks3, ks4, pairs int, next, norm bool, eps, scale float32, ratio float64) {
 	xs := gpu.DynShared[T](t)
 	red := gpu.Shared[float32](t, megaWarps*8*megaRed)
 	qs := gpu.Shared[float32](t, megaMaxG*megaMaxD)
 	sc := gpu.Shared[float32](t, megaMaxG*megaChunk)
 	ps := gpu.Shared[float32](t, megaMaxG*megaChunk)
 	ml := gpu.Shared[float32](t, 8+2*megaMaxG)
-	flag := gpu.Shared[int32](t, 1)
+	flag := gpu.Shared[int32](t, 2)
 	qdim := nh * d
 
 	// The four projections are one loop over phases, so that the GEMV's
@@ -124,7 +124,7 @@ func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32
 		case 3:
 			w, ks, mode, out, res = wd, ks4, megaResidual, x, x2
 		}
-		megaGEMV(cd, t, w, xs, red, sc, part, cnt, flag, S, n, k, kp, ks, mode, out, res, act)
+		megaGEMV(cd, t, w, xs, red, sc, part, cnt, flag, S, n, k, kp, ks, mode, pairs>>ph&1 != 0, out, res, act)
 		// The next projection's first units, or the next layer's q/k/v,
 		// into L2 while the grid meets (the weights are static).
 		nn, nk := megaShape((ph+1)%4, H, qdim, nkv*d, I)
@@ -215,6 +215,10 @@ func megaCopy[T gpu.Elem](t gpu.Thread, xs, src []T, S, k, kp int) {
 type megaPlan struct {
 	grid, nsplit int
 	ks           [4]int
+	// pairs has bit i set where projection i runs two units a block at
+	// once (megaGEMV's pair): its slices fit one iteration of half the
+	// warps, and the grid has more units than blocks.
+	pairs int
 	maxS, kp     int // sequences a step at most, the shared row (megaRow)
 	part, cnt    int // scratch lengths, float32 and int32
 }
@@ -266,6 +270,10 @@ func planMega(c Config, grid, maxS int) megaPlan {
 			}
 		}
 		p.ks[i] = best
+		units, per := tiles*best, (chunks+best-1)/best
+		if per <= megaUnroll*megaWarps/2 && (units+2*grid-1)/(2*grid) < (units+grid-1)/grid {
+			p.pairs |= 1 << i
+		}
 		p.part = max(p.part, tiles*best*16*maxS)
 		p.cnt = max(p.cnt, tiles)
 	}
@@ -382,14 +390,14 @@ func megaLaunch[T ops.Half16](m *Model, q kern.Queue, s *megaState, b *opsBufs[T
 			bf(wbuf[T](y.q)), bf(wbuf[T](y.o)), bf(wbuf[T](y.gate)), bf(wbuf[T](y.down)), bf(wnext),
 			y.inNorm, y.postNorm, qNorm, kNorm, s.part, s.cnt, w.pos, w.slot, w.table, b.seqLens,
 			S, c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, m.ops.hd, c.IntermediateSize, p.kp, pageSize,
-			p.nsplit, p.ks[0], p.ks[1], p.ks[2], p.ks[3], hasNext, norm, float32(c.RMSNormEps), scale, ratio)
+			p.nsplit, p.ks[0], p.ks[1], p.ks[2], p.ks[3], p.pairs, hasNext, norm, float32(c.RMSNormEps), scale, ratio)
 	case *kern.Buffer[gpu.Half]:
 		hf := func(x *kern.Buffer[T]) *kern.Buffer[gpu.Half] { return any(x).(*kern.Buffer[gpu.Half]) }
 		return megaLayerF16Kernel.Launch(q, grid, w.x, w.x2, b.qkv, hf(b.au), hf(b.act), hf(kc), hf(vc),
 			hf(wbuf[T](y.q)), hf(wbuf[T](y.o)), hf(wbuf[T](y.gate)), hf(wbuf[T](y.down)), hf(wnext),
 			y.inNorm, y.postNorm, qNorm, kNorm, s.part, s.cnt, w.pos, w.slot, w.table, b.seqLens,
 			S, c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, m.ops.hd, c.IntermediateSize, p.kp, pageSize,
-			p.nsplit, p.ks[0], p.ks[1], p.ks[2], p.ks[3], hasNext, norm, float32(c.RMSNormEps), scale, ratio)
+			p.nsplit, p.ks[0], p.ks[1], p.ks[2], p.ks[3], p.pairs, hasNext, norm, float32(c.RMSNormEps), scale, ratio)
 	}
 	return fmt.Errorf("qwen3: persistent decode of %T", b.au)
 }

@@ -70,11 +70,16 @@ func megaChunk32[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, wa, wb, xb [4]uint
 // megaRow's, so the eight rows' loads fall in different banks).
 // Sequence j is column j of the mma's B and C, so its sums are the same
 // bits whatever S is. red is the block's warp sums [16 warps][8][16
-// rows, megaRed apart], sv a shared [8·16] for SwiGLU's pairs, part and cnt the grid's
-// slice scratch [n/16·ks·S·16] and arrival counters [n/16] (zero on
-// entry, left zero), flag a shared word. out, res and act are [S, n],
-// [S, n] and [S, n/2].
-func megaGEMV[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, w, xs []T, red, sv, part []float32, cnt, flag []int32, S, n, k, kp, ks, mode int, out, res []float32, act []T) {
+// rows, megaRed apart], sv a shared [2·8·16] for SwiGLU's pairs, part and
+// cnt the grid's slice scratch [n/16·ks·S·16] and arrival counters
+// [n/16] (zero on entry, left zero), flag two shared words. out, res and
+// act are [S, n], [S, n] and [S, n/2].
+//
+// With pair (planMega sets it where a slice is short enough), each half
+// of the block's warps takes a unit of its own, units u and u + grid, so
+// a block with several units walks half as many rounds of round trips;
+// threads 0–127 finish the first half's unit, 128–255 the second's.
+func megaGEMV[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, w, xs []T, red, sv, part []float32, cnt, flag []int32, S, n, k, kp, ks, mode int, pair bool, out, res []float32, act []T) {
 	warp, lane, tid := t.Warp(), t.Lane(), t.ThreadIdx().X
 	g, q := lane>>2, lane&3
 	mask := uint32(0)
@@ -85,36 +90,49 @@ func megaGEMV[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, w, xs []T, red, sv, p
 	chunks := k >> 5
 	per := (chunks + ks - 1) / ks
 	units := (n >> 4) * ks
-	// Thread tid < 128 finishes row r of sequence seq: eight sequences a
-	// row, so a warp's reads of red (row stride megaRed) hit 32 banks.
-	seq, r := tid&7, tid>>3
-	fin := tid < 128 && seq < S
-	for u := t.BlockIdx().X; u < units; u += t.GridDim().X {
-		// The block's next unit into L2 while this one streams: its
-		// loads then wait an L2 round trip, not a DRAM one.
-		if nu := u + t.GridDim().X; nu < units {
+	grid := t.GridDim().X
+	// A warp's half (its unit) and its place in it; a finishing thread's
+	// half. Without pair there is one half of 16 warps.
+	half, wh, nw, fh, step := 0, warp, megaWarps, 0, grid
+	if pair {
+		half, wh, nw, fh, step = warp>>3, warp&7, megaWarps/2, min(tid>>7, 1), 2*grid
+	}
+	// Thread tid finishes row r of sequence seq of its half's unit:
+	// eight sequences a row, so a warp's reads of red (row stride
+	// megaRed) hit 32 banks.
+	seq, r := tid&7, (tid>>3)&15
+	for u0 := t.BlockIdx().X; u0 < units; u0 += step {
+		// The block's next units into L2 while these stream: their loads
+		// then wait an L2 round trip, not a DRAM one.
+		for nu := u0 + step; nu < min(units, u0+2*step); nu += grid {
 			megaPrefetchUnit(t, w, k, ks, per, nu)
 		}
+		u, uf := u0+half*grid, u0+fh*grid // the warp's unit, the finisher's
+		fin := seq < S && (tid < 128 || pair && tid < 256) && uf < units
 		tile, s := u/ks, u%ks
 		c1 := min((s+1)*per, chunks)
+		if u >= units {
+			c1 = 0 // a half with no unit this round loads nothing
+		}
 		wa := (tile*16+g)*k + 8*q
 		wb := wa + 8*k
+		tf := uf / ks
 		// The residual is read now, in flight with the weights, rather
 		// than after the sums: a round trip off the phase's chain.
 		rv := float32(0)
 		if fin && mode == megaResidual {
-			rv = res[seq*n+tile*16+r]
+			rv = res[seq*n+tf*16+r]
 		}
 		var acc [4]float32
 		// Every load of an iteration before its first product; a slice's
 		// last iteration loads what is left (a chunk past the slice is
 		// zero and adds nothing), so a warp with fewer than megaUnroll
 		// chunks still has them all in flight at once.
-		for c := s*per + warp; c < c1; c += megaUnroll * megaWarps {
+		for c := s*per + wh; c < c1; c += megaUnroll * nw {
 			var fa, fb, xb [megaUnroll][4]uint32
 			//kern:unroll
 			for e := range megaUnroll {
-				if cc := c + e*megaWarps; cc < c1 {
+				if cc := c + e*nw; cc < c1 {
 					off := cc << 5
 					fa[e] = cd.pack(gpu.Load8Stream(w, wa+off))
 					fb[e] = cd.pack(gpu.Load8Stream(w, wb+off))
@@ -134,36 +152,40 @@ func megaGEMV[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, w, xs []T, red, sv, p
 		t.Sync()
 		v := float32(0)
 		if fin {
-			for w2 := 0; w2 < megaWarps; w2++ {
+			for w2 := fh * nw; w2 < fh*nw+nw; w2++ {
 				v += red[(w2*8+seq)*megaRed+r]
 			}
 		}
+		last := true
 		if ks > 1 {
 			if fin {
-				part[(u*S+seq)*16+r] = v
+				part[(uf*S+seq)*16+r] = v
 				gpu.ThreadFence(t) // the partial before the arrival
 			}
 			t.Sync()
-			if tid == 0 {
-				last := int32(0)
-				if gpu.AtomicAdd(&cnt[tile], 1) == int32(ks-1) {
-					last, cnt[tile] = 1, 0
+			if tid == 0 || pair && tid == 128 {
+				// Thread 0 arrives for the first half's unit, thread 128
+				// (with pair) for the second's, if it has one.
+				hu := u0 + (tid>>7)*grid
+				arrived := int32(0)
+				if hu < units {
+					if gpu.AtomicAdd(&cnt[hu/ks], 1) == int32(ks-1) {
+						arrived, cnt[hu/ks] = 1, 0
+					}
 				}
-				flag[0] = last
+				flag[tid>>7] = arrived
 			}
 			t.Sync()
-			if flag[0] == 0 {
-				continue // red and flag are next written after a barrier
-			}
+			last = flag[fh] != 0
 			gpu.ThreadFence(t) // the other slices' partials after their arrivals
-			if fin {
+			if fin && last {
 				// Every slice's partial loaded before the first add (one
 				// round trip, not ks), then summed in slice order.
 				var ps [megaMaxKs]float32
 				//kern:unroll
 				for j := range megaMaxKs {
 					if j < ks {
-						ps[j] = part[((tile*ks+j)*S+seq)*16+r]
+						ps[j] = part[((tf*ks+j)*S+seq)*16+r]
 					}
 				}
 				v = 0
@@ -175,23 +197,23 @@ func megaGEMV[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, w, xs []T, red, sv, p
 				}
 			}
 		}
-		row := tile*16 + r
+		row := tf*16 + r
 		if mode == megaSwiGLU {
 			// The up row's sum from its neighbour, through shared memory.
-			if fin {
+			if fin && last {
 				sv[tid] = v
 			}
 			t.Sync()
-			if fin && r&1 == 0 {
+			if fin && last && r&1 == 0 {
 				act[seq*(n>>1)+row>>1] = cd.store(v / (1 + gpu.Exp(-v)) * sv[tid+8])
 			}
-		} else if fin {
+		} else if fin && last {
 			if mode == megaResidual {
 				v += rv
 			}
 			out[seq*n+row] = v
 		}
-		t.Sync() // red and sv are read before the next unit writes them
+		t.Sync() // red, sv and flag are read before the next round writes them
 	}
 }
 

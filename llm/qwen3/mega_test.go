@@ -97,18 +97,26 @@ func TestPersistentDecodeLongContext(t *testing.T) {
 		if td.name == "native" {
 			continue // as the emulator, a grid of goroutines
 		}
-		for _, hdim := range []int{64, 128} {
-			t.Run(fmt.Sprintf("%s/d%d", td.name, hdim), func(t *testing.T) {
+		// The third case: o_proj's k = 2048 at a 3-block grid takes 2
+		// k-slices, two units a block at once (megaGEMV's pair with
+		// slices), as Qwen3-4B's o_proj does on an H100.
+		for _, c := range []struct{ hdim, heads, kvHeads, grid int }{{64, 8, 2, 4}, {128, 8, 2, 4}, {128, 16, 4, 3}} {
+			t.Run(fmt.Sprintf("%s/d%d/h%d", td.name, c.hdim, c.heads), func(t *testing.T) {
 				cfg := Presets["tiny"]
-				cfg.HeadDim, cfg.NumAttentionHeads, cfg.NumKeyValueHeads = hdim, 8, 2
+				cfg.HeadDim, cfg.NumAttentionHeads, cfg.NumKeyValueHeads = c.hdim, c.heads, c.kvHeads
 				cfg.MaxPositionEmbeddings = 256
+				if c.heads == 16 {
+					if p := planMega(cfg, c.grid, megaMaxSeqs(cfg)); p.ks[1] != 2 || p.pairs&2 == 0 {
+						t.Fatalf("o_proj's plan at grid %d: split %d, pairs %b; want 2 slices in pairs", c.grid, p.ks[1], p.pairs)
+					}
+				}
 				dev := td.dev
 				open := func(persistent bool) *Model {
 					m := randomOps(t, dev, cfg, 11, true)
 					if persistent {
 						grid := 0 // on a GPU, the whole grid
 						if td.name == "emu" {
-							grid = 4
+							grid = c.grid
 						}
 						persist(t, m, grid)
 					}
