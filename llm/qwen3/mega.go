@@ -218,9 +218,9 @@ type megaPlan struct {
 	// pairs has bit i set where projection i runs two units a block at
 	// once (megaGEMV's pair): its slices fit one iteration of half the
 	// warps, and the grid has more units than blocks.
-	pairs int
-	maxS, kp     int // sequences a step at most, the shared row (megaRow)
-	part, cnt    int // scratch lengths, float32 and int32
+	pairs     int
+	maxS, kp  int // sequences a step at most, the shared row (megaRow)
+	part, cnt int // scratch lengths, float32 and int32
 }
 
 // megaFits reports why the persistent layer cannot run this model, or nil.
