@@ -22,8 +22,8 @@ import (
 	"github.com/gokern/kern/gpu"
 )
 
-// gridSlotBytes is one barrier's size: the arrival count and the
-// generation, two u32.
+// gridSlotBytes is one barrier's size: the arrival count and a word
+// compiler/lower_grid.go no longer uses, two u32.
 const gridSlotBytes = 8
 
 const gridChunkBytes = 4096

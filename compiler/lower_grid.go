@@ -3,28 +3,35 @@ package compiler
 // gpu.GridSync: a grid-wide barrier (gpu/grid.go). The kernel becomes
 // cooperative (Kernel.Cooperative): the runtime launches it with every
 // block resident and passes, as a hidden last parameter (GridParam), the
-// address of two u32 words it clears before each launch: the count of
-// blocks arrived at the current round, and the round's generation.
+// address of two u32 words it clears before each launch. The first counts
+// arrivals over the whole launch; the second is unused (kept so that the
+// slot's layout does not change).
 //
 //	bar.sync 0                          the block's writes are done
 //	thread 0 of the block:
-//	  gen = ld.relaxed.gpu [g+4]        read before arriving
 //	  fence.acq_rel.gpu                 release the block's writes
 //	  old = atom.global.add [g], 1
-//	  last (old = blocks-1): st [g], 0; fence; st.relaxed.gpu [g+4], gen+1
-//	  else: spin, nanosleep between polls, until [g+4] ≠ gen; fence
-//	        (acquire), or until the error slot's code is set
+//	  target = old - old%blocks + blocks      the count that ends this round
+//	  unless old+1 = target (the last arrival):
+//	    spin, nanosleep between polls, until ld.relaxed.gpu [g] ≥ target,
+//	    or until the error slot's code is set
+//	  fence.acq_rel.gpu                 acquire the other blocks' writes
 //	bar.red.or.pred                     the block waits for thread 0, and
 //	                                    exits if it saw a failure
 //
-// The generation makes the two words reusable without a reset between
-// rounds: the last arriver clears the count before it publishes the new
-// generation (the fence orders them), so a block that runs ahead into the
-// next round counts from 0. A device bounds check or panic that fails in
-// some block ends that thread before it arrives; every other block then
-// sees the error slot's code while it spins, and the whole block exits
-// instead of waiting for an arrival that will never come, so the launch
-// ends and the host reports the failure.
+// The count only grows, so nothing is reset between rounds: a block
+// cannot run a round ahead (it waits for every arrival of its own round),
+// so old/blocks is the round its arrival belongs to, and a block that
+// leaves first and arrives at the next barrier counts toward that round's
+// target. The last arrival releases the others by its atomic alone: they
+// see the count reach the target one L2 round trip later, where a
+// separate generation word took the last arrival's atomic, a store, a
+// fence and a second store first. 2³² arrivals a launch at most: at 132
+// blocks, 32 million barriers. A device bounds check or panic that fails
+// in some block ends that thread before it arrives; every other block
+// then sees the error slot's code while it spins, and the whole block
+// exits instead of waiting for an arrival that will never come, so the
+// launch ends and the host reports the failure.
 //
 // PTX ISA: ld.relaxed and fence.acq_rel §9.7.9.8/§9.7.13.4 (PTX 6.0,
 // sm_70), nanosleep §9.7.13.9 (PTX 6.3, sm_70), bar.red §9.7.13.1.
@@ -65,8 +72,6 @@ func (kb *kernelBuilder) gridSync(c *icall) *val {
 	p, g := b.New(ir.U64), b.New(ir.U64)
 	b.Ld(ir.ParamSpace, false, ir.U64, ir.R(p), ir.SymAddr(GridParam, 0))
 	b.Cvta(ir.Global, true, g, ir.R(p))
-	gen := b.New(ir.U32)
-	b.Emit(ir.OpLd, "ld.relaxed.gpu.global.u32", ir.R(gen), ir.Addr(g, 4))
 	b.Emit(ir.OpFence, "fence.acq_rel.gpu")
 	blocks := kb.special("%nctaid.x")
 	for _, d := range []string{"%nctaid.y", "%nctaid.z"} {
@@ -74,16 +79,16 @@ func (kb *kernelBuilder) gridSync(c *icall) *val {
 	}
 	old := b.New(ir.U32)
 	b.Atom(ir.Global, "add", ir.U32, old, ir.Addr(g, 0), ir.Imm(ir.U32, 1))
-	b.Arith(ir.OpSub, ir.U32, blocks, ir.R(blocks), ir.Imm(ir.U32, 1))
+	rem, target, next := b.New(ir.U32), b.New(ir.U32), b.New(ir.U32)
+	b.Arith(ir.OpRem, ir.U32, rem, ir.R(old), ir.R(blocks))
+	b.Arith(ir.OpSub, ir.U32, target, ir.R(old), ir.R(rem))
+	b.Arith(ir.OpAdd, ir.U32, target, ir.R(target), ir.R(blocks))
+	b.Arith(ir.OpAdd, ir.U32, next, ir.R(old), ir.Imm(ir.U32, 1))
+	acquire := kb.f.NewBlock("grid_acquire")
 	notLast := b.New(ir.Pred)
-	b.Setp(ir.NE, ir.U32, notLast, ir.R(old), ir.R(blocks))
+	b.Setp(ir.NE, ir.U32, notLast, ir.R(next), ir.R(target))
 	b.BraIf(notLast, false, spin)
-	b.Emit(ir.OpSt, "st.relaxed.gpu.global.u32", ir.Addr(g, 0), ir.Imm(ir.U32, 0))
-	b.Emit(ir.OpFence, "fence.acq_rel.gpu")
-	next := b.New(ir.U32)
-	b.Arith(ir.OpAdd, ir.U32, next, ir.R(gen), ir.Imm(ir.U32, 1))
-	b.Emit(ir.OpSt, "st.relaxed.gpu.global.u32", ir.Addr(g, 4), ir.R(next))
-	b.Bra(join)
+	b.Bra(acquire)
 
 	b.B = spin
 	b.Emit(ir.OpNanosleep, "nanosleep.u32", ir.Imm(ir.U32, 100))
@@ -93,10 +98,13 @@ func (kb *kernelBuilder) gridSync(c *icall) *val {
 	b.Setp(ir.NE, ir.U32, bad, ir.R(code), ir.Imm(ir.U32, 0))
 	b.BraIf(bad, false, failed)
 	cur := b.New(ir.U32)
-	b.Emit(ir.OpLd, "ld.relaxed.gpu.global.u32", ir.R(cur), ir.Addr(g, 4))
-	same := b.New(ir.Pred)
-	b.Setp(ir.EQ, ir.U32, same, ir.R(cur), ir.R(gen))
-	b.BraIf(same, false, spin)
+	b.Emit(ir.OpLd, "ld.relaxed.gpu.global.u32", ir.R(cur), ir.Addr(g, 0))
+	short := b.New(ir.Pred)
+	b.Setp(ir.LO, ir.U32, short, ir.R(cur), ir.R(target))
+	b.BraIf(short, false, spin)
+	b.Bra(acquire)
+
+	b.B = acquire
 	b.Emit(ir.OpFence, "fence.acq_rel.gpu")
 	b.Bra(join)
 

@@ -111,10 +111,11 @@ type latWarp struct {
 	pending  []int32
 	issued   latTime
 	pendPC   int
-	barriers int     // block barriers passed
-	atBar    bool    // waiting at barrier number barriers-1
-	spinning bool    // inside a poll loop
-	wake     latTime // when a poll saw the newest store it read
+	barriers int            // block barriers passed
+	atBar    bool           // waiting at barrier number barriers-1
+	spinning bool           // inside a poll loop
+	wake     latTime        // when a poll saw the newest store it read
+	atomIdx  map[uint64]int // by word: the index of this warp's last atomic in atoms
 	// cp.async groups: the open group's completion, then committed ones.
 	open   latTime
 	groups []latTime
@@ -173,6 +174,12 @@ type latLaunch struct {
 	blocks  map[[3]int]*latBlock
 	sectors map[uint64]int64   // global sectors touched: when each is (or will be) in L2
 	stamps  map[uint64]latTime // global words stored: when they reached L2
+	// atoms is each word's atomics in the emulator's order, when each
+	// reached L2; nblocks the launch's block count. A grid barrier's
+	// count (compiler/lower_grid.go) gets one atomic a block a round,
+	// and a round's arrivals all come before the next round's.
+	atoms   map[uint64][]latTime
+	nblocks int
 }
 
 // Launch implements LaunchObserver.
@@ -189,14 +196,15 @@ func (m *Latency) Launch(kernel string, grid, block [3]int) {
 	t.Launches++
 	t.DRAMBytes = 0
 	m.cur = &latLaunch{t: t, block: block, warps: map[warpKey]*latWarp{}, blocks: map[[3]int]*latBlock{},
-		sectors: map[uint64]int64{}, stamps: map[uint64]latTime{}}
+		sectors: map[uint64]int64{}, stamps: map[uint64]latTime{}, atoms: map[uint64][]latTime{},
+		nblocks: max(1, grid[0]) * max(1, grid[1]) * max(1, grid[2])}
 }
 
 func (l *latLaunch) warp(b [3]int, w int) *latWarp {
 	k := warpKey{b, w}
 	s := l.warps[k]
 	if s == nil {
-		s = &latWarp{ready: map[int32]latTime{}, lastRead: map[int32]int64{}}
+		s = &latWarp{ready: map[int32]latTime{}, lastRead: map[int32]int64{}, atomIdx: map[uint64]int{}}
 		l.warps[k] = s
 	}
 	return s
@@ -343,7 +351,7 @@ func (m *Latency) Access(a *Access) {
 			}
 			lat = max(lat, in+int64(c.L2)-issue.at)
 		}
-		if a.Kind != AccessLoad && a.Kind != AccessAtomic {
+		if a.Kind != AccessLoad {
 			continue
 		}
 		stamp = maxTime(stamp, l.stamps[addr&^3])
@@ -355,6 +363,17 @@ func (m *Latency) Access(a *Access) {
 	switch a.Kind {
 	case AccessLoad:
 		if w.spinning {
+			// A poll of a word this warp arrived on with an atomic (a
+			// grid barrier's count) waits for the round's last arrival;
+			// one of a stored word (a flag) for the store it sees. The
+			// latest stamp may be a later round's: the emulator's order
+			// of polls is not the GPU's.
+			addr := a.Addr[bits.TrailingZeros32(a.Mask)] &^ 3
+			if i, ok := w.atomIdx[addr]; ok {
+				if end := (i/l.nblocks+1)*l.nblocks - 1; end < len(l.atoms[addr]) {
+					stamp = l.atoms[addr][end]
+				}
+			}
 			if stamp.at > 0 {
 				w.wake = maxTime(w.wake, stamp.tripAt(int64(c.L2), a))
 			}
@@ -370,10 +389,19 @@ func (m *Latency) Access(a *Access) {
 	case AccessStore, AccessAtomic:
 		reach := issue.plus(int64(c.L2))
 		if a.Kind == AccessAtomic {
+			// Atomics on one word serialize at L2 a few cycles apart,
+			// not a round trip apart: the value returned waits for no
+			// earlier arrival (the emulator's order of them is not the
+			// GPU's either).
 			done = maxTime(done, issue.tripAt(int64(c.Atomic), a))
 			reach = issue.plus(int64(c.Atomic) / 2)
 			for _, r := range w.pending {
 				w.ready[r] = done
+			}
+			if a.Mask&(a.Mask-1) == 0 { // one lane: a counter's arrival
+				addr := a.Addr[bits.TrailingZeros32(a.Mask)] &^ 3
+				w.atomIdx[addr] = len(l.atoms[addr])
+				l.atoms[addr] = append(l.atoms[addr], reach)
 			}
 		}
 		for mm := a.Mask; mm != 0; mm &= mm - 1 {
