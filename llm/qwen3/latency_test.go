@@ -11,17 +11,24 @@ import (
 )
 
 // TestLatencyModelDecodeLayer prices one decode step of Qwen3-0.6B's layer
-// shapes on the emulator's latency model (emu.Latency, an H100's
+// shapes (or another preset's, KERN_LATENCY_MODEL=qwen3-4b) on the emulator's latency model (emu.Latency, an H100's
 // figures): the six-launch ops path against the persistent layer. The
 // model counts chains of dependent round trips to memory and prices them;
 // its times compare designs, they do not predict a GPU (emu/latency.go).
 // It prints a table and checks only that both paths were timed. Minutes
 // on the emulator, so it runs when KERN_LATENCY_MODEL is set.
 func TestLatencyModelDecodeLayer(t *testing.T) {
-	if os.Getenv("KERN_LATENCY_MODEL") == "" {
-		t.Skip("set KERN_LATENCY_MODEL=1 to price a decode step on the emulator's latency model (minutes)")
+	preset := os.Getenv("KERN_LATENCY_MODEL")
+	switch preset {
+	case "":
+		t.Skip("set KERN_LATENCY_MODEL=1 (or a preset, qwen3-4b) to price a decode step on the emulator's latency model (minutes)")
+	case "1":
+		preset = "qwen3-0.6b"
 	}
-	cfg := Presets["qwen3-0.6b"]
+	cfg, ok := Presets[preset]
+	if !ok {
+		t.Fatalf("KERN_LATENCY_MODEL=%s: no such preset", preset)
+	}
 	cfg.NumHiddenLayers, cfg.VocabSize = 1, 2048 // one layer; a small lm_head
 	const context = 64
 	var report strings.Builder
@@ -48,7 +55,7 @@ func TestLatencyModelDecodeLayer(t *testing.T) {
 			name = "persistent layer"
 		}
 		var sum float64
-		fmt.Fprintf(&report, "%s, one decode step at context %d:\n", name, context)
+		fmt.Fprintf(&report, "%s, %s, one decode step at context %d:\n", preset, name, context)
 		fmt.Fprintf(&report, "  %-28s %8s %6s %10s %10s %6s %9s\n", "kernel", "launches", "blocks", "cycles", "bw cycles", "trips", "µs")
 		ts := model.Timings()
 		for _, k := range ts {
