@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/gokern/kern"
+	"github.com/gokern/kern/emu"
 	"github.com/gokern/kern/gpu"
 )
 
@@ -533,6 +535,41 @@ func TestPagedDefault(t *testing.T) {
 		PagedDefault = c.def
 		if got := PagedVersion(Paged{Version: c.version, HeadDim: c.hd}); got != c.want {
 			t.Errorf("PagedDefault %d, Version %d, head dim %d: version %d, want %d", c.def, c.version, c.hd, got, c.want)
+		}
+	}
+}
+
+// TestPagedDecodeRoundTrips holds v3's dependent round trips to memory,
+// counted by the emulator's latency model (emu.Latency), at what they
+// were brought down to: a short sequence with split-K on (16 query and 8
+// KV heads of 128, 16-token pages, 64-token splits) is bound by its chain
+// of loads, not by bandwidth. At 65 tokens two splits hold keys and the
+// last to finish combines them (10 trips: the length, the block table
+// check, the page, the keys and values, the partials' hand-off, two
+// rounds of the finish); at 64 the one split writes out itself (no
+// hand-off, no finish). A loop that waits for each load in turn, as the
+// finish once did for each of a thread's 8 elements, adds trips here.
+func TestPagedDecodeRoundTrips(t *testing.T) {
+	for _, c := range []struct {
+		n, most int
+	}{{65, 10}, {64, 6}} {
+		model := emu.NewLatency(emu.H100)
+		dev := kern.OpenEmulator(emu.Options{Observer: model})
+		pc := pagedCase{lens: []int{c.n}, heads: 16, kvHeads: 8, hd: 128, pageSize: 16, partition: 64}
+		runPaged[gpu.BFloat16](t, dev, pc, 3, 1)
+		found := false
+		for _, k := range model.Timings() {
+			if !strings.HasPrefix(k.Kernel, "PagedAhead") {
+				continue
+			}
+			found = true
+			t.Logf("n=%d: %s: %d trips, %d cycles: %s", c.n, k.Kernel, k.Trips, k.Cycles, strings.Join(k.Chain, " → "))
+			if k.Trips > c.most {
+				t.Errorf("n=%d: %s waits on %d dependent round trips, want at most %d: %s", c.n, k.Kernel, k.Trips, c.most, strings.Join(k.Chain, " → "))
+			}
+		}
+		if !found {
+			t.Fatalf("n=%d: no PagedAhead launch timed", c.n)
 		}
 	}
 }
