@@ -73,15 +73,6 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 		used := (n + L - 1) / L
 		tab := table[b*P : b*P+P]
 		if s < used {
-			bad := 0
-			for e := s*L/pageSize + tid; e <= (min(n, s*L+L)-1)/pageSize; e += megaThreads {
-				if uint(tab[e]) >= uint(pages) {
-					bad = 1
-				}
-			}
-			if gpu.BlockMax(t, bad) != 0 { // block-uniform: the barriers below stay so
-				panic("qwen3: persistent decode: a block table entry is not a page of the cache")
-			}
 			row0 := b * (nh + 2*nkv) // the sequence's first head vector in qkv
 			// The group's queries, and in the last split the new key and value.
 			if warp < G {
@@ -110,6 +101,19 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 				for i := d + lane; i < hd; i += 32 {
 					cache[dst+i] = cd.store(0)
 				}
+			}
+			// The split's block table entries are checked while the first
+			// warps prepare the heads (their loads are in flight together:
+			// the check needs none of it, and no key is read before it),
+			// by the last warps first, which prepare nothing.
+			bad := 0
+			for e := s*L/pageSize + (megaThreads - 1 - tid); e <= (min(n, s*L+L)-1)/pageSize; e += megaThreads {
+				if uint(tab[e]) >= uint(pages) {
+					bad = 1
+				}
+			}
+			if gpu.BlockMax(t, bad) != 0 { // block-uniform: the barriers below stay so
+				panic("qwen3: persistent decode: a block table entry is not a page of the cache")
 			}
 			t.Sync() // the queries, and the new key and value, before any score
 
