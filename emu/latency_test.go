@@ -98,16 +98,22 @@ poll:
 }
 `
 
-// runLatency launches entry on a fresh device with the model attached,
-// over a 512-byte buffer whose first words chain: word 0 → byte 8 →
-// byte 16 (as addresses), and returns the entry's timing.
+// runLatency launches entry on a fresh device with an H100 model
+// attached (runLatencyOn with another machine), over a 512-byte buffer
+// whose first words chain: word 0 → byte 256 → byte 384 (as addresses),
+// and returns the entry's timing.
 func runLatency(t *testing.T, entry string, grid, block int, coop bool) Timing {
+	t.Helper()
+	return runLatencyOn(t, H100, entry, grid, block, coop)
+}
+
+func runLatencyOn(t *testing.T, c LatencyConfig, entry string, grid, block int, coop bool) Timing {
 	t.Helper()
 	m, err := Load([]byte(latencyPTX))
 	if err != nil {
 		t.Fatal(err)
 	}
-	model := NewLatency(H100)
+	model := NewLatency(c)
 	d := NewDevice(Options{Observer: model})
 	buf := upload(t, d, make([]byte, 512))
 	init := make([]byte, 512)
@@ -197,26 +203,10 @@ func TestLatencySlots(t *testing.T) {
 	c := H100
 	c.SMs = 1
 	c.Slots = func(string, [3]int) int { return 1 }
-	m, err := Load([]byte(latencyPTX))
-	if err != nil {
-		t.Fatal(err)
-	}
-	model := NewLatency(c)
-	d := NewDevice(Options{Observer: model})
-	buf := upload(t, d, make([]byte, 512))
-	init := make([]byte, 512)
-	binary.LittleEndian.PutUint64(init[0:], buf+256)
-	binary.LittleEndian.PutUint64(init[256:], buf+384)
-	if err := d.Write(buf, init); err != nil {
-		t.Fatal(err)
-	}
 	// Four blocks on one slot run one after another.
-	if err := d.Launch(m, "fan", LaunchConfig{Grid: [3]int{4}, Block: [3]int{32}, Params: params{}.u64(buf)}); err != nil {
-		t.Fatal(err)
-	}
-	ts := model.Timings()
-	if ts[0].Blocks != 4 || ts[0].Cycles < int64(3*c.L2+c.DRAM) {
-		t.Errorf("4 blocks on one slot: %+v, want at least one DRAM and three L2 spans", ts[0])
+	ts := runLatencyOn(t, c, "fan", 4, 32, false)
+	if ts.Blocks != 4 || ts.Cycles < int64(3*c.L2+c.DRAM) {
+		t.Errorf("4 blocks on one slot: %+v, want at least one DRAM and three L2 spans", ts)
 	}
 }
 

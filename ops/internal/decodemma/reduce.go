@@ -52,28 +52,7 @@ func reduceDim[T gpu.Elem, C codec[T]](c C, out []T, po, pml []float32, at, pb, 
 			m0[u], l0[u], o0[u] = pml[2*(pb+u)], pml[2*(pb+u)+1], po[(pb+u)*hd+d]
 		}
 	}
-	m := negInf()
-	//kern:unroll
-	for u := 0; u < reduceBatch; u++ {
-		m = gpu.Max(m, m0[u])
-	}
-	for s0 := reduceBatch; s0 < used; s0 += reduceBatch {
-		var ms [reduceBatch]float32
-		//kern:unroll
-		for u := 0; u < reduceBatch; u++ {
-			ms[u] = negInf()
-			if s := s0 + u; s < used {
-				ms[u] = pml[2*(pb+s)]
-			}
-		}
-		//kern:unroll
-		for u := 0; u < reduceBatch; u++ {
-			m = gpu.Max(m, ms[u])
-		}
-	}
-	if m == negInf() {
-		m = 0
-	}
+	m := splitMax(pml, m0, pb, used)
 	num, den := float32(0), float32(0)
 	//kern:unroll
 	for u := 0; u < reduceBatch; u++ {
@@ -105,6 +84,35 @@ func reduceDim[T gpu.Elem, C codec[T]](c C, out []T, po, pml []float32, at, pb, 
 		o = num / den
 	}
 	out[at] = c.store(o)
+}
+
+// splitMax is the largest of a head's split maxima (0 when none is
+// finite): m0 holds the first reduceBatch splits' (-inf past used), the
+// later ones are loaded reduceBatch at a time.
+func splitMax(pml []float32, m0 [reduceBatch]float32, pb, used int) float32 {
+	m := negInf()
+	//kern:unroll
+	for u := 0; u < reduceBatch; u++ {
+		m = gpu.Max(m, m0[u])
+	}
+	for s0 := reduceBatch; s0 < used; s0 += reduceBatch {
+		var ms [reduceBatch]float32
+		//kern:unroll
+		for u := 0; u < reduceBatch; u++ {
+			ms[u] = negInf()
+			if s := s0 + u; s < used {
+				ms[u] = pml[2*(pb+s)]
+			}
+		}
+		//kern:unroll
+		for u := 0; u < reduceBatch; u++ {
+			m = gpu.Max(m, ms[u])
+		}
+	}
+	if m == negInf() {
+		m = 0
+	}
+	return m
 }
 
 // reduceBatch is the splits pagedReduce loads at once.
@@ -197,28 +205,7 @@ func reduceDims[T gpu.Elem, C codec[T]](c C, out []T, po, pml []float32, at, pb,
 			}
 		}
 	}
-	m := negInf()
-	//kern:unroll
-	for u := 0; u < reduceBatch; u++ {
-		m = gpu.Max(m, m0[u])
-	}
-	for s0 := reduceBatch; s0 < used; s0 += reduceBatch {
-		var ms [reduceBatch]float32
-		//kern:unroll
-		for u := 0; u < reduceBatch; u++ {
-			ms[u] = negInf()
-			if s := s0 + u; s < used {
-				ms[u] = pml[2*(pb+s)]
-			}
-		}
-		//kern:unroll
-		for u := 0; u < reduceBatch; u++ {
-			m = gpu.Max(m, ms[u])
-		}
-	}
-	if m == negInf() {
-		m = 0
-	}
+	m := splitMax(pml, m0, pb, used)
 	var num [finishDims]float32
 	den := float32(0)
 	//kern:unroll
