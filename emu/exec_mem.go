@@ -117,15 +117,20 @@ func (w *warp) observe(in *inst, o *opnd, m uint32, kind AccessKind, size int) {
 	w.observeIn(in, in.space, o, m, kind, size)
 }
 
-// observeIn is observe with the operand's state space given (cp.async has
-// two: its destination's, in.space, and global for its source).
-func (w *warp) observeIn(in *inst, sp space, o *opnd, m uint32, kind AccessKind, size int) {
-	a := &Access{Kernel: w.k.info.Name, Block: w.b.idx, Warp: w.id, Line: int(in.line), Instr: in.text,
-		Kind: kind, Size: size, Mask: m}
-	a.PC = int(in.pc)
+// observed is an Access of kind by the warp at in, its addresses to fill.
+func (w *warp) observed(in *inst, kind AccessKind) *Access {
+	a := &Access{Kernel: w.k.info.Name, Block: w.b.idx, Warp: w.id, PC: int(in.pc), Line: int(in.line), Instr: in.text, Kind: kind}
 	if in.loc.file != 0 {
 		a.File, a.GoLine = w.k.files[in.loc.file], in.loc.line
 	}
+	return a
+}
+
+// observeIn is observe with the operand's state space given (cp.async has
+// two: its destination's, in.space, and global for its source).
+func (w *warp) observeIn(in *inst, sp space, o *opnd, m uint32, kind AccessKind, size int) {
+	a := w.observed(in, kind)
+	a.Size, a.Mask = size, m
 	for mm := m; mm != 0; mm &= mm - 1 {
 		l := bits.TrailingZeros32(mm)
 		rs, addr := resolve(sp, w.addrOf(o, l))

@@ -60,11 +60,8 @@ func decPrefetch(d *decoder, s *astStmt, m *mods, in *inst) {
 // bytes from each active lane's address; addresses outside global memory
 // are left out.
 func (w *warp) observePrefetch(po PrefetchObserver, in *inst, m uint32, size func(lane int) int) {
-	a := &Access{Kernel: w.k.info.Name, Block: w.b.idx, Warp: w.id, PC: int(in.pc), Line: int(in.line), Instr: in.text,
-		Kind: AccessPrefetch, Space: Global}
-	if in.loc.file != 0 {
-		a.File, a.GoLine = w.k.files[in.loc.file], in.loc.line
-	}
+	a := w.observed(in, AccessPrefetch)
+	a.Space = Global
 	for mm := m; mm != 0; mm &= mm - 1 {
 		l := bits.TrailingZeros32(mm)
 		rs, addr := resolve(in.space, w.addrOf(&in.ops[0], l))

@@ -51,7 +51,6 @@ var noDest = map[string]bool{
 	"brkpt": true, "bra": true, "ret": true, "exit": true, "call": true,
 	"griddepcontrol": true, "setmaxnreg": true, "tensormap": true, "pmevent": true,
 	"barrier": true, "bar": true, "discard": true, "applypriority": true,
-	"createpolicy": false, "elect": false,
 }
 
 // sfu are the roots of instructions that run on the special-function
@@ -167,7 +166,7 @@ func buildFlow(code []inst) []flow {
 	// mbarrier or flag wait). Its instructions run as often as the
 	// emulator's scheduling makes them, not as a GPU would.
 	for s := range code {
-		if code[s].text != "nanosleep" && !strings.HasPrefix(code[s].text, "nanosleep.") {
+		if fl[s].class != ClassSleep {
 			continue
 		}
 		for e := s + 1; e < len(code) && e <= s+32; e++ {

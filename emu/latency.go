@@ -163,7 +163,6 @@ func (t latTime) trip(c int64, file string, line int) latTime {
 type latBlock struct {
 	arrive map[int]latTime // by barrier number: the last arrival
 	bulk   latTime         // the latest bulk copy's completion
-	end    int64
 }
 
 // latLaunch is one launch's state.
@@ -333,23 +332,14 @@ func (m *Latency) Access(a *Access) {
 	}
 	w := l.warp(a.Block, a.Warp)
 	c := &m.Config
-	issue := w.issued
-	if w.pendPC != a.PC {
-		issue = w.ctrl
-	}
+	issue := w.issueOf(a)
 	// A sector first touched now comes from DRAM; one already in L2, or
 	// on its way there (a prefetch), an L2 round trip after it arrives.
 	lat, stamp := int64(c.L2), latTime{}
 	for mm := a.Mask; mm != 0; mm &= mm - 1 {
 		addr := a.Addr[bits.TrailingZeros32(mm)]
 		for s := addr &^ 31; s < addr+uint64(a.Size); s += 32 {
-			in, ok := l.sectors[s]
-			if !ok {
-				in = issue.at + int64(c.DRAM-c.L2)
-				l.sectors[s] = in
-				l.t.DRAMBytes += 32
-			}
-			lat = max(lat, in+int64(c.L2)-issue.at)
+			lat = max(lat, l.inL2(s, issue.at, c)+int64(c.L2)-issue.at)
 		}
 		if a.Kind != AccessLoad {
 			continue
@@ -426,20 +416,35 @@ func (m *Latency) Prefetch(a *Access) {
 	if l == nil {
 		return
 	}
-	w := l.warp(a.Block, a.Warp)
-	issue := w.issued.at
-	if w.pendPC != a.PC {
-		issue = w.ctrl.at
-	}
+	issue := l.warp(a.Block, a.Warp).issueOf(a).at
 	for mm := a.Mask; mm != 0; mm &= mm - 1 {
 		addr := a.Addr[bits.TrailingZeros32(mm)]
 		for s := addr &^ 127; s < addr+uint64(a.Size); s += 32 {
-			if _, ok := l.sectors[s]; !ok {
-				l.sectors[s] = issue + int64(m.Config.DRAM-m.Config.L2)
-				l.t.DRAMBytes += 32
-			}
+			l.inL2(s, issue, &m.Config)
 		}
 	}
+}
+
+// issueOf is when the warp issued the instruction of access a: the last
+// step's, or the warp's ctrl when that step was not recorded (a poll
+// loop's).
+func (w *latWarp) issueOf(a *Access) latTime {
+	if w.pendPC != a.PC {
+		return w.ctrl
+	}
+	return w.issued
+}
+
+// inL2 is when global sector s is in L2: if the launch has not touched
+// it, it is fetched from DRAM by a request issued at cycle at.
+func (l *latLaunch) inL2(s uint64, at int64, c *LatencyConfig) int64 {
+	in, ok := l.sectors[s]
+	if !ok {
+		in = at + int64(c.DRAM-c.L2)
+		l.sectors[s] = in
+		l.t.DRAMBytes += 32
+	}
+	return in
 }
 
 // finish closes the current launch: blocks placed on the SMs' slots in

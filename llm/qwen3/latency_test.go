@@ -33,23 +33,11 @@ func TestLatencyModelDecodeLayer(t *testing.T) {
 	const context = 64
 	var report strings.Builder
 	for _, persistent := range []bool{false, true} {
-		model := emu.NewLatency(emu.H100)
-		m := randomOps(t, kern.OpenEmulator(emu.Options{Observer: model}), cfg, 1, false)
+		grid := 0
 		if persistent {
-			persist(t, m, 128) // the emulator's most co-resident blocks; an H100 holds 132
+			grid = 128 // the emulator's most co-resident blocks; an H100 holds 132
 		}
-		pool, err := m.NewKVPool(context+16, 16)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := pool.NewSeq()
-		if _, err := m.ForwardBatch([]*Seq{s}, [][]int32{make([]int32, context)}); err != nil {
-			t.Fatal(err)
-		}
-		model.Reset()
-		if _, err := m.ForwardBatch([]*Seq{s}, [][]int32{{1}}); err != nil {
-			t.Fatal(err)
-		}
+		m, ts := timedDecodeStep(t, cfg, grid, context)
 		name := "ops path"
 		if persistent {
 			name = "persistent layer"
@@ -57,7 +45,6 @@ func TestLatencyModelDecodeLayer(t *testing.T) {
 		var sum float64
 		fmt.Fprintf(&report, "%s, %s, one decode step at context %d:\n", preset, name, context)
 		fmt.Fprintf(&report, "  %-28s %8s %6s %10s %10s %6s %9s\n", "kernel", "launches", "blocks", "cycles", "bw cycles", "trips", "µs")
-		ts := model.Timings()
 		for _, k := range ts {
 			fmt.Fprintf(&report, "  %-28s %8d %6d %10d %10d %6d %9.2f\n", k.Kernel, k.Launches, k.Blocks, k.Cycles, k.BWCycles, k.Trips, k.Micros)
 			sum += k.Micros * float64(k.Launches)
@@ -74,7 +61,6 @@ func TestLatencyModelDecodeLayer(t *testing.T) {
 		if persistent && m.ops.persistentSteps == 0 {
 			t.Errorf("the persistent layer did not run the decode step")
 		}
-		pool.Free()
 	}
 	t.Log("\n" + report.String())
 }
@@ -90,26 +76,11 @@ func TestPersistentRoundTrips(t *testing.T) {
 	cfg := Presets["tiny"]
 	cfg.HiddenSize, cfg.IntermediateSize, cfg.HeadDim, cfg.NumAttentionHeads, cfg.NumKeyValueHeads = 256, 768, 128, 4, 2
 	cfg.NumHiddenLayers = 1
-	model := emu.NewLatency(emu.H100)
-	m := randomOps(t, kern.OpenEmulator(emu.Options{Observer: model}), cfg, 1, false)
-	persist(t, m, 16)
-	pool, err := m.NewKVPool(64, 16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Free()
-	s := pool.NewSeq()
-	if _, err := m.ForwardBatch([]*Seq{s}, [][]int32{make([]int32, 40)}); err != nil {
-		t.Fatal(err)
-	}
-	model.Reset()
-	if _, err := m.ForwardBatch([]*Seq{s}, [][]int32{{1}}); err != nil {
-		t.Fatal(err)
-	}
+	_, ts := timedDecodeStep(t, cfg, 16, 40)
 	// 25 measured; one of slack for the emulator's order of the blocks
 	// that hand off through memory (split-K's last arrival).
 	const most = 26
-	for _, k := range model.Timings() {
+	for _, k := range ts {
 		if strings.HasPrefix(k.Kernel, "megaLayer") {
 			t.Logf("%s: %d trips, %d cycles: %s", k.Kernel, k.Trips, k.Cycles, strings.Join(k.Chain, " → "))
 			if k.Trips > most {
@@ -119,4 +90,31 @@ func TestPersistentRoundTrips(t *testing.T) {
 		}
 	}
 	t.Fatal("no megaLayer launch timed")
+}
+
+// timedDecodeStep makes a random model of cfg on an emulator watched by
+// the latency model, prefills a sequence of context tokens and returns
+// the model and the timings of one decode step after it; grid > 0 runs
+// the step on the persistent layer at that grid.
+func timedDecodeStep(t *testing.T, cfg Config, grid, context int) (*Model, []emu.Timing) {
+	t.Helper()
+	model := emu.NewLatency(emu.H100)
+	m := randomOps(t, kern.OpenEmulator(emu.Options{Observer: model}), cfg, 1, false)
+	if grid > 0 {
+		persist(t, m, grid)
+	}
+	pool, err := m.NewKVPool(context+16, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Free()
+	s := pool.NewSeq()
+	if _, err := m.ForwardBatch([]*Seq{s}, [][]int32{make([]int32, context)}); err != nil {
+		t.Fatal(err)
+	}
+	model.Reset()
+	if _, err := m.ForwardBatch([]*Seq{s}, [][]int32{{1}}); err != nil {
+		t.Fatal(err)
+	}
+	return m, model.Timings()
 }

@@ -100,15 +100,15 @@ func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32
 	flag := gpu.Shared[int32](t, 2)
 	qdim := nh * d
 
-	// The four projections are one loop over phases, so that the GEMV's
-	// unrolled body is emitted once (code size: the kernel's PTX, and
-	// the instruction cache).
 	// The block's first attention item's keys and values into L2 before
 	// anything else: they are the previous steps' (static in this
 	// launch), and the sequence length and block table the prefetch
 	// reads are then in flight with the norm's loads rather than on the
 	// chain before the first grid barrier.
 	megaAttnPrefetch(t, kCache, vCache, table, seqLens, S, nkv, d, hd, pageSize, nsplit)
+	// The four projections are one loop over phases, so that the GEMV's
+	// unrolled body is emitted once (code size: the kernel's PTX, and
+	// the instruction cache).
 	megaNorm(cd, t, xs, x, inNorm, S, H, kp, eps)
 	for ph := 0; ph < 4; ph++ {
 		// Slices are chosen here, not by a helper: the compiler proves

@@ -48,7 +48,7 @@ var PagedF16D64Kernel = kernPagedF16D64Launcher{kern.NewLauncher(kern.KernelSpec
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:185:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "e9ca1daf460cf4d6", Source: []string{"paged.go:PagedF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
+	SourceHash: "6b21bdf33296f6a8", Source: []string{"paged.go:PagedF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -94,7 +94,7 @@ var PagedAheadF16D64Kernel = kernPagedAheadF16D64Launcher{kern.NewLauncher(kern.
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:185:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "e0fa59fe331533af", Source: []string{"paged.go:PagedAheadF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
+	SourceHash: "23b791477c2578f5", Source: []string{"paged.go:PagedAheadF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedAheadF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -140,7 +140,7 @@ var PagedF16D128Kernel = kernPagedF16D128Launcher{kern.NewLauncher(kern.KernelSp
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:185:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "ae9e4ec4ff29b2bc", Source: []string{"paged.go:PagedF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
+	SourceHash: "87fb334324fc500f", Source: []string{"paged.go:PagedF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -186,7 +186,7 @@ var PagedAheadF16D128Kernel = kernPagedAheadF16D128Launcher{kern.NewLauncher(ker
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:185:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "1b52088085ae52d9", Source: []string{"paged.go:PagedAheadF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
+	SourceHash: "228669cce4977291", Source: []string{"paged.go:PagedAheadF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedAheadF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -232,7 +232,7 @@ var PagedBF16D64Kernel = kernPagedBF16D64Launcher{kern.NewLauncher(kern.KernelSp
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:185:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "89914af2bdf620a4", Source: []string{"paged.go:PagedBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
+	SourceHash: "1d1f4fc5d6428d56", Source: []string{"paged.go:PagedBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -278,7 +278,7 @@ var PagedAheadBF16D64Kernel = kernPagedAheadBF16D64Launcher{kern.NewLauncher(ker
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:185:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "132059ab155a65d1", Source: []string{"paged.go:PagedAheadBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
+	SourceHash: "5240724eed09108c", Source: []string{"paged.go:PagedAheadBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedAheadBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -324,7 +324,7 @@ var PagedBF16D128Kernel = kernPagedBF16D128Launcher{kern.NewLauncher(kern.Kernel
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:185:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "63154f03abfd59fc", Source: []string{"paged.go:PagedBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
+	SourceHash: "ce035183d01d3550", Source: []string{"paged.go:PagedBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -370,7 +370,7 @@ var PagedAheadBF16D128Kernel = kernPagedAheadBF16D128Launcher{kern.NewLauncher(k
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
 		"panic at paged.go:185:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "0dc420a1089a4167", Source: []string{"paged.go:PagedAheadBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
+	SourceHash: "6c642addebff9199", Source: []string{"paged.go:PagedAheadBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedAheadBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -400,7 +400,7 @@ var PagedReduceF16Kernel = kernPagedReduceF16Launcher{kern.NewLauncher(kern.Kern
 	Block:      gpu.Dim3{X: 128, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "4ae39f55cfb31631", Source: []string{"paged.go:f16m.store", "paged.go:negInf", "paged.go:type codec", "paged.go:type f16m", "reduce.go:PagedReduceF16", "reduce.go:const reduceBatch", "reduce.go:pagedReduce", "reduce.go:reduceDim", "reduce.go:splitMax"},
+	SourceHash: "6d380fa16aca4a64", Source: []string{"paged.go:f16m.store", "paged.go:negInf", "paged.go:type codec", "paged.go:type f16m", "reduce.go:PagedReduceF16", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedReduce", "reduce.go:reduceDims", "reduce.go:splitMax"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedReduceF16(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int), a[7].(int))
 	},
@@ -430,7 +430,7 @@ var PagedReduceBF16Kernel = kernPagedReduceBF16Launcher{kern.NewLauncher(kern.Ke
 	Block:      gpu.Dim3{X: 128, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "11a380a4572758f0", Source: []string{"paged.go:bf16m.store", "paged.go:negInf", "paged.go:type bf16m", "paged.go:type codec", "reduce.go:PagedReduceBF16", "reduce.go:const reduceBatch", "reduce.go:pagedReduce", "reduce.go:reduceDim", "reduce.go:splitMax"},
+	SourceHash: "138fa942e751c0d8", Source: []string{"paged.go:bf16m.store", "paged.go:negInf", "paged.go:type bf16m", "paged.go:type codec", "reduce.go:PagedReduceBF16", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedReduce", "reduce.go:reduceDims", "reduce.go:splitMax"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedReduceBF16(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]int32), a[4].(int), a[5].(int), a[6].(int), a[7].(int))
 	},

@@ -38,52 +38,8 @@ func pagedReduce[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []f
 	used := min(nsplit, int(uint32(int(seqLens[seq])+partition-1)/uint32(partition)))
 	pb := (seq*heads + h) * nsplit
 	for d := t.ThreadIdx().X; d < hd; d += t.BlockDim().X { // once for hd ≤ 128
-		reduceDim(c, out, po, pml, (seq*heads+h)*hd+d, pb, used, hd, d)
+		reduceDims(c, out, po, pml, (seq*heads+h)*hd+d, pb, used, hd, d, 1)
 	}
-}
-
-// reduceDim is pagedReduce for dim d, written to out[at].
-func reduceDim[T gpu.Elem, C codec[T]](c C, out []T, po, pml []float32, at, pb, used, hd, d int) {
-	var m0, l0, o0 [reduceBatch]float32
-	//kern:unroll
-	for u := 0; u < reduceBatch; u++ {
-		m0[u] = negInf()
-		if u < used {
-			m0[u], l0[u], o0[u] = pml[2*(pb+u)], pml[2*(pb+u)+1], po[(pb+u)*hd+d]
-		}
-	}
-	m := splitMax(pml, m0, pb, used)
-	num, den := float32(0), float32(0)
-	//kern:unroll
-	for u := 0; u < reduceBatch; u++ {
-		if u < used {
-			w := l0[u] * gpu.Exp2(m0[u]-m)
-			num = gpu.FMA(w, o0[u], num)
-			den += w
-		}
-	}
-	for s0 := reduceBatch; s0 < used; s0 += reduceBatch {
-		var ms, ls, os [reduceBatch]float32
-		//kern:unroll
-		for u := 0; u < reduceBatch; u++ {
-			if s := s0 + u; s < used {
-				ms[u], ls[u], os[u] = pml[2*(pb+s)], pml[2*(pb+s)+1], po[(pb+s)*hd+d]
-			}
-		}
-		//kern:unroll
-		for u := 0; u < reduceBatch; u++ {
-			if s0+u < used {
-				w := ls[u] * gpu.Exp2(ms[u]-m)
-				num = gpu.FMA(w, os[u], num)
-				den += w
-			}
-		}
-	}
-	o := float32(0)
-	if den > 0 {
-		o = num / den
-	}
-	out[at] = c.store(o)
 }
 
 // splitMax is the largest of a head's split maxima (0 when none is
@@ -184,11 +140,12 @@ func pagedFinish[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []f
 // once.
 const finishDims = 4
 
-// reduceDims is reduceDim for nd ≤ finishDims dims of one head, dim
-// d0 + 16j written to out[at + 16j]: the head's maxima and sums are
+// reduceDims combines the splits of nd ≤ finishDims dims of one head,
+// dim d0 + 16j written to out[at + 16j]: the head's maxima and sums are
 // loaded once for all of them, and every load of a batch goes out before
-// the first use, so nd dims cost the round trips of one. Each dim's
-// arithmetic is reduceDim's, so the bits are the same.
+// the first use, so nd dims cost the round trips of one. pagedReduce
+// takes one dim a thread, pagedFinish four; each dim's arithmetic is the
+// same either way, so the bits do not depend on which kernel reduces.
 func reduceDims[T gpu.Elem, C codec[T]](c C, out []T, po, pml []float32, at, pb, used, hd, d0, nd int) {
 	var m0, l0 [reduceBatch]float32
 	var o0 [finishDims][reduceBatch]float32
