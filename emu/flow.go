@@ -37,6 +37,11 @@ type flow struct {
 	// (an if around a few instructions) ptxas turns into predicated
 	// code and schedules across.
 	order bool
+	// copy: an unguarded mov of one register to another. kern's
+	// lowering emits them for every phi and every value passed through
+	// a struct or array; ptxas's register allocator coalesces them, so
+	// they wait for nothing: the copy is ready when its source is.
+	copy bool
 }
 
 // ifConvert is the longest forward jump the timing model treats as
@@ -156,6 +161,8 @@ func buildFlow(code []inst) []flow {
 				f.reads = append(f.reads, regs...)
 			}
 		}
+		f.copy = class == ClassALU && strings.HasPrefix(in.text, "mov.") && in.guard < 0 && n == 2 &&
+			in.ops[0].kind == oReg && in.ops[0].vec == nil && in.ops[1].kind == oReg && in.ops[1].vec == nil
 		if class == ClassControl {
 			f.order = in.ctl != ctlBra || in.target < 0 || int(in.target) <= pc || int(in.target) > pc+ifConvert
 		}

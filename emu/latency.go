@@ -245,6 +245,19 @@ func (m *Latency) Step(st *Step) {
 		w.ctrl = maxTime(w.ctrl, w.wake)
 		w.wake = latTime{}
 	}
+	if st.Copy {
+		// A copy ptxas coalesces away: its destination is its source,
+		// ready when that is, and the warp does not wait for it here.
+		var src latTime
+		for _, r := range st.Reads {
+			src = maxTime(src, w.ready[r])
+		}
+		for _, r := range st.Writes {
+			w.ready[r] = src
+		}
+		w.pending = nil
+		return
+	}
 	issue := w.ctrl
 	for _, r := range st.Reads {
 		issue = maxTime(issue, w.ready[r])

@@ -15,7 +15,10 @@ import (
 //     block meets at bar.sync, and warp 1 reads it back: warp 1's chain
 //     holds warp 0's trip;
 //   - flag: block 0 stores a flag it read through two dependent loads;
-//     block 1 polls it with nanosleep (a cooperative launch), then stores.
+//     block 1 polls it with nanosleep (a cooperative launch), then stores;
+//   - copy, use: a load, then a mov (copy) or an add (use) of its value,
+//     then a loop whose back edge the warp issues in order, then a second,
+//     independent load.
 const latencyPTX = `.version 7.0
 .target sm_80
 .address_size 64
@@ -96,6 +99,42 @@ poll:
 	st.global.u32 [%rd0+192], %r1;
 	ret;
 }
+.visible .entry copy(.param .u64 p)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<2>;
+	.reg .b64 %rd<6>;
+	ld.param.u64 %rd0, [p];
+	mov.u32 %r0, 0;
+	ld.global.u64 %rd1, [%rd0];
+	mov.b64 %rd2, %rd1;
+again:
+	add.u32 %r0, %r0, 1;
+	setp.lt.u32 %p0, %r0, 2;
+	@%p0 bra again;
+	ld.global.u64 %rd3, [%rd0+128];
+	add.u64 %rd4, %rd2, %rd3;
+	st.global.u64 [%rd0+64], %rd4;
+	ret;
+}
+.visible .entry use(.param .u64 p)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<2>;
+	.reg .b64 %rd<6>;
+	ld.param.u64 %rd0, [p];
+	mov.u32 %r0, 0;
+	ld.global.u64 %rd1, [%rd0];
+	add.u64 %rd2, %rd1, 1;
+again:
+	add.u32 %r0, %r0, 1;
+	setp.lt.u32 %p0, %r0, 2;
+	@%p0 bra again;
+	ld.global.u64 %rd3, [%rd0+128];
+	add.u64 %rd4, %rd2, %rd3;
+	st.global.u64 [%rd0+64], %rd4;
+	ret;
+}
 `
 
 // runLatency launches entry on a fresh device with an H100 model
@@ -157,6 +196,20 @@ func TestLatencyDependentLoads(t *testing.T) {
 	}
 	if fan.Micros <= 0 {
 		t.Errorf("fan: %g µs", fan.Micros)
+	}
+}
+
+// TestLatencyCopiesWaitForNothing: a register copy is a rename (ptxas
+// coalesces kern's copies away), so the loop after it issues at once and
+// the second load overlaps the first: one trip. An add of the loaded value
+// is a real use, the warp waits there, and the second load starts a
+// second trip.
+func TestLatencyCopiesWaitForNothing(t *testing.T) {
+	if got := runLatency(t, "copy", 1, 32, false); got.Trips != 1 {
+		t.Errorf("copy: %d trips, want 1: %q", got.Trips, got.Chain)
+	}
+	if got := runLatency(t, "use", 1, 32, false); got.Trips != 2 {
+		t.Errorf("use: %d trips, want 2: %q", got.Trips, got.Chain)
 	}
 }
 

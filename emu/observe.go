@@ -73,12 +73,13 @@ type Step struct {
 	Exec   uint32
 	// The instruction's data flow (flow.go), for timing models: the
 	// register slots it reads and writes, its class, whether it is in a
-	// poll loop, whether it is a bulk async copy, and for a branch
-	// whether ptxas keeps it one (Ordered). The slices are the kernel's
+	// poll loop, whether it is a bulk async copy, for a branch whether
+	// ptxas keeps it one (Ordered), and whether it is a register copy
+	// that ptxas's allocator removes (Copy). The slices are the kernel's
 	// own: read them, never keep or change them.
-	Reads, Writes       []int32
-	Class               OpClass
-	Spin, Bulk, Ordered bool
+	Reads, Writes             []int32
+	Class                     OpClass
+	Spin, Bulk, Ordered, Copy bool
 }
 
 // Observer watches execution. Implementations must be safe for concurrent

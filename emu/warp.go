@@ -382,7 +382,7 @@ func (w *warp) readyCollective() (int32, uint32, bool) {
 func (w *warp) observeStep(in *inst, pc int32, mask, exec uint32) {
 	f := &w.k.flow[pc]
 	w.obs.Step(&Step{Kernel: w.k.info.Name, Block: w.b.idx, Warp: w.id, PC: int(pc), Line: int(in.line),
-		Instr: in.text, Active: mask, Exec: exec, Reads: f.reads, Writes: f.writes, Class: f.class, Spin: f.spin, Bulk: f.bulk, Ordered: f.order})
+		Instr: in.text, Active: mask, Exec: exec, Reads: f.reads, Writes: f.writes, Class: f.class, Spin: f.spin, Bulk: f.bulk, Ordered: f.order, Copy: f.copy})
 }
 
 // thread returns the block-relative thread index of lane l.
