@@ -51,30 +51,48 @@ func (BFloat16) Store(v float32) gpu.BFloat16 {
 func Pair[O any, CO Out[O]](co CO, c, bias, res []O, row, col, m, n, act int, v0, v1 float32) {
 	if row < m && col < n {
 		has1 := col+1 < n
+		i := row*n + col
+		if act == SwiGLU {
+			i = row*(n>>1) + col>>1
+		}
+		// Every load comes before the first store. c may be res (x +=
+		// W·y), so no load after a store can move above it, and the warp
+		// would wait a round trip for each in turn.
+		var b0, b1, r0, r1 float32
 		if len(bias) > 0 {
-			v0 += co.Load(bias[col])
+			b0 = co.Load(bias[col])
 			if has1 {
-				v1 += co.Load(bias[col+1])
+				b1 = co.Load(bias[col+1])
+			}
+		}
+		if len(res) > 0 {
+			r0 = co.Load(res[i])
+			if has1 && act != SwiGLU {
+				r1 = co.Load(res[i+1])
+			}
+		}
+		if len(bias) > 0 {
+			v0 += b0
+			if has1 {
+				v1 += b1
 			}
 		}
 		if act == SwiGLU {
-			i := row*(n>>1) + col>>1
 			v := silu(v0) * v1
 			if len(res) > 0 {
-				v += co.Load(res[i])
+				v += r0
 			}
 			c[i] = co.Store(v)
 		} else {
-			i := row*n + col
 			v0 = Act(v0, act)
 			if len(res) > 0 {
-				v0 += co.Load(res[i])
+				v0 += r0
 			}
 			c[i] = co.Store(v0)
 			if has1 {
 				v1 = Act(v1, act)
 				if len(res) > 0 {
-					v1 += co.Load(res[i+1])
+					v1 += r1
 				}
 				c[i+1] = co.Store(v1)
 			}
