@@ -44,13 +44,14 @@ import (
 )
 
 const (
-	megaThreads = 512
-	megaWarps   = megaThreads / 32
-	megaUnroll  = 4     // 32-column chunks a warp loads before its products
-	megaMaxKs   = 8     // k-slices of a projection at most (planMega)
-	megaCombine = 8     // attention splits whose partials a thread loads at once
-	megaMaxK    = 12288 // the longest projection input: Qwen3 up to 8B
-	megaMaxS    = 8     // sequences a step: the mma's N
+	megaThreads  = 512
+	megaWarps    = megaThreads / 32
+	megaUnroll   = 4     // 32-column chunks a warp loads before its products
+	megaMaxKs    = 8     // k-slices of a projection at most (planMega)
+	megaCombine  = 8     // attention splits whose partials a thread loads at once
+	megaMaxK     = 12288 // the longest projection input: Qwen3 up to 8B
+	megaMaxS     = 8     // sequences a step: the mma's N
+	megaNormRegs = 2     // chunks of 4 elements a thread of megaNorm keeps in registers
 	// megaSharedBytes bounds the inputs' shared copy (dynamic shared
 	// memory, 16-bit): with the static arrays, within the 227 KiB an
 	// sm_90 block may have (newMegaState takes fewer sequences where the
@@ -177,11 +178,32 @@ func megaShape(ph, H, qdim, kvdim, I int) (n, k int) {
 // T, into rows of kp of the block's xs, as rmsNormCast does a row (in
 // another sum order), four elements a thread at a time (16-byte loads;
 // k is a multiple of 32).
+//
+// A thread keeps its first megaNormRegs chunks of x and w in registers
+// from the sum of squares to the scaling, and loads w with x: one round
+// trip a row instead of two (the scaling's loads waited for the block's
+// sum). Rows past megaNormRegs·4·megaThreads elements (H > 4096, no Qwen3
+// up to 8B) load their tail again, as before.
 func megaNorm[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, xs []T, x, w []float32, S, k, kp int, eps float32) {
+	const step = 4 * megaThreads
 	j0 := 4 * t.ThreadIdx().X
 	for b := 0; b < S; b++ {
+		var xv, gv [megaNormRegs][4]float32
+		//kern:unroll
+		for c := range megaNormRegs {
+			if j := j0 + c*step; j < k {
+				xv[c], gv[c] = gpu.Load4(x, b*k+j), gpu.Load4(w, j)
+			}
+		}
 		ss := float32(0)
-		for j := j0; j < k; j += 4 * megaThreads {
+		//kern:unroll
+		for c := range megaNormRegs {
+			//kern:unroll
+			for e := range 4 {
+				ss = gpu.FMA(xv[c][e], xv[c][e], ss) // 0 past k: ss unchanged
+			}
+		}
+		for j := j0 + megaNormRegs*step; j < k; j += step {
 			v := gpu.Load4(x, b*k+j)
 			//kern:unroll
 			for e := range 4 {
@@ -189,7 +211,14 @@ func megaNorm[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, xs []T, x, w []float3
 			}
 		}
 		r := gpu.Rsqrt(gpu.BlockSum(t, ss)/float32(k) + eps)
-		for j := j0; j < k; j += 4 * megaThreads {
+		//kern:unroll
+		for c := range megaNormRegs {
+			if j := j0 + c*step; j < k {
+				v, g := xv[c], gv[c]
+				gpu.Store4(xs, b*kp+j, [4]T{cd.store(v[0] * r * g[0]), cd.store(v[1] * r * g[1]), cd.store(v[2] * r * g[2]), cd.store(v[3] * r * g[3])})
+			}
+		}
+		for j := j0 + megaNormRegs*step; j < k; j += step {
 			v, g := gpu.Load4(x, b*k+j), gpu.Load4(w, j)
 			gpu.Store4(xs, b*kp+j, [4]T{cd.store(v[0] * r * g[0]), cd.store(v[1] * r * g[1]), cd.store(v[2] * r * g[2]), cd.store(v[3] * r * g[3])})
 		}
