@@ -85,3 +85,34 @@ func TestMatmulStaticWeightsPDLCheck(t *testing.T) {
 		t.Errorf("weights written by the kernel before, without StaticWeights: %v", err)
 	}
 }
+
+// TestGEMVRoundTrips holds the decode GEMV's dependent round trips to
+// memory (emu.Latency) at one block iteration of K with a residual, as
+// Qwen3-0.6B's o_proj (1×1024×2048): the weights and x in one trip, the
+// residual in one more. An epilogue that stores before its last load
+// (c may alias the residual, so nothing moves a load above a store) adds
+// a trip here.
+func TestGEMVRoundTrips(t *testing.T) {
+	const n, k, most = 1024, 2048, 2
+	model := emu.NewLatency(emu.H100)
+	dev := kern.OpenEmulator(emu.Options{Observer: model})
+	defer dev.Close()
+	rng := rand.New(rand.NewPCG(3, 5))
+	a, _ := uploadIn[gpu.BFloat16](t, dev, randn(rng, k, 1))
+	b, _ := uploadIn[gpu.BFloat16](t, dev, randn(rng, n*k, 0.1))
+	res, _ := uploadIn[gpu.BFloat16](t, dev, randn(rng, n, 1))
+	out := alloc[gpu.BFloat16](t, dev, n)
+	o := MatmulOpts[gpu.BFloat16]{Residual: res, Kernel: KernelGEMV, StaticWeights: true}
+	if err := Matmul(dev, out, a, b, 1, n, k, o); err != nil {
+		t.Fatal(err)
+	}
+	ts := model.Timings()
+	if len(ts) != 1 {
+		t.Fatalf("%d kernels timed, want the GEMV alone", len(ts))
+	}
+	g := ts[0]
+	t.Logf("%s: %d trips, %d cycles: %s", g.Kernel, g.Trips, g.Cycles, strings.Join(g.Chain, " → "))
+	if g.Trips > most {
+		t.Errorf("%s waits on %d dependent round trips, want at most %d: %s", g.Kernel, g.Trips, most, strings.Join(g.Chain, " → "))
+	}
+}
