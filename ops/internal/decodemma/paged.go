@@ -166,6 +166,15 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 		return // an empty split (block-uniform, before any barrier)
 	}
 	tid, warp, lane := t.ThreadIdx().X, t.Warp(), t.Lane()
+	// The length again, from shared memory where the loop and the finish
+	// need it: kept in a register it costs v3 6–10 registers, and loaded
+	// from global memory again it is an L2 round trip on the kernel's
+	// chain each time. The block table check's barrier (BlockMax)
+	// publishes it.
+	nsh := gpu.Shared[int32](t, 1)
+	if tid == 0 {
+		nsh[0] = int32(n)
+	}
 	btRow := seq * maxBlocks
 	// Check the block table entries the block's splits read once, up
 	// front, so the loop below needs no check.
@@ -212,7 +221,7 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 	for split := bx; ; {
 		n, part := n, part
 		if loop {
-			n = int(seqLens[seq])
+			n = int(nsh[0])
 			part = SplitLen(n, nsplit, partition)
 		}
 		t0 := split * part
@@ -379,13 +388,12 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 				}
 			}
 		}
-		// n and part are loaded again rather than kept: kept, they cost
-		// v3 6–10 registers.
+		// n and part are loaded again (nsh) rather than kept.
 		if !loop {
 			break
 		}
 		split += stride
-		if nn := int(seqLens[seq]); split*SplitLen(nn, nsplit, partition) >= nn { // one load of the length
+		if nn := int(nsh[0]); split*SplitLen(nn, nsplit, partition) >= nn { // one load of the length
 			break
 		}
 		t.Sync() // the combine above has read red, ms and ls
@@ -393,7 +401,7 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 	if !direct && ahead { // v3; v2 keeps its registers and the reduce kernel
 		n, part := n, part
 		if loop {
-			n = int(seqLens[seq])
+			n = int(nsh[0])
 			part = SplitLen(n, nsplit, partition)
 		}
 		used := max(1, min(nsplit, udiv(n+part-1, part)))
