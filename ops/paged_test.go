@@ -544,17 +544,17 @@ func TestPagedDefault(t *testing.T) {
 // were brought down to: a short sequence with split-K on (16 query and 8
 // KV heads of 128, 16-token pages, 64-token splits) is bound by its chain
 // of loads, not by bandwidth. At 65 tokens two splits hold keys and the
-// last to finish combines them (7 trips: the length, the block table
-// check, the first page, the keys and values, the partials' hand-off,
-// two rounds of the finish); at 64 the one split writes out itself (no
-// hand-off, no finish: 4). A loop that waits for each load in turn, as
-// the finish once did for each of a thread's 8 elements, or a value
-// loaded from global memory again where shared memory holds it (the
-// length), adds trips here.
+// last to finish combines them (6 trips: the length, the block table
+// check with each warp's first page, the keys and values, the partials'
+// hand-off, two rounds of the finish); at 64 the one split writes out
+// itself (no hand-off, no finish: 3). A loop that waits for each load in
+// turn, as the finish once did for each of a thread's 8 elements, or a
+// value loaded from global memory again where shared memory holds it
+// (the length, the first page), adds trips here.
 func TestPagedDecodeRoundTrips(t *testing.T) {
 	for _, c := range []struct {
 		n, most int
-	}{{65, 7}, {64, 4}} {
+	}{{65, 6}, {64, 3}} {
 		model := emu.NewLatency(emu.H100)
 		dev := kern.OpenEmulator(emu.Options{Observer: model})
 		pc := pagedCase{lens: []int{c.n}, heads: 16, kvHeads: 8, hd: 128, pageSize: 16, partition: 64}

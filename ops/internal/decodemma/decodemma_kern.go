@@ -40,15 +40,15 @@ var PagedF16D64Kernel = kernPagedF16D64Launcher{kern.NewLauncher(kern.KernelSpec
 		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
-	SharedBytes: 21008,
+	SharedBytes: 21024,
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
 		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:194:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:203:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "7fa53ef475f034e8", Source: []string{"paged.go:PagedF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
+	SourceHash: "7992a787e6af0453", Source: []string{"paged.go:PagedF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -86,15 +86,15 @@ var PagedAheadF16D64Kernel = kernPagedAheadF16D64Launcher{kern.NewLauncher(kern.
 		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
-	SharedBytes: 21008,
+	SharedBytes: 21024,
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
 		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:194:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:203:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "d9e7c9e05df4bf39", Source: []string{"paged.go:PagedAheadF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
+	SourceHash: "6364957269daf7af", Source: []string{"paged.go:PagedAheadF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedAheadF16D64(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -132,15 +132,15 @@ var PagedF16D128Kernel = kernPagedF16D128Launcher{kern.NewLauncher(kern.KernelSp
 		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
-	SharedBytes: 21008,
+	SharedBytes: 21024,
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
 		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:194:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:203:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "83d4a353d93d96b5", Source: []string{"paged.go:PagedF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
+	SourceHash: "0259d45fde7fdad6", Source: []string{"paged.go:PagedF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -178,15 +178,15 @@ var PagedAheadF16D128Kernel = kernPagedAheadF16D128Launcher{kern.NewLauncher(ker
 		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
-	SharedBytes: 21008,
+	SharedBytes: 21024,
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
 		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:194:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:203:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "37304759483bc81d", Source: []string{"paged.go:PagedAheadF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
+	SourceHash: "2c0d247406938d63", Source: []string{"paged.go:PagedAheadF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedAheadF16D128(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -224,15 +224,15 @@ var PagedBF16D64Kernel = kernPagedBF16D64Launcher{kern.NewLauncher(kern.KernelSp
 		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
-	SharedBytes: 21008,
+	SharedBytes: 21024,
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
 		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:194:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:203:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "d4315b0e417d7b39", Source: []string{"paged.go:PagedBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
+	SourceHash: "0e84eea23ea08552", Source: []string{"paged.go:PagedBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -270,15 +270,15 @@ var PagedAheadBF16D64Kernel = kernPagedAheadBF16D64Launcher{kern.NewLauncher(ker
 		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
-	SharedBytes: 21008,
+	SharedBytes: 21024,
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
 		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:194:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:203:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "f24253fe0b7dfb05", Source: []string{"paged.go:PagedAheadBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
+	SourceHash: "53b9328cbced6085", Source: []string{"paged.go:PagedAheadBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedAheadBF16D64(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -316,15 +316,15 @@ var PagedBF16D128Kernel = kernPagedBF16D128Launcher{kern.NewLauncher(kern.Kernel
 		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
-	SharedBytes: 21008,
+	SharedBytes: 21024,
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
 		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:194:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:203:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "9bc531ce6c71396d", Source: []string{"paged.go:PagedBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
+	SourceHash: "6517728793fc7713", Source: []string{"paged.go:PagedBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},
@@ -362,15 +362,15 @@ var PagedAheadBF16D128Kernel = kernPagedAheadBF16D128Launcher{kern.NewLauncher(k
 		{Name: "early", Kind: kern.ScalarParam, Elem: "bool", Size: 1},
 	},
 	Block:       gpu.Dim3{X: 128, Y: 1, Z: 1},
-	SharedBytes: 21008,
+	SharedBytes: 21024,
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
 		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
 		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:194:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:203:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
-	SourceHash: "ed6958e87ca337a2", Source: []string{"paged.go:PagedAheadBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
+	SourceHash: "208060afdaceeaea", Source: []string{"paged.go:PagedAheadBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
 	Native: func(t gpu.Thread, a []any) {
 		PagedAheadBF16D128(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]uint32), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]int32), a[8].([]int32), a[9].(int), a[10].(int), a[11].(int), a[12].(int), a[13].(int), a[14].(int), a[15].(int), a[16].(float32), a[17].(bool))
 	},

@@ -42,7 +42,7 @@ func PagedF16D128(t gpu.Thread, out []gpu.Half, po, pml []float32, cnt []uint32,
 	paged(f16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, nsplit, scaleLog2, 128, false, false, early, red)
 }
 
-//kern:kernel block=128 nobounds pdl
+//kern:kernel block=128 maxregs=244 nobounds pdl
 func PagedAheadF16D128(t gpu.Thread, out []gpu.Half, po, pml []float32, cnt []uint32, q, kc, vc []gpu.Half, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition, nsplit int, scaleLog2 float32, early bool) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
 	paged(f16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, nsplit, scaleLog2, 128, true, true, early, red)
@@ -66,7 +66,7 @@ func PagedBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, cnt []ui
 	paged(bf16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, nsplit, scaleLog2, 128, false, false, early, red)
 }
 
-//kern:kernel block=128 nobounds pdl
+//kern:kernel block=128 maxregs=244 nobounds pdl
 func PagedAheadBF16D128(t gpu.Thread, out []gpu.BFloat16, po, pml []float32, cnt []uint32, q, kc, vc []gpu.BFloat16, blockTable, seqLens []int32, heads, kvHeads, bsShift, maxBlocks, npages, partition, nsplit int, scaleLog2 float32, early bool) {
 	red := gpu.Shared[float32](t, warps*redRows*Group)
 	paged(bf16m{}, t, out, po, pml, cnt, q, kc, vc, blockTable, seqLens, heads, kvHeads, bsShift, maxBlocks, npages, partition, nsplit, scaleLog2, 128, true, true, early, red)
@@ -176,6 +176,12 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 		nsh[0] = int32(n)
 	}
 	btRow := seq * maxBlocks
+	// The warp's first page of the block's first split (the loop's first
+	// page number, below) is read before the check, so that the two
+	// loads of the table are one round trip, and kept in shared memory
+	// (pgs), not in a register the loop would hold.
+	pgs := gpu.Shared[int32](t, warps)
+	pg0 := blockTable[btRow+max(min(bx*part+Step*warp, min(n, bx*part+part)-1), 0)>>bsShift]
 	// Check the block table entries the block's splits read once, up
 	// front, so the loop below needs no check.
 	bad := 0
@@ -189,6 +195,9 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 		if !loop || split+stride >= used {
 			break
 		}
+	}
+	if lane == 0 {
+		pgs[warp] = pg0 // after the check's loads: the store waits for pg0
 	}
 	if gpu.BlockMax(t, bad) != 0 {
 		panic("ops.PagedAttention: a block table entry is not a page of the cache")
@@ -242,7 +251,12 @@ func paged[T gpu.Elem, C codec[T]](c C, t gpu.Thread, out []T, po, pml []float32
 			dist = warps * Step
 		}
 		tb := t0 + Step*warp - dist
-		pg := int(blockTable[btRow+max(min(tb+dist, last), 0)>>bsShift])
+		var pg int
+		if split == bx {
+			pg = int(pgs[warp])
+		} else {
+			pg = int(blockTable[btRow+max(min(tb+dist, last), 0)>>bsShift])
+		}
 		for ; tb < t1; tb += warps * Step {
 			// 1. loads
 			if lt := tb + dist; !ahead || lt < t1 {
