@@ -99,6 +99,7 @@ func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32
 	ps := gpu.Shared[float32](t, megaMaxG*megaChunk)
 	ml := gpu.Shared[float32](t, 8+2*megaMaxG)
 	flag := gpu.Shared[int32](t, 2)
+	meta := gpu.Shared[int32](t, 3) // the block's first attention item's length, position and slot
 	qdim := nh * d
 
 	// The block's first attention item's keys and values into L2 before
@@ -106,7 +107,7 @@ func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32
 	// launch), and the sequence length and block table the prefetch
 	// reads are then in flight with the norm's loads rather than on the
 	// chain before the first grid barrier.
-	megaAttnPrefetch(t, kCache, vCache, table, seqLens, S, nkv, d, hd, pageSize, nsplit)
+	megaAttnPrefetch(t, kCache, vCache, meta, pos, slots, table, seqLens, S, nkv, d, hd, pageSize, nsplit)
 	// The four projections are one loop over phases, so that the GEMV's
 	// unrolled body is emitted once (code size: the kernel's PTX, and
 	// the instruction cache).
@@ -148,7 +149,7 @@ func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32
 		gpu.GridSync(t)
 		switch ph {
 		case 0:
-			megaAttention(cd, t, a, kCache, vCache, qkv, qNorm, kNorm, part, red, qs, sc, ps, ml, cnt, flag, pos, slots, table, seqLens, S, nh, nkv, d, hd, pageSize, nsplit, norm, eps, scale, ratio)
+			megaAttention(cd, t, a, kCache, vCache, qkv, qNorm, kNorm, part, red, qs, sc, ps, ml, cnt, flag, meta, pos, slots, table, seqLens, S, nh, nkv, d, hd, pageSize, nsplit, norm, eps, scale, ratio)
 			gpu.GridSync(t)
 			megaCopy(t, xs, a, S, qdim, kp)
 		case 1:

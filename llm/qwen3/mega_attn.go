@@ -50,7 +50,7 @@ func megaItem(it, nkv, nsplit int) (b, g, s int) {
 // memory: the group's queries [megaMaxG·megaMaxD], scores and weights
 // [megaMaxG·megaChunk], per head the rescale factor (ml[h]) and the final
 // max and sum (ml[8+2h], ml[9+2h]).
-func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCache []T, qkv, qNorm, kNorm, part, red, qs, sc, ps, ml []float32, cnt, flag, pos, slots, table, seqLens []int32, S, nh, nkv, d, hd, pageSize, nsplit int, norm bool, eps, scale float32, ratio float64) {
+func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCache []T, qkv, qNorm, kNorm, part, red, qs, sc, ps, ml []float32, cnt, flag, meta, pos, slots, table, seqLens []int32, S, nh, nkv, d, hd, pageSize, nsplit int, norm bool, eps, scale float32, ratio float64) {
 	warp, lane, tid := t.Warp(), t.Lane(), t.ThreadIdx().X
 	// The kernel is nobounds: what the device reads as indices is checked
 	// here, once per item (a failure is a *kern.DeviceError), the shapes
@@ -62,7 +62,12 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 	ml0 := S * nh * nsplit * d // part's (max, sum) pairs
 	for it := t.BlockIdx().X; it < S*nkv*nsplit; it += t.GridDim().X {
 		b, g, s := megaItem(it, nkv, nsplit)
-		n, at, slot := int(seqLens[b]), int(pos[b]), int(slots[b])
+		var n, at, slot int
+		if it == t.BlockIdx().X { // read at the layer's start (megaAttnPrefetch)
+			n, at, slot = int(meta[0]), int(meta[1]), int(meta[2])
+		} else {
+			n, at, slot = int(seqLens[b]), int(pos[b]), int(slots[b])
+		}
 		if n < 1 || n > P*pageSize {
 			panic("qwen3: persistent decode: a sequence length is not within its block table")
 		}
@@ -239,6 +244,7 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 					t.Sync()
 					if tid < d {
 						o := float32(0)
+						//kern:unroll
 						for w2 := 0; w2 < megaWarps; w2++ {
 							o += red[w2*megaMaxD+tid]
 						}
@@ -342,14 +348,20 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 // position's row, written in the attention phase, is left out), and the
 // block table is the host's, copied before the launch. Entries are
 // clamped to the cache like any prefetch, so a bad one costs nothing
-// here; megaAttention reports it.
-func megaAttnPrefetch[T gpu.Elem](t gpu.Thread, kCache, vCache []T, table, seqLens []int32, S, nkv, d, hd, pageSize, nsplit int) {
+// here; megaAttention reports it. The item's length, position and slot
+// go to meta for megaAttention, which then starts on its loads of the
+// heads rather than on a round trip for them.
+func megaAttnPrefetch[T gpu.Elem](t gpu.Thread, kCache, vCache []T, meta, pos, slots, table, seqLens []int32, S, nkv, d, hd, pageSize, nsplit int) {
 	it := t.BlockIdx().X
 	if it >= S*nkv*nsplit {
 		return
 	}
 	b, g, s := megaItem(it, nkv, nsplit)
-	n, P := int(seqLens[b]), len(table)/S
+	n32, at, slot := seqLens[b], pos[b], slots[b]
+	if t.ThreadIdx().X == 0 {
+		meta[0], meta[1], meta[2] = n32, at, slot
+	}
+	n, P := int(n32), len(table)/S
 	if n < 1 || n > P*pageSize {
 		return
 	}
