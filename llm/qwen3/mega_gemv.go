@@ -152,8 +152,13 @@ func megaGEMV[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, w, xs []T, red, sv, p
 		t.Sync()
 		v := float32(0)
 		if fin {
-			for w2 := fh * nw; w2 < fh*nw+nw; w2++ {
-				v += red[(w2*8+seq)*megaRed+r]
+			// Unrolled, so the shared loads are in flight together; summed
+			// in warp order.
+			//kern:unroll
+			for i := range megaWarps {
+				if i < nw {
+					v += red[((fh*nw+i)*8+seq)*megaRed+r]
+				}
 			}
 		}
 		last := true
