@@ -77,9 +77,9 @@ func TestPersistentRoundTrips(t *testing.T) {
 	cfg.HiddenSize, cfg.IntermediateSize, cfg.HeadDim, cfg.NumAttentionHeads, cfg.NumKeyValueHeads = 256, 768, 128, 4, 2
 	cfg.NumHiddenLayers = 1
 	_, ts := timedDecodeStep(t, cfg, 16, 40)
-	// 23 measured; one of slack for the emulator's order of the blocks
+	// 22 measured; one of slack for the emulator's order of the blocks
 	// that hand off through memory (split-K's last arrival).
-	const most = 24
+	const most = 23
 	for _, k := range ts {
 		if strings.HasPrefix(k.Kernel, "megaLayer") {
 			t.Logf("%s: %d trips, %d cycles: %s", k.Kernel, k.Trips, k.Cycles, strings.Join(k.Chain, " → "))
