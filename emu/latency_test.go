@@ -19,7 +19,9 @@ import (
 //   - copy, use: a load, then a mov (copy) or an add (use) of its value,
 //     then a loop whose back edge the warp issues in order, then a second,
 //     independent load.
-const latencyPTX = `.version 7.0
+var latencyPTX = latencyKernels + copyKernel("copy", "mov.b64 %rd2, %rd1;") + copyKernel("use", "add.u64 %rd2, %rd1, 1;")
+
+const latencyKernels = `.version 7.0
 .target sm_80
 .address_size 64
 .visible .entry chase(.param .u64 p)
@@ -99,43 +101,31 @@ poll:
 	st.global.u32 [%rd0+192], %r1;
 	ret;
 }
-.visible .entry copy(.param .u64 p)
-{
-	.reg .pred %p<2>;
-	.reg .b32 %r<2>;
-	.reg .b64 %rd<6>;
-	ld.param.u64 %rd0, [p];
-	mov.u32 %r0, 0;
-	ld.global.u64 %rd1, [%rd0];
-	mov.b64 %rd2, %rd1;
-again:
-	add.u32 %r0, %r0, 1;
-	setp.lt.u32 %p0, %r0, 2;
-	@%p0 bra again;
-	ld.global.u64 %rd3, [%rd0+128];
-	add.u64 %rd4, %rd2, %rd3;
-	st.global.u64 [%rd0+64], %rd4;
-	ret;
-}
-.visible .entry use(.param .u64 p)
-{
-	.reg .pred %p<2>;
-	.reg .b32 %r<2>;
-	.reg .b64 %rd<6>;
-	ld.param.u64 %rd0, [p];
-	mov.u32 %r0, 0;
-	ld.global.u64 %rd1, [%rd0];
-	add.u64 %rd2, %rd1, 1;
-again:
-	add.u32 %r0, %r0, 1;
-	setp.lt.u32 %p0, %r0, 2;
-	@%p0 bra again;
-	ld.global.u64 %rd3, [%rd0+128];
-	add.u64 %rd4, %rd2, %rd3;
-	st.global.u64 [%rd0+64], %rd4;
-	ret;
-}
 `
+
+// copyKernel is the copy and use kernels: op is the instruction between
+// the first load and the loop.
+func copyKernel(name, op string) string {
+	return strings.NewReplacer("NAME", name, "OP", op).Replace(`.visible .entry NAME(.param .u64 p)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<2>;
+	.reg .b64 %rd<6>;
+	ld.param.u64 %rd0, [p];
+	mov.u32 %r0, 0;
+	ld.global.u64 %rd1, [%rd0];
+	OP
+again:
+	add.u32 %r0, %r0, 1;
+	setp.lt.u32 %p0, %r0, 2;
+	@%p0 bra again;
+	ld.global.u64 %rd3, [%rd0+128];
+	add.u64 %rd4, %rd2, %rd3;
+	st.global.u64 [%rd0+64], %rd4;
+	ret;
+}
+`)
+}
 
 // runLatency launches entry on a fresh device with an H100 model
 // attached (runLatencyOn with another machine), over a 512-byte buffer
