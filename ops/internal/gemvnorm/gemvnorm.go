@@ -121,6 +121,7 @@ var Kernels = [2][2]*kern.Kernel{
 // (see the package doc), for m ≤ MaxM: one tile of x, one block row.
 func gemvnorm[A gpu.Elem, O any, CA gemvdev.In[A], CO epilogue.Out[O]](ca CA, co CO, t gpu.Thread,
 	out []O, x, g []float32, w []A, bias, res []O, m, n, k, act, stride int, eps float32, early bool) {
+	prefetchWeight(t, g, k)
 	red := gpu.DynShared[float32](t)
 	xs := gpu.DynShared[A](t)[Shared/2:] // 2-byte elements, after red and the row sums
 	n0 := t.BlockIdx().X * Rows

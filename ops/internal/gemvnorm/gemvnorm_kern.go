@@ -37,7 +37,7 @@ var gemvnormF16F32Kernel = kernGemvnormF16F32Launcher{kern.NewLauncher(kern.Kern
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "147777392058a6e8", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormF16F32", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:tcMMA"},
+	SourceHash: "2f7ae2c42bb2bbad", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormF16F32", "norm.go:normRows", "norm.go:prefetchWeight", "norm.go:sumSquaresRows", "tc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvnormF16F32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]float32), a[5].([]float32), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool))
 	},
@@ -72,7 +72,7 @@ var gemvnormF16F16Kernel = kernGemvnormF16F16Launcher{kern.NewLauncher(kern.Kern
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "60691adb40f7d3ad", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormF16F16", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:tcMMA"},
+	SourceHash: "4eabb07b8155c791", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormF16F16", "norm.go:normRows", "norm.go:prefetchWeight", "norm.go:sumSquaresRows", "tc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvnormF16F16(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool))
 	},
@@ -107,7 +107,7 @@ var gemvnormBF16F32Kernel = kernGemvnormBF16F32Launcher{kern.NewLauncher(kern.Ke
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "b6edbdec08130176", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormBF16F32", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:tcMMA"},
+	SourceHash: "29f3465fd66c0317", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormBF16F32", "norm.go:normRows", "norm.go:prefetchWeight", "norm.go:sumSquaresRows", "tc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvnormBF16F32(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]float32), a[5].([]float32), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool))
 	},
@@ -142,7 +142,7 @@ var gemvnormBF16BF16Kernel = kernGemvnormBF16BF16Launcher{kern.NewLauncher(kern.
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "997ef187dd779bbb", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormBF16BF16", "norm.go:normRows", "norm.go:sumSquaresRows", "tc.go:tcMMA"},
+	SourceHash: "aca2f0fbdd2fc637", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Rows", "gemvnorm.go:const Shared", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcUnroll", "gemvnorm.go:const tcWarps", "gemvnorm.go:gemvnorm", "gemvnorm.go:gemvnormBF16BF16", "norm.go:normRows", "norm.go:prefetchWeight", "norm.go:sumSquaresRows", "tc.go:tcMMA"},
 	Native: func(t gpu.Thread, a []any) {
 		gemvnormBF16BF16(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].(int), a[7].(int), a[8].(int), a[9].(int), a[10].(int), a[11].(float32), a[12].(bool))
 	},
@@ -169,7 +169,7 @@ var normCastF16Kernel = kernNormCastF16Launcher{kern.NewLauncher(kern.KernelSpec
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "af3a55829cc7d4ac", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcWarps", "norm.go:normCastF16", "norm.go:normRows", "norm.go:sumSquaresRows"},
+	SourceHash: "83ee6859308663ed", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcWarps", "norm.go:normCastF16", "norm.go:normRows", "norm.go:prefetchWeight", "norm.go:sumSquaresRows"},
 	Native: func(t gpu.Thread, a []any) {
 		normCastF16(t, a[0].([]gpu.Half), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(float32))
 	},
@@ -183,7 +183,7 @@ func (l kernNormCastF16Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(x), kern.BufferArg(g), kern.ScalarArg(k), kern.ScalarArg(eps))
 }
 
-// normCastBF16Kernel launches the kernel normCastBF16 (norm.go:28).
+// normCastBF16Kernel launches the kernel normCastBF16 (norm.go:29).
 var normCastBF16Kernel = kernNormCastBF16Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "normCastBF16", Pkg: "github.com/gokern/kern/ops/internal/gemvnorm", Entry: "normCastBF16", Module: kernModule,
 	Params: []kern.Param{
@@ -196,7 +196,7 @@ var normCastBF16Kernel = kernNormCastBF16Launcher{kern.NewLauncher(kern.KernelSp
 	Block:      gpu.Dim3{X: 256, Y: 1, Z: 1},
 	Bounds:     false,
 	PDL:        true,
-	SourceHash: "62809978028e630d", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcWarps", "norm.go:normCastBF16", "norm.go:normRows", "norm.go:sumSquaresRows"},
+	SourceHash: "598110eb80186767", Source: []string{"gemvnorm.go:const MaxM", "gemvnorm.go:const Threads", "gemvnorm.go:const normRegs", "gemvnorm.go:const partBytes", "gemvnorm.go:const redBytes", "gemvnorm.go:const rowRegs", "gemvnorm.go:const scaleRegs", "gemvnorm.go:const tcWarps", "norm.go:normCastBF16", "norm.go:normRows", "norm.go:prefetchWeight", "norm.go:sumSquaresRows"},
 	Native: func(t gpu.Thread, a []any) {
 		normCastBF16(t, a[0].([]gpu.BFloat16), a[1].([]float32), a[2].([]float32), a[3].(int), a[4].(float32))
 	},

@@ -20,12 +20,14 @@ import (
 
 //kern:kernel block=256 nobounds pdl
 func normCastF16(t gpu.Thread, out []gpu.Half, x, g []float32, k int, eps float32) {
+	prefetchWeight(t, g, k)
 	gpu.WaitPriorGrids(t)
 	normRows(gemvdev.TCHalf{}, t, gpu.DynShared[float32](t), out, x, g, t.BlockIdx().X, 1, k, k, t.BlockIdx().X*k, eps)
 }
 
 //kern:kernel block=256 nobounds pdl
 func normCastBF16(t gpu.Thread, out []gpu.BFloat16, x, g []float32, k int, eps float32) {
+	prefetchWeight(t, g, k)
 	gpu.WaitPriorGrids(t)
 	normRows(gemvdev.TCBFloat16{}, t, gpu.DynShared[float32](t), out, x, g, t.BlockIdx().X, 1, k, k, t.BlockIdx().X*k, eps)
 }
@@ -90,6 +92,19 @@ func normRows[A gpu.Elem, CA gemvdev.In[A]](ca CA, t gpu.Thread, part []float32,
 				}
 			}
 		}
+	}
+}
+
+// prefetchWeight asks L2 for g's first 32·Threads elements (k ≤ 8192,
+// Qwen3 up to 32B), a 128-byte line a thread: normRows scales by g only
+// after the block's sum, and g, a layer's norm weight last read a decode
+// step ago, is by then in DRAM, a round trip on the kernel's chain. A
+// kernel calls it first, before the registers its loads will hold are
+// live (and before it waits for the kernels before it: a prefetch is a
+// hint and never reads stale data).
+func prefetchWeight(t gpu.Thread, g []float32, k int) {
+	if i := 32 * t.ThreadIdx().X; i < k {
+		gpu.PrefetchL2(g, i)
 	}
 }
 
