@@ -215,16 +215,19 @@ func megaNorm[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, xs []T, x, w []float3
 		//kern:unroll
 		for c := range megaNormRegs {
 			if j := j0 + c*step; j < k {
-				v, g := xv[c], gv[c]
-				gpu.Store4(xs, b*kp+j, [4]T{cd.store(v[0] * r * g[0]), cd.store(v[1] * r * g[1]), cd.store(v[2] * r * g[2]), cd.store(v[3] * r * g[3])})
+				gpu.Store4(xs, b*kp+j, megaScale(cd, xv[c], gv[c], r))
 			}
 		}
 		for j := j0 + megaNormRegs*step; j < k; j += step {
-			v, g := gpu.Load4(x, b*k+j), gpu.Load4(w, j)
-			gpu.Store4(xs, b*kp+j, [4]T{cd.store(v[0] * r * g[0]), cd.store(v[1] * r * g[1]), cd.store(v[2] * r * g[2]), cd.store(v[3] * r * g[3])})
+			gpu.Store4(xs, b*kp+j, megaScale(cd, gpu.Load4(x, b*k+j), gpu.Load4(w, j), r))
 		}
 	}
 	t.Sync()
+}
+
+// megaScale is four elements of a normalised row: x·r·g, rounded to T.
+func megaScale[T gpu.Elem, C mcodec[T]](cd C, x, g [4]float32, r float32) [4]T {
+	return [4]T{cd.store(x[0] * r * g[0]), cd.store(x[1] * r * g[1]), cd.store(x[2] * r * g[2]), cd.store(x[3] * r * g[3])}
 }
 
 // megaCopy copies a phase's output src [S, k] into rows of kp of the
