@@ -16,7 +16,7 @@ var kernPTX string
 
 var kernModule = &kern.Module{Pkg: "github.com/gokern/kern/ops/internal/decodemma", Arch: "sm_80", PTX: kernPTX}
 
-// PagedF16D64Kernel launches the kernel PagedF16D64 (paged.go:28).
+// PagedF16D64Kernel launches the kernel PagedF16D64 (paged.go:31).
 var PagedF16D64Kernel = kernPagedF16D64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "PagedF16D64", Pkg: "github.com/gokern/kern/ops/internal/decodemma", Entry: "PagedF16D64", Module: kernModule,
 	Params: []kern.Param{
@@ -44,9 +44,9 @@ var PagedF16D64Kernel = kernPagedF16D64Launcher{kern.NewLauncher(kern.KernelSpec
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
-		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:203:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:145:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:148:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:206:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
 	SourceHash: "7992a787e6af0453", Source: []string{"paged.go:PagedF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
 	Native: func(t gpu.Thread, a []any) {
@@ -62,7 +62,7 @@ func (l kernPagedF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern.
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(nsplit), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
 }
 
-// PagedAheadF16D64Kernel launches the kernel PagedAheadF16D64 (paged.go:34).
+// PagedAheadF16D64Kernel launches the kernel PagedAheadF16D64 (paged.go:37).
 var PagedAheadF16D64Kernel = kernPagedAheadF16D64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "PagedAheadF16D64", Pkg: "github.com/gokern/kern/ops/internal/decodemma", Entry: "PagedAheadF16D64", Module: kernModule,
 	Params: []kern.Param{
@@ -90,9 +90,9 @@ var PagedAheadF16D64Kernel = kernPagedAheadF16D64Launcher{kern.NewLauncher(kern.
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
-		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:203:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:145:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:148:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:206:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
 	SourceHash: "6364957269daf7af", Source: []string{"paged.go:PagedAheadF16D64", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
 	Native: func(t gpu.Thread, a []any) {
@@ -108,7 +108,7 @@ func (l kernPagedAheadF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(nsplit), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
 }
 
-// PagedF16D128Kernel launches the kernel PagedF16D128 (paged.go:40).
+// PagedF16D128Kernel launches the kernel PagedF16D128 (paged.go:43).
 var PagedF16D128Kernel = kernPagedF16D128Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "PagedF16D128", Pkg: "github.com/gokern/kern/ops/internal/decodemma", Entry: "PagedF16D128", Module: kernModule,
 	Params: []kern.Param{
@@ -136,9 +136,9 @@ var PagedF16D128Kernel = kernPagedF16D128Launcher{kern.NewLauncher(kern.KernelSp
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
-		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:203:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:145:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:148:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:206:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
 	SourceHash: "0259d45fde7fdad6", Source: []string{"paged.go:PagedF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
 	Native: func(t gpu.Thread, a []any) {
@@ -154,7 +154,7 @@ func (l kernPagedF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(nsplit), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
 }
 
-// PagedAheadF16D128Kernel launches the kernel PagedAheadF16D128 (paged.go:46).
+// PagedAheadF16D128Kernel launches the kernel PagedAheadF16D128 (paged.go:49).
 var PagedAheadF16D128Kernel = kernPagedAheadF16D128Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "PagedAheadF16D128", Pkg: "github.com/gokern/kern/ops/internal/decodemma", Entry: "PagedAheadF16D128", Module: kernModule,
 	Params: []kern.Param{
@@ -182,9 +182,9 @@ var PagedAheadF16D128Kernel = kernPagedAheadF16D128Launcher{kern.NewLauncher(ker
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
-		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:203:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:145:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:148:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:206:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
 	SourceHash: "2c0d247406938d63", Source: []string{"paged.go:PagedAheadF16D128", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:f16m.mma", "paged.go:f16m.pack", "paged.go:f16m.pack4", "paged.go:f16m.store", "paged.go:negInf", "paged.go:paged", "paged.go:type codec", "paged.go:type f16m", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
 	Native: func(t gpu.Thread, a []any) {
@@ -200,7 +200,7 @@ func (l kernPagedAheadF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out 
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(nsplit), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
 }
 
-// PagedBF16D64Kernel launches the kernel PagedBF16D64 (paged.go:52).
+// PagedBF16D64Kernel launches the kernel PagedBF16D64 (paged.go:55).
 var PagedBF16D64Kernel = kernPagedBF16D64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "PagedBF16D64", Pkg: "github.com/gokern/kern/ops/internal/decodemma", Entry: "PagedBF16D64", Module: kernModule,
 	Params: []kern.Param{
@@ -228,9 +228,9 @@ var PagedBF16D64Kernel = kernPagedBF16D64Launcher{kern.NewLauncher(kern.KernelSp
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
-		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:203:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:145:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:148:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:206:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
 	SourceHash: "0e84eea23ea08552", Source: []string{"paged.go:PagedBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
 	Native: func(t gpu.Thread, a []any) {
@@ -246,7 +246,7 @@ func (l kernPagedBF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out *kern
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(nsplit), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
 }
 
-// PagedAheadBF16D64Kernel launches the kernel PagedAheadBF16D64 (paged.go:58).
+// PagedAheadBF16D64Kernel launches the kernel PagedAheadBF16D64 (paged.go:61).
 var PagedAheadBF16D64Kernel = kernPagedAheadBF16D64Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "PagedAheadBF16D64", Pkg: "github.com/gokern/kern/ops/internal/decodemma", Entry: "PagedAheadBF16D64", Module: kernModule,
 	Params: []kern.Param{
@@ -274,9 +274,9 @@ var PagedAheadBF16D64Kernel = kernPagedAheadBF16D64Launcher{kern.NewLauncher(ker
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
-		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:203:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:145:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:148:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:206:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
 	SourceHash: "53b9328cbced6085", Source: []string{"paged.go:PagedAheadBF16D64", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
 	Native: func(t gpu.Thread, a []any) {
@@ -292,7 +292,7 @@ func (l kernPagedAheadBF16D64Launcher) Launch(q kern.Queue, grid kern.Grid, out 
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(nsplit), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
 }
 
-// PagedBF16D128Kernel launches the kernel PagedBF16D128 (paged.go:64).
+// PagedBF16D128Kernel launches the kernel PagedBF16D128 (paged.go:67).
 var PagedBF16D128Kernel = kernPagedBF16D128Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "PagedBF16D128", Pkg: "github.com/gokern/kern/ops/internal/decodemma", Entry: "PagedBF16D128", Module: kernModule,
 	Params: []kern.Param{
@@ -320,9 +320,9 @@ var PagedBF16D128Kernel = kernPagedBF16D128Launcher{kern.NewLauncher(kern.Kernel
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
-		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:203:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:145:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:148:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:206:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
 	SourceHash: "6517728793fc7713", Source: []string{"paged.go:PagedBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
 	Native: func(t gpu.Thread, a []any) {
@@ -338,7 +338,7 @@ func (l kernPagedBF16D128Launcher) Launch(q kern.Queue, grid kern.Grid, out *ker
 	return l.Kernel().Launch(q, grid, kern.BufferArg(out), kern.BufferArg(po), kern.BufferArg(pml), kern.BufferArg(cnt), kern.BufferArg(q_), kern.BufferArg(kc), kern.BufferArg(vc), kern.BufferArg(blockTable), kern.BufferArg(seqLens), kern.ScalarArg(heads), kern.ScalarArg(kvHeads), kern.ScalarArg(bsShift), kern.ScalarArg(maxBlocks), kern.ScalarArg(npages), kern.ScalarArg(partition), kern.ScalarArg(nsplit), kern.ScalarArg(scaleLog2), kern.ScalarArg(early))
 }
 
-// PagedAheadBF16D128Kernel launches the kernel PagedAheadBF16D128 (paged.go:70).
+// PagedAheadBF16D128Kernel launches the kernel PagedAheadBF16D128 (paged.go:73).
 var PagedAheadBF16D128Kernel = kernPagedAheadBF16D128Launcher{kern.NewLauncher(kern.KernelSpec{
 	Name: "PagedAheadBF16D128", Pkg: "github.com/gokern/kern/ops/internal/decodemma", Entry: "PagedAheadBF16D128", Module: kernModule,
 	Params: []kern.Param{
@@ -366,9 +366,9 @@ var PagedAheadBF16D128Kernel = kernPagedAheadBF16D128Launcher{kern.NewLauncher(k
 	Bounds:      false,
 	PDL:         true,
 	Sites: []string{
-		"panic at paged.go:142:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
-		"panic at paged.go:145:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
-		"panic at paged.go:203:8: ops.PagedAttention: a block table entry is not a page of the cache",
+		"panic at paged.go:145:8: ops.PagedAttention: a sequence length is negative or beyond its block table",
+		"panic at paged.go:148:8: ops.PagedAttention: a sequence is longer than maxSeqLen",
+		"panic at paged.go:206:8: ops.PagedAttention: a block table entry is not a page of the cache",
 	},
 	SourceHash: "208060afdaceeaea", Source: []string{"paged.go:PagedAheadBF16D128", "paged.go:bf16m.mma", "paged.go:bf16m.pack", "paged.go:bf16m.pack4", "paged.go:bf16m.store", "paged.go:const Group", "paged.go:const Step", "paged.go:const redRows", "paged.go:const warps", "paged.go:negInf", "paged.go:paged", "paged.go:type bf16m", "paged.go:type codec", "paged.go:udiv", "paged.go:urem", "reduce.go:SplitLen", "reduce.go:const SplitQuantum", "reduce.go:const finishDims", "reduce.go:const reduceBatch", "reduce.go:pagedFinish", "reduce.go:reduceDims", "reduce.go:splitMax"},
 	Native: func(t gpu.Thread, a []any) {

@@ -11,7 +11,10 @@ import (
 
 // Tiling: a block takes up to Group query heads of one KV head (the N of
 // both products); each of its warps walks Step tokens at a time. The
-// Paged* kernels are ops' v2, the PagedAhead* ones its v3.
+// Paged* kernels are ops' v2, the PagedAhead* ones its v3. v3 at head
+// dim 128 carries maxregs=244: two blocks of 128 threads fit an SM at
+// any count up to 255, but without the cap ptxas 13.5 took 248–250 on
+// sm_90 for the same live values (no spill at 244).
 const (
 	Group = 8
 	Step  = 16
