@@ -118,3 +118,24 @@ func timedDecodeStep(t *testing.T, cfg Config, grid, context int) (*Model, []emu
 	}
 	return m, model.Timings()
 }
+
+// TestQKVPrepRoundTrips holds the ops path's qkvPrep at one dependent
+// round trip to memory (emu.Latency): the head vector, the norm weights,
+// the position and the slot are all loaded before any is used. A
+// conversion of a loaded word ahead of a later load's bounds check (a
+// branch the warp issues in order) makes that load wait: 3 trips.
+func TestQKVPrepRoundTrips(t *testing.T) {
+	cfg := Presets["tiny"]
+	cfg.NumHiddenLayers = 1
+	_, ts := timedDecodeStep(t, cfg, 0, 40)
+	for _, k := range ts {
+		if strings.HasPrefix(k.Kernel, "qkvPrep") {
+			t.Logf("%s: %d trips: %s", k.Kernel, k.Trips, strings.Join(k.Chain, " → "))
+			if k.Trips > 1 {
+				t.Errorf("%s waits on %d dependent round trips, want 1: %s", k.Kernel, k.Trips, strings.Join(k.Chain, " → "))
+			}
+			return
+		}
+	}
+	t.Fatal("no qkvPrep launch timed")
+}

@@ -81,7 +81,7 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 			row0 := b * (nh + 2*nkv) // the sequence's first head vector in qkv
 			// The group's queries, and in the last split the new key and value.
 			if warp < G {
-				x1, x2 := headPrep(t, qkv, qNorm, row0+g*G+warp, d, at, false, norm, eps, ratio)
+				x1, x2 := headPrep(t, qkv, qNorm, row0+g*G+warp, d, int32(at), false, norm, eps, ratio)
 				//kern:unroll
 				for p := 0; p < qkvPairs; p++ {
 					if i := lane + 32*p; i < half {
@@ -95,7 +95,7 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 				if isV {
 					j, cache = nh+nkv+g, vCache
 				}
-				x1, x2 := headPrep(t, qkv, kNorm, row0+j, d, at, isV, norm, eps, ratio)
+				x1, x2 := headPrep(t, qkv, kNorm, row0+j, d, int32(at), isV, norm, eps, ratio)
 				dst := (slot*nkv + g) * hd
 				//kern:unroll
 				for p := 0; p < qkvPairs; p++ {

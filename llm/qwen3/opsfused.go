@@ -62,9 +62,12 @@ func qkvPrep[T any, C scodec[T]](c C, t gpu.Thread, q, kCache, vCache []T, qkv, 
 	// Every global load first, then the arithmetic: a decode step's
 	// launch is a single dependent round trip to memory, not one per
 	// stage (the vector, the norm weights, the position, the slot).
-	at := int(pos[r])
-	slot := int(slots[r])
+	// The loaded words are converted only where they are used: a
+	// conversion waits for its load, and each bounds check after it (a
+	// branch the warp issues in order) would then wait too.
+	at, slot32 := pos[r], slots[r]
 	x1, x2 := headPrep(t, qkv, w, vec, d, at, isV, norm, eps, ratio)
+	slot := int(slot32)
 	var out []T
 	dst := 0
 	if j < nh {
@@ -94,7 +97,7 @@ func qkvPrep[T any, C scodec[T]](c C, t gpu.Thread, q, kCache, vCache []T, qkv, 
 // !isV && norm) and RoPE at position at (not for a value), one warp, and
 // hands lane-pair p's rotate-half pair (i, i+d/2), i = lane+32p, back:
 // qkvPrep's arithmetic, and the persistent layer's (mega_attn.go).
-func headPrep(t gpu.Thread, qkv, w []float32, j, d, at int, isV, norm bool, eps float32, ratio float64) (x1, x2 [qkvPairs]float32) {
+func headPrep(t gpu.Thread, qkv, w []float32, j, d int, at int32, isV, norm bool, eps float32, ratio float64) (x1, x2 [qkvPairs]float32) {
 	lane, half := t.Lane(), d/2
 	base := j * d
 	var w1, w2 [qkvPairs]float32
@@ -124,7 +127,7 @@ func headPrep(t gpu.Thread, qkv, w []float32, j, d, at int, isV, norm bool, eps 
 		//kern:unroll
 		for p := 0; p < qkvPairs; p++ {
 			if i := lane + 32*p; i < half {
-				sin, cos := rotary.SinCos(at, i, ratio)
+				sin, cos := rotary.SinCos(int(at), i, ratio)
 				x1[p], x2[p] = x1[p]*cos-x2[p]*sin, x2[p]*cos+x1[p]*sin
 			}
 		}
