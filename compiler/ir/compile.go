@@ -26,6 +26,7 @@ var passes = []pass{
 	{"forward", forwardCopies, "a copy read once, soon after, in its block (an accumulator copied into an mma's C fragment) is replaced by its source in that reader"},
 	{"remat", rematerializeAfterLoops, "a thread-identity value computed before a loop, unread in it and read after it (a warp's output index) holds registers through the loop, where ptxas wants them for loads in flight, and ptxas does not recompute it; computing it again after the loop (remat.go) ends its life before the loop"},
 	{"dce", removeDeadCode, "deletes pure instructions whose result is never read (unused thread-index components, copies the coalesce pass bypassed); loads stay, since a faulting one must still fault"},
+	{"sink", sinkLoadUses, "a warp issues in order and ptxas schedules only within the basic blocks that a bounds check's branch cuts, so arithmetic on a loaded value ahead of the next check (int(x[i]) before y[j]'s check) makes the warp wait for x[i] before it loads y[j]; moving that arithmetic down to its first use (sink.go) lets the loads go out together"},
 	{"layout", layoutRPO, "orders blocks in reverse postorder, so every join point follows the paths into it: the emulator runs the lanes at the lowest PC first, which then reconverges diverged lanes at joins before a following barrier, as the GPU's convergence barriers do"},
 }
 
