@@ -24,6 +24,7 @@ import (
 //
 //	KERN_EMU_CHECK=all | memcheck | racecheck | synccheck | pdlcheck (comma-separated, any case)
 //	KERN_EMU_PROFILE=file   write the profile report to file at Close
+//	KERN_EMU_LATENCY=file   write the latency model's report (emu.Latency, an H100's figures) to file at Close
 //
 // An unknown check name is not ignored: the device is opened broken and
 // every operation on it returns the error. When any check is on, the
@@ -40,13 +41,22 @@ func OpenEmulator(opts ...emu.Options) *Device {
 	o.Racecheck = o.Racecheck || env.Racecheck
 	o.Synccheck = o.Synccheck || env.Synccheck
 	o.PDLcheck = o.PDLcheck || env.PDLcheck
+	var obs teeObserver
+	if o.Observer != nil {
+		obs = append(obs, o.Observer)
+	}
 	if path := os.Getenv("KERN_EMU_PROFILE"); path != "" {
 		b.profile, b.profilePath = emu.NewProfile(), path
-		if o.Observer != nil {
-			o.Observer = teeObserver{o.Observer, b.profile}
-		} else {
-			o.Observer = b.profile
-		}
+		obs = append(obs, b.profile)
+	}
+	if path := os.Getenv("KERN_EMU_LATENCY"); path != "" {
+		b.latency, b.latencyPath = emu.NewLatency(emu.H100), path
+		obs = append(obs, b.latency)
+	}
+	if len(obs) > 1 {
+		o.Observer = obs
+	} else if len(obs) == 1 {
+		o.Observer = obs[0]
 	}
 	b.d = emu.NewDevice(o)
 	b.pdl = o.PDLcheck
@@ -71,17 +81,34 @@ func OpenEmulator(opts ...emu.Options) *Device {
 // announceChecks prints, once per process, which emulator checks are on.
 var announceChecks sync.Once
 
-// teeObserver shows every event to two observers: the caller's and the
-// KERN_EMU_PROFILE profile.
-type teeObserver struct{ a, b emu.Observer }
+// teeObserver shows every event to several observers: the caller's and
+// those the environment asks for (KERN_EMU_PROFILE, KERN_EMU_LATENCY).
+type teeObserver []emu.Observer
 
-func (t teeObserver) Step(s *emu.Step)     { t.a.Step(s); t.b.Step(s) }
-func (t teeObserver) Access(a *emu.Access) { t.a.Access(a); t.b.Access(a) }
+func (t teeObserver) Step(s *emu.Step) {
+	for _, o := range t {
+		o.Step(s)
+	}
+}
+
+func (t teeObserver) Access(a *emu.Access) {
+	for _, o := range t {
+		o.Access(a)
+	}
+}
 
 func (t teeObserver) Launch(kernel string, grid, block [3]int) {
-	for _, o := range []emu.Observer{t.a, t.b} {
+	for _, o := range t {
 		if lo, ok := o.(emu.LaunchObserver); ok {
 			lo.Launch(kernel, grid, block)
+		}
+	}
+}
+
+func (t teeObserver) Prefetch(a *emu.Access) {
+	for _, o := range t {
+		if po, ok := o.(emu.PrefetchObserver); ok {
+			po.Prefetch(a)
 		}
 	}
 }
@@ -91,6 +118,8 @@ type emuBackend struct {
 	d           *emu.Device
 	profile     *emu.Profile
 	profilePath string
+	latency     *emu.Latency
+	latencyPath string
 	loaded      []*Module // for the profile's PTX file
 	// pdl is set under pdlcheck: modules are run as a compute capability
 	// 9.0 GPU loads them, griddepcontrol on (internal/ptxpatch), so the
@@ -165,8 +194,18 @@ func (e *emuBackend) launch(l *launch) error {
 
 // close writes the profile report to KERN_EMU_PROFILE and the PTX of
 // every module the device loaded to the same path + ".ptx" (so kern prof
-// can ask ptxas for the kernels' registers and occupancy).
+// can ask ptxas for the kernels' registers and occupancy), and the
+// latency model's report to KERN_EMU_LATENCY.
 func (e *emuBackend) close() error {
+	if e.latency != nil {
+		var report bytes.Buffer
+		if err := e.latency.WriteReport(&report); err != nil {
+			return fmt.Errorf("kern: writing the latency model's report: %w", err)
+		}
+		if err := os.WriteFile(e.latencyPath, report.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("kern: writing the latency model's report: %w", err)
+		}
+	}
 	if e.profile == nil {
 		return nil
 	}

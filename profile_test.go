@@ -1,6 +1,7 @@
 package kern_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -80,5 +81,36 @@ func TestProfileReportHasKernelTotals(t *testing.T) {
 	// launches), all sector bytes used.
 	if !ok || len(row) != 8 || row[1] != "3" || row[5] != "18" || row[7] != "100%" {
 		t.Errorf("report lacks Axpy's totals with 3 launches:\n%s", b.String())
+	}
+}
+
+// KERN_EMU_LATENCY adds the latency model beside the caller's observer:
+// both see the launch, and Close writes the model's report.
+func TestEmulatorLatencyReport(t *testing.T) {
+	path := t.TempDir() + "/latency.txt"
+	t.Setenv("KERN_EMU_LATENCY", path)
+	prof := emu.NewProfile()
+	dev := kern.OpenEmulator(emu.Options{Observer: prof})
+	const n = 1024
+	x, _ := kern.Upload(dev, randFloats(n, 1))
+	y, _ := kern.Upload(dev, randFloats(n, 2))
+	if err := tk.AxpyKernel.Launch(dev, kern.Cover(n), 2, x, y); err != nil {
+		t.Fatal(err)
+	}
+	if err := dev.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if ks := prof.Kernels(); len(ks) != 1 || ks[0].Kernel != "Axpy" {
+		t.Errorf("the caller's observer saw %+v, want Axpy once", ks)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := string(b)
+	for _, want := range []string{"latency model:", "trips", "Axpy"} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q:\n%s", want, report)
+		}
 	}
 }

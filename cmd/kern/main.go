@@ -5,7 +5,7 @@
 //	kern list [packages]                  list the kernels of packages
 //	kern check [-arch sm_80] [packages]   compile kernels and report errors, writing nothing
 //	kern doctor                           report the driver, GPUs, ptxas and the device kern.Open picks
-//	kern prof [-o file] ./pkg [args]      run a program on the emulator, print its profile
+//	kern prof [-latency] ./pkg [args]     run a program on the emulator, print its profile
 //	kern bench [-device d] [-json f]      time memcpy, matmul (vs cuBLAS, decode GEMVs), ops and attention
 //	kern emu run file.ptx [flags]         run any PTX on the emulator (emu.go)
 //
@@ -40,7 +40,7 @@ commands:
   check [-arch sm_80] [-v] [packages]  compile kernels and report errors without writing;
                                    -v assembles with ptxas and prints registers, spills, shared memory
   doctor                           report the driver, GPUs, ptxas and the device kern.Open picks
-  prof  [-o file] [-check all] ./pkg [args]
+  prof  [-o file] [-check all] [-latency] ./pkg [args]
                                    run a program on the emulator and print its profile
   bench [-device emu|cuda] [-json out.json] [memcpy] [gemm] [ops]
                                    time copies, cuBLAS GEMM and ops; -h lists the flags

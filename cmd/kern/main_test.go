@@ -103,6 +103,24 @@ func TestProfRunsTheProgramOnTheEmulator(t *testing.T) {
 	}
 }
 
+// kern prof -latency adds the latency model's table (KERN_EMU_LATENCY):
+// the kernel the program launched, with its round trips.
+func TestProfLatency(t *testing.T) {
+	code, out, errs := runKern(t, "prof", "-latency", "./testdata/profiled")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	_, lat, ok := strings.Cut(out, "latency model: 132 SMs")
+	if !ok {
+		t.Fatalf("no latency report:\n%s", out)
+	}
+	for _, want := range []string{"trips", "bw cycles", "Axpy"} {
+		if !strings.Contains(lat, want) {
+			t.Errorf("latency report lacks %q:\n%s", want, lat)
+		}
+	}
+}
+
 // Bad case 5 of issue 16: a misspelt check ran with no sanitizer.
 func TestProfRejectsUnknownChecks(t *testing.T) {
 	code, _, errs := runKern(t, "prof", "-check", "racechek", "./testdata/profiled")

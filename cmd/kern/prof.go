@@ -21,10 +21,12 @@ import (
 // and global sector efficiency, with the Go line each came from. The
 // program must open its device with kern.Open (or kern.OpenEmulator with no
 // options) and Close it; the report is written at Close.
-const profUsage = `usage: kern prof [-o file] [-check all] ./pkg [program args]
+const profUsage = `usage: kern prof [-o file] [-check all] [-latency] ./pkg [program args]
 
 Builds and runs the program ./pkg (with its arguments) on the emulator and
-prints the profile of every kernel it launched.
+prints the profile of every kernel it launched; with -latency also the
+emulator's latency model of each (an H100's latencies: the round trips to
+memory on each kernel's critical chain, with their Go lines).
 
 flags:
 `
@@ -38,6 +40,7 @@ func prof(args []string, stdout, stderr io.Writer) error {
 	}
 	out := fs.String("o", "", "also write the report to this file")
 	check := fs.String("check", "", "sanitizers to run as well: all, or a comma-separated list of memcheck, racecheck, synccheck")
+	latency := fs.Bool("latency", false, "also price each kernel on the emulator's latency model (emu.Latency, an H100's figures)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -45,7 +48,7 @@ func prof(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("kern prof -check: %w", err)
 	}
 	if fs.NArg() < 1 {
-		return fmt.Errorf("usage: kern prof [-o file] [-check all] ./pkg [program args]")
+		return fmt.Errorf("usage: kern prof [-o file] [-check all] [-latency] ./pkg [program args]")
 	}
 	dir, err := os.MkdirTemp("", "kern-prof")
 	if err != nil {
@@ -57,6 +60,10 @@ func prof(args []string, stdout, stderr io.Writer) error {
 	cmd.Env = append(os.Environ(), "KERN_DEVICE=emu", "KERN_EMU_PROFILE="+report)
 	if *check != "" {
 		cmd.Env = append(cmd.Env, "KERN_EMU_CHECK="+*check)
+	}
+	latencyReport := filepath.Join(dir, "latency.txt")
+	if *latency {
+		cmd.Env = append(cmd.Env, "KERN_EMU_LATENCY="+latencyReport)
 	}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Run(); err != nil {
@@ -72,6 +79,15 @@ func prof(args []string, stdout, stderr io.Writer) error {
 		occupancyReport(&occ, ptx)
 		stdout.Write(occ.Bytes())
 		b = append(b, occ.Bytes()...)
+	}
+	if *latency {
+		l, err := os.ReadFile(latencyReport)
+		if err != nil {
+			return fmt.Errorf("kern prof: the program wrote no latency report (does it Close its kern.Device?): %w", err)
+		}
+		l = append([]byte("\n"), l...)
+		stdout.Write(l)
+		b = append(b, l...)
 	}
 	if *out != "" {
 		return os.WriteFile(*out, b, 0o644)
