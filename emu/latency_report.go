@@ -11,8 +11,12 @@ import (
 // first, and below it the chain of round trips of each kernel with more
 // than one (Timing.Chain): what kern prof -latency shows.
 func (m *Latency) WriteReport(w io.Writer) error {
-	ts := m.Timings()
-	c := m.Config
+	return WriteTimings(w, m.Config, m.Timings())
+}
+
+// WriteTimings prints timings as WriteReport does, under a line naming
+// the machine c models.
+func WriteTimings(w io.Writer, c LatencyConfig, ts []Timing) error {
 	fmt.Fprintf(w, "latency model: %d SMs at %.2f GHz, DRAM %d cycles, L2 %d (a model of chains of round trips, not a measurement: docs/emulator.md)\n",
 		c.SMs, c.ClockGHz, c.DRAM, c.L2)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

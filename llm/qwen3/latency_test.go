@@ -43,18 +43,14 @@ func TestLatencyModelDecodeLayer(t *testing.T) {
 			name = "persistent layer"
 		}
 		var sum float64
-		fmt.Fprintf(&report, "%s, %s, one decode step at context %d:\n", preset, name, context)
-		fmt.Fprintf(&report, "  %-28s %8s %6s %10s %10s %6s %9s\n", "kernel", "launches", "blocks", "cycles", "bw cycles", "trips", "µs")
 		for _, k := range ts {
-			fmt.Fprintf(&report, "  %-28s %8d %6d %10d %10d %6d %9.2f\n", k.Kernel, k.Launches, k.Blocks, k.Cycles, k.BWCycles, k.Trips, k.Micros)
 			sum += k.Micros * float64(k.Launches)
 		}
-		for _, k := range ts {
-			if k.Trips >= 4 {
-				fmt.Fprintf(&report, "  %s's chain: %s\n", k.Kernel, strings.Join(k.Chain, " → "))
-			}
+		fmt.Fprintf(&report, "%s, %s, one decode step at context %d:\n", preset, name, context)
+		if err := emu.WriteTimings(&report, emu.H100, ts); err != nil {
+			t.Fatal(err)
 		}
-		fmt.Fprintf(&report, "  sum %.2f µs (kernels only; launches and gaps not priced)\n", sum)
+		fmt.Fprintf(&report, "sum %.2f µs (kernels only; launches and gaps not priced)\n\n", sum)
 		if len(ts) == 0 {
 			t.Errorf("%s: no kernel timed", name)
 		}
