@@ -197,15 +197,27 @@ func (e *emuBackend) launch(l *launch) error {
 // can ask ptxas for the kernels' registers and occupancy), and the
 // latency model's report to KERN_EMU_LATENCY.
 func (e *emuBackend) close() error {
-	if e.latency != nil {
-		var report bytes.Buffer
-		if err := e.latency.WriteReport(&report); err != nil {
-			return fmt.Errorf("kern: writing the latency model's report: %w", err)
-		}
-		if err := os.WriteFile(e.latencyPath, report.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("kern: writing the latency model's report: %w", err)
-		}
+	return errors.Join(e.writeLatency(), e.writeProfile())
+}
+
+// writeLatency writes the latency model's report to KERN_EMU_LATENCY.
+func (e *emuBackend) writeLatency() error {
+	if e.latency == nil {
+		return nil
 	}
+	var report bytes.Buffer
+	err := e.latency.WriteReport(&report)
+	if err == nil {
+		err = os.WriteFile(e.latencyPath, report.Bytes(), 0o644)
+	}
+	if err != nil {
+		return fmt.Errorf("kern: writing the latency model's report: %w", err)
+	}
+	return nil
+}
+
+// writeProfile writes the profile report and the loaded modules' PTX.
+func (e *emuBackend) writeProfile() error {
 	if e.profile == nil {
 		return nil
 	}

@@ -114,3 +114,19 @@ func TestEmulatorLatencyReport(t *testing.T) {
 		}
 	}
 }
+
+// A KERN_EMU_LATENCY path that cannot be written is Close's error, naming
+// the report, not a silent loss.
+func TestEmulatorLatencyReportUnwritable(t *testing.T) {
+	t.Setenv("KERN_EMU_LATENCY", t.TempDir()+"/no/such/dir/latency.txt")
+	dev := kern.OpenEmulator()
+	x, _ := kern.Upload(dev, randFloats(32, 1))
+	y, _ := kern.Upload(dev, randFloats(32, 2))
+	if err := tk.AxpyKernel.Launch(dev, kern.Cover(32), 2, x, y); err != nil {
+		t.Fatal(err)
+	}
+	err := dev.Close()
+	if err == nil || !strings.Contains(err.Error(), "kern: writing the latency model's report") || !strings.Contains(err.Error(), "no/such/dir") {
+		t.Errorf("Close: %v, want the latency report's write error", err)
+	}
+}
