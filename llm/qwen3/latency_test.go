@@ -75,9 +75,15 @@ func TestPersistentRoundTrips(t *testing.T) {
 	_, ts := timedDecodeStep(t, cfg, 16, 40)
 	// 22 measured; one of slack for the emulator's order of the blocks
 	// that hand off through memory (split-K's last arrival).
-	const most = 23
+	holdTrips(t, ts, "megaLayer", 23)
+}
+
+// holdTrips fails unless the first kernel timed whose name starts with
+// prefix waits on at most most dependent round trips.
+func holdTrips(t *testing.T, ts []emu.Timing, prefix string, most int) {
+	t.Helper()
 	for _, k := range ts {
-		if strings.HasPrefix(k.Kernel, "megaLayer") {
+		if strings.HasPrefix(k.Kernel, prefix) {
 			t.Logf("%s: %d trips, %d cycles: %s", k.Kernel, k.Trips, k.Cycles, strings.Join(k.Chain, " → "))
 			if k.Trips > most {
 				t.Errorf("%s waits on %d dependent round trips, want at most %d: %s", k.Kernel, k.Trips, most, strings.Join(k.Chain, " → "))
@@ -85,7 +91,7 @@ func TestPersistentRoundTrips(t *testing.T) {
 			return
 		}
 	}
-	t.Fatal("no megaLayer launch timed")
+	t.Fatalf("no %s launch timed", prefix)
 }
 
 // timedDecodeStep makes a random model of cfg on an emulator watched by
@@ -124,14 +130,5 @@ func TestQKVPrepRoundTrips(t *testing.T) {
 	cfg := Presets["tiny"]
 	cfg.NumHiddenLayers = 1
 	_, ts := timedDecodeStep(t, cfg, 0, 40)
-	for _, k := range ts {
-		if strings.HasPrefix(k.Kernel, "qkvPrep") {
-			t.Logf("%s: %d trips: %s", k.Kernel, k.Trips, strings.Join(k.Chain, " → "))
-			if k.Trips > 1 {
-				t.Errorf("%s waits on %d dependent round trips, want 1: %s", k.Kernel, k.Trips, strings.Join(k.Chain, " → "))
-			}
-			return
-		}
-	}
-	t.Fatal("no qkvPrep launch timed")
+	holdTrips(t, ts, "qkvPrep", 1)
 }
