@@ -8,11 +8,17 @@ package kern
 // The barrier words live in slots of 8 bytes that the device hands out
 // per queue (launches on one queue run one after another, so they may
 // share one) and per captured launch (a graph may be replayed on any
-// queue, so a captured launch keeps a slot of its own). Each launch
-// clears its slot first, on its queue (a memset ahead of the kernel, also
-// in a graph), so a launch that failed halfway through a round leaves
-// nothing behind. Slots are carved from 4 KiB allocations and kept until
-// the device closes: a graph may outlive the stream it was captured on.
+// queue, so a captured launch keeps a slot of its own). A launch on a
+// queue clears its slot first, on its queue (a memset ahead of the
+// kernel), so a launch that failed halfway through a round leaves nothing
+// behind. A capture takes its launches' slots from regions of
+// gridRegionSlots and clears a region once, ahead of the region's first
+// launch, not each slot ahead of its own: a graph of one cooperative
+// launch a layer (llm/qwen3's persistent decode) then has one memset node
+// in all, and consecutive launches are kernel after kernel, which
+// programmatic dependent launch may overlap (pdl.go). Slots are carved
+// from 4 KiB allocations and kept until the device closes: a graph may
+// outlive the stream it was captured on.
 
 import (
 	"encoding/binary"
@@ -28,6 +34,10 @@ const gridSlotBytes = 8
 
 const gridChunkBytes = 4096
 
+// gridRegionSlots is how many slots a capture clears at once: a Qwen3
+// model of up to 64 layers replays one memset a graph.
+const gridRegionSlots = 64
+
 // emuCooperativeBlocks is the most blocks a cooperative launch may have on
 // the emulator and in native mode, which run each block of such a launch
 // on a goroutine of its own: about an H100's SM count, so that a grid
@@ -42,20 +52,47 @@ type gridSlots struct {
 	byQueue map[any]uint64
 }
 
-// gridSlot returns the barrier slot for a launch on q.
-func (d *Device) gridSlot(q Queue) (uint64, error) {
+// gridSlot returns the barrier slot for a launch on q, and the bytes from
+// clearAt on that the launch clears ahead of its kernel (none for a
+// captured launch whose region an earlier launch of the capture clears).
+func (d *Device) gridSlot(q Queue) (slot, clearAt uint64, clearBytes int, err error) {
 	g := &d.grid
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	s := queueStream(q)
-	captured := s != nil && s.capturing
-	key := q.stream()
-	if !captured {
-		if a, ok := g.byQueue[key]; ok {
-			return a, nil
+	if s != nil && s.capturing {
+		if s.gridLeft == 0 {
+			if s.gridRegion, err = d.carveGrid(gridRegionSlots * gridSlotBytes); err != nil {
+				return 0, 0, 0, err
+			}
+			s.gridLeft = gridRegionSlots
+			clearAt, clearBytes = s.gridRegion, gridRegionSlots*gridSlotBytes
 		}
+		slot = s.gridRegion + uint64(gridRegionSlots-s.gridLeft)*gridSlotBytes
+		s.gridLeft--
+		return slot, clearAt, clearBytes, nil
 	}
-	if g.chunk == 0 || g.used+gridSlotBytes > gridChunkBytes {
+	key := q.stream()
+	if a, ok := g.byQueue[key]; ok {
+		return a, a, gridSlotBytes, nil
+	}
+	a, err := d.carveGrid(gridSlotBytes)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if g.byQueue == nil {
+		g.byQueue = map[any]uint64{}
+	}
+	g.byQueue[key] = a
+	return a, a, gridSlotBytes, nil
+}
+
+// carveGrid hands out n bytes of barrier memory (n divides
+// gridChunkBytes), allocating a chunk when the current one is used up.
+// Called with d.grid.mu held.
+func (d *Device) carveGrid(n int) (uint64, error) {
+	g := &d.grid
+	if g.chunk == 0 || g.used+n > gridChunkBytes {
 		a, err := d.b.alloc(gridChunkBytes)
 		if err != nil {
 			return 0, fmt.Errorf("allocating grid barriers: %w", err)
@@ -63,13 +100,7 @@ func (d *Device) gridSlot(q Queue) (uint64, error) {
 		g.chunk, g.used = a, 0
 	}
 	a := g.chunk + uint64(g.used)
-	g.used += gridSlotBytes
-	if !captured {
-		if g.byQueue == nil {
-			g.byQueue = map[any]uint64{}
-		}
-		g.byQueue[key] = a
-	}
+	g.used += n
 	return a, nil
 }
 
@@ -86,11 +117,11 @@ func (k *Kernel) prepareCooperative(q Queue, dev *Device, l *launch) error {
 		return k.errorf("a cooperative kernel (it calls gpu.GridSync) needs every block resident at once: %d blocks of %d threads, the device holds at most %d (size the grid with MaxCooperativeBlocks)",
 			n, l.threads.X*l.threads.Y*l.threads.Z, limit)
 	}
-	slot, err := dev.gridSlot(q)
+	slot, clearAt, clearBytes, err := dev.gridSlot(q)
 	if err != nil {
 		return k.errorf("%w", err)
 	}
-	l.gridSlot = slot
+	l.gridSlot, l.gridClear, l.gridClearBytes = slot, clearAt, clearBytes
 	for len(l.params)%8 != 0 {
 		l.params = append(l.params, 0)
 	}

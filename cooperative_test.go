@@ -60,7 +60,7 @@ func TestGridSyncNormalizes(t *testing.T) {
 // TestGridSyncRounds runs rounds in which every thread reads, after a
 // GridSync, what a thread of the next block wrote before it: exact
 // integers, repeated launches on one queue (the barrier is cleared
-// before each), and a captured graph replayed twice.
+// before each), and a captured graph of three launches replayed twice.
 func TestGridSyncRounds(t *testing.T) {
 	const blocks, threads, rounds = 6, 64, 4
 	n := blocks * threads
@@ -85,7 +85,16 @@ func TestGridSyncRounds(t *testing.T) {
 			t.Fatal(err)
 		}
 		acc2, _ := kern.Alloc[int32](dev, n)
-		g, err := s.Capture(func(s *kern.Stream) error { return tk.GridRotateKernel.Launch(s, grid, buf, acc2, rounds) })
+		// Three launches in one capture share a region of barrier slots,
+		// cleared once ahead of the first (cooperative.go).
+		g, err := s.Capture(func(s *kern.Stream) error {
+			for range 3 {
+				if err := tk.GridRotateKernel.Launch(s, grid, buf, acc2, rounds); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 		if err != nil {
 			t.Fatalf("%s: capture: %v", dev.Kind(), err)
 		}
@@ -96,7 +105,7 @@ func TestGridSyncRounds(t *testing.T) {
 			if err := s.Sync(); err != nil {
 				t.Fatal(err)
 			}
-			expectScaled(t, dev.Kind()+" graph", acc2, want, int32(k))
+			expectScaled(t, dev.Kind()+" graph", acc2, want, int32(3*k))
 		}
 		s.Close()
 	}
@@ -228,6 +237,86 @@ func TestCooperativeOnTheStubDriver(t *testing.T) {
 	}
 	if lastCoop() != 0 {
 		t.Error("Axpy (no GridSync) was launched cooperatively")
+	}
+}
+
+// TestCooperativeCaptureClearsOnce: a captured cooperative launch takes
+// its barrier from its capture's region of slots, and the capture clears
+// a region once, ahead of its first launch: 3 launches record one memset,
+// 70 record two (64 slots a region), where launches on a queue clear
+// their slot each time. Each captured launch still has a slot of its own.
+func TestCooperativeCaptureClearsOnce(t *testing.T) {
+	dev := openStubGPU(t, 0)
+	defer dev.Close()
+	h, err := purego.Dlopen(cuda.Library(), purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls func(name string) int64
+	var lastParam func(i int32, out *uint64, cap int32) int32
+	var setSizes func(kernel string, n int32, sizes *int32) int32
+	purego.RegisterLibFunc(&calls, h, "stub_calls")
+	purego.RegisterLibFunc(&lastParam, h, "stub_last_param")
+	purego.RegisterLibFunc(&setSizes, h, "stub_set_param_sizes")
+	sizes := []int32{8, 8, 8, 8, 8, 8} // buf ptr, len, acc ptr, len, rounds, kern_grid
+	if setSizes("GridRotate", int32(len(sizes)), &sizes[0]) != 0 {
+		t.Fatal("stub_set_param_sizes failed")
+	}
+	buf, _ := kern.Alloc[int32](dev, 4*64)
+	acc, _ := kern.Alloc[int32](dev, 4*64)
+	grid := kern.Blocks(gpu.Dim3{X: 4, Y: 1, Z: 1}, gpu.Dim3{X: 64, Y: 1, Z: 1})
+	s, err := dev.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	memsets := func() int64 { return calls("cuMemsetD32Async") }
+	slot := func() uint64 {
+		var v uint64
+		if lastParam(5, &v, 8) != 8 {
+			t.Fatal("the last launch has no sixth parameter")
+		}
+		return v
+	}
+	seen := map[uint64]bool{}
+
+	before := memsets()
+	for range 3 {
+		if err := tk.GridRotateKernel.Launch(s, grid, buf, acc, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := memsets() - before; n != 3 {
+		t.Errorf("3 launches on a queue made %d memsets, want 3", n)
+	}
+	seen[slot()] = true
+	for _, c := range []struct{ launches, memsets int }{{3, 1}, {70, 2}} {
+		before := memsets()
+		g, err := s.Capture(func(s *kern.Stream) error {
+			for range c.launches {
+				if err := tk.GridRotateKernel.Launch(s, grid, buf, acc, 1); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := memsets() - before; n != int64(c.memsets) {
+			t.Errorf("a capture of %d cooperative launches recorded %d memsets, want %d", c.launches, n, c.memsets)
+		}
+		// The stub replays a graph's launches in order, so the last
+		// launch's barrier is the capture's last slot: a slot of its own.
+		if err := g.Launch(s); err != nil {
+			t.Fatal(err)
+		}
+		if last := slot(); last == 0 || seen[last] {
+			t.Errorf("the last of %d captured launches has barrier %#x, used before", c.launches, last)
+		} else {
+			seen[last] = true
+		}
+		g.Close()
 	}
 }
 

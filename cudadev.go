@@ -65,9 +65,11 @@ type cudaBackend struct {
 	mu   sync.Mutex
 	mods []*cudaModule
 	// pdl is set when kernels may be launched with programmatic
-	// dependent launch (pdl.go); pdlOff once the driver refused it.
-	pdl    bool
-	pdlOff atomic.Bool
+	// dependent launch (pdl.go); pdlOff once the driver refused it,
+	// pdlCoopOff once it refused it with the cooperative attribute.
+	pdl        bool
+	pdlOff     atomic.Bool
+	pdlCoopOff atomic.Bool
 }
 
 type cudaModule struct {
@@ -196,19 +198,28 @@ func (c *cudaBackend) launch(l *launch) error {
 		block := [3]uint32{uint32(l.threads.X), uint32(l.threads.Y), uint32(l.threads.Z)}
 		if spec.Cooperative {
 			// The grid barrier, cleared on the queue ahead of the kernel
-			// (cooperative.go), is the hidden last parameter.
+			// or of its capture's region (cooperative.go), is the hidden
+			// last parameter.
 			args.Uint64(l.gridSlot)
-			if err := cuda.MemsetD32Async(cuda.DevicePtr(l.gridSlot), 0, gridSlotBytes/4, cudaStream(l.stream)); err != nil {
-				return err
+			if l.gridClearBytes > 0 {
+				if err := cuda.MemsetD32Async(cuda.DevicePtr(l.gridClear), 0, uint64(l.gridClearBytes/4), cudaStream(l.stream)); err != nil {
+					return err
+				}
 			}
 		}
-		pdl := spec.PDL && cm.pdl && !c.pdlOff.Load()
+		pdl := spec.PDL && cm.pdl && !c.pdlOff.Load() && !(spec.Cooperative && c.pdlCoopOff.Load())
 		err = cuda.LaunchEx(fn, grid, block, uint32(l.shared), cudaStream(l.stream), args,
 			cuda.LaunchOptions{ProgrammaticSerialization: pdl, Cooperative: spec.Cooperative})
 		if pdl && pdlRefused(err) {
 			// A driver that turns the attribute down: launch as every
 			// kernel did before PDL (the kernel's waits return at once),
-			// and stop asking.
+			// and stop asking, for cooperative launches only where it
+			// was one (the pair of attributes may be what it refuses).
+			if spec.Cooperative {
+				c.pdlCoopOff.Store(true)
+				return cuda.LaunchEx(fn, grid, block, uint32(l.shared), cudaStream(l.stream), args,
+					cuda.LaunchOptions{Cooperative: true})
+			}
 			c.pdlOff.Store(true)
 			err = cuda.Launch(fn, grid, block, uint32(l.shared), cudaStream(l.stream), args)
 		}

@@ -156,8 +156,8 @@ func (e *emuBackend) launch(l *launch) error {
 	if err := e.d.Write(slot, raw[:]); err != nil {
 		return err
 	}
-	if l.k.spec.Cooperative {
-		if err := e.d.Memset(l.gridSlot, 0, gridSlotBytes); err != nil {
+	if l.k.spec.Cooperative && l.gridClearBytes > 0 {
+		if err := e.d.Memset(l.gridClear, 0, l.gridClearBytes); err != nil {
 			return err
 		}
 	}

@@ -260,8 +260,11 @@ type launch struct {
 	params  []byte
 	stream  any
 	ctx     context.Context // nil unless launched through WithContext
-	// gridSlot is a cooperative launch's grid barrier (cooperative.go).
-	gridSlot uint64
+	// gridSlot is a cooperative launch's grid barrier (cooperative.go);
+	// the launch clears gridClearBytes from gridClear ahead of its kernel.
+	gridSlot       uint64
+	gridClear      uint64
+	gridClearBytes int
 }
 
 // Launch runs the kernel on q over grid with args in the kernel's

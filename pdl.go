@@ -15,6 +15,14 @@ package kern
 // them turned on (internal/ptxpatch), and only then are its PDL kernels
 // launched with the attribute. KERN_PDL=0 turns PDL off (to time a
 // program with and without it).
+//
+// A cooperative kernel (gpu.GridSync) may wait too: llm/qwen3's persistent
+// layer is one such launch a layer, and the next layer's blocks take each
+// SM as the layer before leaves it. A captured run of them has no memset
+// between (cooperative.go), so nothing breaks the programmatic edge. A
+// driver that refuses the two attributes together gets the launch again
+// as a plain cooperative one, and later cooperative launches go without
+// PDL; other kernels keep it.
 
 import (
 	"errors"

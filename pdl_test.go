@@ -7,6 +7,7 @@ import (
 
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/cuda"
+	"github.com/gokern/kern/gpu"
 	tk "github.com/gokern/kern/internal/testkernels"
 )
 
@@ -149,5 +150,69 @@ func TestPDLFallsBackWhenRefused(t *testing.T) {
 	}
 	if err := tk.AxpyPDLKernel.Launch(dev, kern.Cover(3), 2, x, y); err != nil || lastPDL() != 0 {
 		t.Errorf("next launch: %v, pdl=%d; want a plain launch", err, lastPDL())
+	}
+}
+
+// TestPDLCooperative: a cooperative kernel that waits for the kernel
+// before it is launched with both attributes; a driver that refuses the
+// pair gets the launch again as a plain cooperative one, and from then on
+// cooperative launches go without PDL while other kernels keep it. On the
+// emulator the kernel computes what GridRotate does.
+func TestPDLCooperative(t *testing.T) {
+	dev := openStubGPU(t, 1)
+	defer dev.Close()
+	lastPDL, _ := stubPDLHooks(t)
+	h, err := purego.Dlopen(cuda.Library(), purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failNext func(name string, code int32)
+	var lastCoop func() int32
+	var setSizes func(kernel string, n int32, sizes *int32) int32
+	purego.RegisterLibFunc(&failNext, h, "stub_fail_next")
+	purego.RegisterLibFunc(&lastCoop, h, "stub_last_coop")
+	purego.RegisterLibFunc(&setSizes, h, "stub_set_param_sizes")
+	sizes := []int32{8, 8, 8, 8, 8, 8} // buf ptr, len, acc ptr, len, rounds, kern_grid
+	if setSizes("GridRotatePDL", int32(len(sizes)), &sizes[0]) != 0 {
+		t.Fatal("stub_set_param_sizes failed")
+	}
+	buf, _ := kern.Alloc[int32](dev, 4*64)
+	acc, _ := kern.Alloc[int32](dev, 4*64)
+	x, _ := kern.Upload(dev, []float32{1, 2, 3})
+	y, _ := kern.Alloc[float32](dev, 3)
+	grid := kern.Blocks(gpu.Dim3{X: 4, Y: 1, Z: 1}, gpu.Dim3{X: 64, Y: 1, Z: 1})
+	launch := func(want string, pdl int32) {
+		t.Helper()
+		if err := tk.GridRotatePDLKernel.Launch(dev, grid, buf, acc, 1); err != nil {
+			t.Fatalf("%s: %v", want, err)
+		}
+		if lastCoop() != 1 || lastPDL() != pdl {
+			t.Errorf("%s: cooperative %d, pdl %d; want 1, %d", want, lastCoop(), lastPDL(), pdl)
+		}
+	}
+	launch("first launch", 1)
+	failNext("cuLaunchKernelEx", int32(cuda.ErrorNotSupported))
+	launch("launch the driver refused with PDL", 0)
+	launch("next launch", 0)
+	if err := tk.AxpyPDLKernel.Launch(dev, kern.Cover(3), 2, x, y); err != nil || lastPDL() != 1 || !dev.PDL() {
+		t.Errorf("AxpyPDL after the refusal: %v, pdl %d, Device.PDL() %v; want PDL kept", err, lastPDL(), dev.PDL())
+	}
+
+	const blocks, threads, rounds = 6, 64, 3
+	n := blocks * threads
+	want := make([]int32, n)
+	for i := range want {
+		for r := 0; r < rounds; r++ {
+			want[i] += int32(r*n + (i+threads*(r+1))%n)
+		}
+	}
+	for _, dev := range devices() {
+		buf, _ := kern.Alloc[int32](dev, n)
+		acc, _ := kern.Alloc[int32](dev, n)
+		g := kern.Blocks(gpu.Dim3{X: blocks, Y: 1, Z: 1}, gpu.Dim3{X: threads, Y: 1, Z: 1})
+		if err := tk.GridRotatePDLKernel.Launch(dev, g, buf, acc, rounds); err != nil {
+			t.Fatalf("%s: %v", dev.Kind(), err)
+		}
+		expectScaled(t, dev.Kind(), acc, want, 1)
 	}
 }

@@ -18,7 +18,11 @@ type Stream struct {
 	capture *[]*launch
 	// capturing is set while Capture runs, whichever way it records.
 	capturing bool
-	closed    bool
+	// gridRegion is the capture's current region of grid barrier slots,
+	// gridLeft of them not yet handed out (cooperative.go).
+	gridRegion uint64
+	gridLeft   int
+	closed     bool
 }
 
 // streams is what a backend implements for streams, events and graphs.
@@ -147,9 +151,9 @@ func (s *Stream) Capture(fn func(s *Stream) error) (*Graph, error) {
 	if !driver {
 		s.capture = &recorded
 	}
-	s.capturing = true
+	s.capturing, s.gridLeft = true, 0
 	ferr := fn(s)
-	s.capture, s.capturing = nil, false
+	s.capture, s.capturing, s.gridLeft = nil, false, 0
 	var g any
 	if driver {
 		var err error

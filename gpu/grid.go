@@ -28,7 +28,8 @@ package gpu
 // such a kernel.
 //
 // It is built from a block barrier, one atomic arrival per block on a
-// counter kern allocates per queue and clears before each launch, and a
-// spin on that counter's generation (PTX: bar.sync, fence.acq_rel.gpu,
-// atom.global.add, ld.relaxed.gpu with nanosleep, bar.red.or).
+// counter kern allocates per queue (and per captured launch) and clears
+// before the launch, and a spin until that counter reaches the round's
+// last arrival (PTX: bar.sync, fence.acq_rel.gpu, atom.global.add,
+// ld.relaxed.gpu with nanosleep, bar.red.or).
 func GridSync(t Thread) { t.th.gridSync() }

@@ -38,6 +38,18 @@ func GridNormalize(t gpu.Thread, x, out, partial []float32) {
 //
 //kern:kernel block=64
 func GridRotate(t gpu.Thread, buf, acc []int32, rounds int) {
+	gridRotate(t, buf, acc, rounds)
+}
+
+// GridRotatePDL is GridRotate launched with programmatic dependent launch
+// as well (a persistent kernel that waits for the kernel before it).
+//
+//kern:kernel block=64 pdl
+func GridRotatePDL(t gpu.Thread, buf, acc []int32, rounds int) {
+	gridRotate(t, buf, acc, rounds)
+}
+
+func gridRotate(t gpu.Thread, buf, acc []int32, rounds int) {
 	i := t.GlobalX()
 	n := len(buf)
 	for r := 0; r < rounds; r++ {

@@ -137,13 +137,13 @@ var GridRotateKernel = kernGridRotateLauncher{kern.NewLauncher(kern.KernelSpec{
 	Bounds:      true,
 	Cooperative: true,
 	Sites: []string{
-		"grid.go:44:6",
-		"panic at grid.go:46:41: integer divide by zero",
-		"grid.go:46:16",
-		"grid.go:46:6",
-		"grid.go:46:6",
+		"grid.go:56:6",
+		"panic at grid.go:58:41: integer divide by zero",
+		"grid.go:58:16",
+		"grid.go:58:6",
+		"grid.go:58:6",
 	},
-	SourceHash: "e71f83c1e395eb87", Source: []string{"grid.go:GridRotate"},
+	SourceHash: "80d90b9666b89fba", Source: []string{"grid.go:GridRotate", "grid.go:gridRotate"},
 	Native: func(t gpu.Thread, a []any) { GridRotate(t, a[0].([]int32), a[1].([]int32), a[2].(int)) },
 })}
 
@@ -155,7 +155,38 @@ func (l kernGridRotateLauncher) Launch(q kern.Queue, grid kern.Grid, buf *kern.B
 	return l.Kernel().Launch(q, grid, kern.BufferArg(buf), kern.BufferArg(acc), kern.ScalarArg(rounds))
 }
 
-// GridFaultKernel launches the kernel GridFault (grid.go:56).
+// GridRotatePDLKernel launches the kernel GridRotatePDL (grid.go:48).
+var GridRotatePDLKernel = kernGridRotatePDLLauncher{kern.NewLauncher(kern.KernelSpec{
+	Name: "GridRotatePDL", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "GridRotatePDL", Module: kernModule,
+	Params: []kern.Param{
+		{Name: "buf", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
+		{Name: "acc", Kind: kern.SliceParam, Elem: "int32", Size: 4, Writes: true},
+		{Name: "rounds", Kind: kern.ScalarParam, Elem: "int", Size: 8},
+	},
+	Block:       gpu.Dim3{X: 64, Y: 1, Z: 1},
+	Bounds:      true,
+	Cooperative: true,
+	PDL:         true,
+	Sites: []string{
+		"grid.go:56:6",
+		"panic at grid.go:58:41: integer divide by zero",
+		"grid.go:58:16",
+		"grid.go:58:6",
+		"grid.go:58:6",
+	},
+	SourceHash: "7356406982a2d367", Source: []string{"grid.go:GridRotatePDL", "grid.go:gridRotate"},
+	Native: func(t gpu.Thread, a []any) { GridRotatePDL(t, a[0].([]int32), a[1].([]int32), a[2].(int)) },
+})}
+
+type kernGridRotatePDLLauncher struct{ kern.Launcher }
+
+// Launch runs GridRotatePDL on q over grid; an invalid argument or grid is an
+// error before anything runs.
+func (l kernGridRotatePDLLauncher) Launch(q kern.Queue, grid kern.Grid, buf *kern.Buffer[int32], acc *kern.Buffer[int32], rounds int) error {
+	return l.Kernel().Launch(q, grid, kern.BufferArg(buf), kern.BufferArg(acc), kern.ScalarArg(rounds))
+}
+
+// GridFaultKernel launches the kernel GridFault (grid.go:68).
 var GridFaultKernel = kernGridFaultLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "GridFault", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "GridFault", Module: kernModule,
 	Params: []kern.Param{
@@ -167,8 +198,8 @@ var GridFaultKernel = kernGridFaultLauncher{kern.NewLauncher(kern.KernelSpec{
 	Bounds:      true,
 	Cooperative: true,
 	Sites: []string{
-		"grid.go:59:8",
-		"grid.go:62:5",
+		"grid.go:71:8",
+		"grid.go:74:5",
 	},
 	SourceHash: "d16d415a80f409f0", Source: []string{"grid.go:GridFault"},
 	Native: func(t gpu.Thread, a []any) { GridFault(t, a[0].([]float32), a[1].([]float32), a[2].(int)) },
@@ -182,7 +213,7 @@ func (l kernGridFaultLauncher) Launch(q kern.Queue, grid kern.Grid, x *kern.Buff
 	return l.Kernel().Launch(q, grid, kern.BufferArg(x), kern.BufferArg(out), kern.ScalarArg(bad))
 }
 
-// GridDivergeKernel launches the kernel GridDiverge (grid.go:70).
+// GridDivergeKernel launches the kernel GridDiverge (grid.go:82).
 var GridDivergeKernel = kernGridDivergeLauncher{kern.NewLauncher(kern.KernelSpec{
 	Name: "GridDiverge", Pkg: "github.com/gokern/kern/internal/testkernels", Entry: "GridDiverge", Module: kernModule,
 	Params: []kern.Param{
@@ -192,7 +223,7 @@ var GridDivergeKernel = kernGridDivergeLauncher{kern.NewLauncher(kern.KernelSpec
 	Bounds:      true,
 	Cooperative: true,
 	Sites: []string{
-		"grid.go:75:5",
+		"grid.go:87:5",
 	},
 	SourceHash: "802f4b45f5fbc3e0", Source: []string{"grid.go:GridDiverge"},
 	Native: func(t gpu.Thread, a []any) { GridDiverge(t, a[0].([]float32)) },

@@ -189,4 +189,9 @@ struct launch {
 extern struct launch last;
 extern long nlaunches;
 
+/* memset32 sets n words from dst (stub_memory.c); capture_memset32 records
+ * it into s's graph, replayed in order with its launches (stub_launch.c). */
+CUresult memset32(CUdeviceptr dst, unsigned ui, size_t n);
+CUresult capture_memset32(struct stream *s, CUdeviceptr dst, unsigned ui, size_t n);
+
 #endif

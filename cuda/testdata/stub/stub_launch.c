@@ -53,8 +53,22 @@ static void copy_launch(struct launch *dst, const struct launch *src) {
 	memcpy(dst->data, src->data, (size_t)src->n * sizeof src->data[0]);
 }
 
-/* run executes the few kernels the stub knows, on the host. */
+/* memsetName marks a graph record that is a captured cuMemsetD32Async:
+ * data[0] the address, data[1] the word, data[2] the count. */
+static const char memsetName[] = "\x01memset32";
+
+/* run executes the few kernels the stub knows, on the host, and a graph's
+ * recorded memsets (not launches: last and nlaunches are left alone). */
 static void run(const struct launch *l) {
+	if (strcmp(l->name, memsetName) == 0) {
+		uint64_t p, n;
+		unsigned v;
+		memcpy(&p, l->data[0], 8);
+		memcpy(&v, l->data[1], 4);
+		memcpy(&n, l->data[2], 8);
+		memset32(p, v, n);
+		return;
+	}
 	if (strcmp(l->name, "add_one") == 0 && l->n == 2 && l->sizes[0] == 8 && l->sizes[1] == 8) {
 		uint64_t p;
 		int64_t n;
@@ -83,6 +97,23 @@ struct graph {
 	int magic, n;
 	struct launch *recs;
 };
+
+CUresult capture_memset32(struct stream *s, CUdeviceptr dst, unsigned ui, size_t n) {
+	if (dst % 4 != 0 || !in_range(dst, n * 4)) return E_INVALID_VALUE;
+	struct launch rec;
+	memset(&rec, 0, sizeof rec);
+	snprintf(rec.name, sizeof rec.name, "%s", memsetName);
+	uint64_t p = dst, cnt = n;
+	rec.n = 3;
+	rec.sizes[0] = 8, rec.sizes[1] = 4, rec.sizes[2] = 8;
+	memcpy(rec.data[0], &p, 8);
+	memcpy(rec.data[1], &ui, 4);
+	memcpy(rec.data[2], &cnt, 8);
+	struct graph *g = s->g;
+	g->recs = realloc(g->recs, (size_t)(g->n + 1) * sizeof *g->recs);
+	copy_launch(&g->recs[g->n++], &rec);
+	return OK;
+}
 
 static int any_global_capture_flag;
 int any_global_capture(void) { return any_global_capture_flag; }

@@ -180,7 +180,7 @@ static CUresult memset8(CUdeviceptr dst, unsigned uc, size_t n) {
 	return OK;
 }
 
-static CUresult memset32(CUdeviceptr dst, unsigned ui, size_t n) {
+CUresult memset32(CUdeviceptr dst, unsigned ui, size_t n) {
 	if (dst % 4 != 0 || !in_range(dst, n * 4)) return E_INVALID_VALUE;
 	uint32_t *p = (uint32_t *)(uintptr_t)dst;
 	for (size_t i = 0; i < n; i++) p[i] = ui;
@@ -208,10 +208,13 @@ EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char uc, size_t n, str
 	return memset8(dst, uc, n);
 }
 
+/* cuMemsetD32Async is recorded into a capture's graph (capture_memset32)
+ * and replayed with it, as the driver makes it a memset node. */
 EXPORT CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned ui, size_t n, struct stream *s) {
 	ENTER();
 	NEED_CTX();
-	ASYNC_CHECK(s);
+	if (!valid_stream(s)) return E_INVALID_HANDLE;
+	if (capturing(s)) return capture_memset32(s, dst, ui, n);
 	return memset32(dst, ui, n);
 }
 
