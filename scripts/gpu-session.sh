@@ -69,6 +69,9 @@ for ph in $phases; do
 			# six kernels of the row above; untimed once first (its module).
 			step 120 /dev/null "$bin/qwen3" bench -preset $p -ops -persistent -prompt 64 -n 4
 			step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset $p -ops -persistent -bandwidth "${bw:-0}" -prompt 512 -n 64
+			# The same without programmatic dependent launch between the
+			# layers' cooperative launches (pdl.go).
+			step 120 "$out/qwen3.txt" env KERN_PDL=0 "$bin/qwen3" bench -preset $p -ops -persistent -bandwidth "${bw:-0}" -prompt 512 -n 64
 			# The same without programmatic dependent launch (gpu/pdl.go).
 			step 120 "$out/qwen3.txt" env KERN_PDL=0 "$bin/qwen3" bench -preset $p -ops -bandwidth "${bw:-0}" -prompt 512 -n 64
 			# The same with the RMSNorms before the q/k/v and gate/up GEMVs

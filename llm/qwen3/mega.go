@@ -4,7 +4,7 @@ package qwen3
 // each transformer layer as one cooperative launch instead of six kernels
 // (the q/k/v GEMV with its norm, qkvPrep, PagedAttention, o_proj,
 // gate/up with its norm, down_proj). At batch 1 a layer moves 31 MB
-// (Qwen3-0.6B) to 110 MB (4B) of weights, 9–33 µs at an H100's DRAM
+// (Qwen3-0.6B) to 202 MB (4B) of weights, 9–60 µs at an H100's DRAM
 // peak, while each of the six kernels costs 4–15 µs however little it
 // moves (docs/performance-gpu.md): launch, ramp, one dependent round trip
 // to memory after another, tail. Here the grid is what the GPU holds at
@@ -99,7 +99,7 @@ func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32
 	ps := gpu.Shared[float32](t, megaMaxG*megaChunk)
 	ml := gpu.Shared[float32](t, 8+2*megaMaxG)
 	flag := gpu.Shared[int32](t, 2)
-	meta := gpu.Shared[int32](t, 3) // the block's first attention item's length, position and slot
+	meta := gpu.Shared[int32](t, 3*megaMaxS+1) // each sequence's length, position and slot; the most splits used
 	qdim := nh * d
 
 	// The block's first attention item's keys and values into L2 before
@@ -108,10 +108,16 @@ func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32
 	// reads are then in flight with the norm's loads rather than on the
 	// chain before the first grid barrier.
 	megaAttnPrefetch(t, kCache, vCache, meta, pos, slots, table, seqLens, S, nkv, d, hd, pageSize, nsplit)
+	// On sm_90 the launch may start while the layer before it drains
+	// (programmatic dependent launch: gpu/pdl.go): what comes above reads
+	// only what no kernel of the step writes (the host's positions, slots
+	// and block table; earlier steps' keys and values), and x, the layer
+	// before's output, is read below.
+	gpu.WaitPriorGrids(t)
 	// The four projections are one loop over phases, so that the GEMV's
 	// unrolled body is emitted once (code size: the kernel's PTX, and
 	// the instruction cache).
-	megaNorm(cd, t, xs, x, inNorm, S, H, kp, eps)
+	megaNorm(cd, t, xs, x, inNorm, red, S, H, kp, eps)
 	for ph := 0; ph < 4; ph++ {
 		// Slices are chosen here, not by a helper: the compiler proves
 		// a weight global (Load8Stream, PrefetchL2) from the parameters
@@ -146,14 +152,20 @@ func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32
 		if ph == 3 {
 			break
 		}
+		if ph == 2 {
+			// The next launch (the next layer, or the final norm's
+			// GEMV) may be scheduled now; its blocks take an SM as this
+			// launch's block there exits, prefetch and wait.
+			gpu.LaunchDependents(t)
+		}
 		gpu.GridSync(t)
 		switch ph {
 		case 0:
-			megaAttention(cd, t, a, kCache, vCache, qkv, qNorm, kNorm, part, red, qs, sc, ps, ml, cnt, flag, meta, pos, slots, table, seqLens, S, nh, nkv, d, hd, pageSize, nsplit, norm, eps, scale, ratio)
+			megaAttention(cd, t, a, kCache, vCache, qkv, qNorm, kNorm, part, red, qs, sc, ps, ml, cnt, flag, meta, table, S, nh, nkv, d, hd, pageSize, nsplit, norm, eps, scale, ratio)
 			gpu.GridSync(t)
 			megaCopy(t, xs, a, S, qdim, kp)
 		case 1:
-			megaNorm(cd, t, xs, x2, postNorm, S, H, kp, eps)
+			megaNorm(cd, t, xs, x2, postNorm, red, S, H, kp, eps)
 		case 2:
 			megaCopy(t, xs, act, S, I, kp)
 		}
@@ -180,49 +192,125 @@ func megaShape(ph, H, qdim, kvdim, I int) (n, k int) {
 // another sum order), four elements a thread at a time (16-byte loads;
 // k is a multiple of 32).
 //
-// A thread keeps its first megaNormRegs chunks of x and w in registers
-// from the sum of squares to the scaling, and loads w with x: one round
-// trip a row instead of two (the scaling's loads waited for the block's
-// sum). Rows past megaNormRegs·4·megaThreads elements (H > 4096, no Qwen3
-// up to 8B) load their tail again, as before.
-func megaNorm[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, xs []T, x, w []float32, S, k, kp int, eps float32) {
+// One row (batch-1 decode): a thread keeps its first megaNormRegs chunks
+// of x and w in registers from the sum of squares to the scaling, and
+// loads w with x: one round trip. Rows past megaNormRegs·4·megaThreads
+// elements (H > 4096, no Qwen3 up to 8B) load their tail again. Several
+// rows: every row's loads are in flight together, the rows' sums meet
+// behind one barrier (megaRowSums), and x is loaded again to scale it:
+// two round trips whatever S, where a row at a time took S.
+// Each row's arithmetic is the same either way, so a sequence's bits do
+// not depend on the step's other sequences.
+func megaNorm[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, xs []T, x, w, red []float32, S, k, kp int, eps float32) {
 	const step = 4 * megaThreads
 	j0 := 4 * t.ThreadIdx().X
-	for b := 0; b < S; b++ {
+	var ss [megaMaxS]float32
+	if S == 1 {
 		var xv, gv [megaNormRegs][4]float32
 		//kern:unroll
 		for c := range megaNormRegs {
 			if j := j0 + c*step; j < k {
-				xv[c], gv[c] = gpu.Load4(x, b*k+j), gpu.Load4(w, j)
+				xv[c], gv[c] = gpu.Load4(x, j), gpu.Load4(w, j)
 			}
 		}
-		ss := float32(0)
 		//kern:unroll
 		for c := range megaNormRegs {
 			//kern:unroll
 			for e := range 4 {
-				ss = gpu.FMA(xv[c][e], xv[c][e], ss) // 0 past k: ss unchanged
+				ss[0] = gpu.FMA(xv[c][e], xv[c][e], ss[0]) // 0 past k: ss unchanged
 			}
 		}
 		for j := j0 + megaNormRegs*step; j < k; j += step {
-			v := gpu.Load4(x, b*k+j)
+			v := gpu.Load4(x, j)
 			//kern:unroll
 			for e := range 4 {
-				ss = gpu.FMA(v[e], v[e], ss)
+				ss[0] = gpu.FMA(v[e], v[e], ss[0])
 			}
 		}
-		r := gpu.Rsqrt(gpu.BlockSum(t, ss)/float32(k) + eps)
+		r := gpu.Rsqrt(megaRowSums(t, ss, red, 1)[0]/float32(k) + eps)
 		//kern:unroll
 		for c := range megaNormRegs {
 			if j := j0 + c*step; j < k {
-				gpu.Store4(xs, b*kp+j, megaScale(cd, xv[c], gv[c], r))
+				gpu.Store4(xs, j, megaScale(cd, xv[c], gv[c], r))
 			}
 		}
 		for j := j0 + megaNormRegs*step; j < k; j += step {
-			gpu.Store4(xs, b*kp+j, megaScale(cd, gpu.Load4(x, b*k+j), gpu.Load4(w, j), r))
+			gpu.Store4(xs, j, megaScale(cd, gpu.Load4(x, j), gpu.Load4(w, j), r))
+		}
+		t.Sync()
+		return
+	}
+	for j := j0; j < k; j += step {
+		var v [megaMaxS][4]float32
+		//kern:unroll
+		for b := range megaMaxS {
+			if b < S {
+				v[b] = gpu.Load4(x, b*k+j)
+			}
+		}
+		//kern:unroll
+		for b := range megaMaxS {
+			//kern:unroll
+			for e := range 4 {
+				ss[b] = gpu.FMA(v[b][e], v[b][e], ss[b]) // 0 past S: ss unchanged
+			}
+		}
+	}
+	tot := megaRowSums(t, ss, red, S)
+	var r [megaMaxS]float32
+	//kern:unroll
+	for b := range megaMaxS {
+		r[b] = gpu.Rsqrt(tot[b]/float32(k) + eps)
+	}
+	for j := j0; j < k; j += step {
+		g := gpu.Load4(w, j)
+		var v [megaMaxS][4]float32
+		//kern:unroll
+		for b := range megaMaxS {
+			if b < S {
+				v[b] = gpu.Load4(x, b*k+j)
+			}
+		}
+		//kern:unroll
+		for b := range megaMaxS {
+			if b < S {
+				gpu.Store4(xs, b*kp+j, megaScale(cd, v[b], g, r[b]))
+			}
 		}
 	}
 	t.Sync()
+}
+
+// megaRowSums returns the sums of ss[b] over the block, b < S, to every
+// thread, each in gpu.BlockSum's order (a warp's butterfly, then the
+// warps' partials, read in warp order, in a butterfly of their own) but
+// the S rows behind one barrier instead of two each. red holds 32·S
+// words; the closing barrier lets the caller write it again.
+func megaRowSums(t gpu.Thread, ss [megaMaxS]float32, red []float32, S int) [megaMaxS]float32 {
+	lane, warp := t.ThreadIdx().X%32, t.ThreadIdx().X/32
+	//kern:unroll
+	for b := range megaMaxS {
+		if b < S {
+			p := gpu.WarpSum(t, ss[b])
+			if lane == 0 {
+				red[b*32+warp] = p
+			}
+		}
+	}
+	t.Sync()
+	var tot [megaMaxS]float32
+	//kern:unroll
+	for b := range megaMaxS {
+		if b < S {
+			v := float32(0)
+			if lane < megaWarps {
+				v = red[b*32+lane]
+			}
+			tot[b] = gpu.WarpSum(t, v)
+		}
+	}
+	t.Sync()
+	return tot
 }
 
 // megaScale is four elements of a normalised row: x·r·g, rounded to T.
@@ -232,11 +320,22 @@ func megaScale[T gpu.Elem, C mcodec[T]](cd C, x, g [4]float32, r float32) [4]T {
 
 // megaCopy copies a phase's output src [S, k] into rows of kp of the
 // block's xs, 8 elements (16 bytes) a load: k and kp are multiples of 32
-// (megaFits, megaRow).
+// (megaFits, megaRow). Every row's loads are issued before the first
+// store, so S rows take one round trip, not S.
 func megaCopy[T gpu.Elem](t gpu.Thread, xs, src []T, S, k, kp int) {
-	for b := 0; b < S; b++ {
-		for j := 8 * t.ThreadIdx().X; j < k; j += 8 * megaThreads {
-			gpu.Store8(xs, b*kp+j, gpu.Load8(src, b*k+j))
+	for j := 8 * t.ThreadIdx().X; j < k; j += 8 * megaThreads {
+		var v [megaMaxS][8]T
+		//kern:unroll
+		for b := range megaMaxS {
+			if b < S {
+				v[b] = gpu.Load8(src, b*k+j)
+			}
+		}
+		//kern:unroll
+		for b := range megaMaxS {
+			if b < S {
+				gpu.Store8(xs, b*kp+j, v[b])
+			}
 		}
 	}
 	t.Sync()
@@ -282,13 +381,15 @@ func megaFits(c Config, hd int) error {
 // along k into the ks (1 … 8, each slice at least megaUnroll·megaWarps/2
 // chunks) that keeps the grid busiest over the rounds its units take, so
 // that a projection of fewer tiles than blocks (o_proj and down_proj of a
-// small model) still uses every SM. The attention has ⌈grid/nkv⌉ splits
-// a sequence: one round of items for one sequence. Nothing in the plan
+// small model) still uses every SM. The attention has ⌊grid/nkv⌋ splits
+// a sequence: one round of items for one sequence (⌈grid/nkv⌉ gave a
+// few blocks a second round where nkv does not divide the grid: 136
+// items on an H100's 132). Nothing in the plan
 // depends on a step's sequence count, so neither does any sequence's
 // result (batch invariance, ops.go).
 func planMega(c Config, grid, maxS int) megaPlan {
 	d, nh, nkv := c.HeadDim, c.NumAttentionHeads, c.NumKeyValueHeads
-	p := megaPlan{grid: grid, nsplit: max(1, (grid+nkv-1)/nkv), maxS: maxS, kp: megaRow(c)}
+	p := megaPlan{grid: grid, nsplit: max(1, grid/nkv), maxS: maxS, kp: megaRow(c)}
 	p.part = maxS * nh * p.nsplit * (d + 2)
 	p.cnt = maxS * nkv
 	for i := range p.ks {

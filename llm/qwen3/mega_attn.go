@@ -5,7 +5,8 @@ package qwen3
 // cache (ops.PagedAttention's layout: kCache [pages, pageSize, kvHeads,
 // hd]).
 //
-// Work items are (sequence b, KV head g, split s) for s < nsplit: split s holds keys
+// Work items are (sequence b, KV head g, split s) for s < nsplit, KV head
+// g's on blocks g·nsplit … g·nsplit+nsplit-1 (megaItem): split s holds keys
 // [s·L, min(n, (s+1)·L)), L = megaSplitLen(n, nsplit); splits past the
 // end are empty. An item's block first prepares what the unfused path's
 // qkvPrep does, for its own use: the G = nh/nkv query heads of its group
@@ -24,8 +25,9 @@ package qwen3
 // accumulators, rescaled by the change of maximum first. At the end the
 // warps' accumulators are summed in warp order in shared memory, and
 // the item writes its normalised output and (max, sum) to the scratch.
-// The last item of head g to arrive (a counter per sequence and KV head) combines
-// the used splits in split order, as ops.PagedAttention does:
+// The last used split of head g to arrive (a counter per sequence and KV
+// head; empty splits neither work nor arrive) combines the used splits in
+// split order, as ops.PagedAttention does:
 // out = Σ ℓ_s·e^(m_s-M)·o_s / Σ ℓ_s·e^(m_s-M), M the largest m_s.
 
 import "github.com/gokern/kern/gpu"
@@ -38,9 +40,15 @@ func megaSplitLen(n, nsplit int) int {
 	return (p + megaChunk - 1) / megaChunk * megaChunk
 }
 
-// megaItem is attention item it's sequence, KV head and split.
-func megaItem(it, nkv, nsplit int) (b, g, s int) {
-	return it / (nkv * nsplit), it / nsplit % nkv, it % nsplit
+// megaItem is a KV head's attention item j: its sequence and split, of S
+// sequences, split-major, so that a round of the grid takes the first
+// split of every sequence before any takes a second. At a short context
+// only the first splits hold keys (a split is at least a chunk): 8
+// sequences' work is then one round over the grid, not 8 rounds of the
+// same blocks. At one sequence item j is split j. Which block takes an
+// item changes no result.
+func megaItem(j, S int) (b, s int) {
+	return j % S, j / S
 }
 
 // megaAttention is the layer's attention phase: a [S, nh·d] T, the
@@ -50,24 +58,37 @@ func megaItem(it, nkv, nsplit int) (b, g, s int) {
 // memory: the group's queries [megaMaxG·megaMaxD], scores and weights
 // [megaMaxG·megaChunk], per head the rescale factor (ml[h]) and the final
 // max and sum (ml[8+2h], ml[9+2h]).
-func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCache []T, qkv, qNorm, kNorm, part, red, qs, sc, ps, ml []float32, cnt, flag, meta, pos, slots, table, seqLens []int32, S, nh, nkv, d, hd, pageSize, nsplit int, norm bool, eps, scale float32, ratio float64) {
-	warp, lane, tid := t.Warp(), t.Lane(), t.ThreadIdx().X
+func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCache []T, qkv, qNorm, kNorm, part, red, qs, sc, ps, ml []float32, cnt, flag, meta, table []int32, S, nh, nkv, d, hd, pageSize, nsplit int, norm bool, eps, scale float32, ratio float64) {
 	// The kernel is nobounds: what the device reads as indices is checked
-	// here, once per item (a failure is a *kern.DeviceError), the shapes
-	// on the host (megaLaunch).
+	// per item (a failure is a *kern.DeviceError), the shapes on the host
+	// (megaLaunch).
+	//
+	// Column c = g·nsplit + i of the nkv·nsplit columns is KV head g's
+	// items i, i + nsplit, …, split-major (megaItem): past the most splits
+	// any sequence uses, every item is empty, and the column ends there.
+	// Each sequence's first split is visited whatever its length, so that
+	// its checks below run. Block c takes column c (and c + grid, … on a
+	// grid of fewer blocks than KV heads).
+	used1 := int(meta[3*megaMaxS]) // megaAttnPrefetch
+	for c := t.BlockIdx().X; c < nkv*nsplit; c += t.GridDim().X {
+		megaColumn(cd, t, a, kCache, vCache, qkv, qNorm, kNorm, part, red, qs, sc, ps, ml, cnt, flag, meta, table, c/nsplit, c%nsplit, used1, S, nh, nkv, d, hd, pageSize, nsplit, norm, eps, scale, ratio)
+	}
+}
+
+// megaColumn is KV head g's attention items i, i + nsplit, … below
+// used1·S (megaAttention).
+func megaColumn[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCache []T, qkv, qNorm, kNorm, part, red, qs, sc, ps, ml []float32, cnt, flag, meta, table []int32, g, i, used1, S, nh, nkv, d, hd, pageSize, nsplit int, norm bool, eps, scale float32, ratio float64) {
+	warp, lane, tid := t.Warp(), t.Lane(), t.ThreadIdx().X
 	pages := len(kCache) / (pageSize * nkv * hd)
 	P := len(table) / S // a sequence's block table row
 	G := nh / nkv
 	half := d / 2
 	ml0 := S * nh * nsplit * d // part's (max, sum) pairs
-	for it := t.BlockIdx().X; it < S*nkv*nsplit; it += t.GridDim().X {
-		b, g, s := megaItem(it, nkv, nsplit)
-		var n, at, slot int
-		if it == t.BlockIdx().X { // read at the layer's start (megaAttnPrefetch)
-			n, at, slot = int(meta[0]), int(meta[1]), int(meta[2])
-		} else {
-			n, at, slot = int(seqLens[b]), int(pos[b]), int(slots[b])
-		}
+	for j := i; j < used1*S; j += nsplit {
+		b, s := megaItem(j, S)
+		// Read at the layer's start (megaAttnPrefetch): an item, empty
+		// or not, starts without a round trip for them.
+		n, at, slot := int(meta[3*b]), int(meta[3*b+1]), int(meta[3*b+2])
 		if n < 1 || n > P*pageSize {
 			panic("qwen3: persistent decode: a sequence length is not within its block table")
 		}
@@ -77,193 +98,196 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 		L := megaSplitLen(n, nsplit)
 		used := (n + L - 1) / L
 		tab := table[b*P : b*P+P]
-		if s < used {
-			row0 := b * (nh + 2*nkv) // the sequence's first head vector in qkv
-			// The group's queries, and in the last split the new key and value.
-			if warp < G {
-				x1, x2 := headPrep(t, qkv, qNorm, row0+g*G+warp, d, int32(at), false, norm, eps, ratio)
-				//kern:unroll
-				for p := 0; p < qkvPairs; p++ {
-					if i := lane + 32*p; i < half {
-						qs[warp*megaMaxD+i] = cd.load(cd.store(x1[p]))
-						qs[warp*megaMaxD+i+half] = cd.load(cd.store(x2[p]))
-					}
-				}
-			} else if s == used-1 && warp < G+2 && slot >= 0 {
-				isV := warp == G+1
-				j, cache := nh+g, kCache
-				if isV {
-					j, cache = nh+nkv+g, vCache
-				}
-				x1, x2 := headPrep(t, qkv, kNorm, row0+j, d, int32(at), isV, norm, eps, ratio)
-				dst := (slot*nkv + g) * hd
-				//kern:unroll
-				for p := 0; p < qkvPairs; p++ {
-					if i := lane + 32*p; i < half {
-						cache[dst+i], cache[dst+i+half] = cd.store(x1[p]), cd.store(x2[p])
-					}
-				}
-				for i := d + lane; i < hd; i += 32 {
-					cache[dst+i] = cd.store(0)
-				}
-			}
-			// The split's block table entries are checked while the first
-			// warps prepare the heads (their loads are in flight together:
-			// the check needs none of it, and no key is read before it),
-			// by the last warps first, which prepare nothing.
-			bad := 0
-			for e := s*L/pageSize + (megaThreads - 1 - tid); e <= (min(n, s*L+L)-1)/pageSize; e += megaThreads {
-				if uint(tab[e]) >= uint(pages) {
-					bad = 1
-				}
-			}
-			if gpu.BlockMax(t, bad) != 0 { // block-uniform: the barriers below stay so
-				panic("qwen3: persistent decode: a block table entry is not a page of the cache")
-			}
-			t.Sync() // the queries, and the new key and value, before any score
-
-			// Each lane's elements of the group's queries, in registers:
-			// lane l holds elements 4l … 4l+3 (one 16-byte shared load).
-			mine := 4*lane < d
-			var qr, acc [megaMaxG][megaLaneElems]float32
+		if s >= used {
+			// An empty split (past the sequence's end): no work, and no
+			// arrival, since the counter counts the used splits.
+			continue
+		}
+		row0 := b * (nh + 2*nkv) // the sequence's first head vector in qkv
+		// The group's queries, and in the last split the new key and value.
+		if warp < G {
+			x1, x2 := headPrep(t, qkv, qNorm, row0+g*G+warp, d, int32(at), false, norm, eps, ratio)
 			//kern:unroll
-			for h := 0; h < megaMaxG; h++ {
-				if h < G && mine {
-					qr[h] = gpu.Load4(qs, h*megaMaxD+4*lane)
+			for p := 0; p < qkvPairs; p++ {
+				if i := lane + 32*p; i < half {
+					qs[warp*megaMaxD+i] = cd.load(cd.store(x1[p]))
+					qs[warp*megaMaxD+i+half] = cd.load(cd.store(x2[p]))
 				}
 			}
-			m, l := float32(-3.0e38), float32(0) // warp h < G's running max and sum of head h
-			s0, s1 := s*L, min(n, s*L+L)
-			for j0 := s0; j0 < s1; j0 += megaChunk {
-				// Warp w takes keys j0+w+16e, e < megaKeys: their page
-				// numbers, then their K and V rows, every load of the
-				// chunk in flight before the first product.
-				var row [megaKeys]int
-				//kern:unroll
-				for e := 0; e < megaKeys; e++ {
-					if key := j0 + warp + e*megaWarps; key < s1 {
-						row[e] = ((int(tab[key/pageSize])*pageSize+key%pageSize)*nkv + g) * hd
-					}
+		} else if s == used-1 && warp < G+2 && slot >= 0 {
+			isV := warp == G+1
+			j, cache := nh+g, kCache
+			if isV {
+				j, cache = nh+nkv+g, vCache
+			}
+			x1, x2 := headPrep(t, qkv, kNorm, row0+j, d, int32(at), isV, norm, eps, ratio)
+			dst := (slot*nkv + g) * hd
+			//kern:unroll
+			for p := 0; p < qkvPairs; p++ {
+				if i := lane + 32*p; i < half {
+					cache[dst+i], cache[dst+i+half] = cd.store(x1[p]), cd.store(x2[p])
 				}
-				// A lane's four elements of a row are one 8-byte load.
-				var kv, vv [megaKeys][megaLaneElems]float32
-				//kern:unroll
-				for e := 0; e < megaKeys; e++ {
-					if j0+warp+e*megaWarps < s1 && mine {
-						k4, v4 := gpu.Load4(kCache, row[e]+4*lane), gpu.Load4(vCache, row[e]+4*lane)
-						//kern:unroll
-						for p := 0; p < megaLaneElems; p++ {
-							kv[e][p], vv[e][p] = cd.load(k4[p]), cd.load(v4[p])
-						}
-					}
+			}
+			for i := d + lane; i < hd; i += 32 {
+				cache[dst+i] = cd.store(0)
+			}
+		}
+		// The split's block table entries are checked while the first
+		// warps prepare the heads (their loads are in flight together:
+		// the check needs none of it, and no key is read before it),
+		// by the last warps first, which prepare nothing.
+		bad := 0
+		for e := s*L/pageSize + (megaThreads - 1 - tid); e <= (min(n, s*L+L)-1)/pageSize; e += megaThreads {
+			if uint(tab[e]) >= uint(pages) {
+				bad = 1
+			}
+		}
+		if gpu.BlockMax(t, bad) != 0 { // block-uniform: the barriers below stay so
+			panic("qwen3: persistent decode: a block table entry is not a page of the cache")
+		}
+		t.Sync() // the queries, and the new key and value, before any score
+
+		// Each lane's elements of the group's queries, in registers:
+		// lane l holds elements 4l … 4l+3 (one 16-byte shared load).
+		mine := 4*lane < d
+		var qr, acc [megaMaxG][megaLaneElems]float32
+		//kern:unroll
+		for h := 0; h < megaMaxG; h++ {
+			if h < G && mine {
+				qr[h] = gpu.Load4(qs, h*megaMaxD+4*lane)
+			}
+		}
+		m, l := float32(-3.0e38), float32(0) // warp h < G's running max and sum of head h
+		s0, s1 := s*L, min(n, s*L+L)
+		for j0 := s0; j0 < s1; j0 += megaChunk {
+			// Warp w takes keys j0+w+16e, e < megaKeys: their page
+			// numbers, then their K and V rows, every load of the
+			// chunk in flight before the first product.
+			var row [megaKeys]int
+			//kern:unroll
+			for e := 0; e < megaKeys; e++ {
+				if key := j0 + warp + e*megaWarps; key < s1 {
+					row[e] = ((int(tab[key/pageSize])*pageSize+key%pageSize)*nkv + g) * hd
 				}
-				// Scores.
-				//kern:unroll
-				for e := 0; e < megaKeys; e++ {
-					jj := warp + e*megaWarps
-					var dot [megaMaxG]float32
+			}
+			// A lane's four elements of a row are one 8-byte load.
+			var kv, vv [megaKeys][megaLaneElems]float32
+			//kern:unroll
+			for e := 0; e < megaKeys; e++ {
+				if j0+warp+e*megaWarps < s1 && mine {
+					k4, v4 := gpu.Load4(kCache, row[e]+4*lane), gpu.Load4(vCache, row[e]+4*lane)
 					//kern:unroll
 					for p := 0; p < megaLaneElems; p++ {
-						//kern:unroll
-						for h := 0; h < megaMaxG; h++ {
-							if h < G {
-								dot[h] = gpu.FMA(qr[h][p], kv[e][p], dot[h]) // zero past d and past s1
-							}
-						}
+						kv[e][p], vv[e][p] = cd.load(k4[p]), cd.load(v4[p])
 					}
+				}
+			}
+			// Scores.
+			//kern:unroll
+			for e := 0; e < megaKeys; e++ {
+				jj := warp + e*megaWarps
+				var dot [megaMaxG]float32
+				//kern:unroll
+				for p := 0; p < megaLaneElems; p++ {
 					//kern:unroll
 					for h := 0; h < megaMaxG; h++ {
 						if h < G {
-							v := gpu.WarpSum(t, dot[h]) * scale
-							if j0+jj >= s1 {
-								v = -3.0e38
-							}
-							if lane == 0 {
-								sc[h*megaChunk+jj] = v
-							}
+							dot[h] = gpu.FMA(qr[h][p], kv[e][p], dot[h]) // zero past d and past s1
 						}
 					}
 				}
-				t.Sync()
-				// Softmax: warp h updates head h.
-				if warp < G {
-					v0, v1 := sc[warp*megaChunk+lane], sc[warp*megaChunk+lane+32]
-					mn := gpu.Max(m, gpu.WarpMax(t, gpu.Max(v0, v1)))
-					p0, p1 := gpu.Exp(v0-mn), gpu.Exp(v1-mn)
-					if j0+lane >= s1 {
-						p0 = 0
-					}
-					if j0+lane+32 >= s1 {
-						p1 = 0
-					}
-					alpha := gpu.Exp(m - mn)
-					l = l*alpha + gpu.WarpSum(t, p0+p1)
-					m = mn
-					ps[warp*megaChunk+lane], ps[warp*megaChunk+lane+32] = p0, p1
-					if lane == 0 {
-						ml[warp] = alpha
-					}
-				}
-				t.Sync()
-				// P·V: warp w adds keys j0+w+16e into lane columns lane+32p.
 				//kern:unroll
 				for h := 0; h < megaMaxG; h++ {
 					if h < G {
-						al := ml[h]
-						//kern:unroll
-						for p := 0; p < megaLaneElems; p++ {
-							acc[h][p] *= al
+						v := gpu.WarpSum(t, dot[h]) * scale
+						if j0+jj >= s1 {
+							v = -3.0e38
+						}
+						if lane == 0 {
+							sc[h*megaChunk+jj] = v
 						}
 					}
 				}
-				//kern:unroll
-				for e := 0; e < megaKeys; e++ {
-					jj := warp + e*megaWarps
-					//kern:unroll
-					for p := 0; p < megaLaneElems; p++ {
-						//kern:unroll
-						for h := 0; h < megaMaxG; h++ {
-							if h < G {
-								acc[h][p] = gpu.FMA(ps[h*megaChunk+jj], vv[e][p], acc[h][p]) // zero past d; p = 0 past s1
-							}
-						}
-					}
+			}
+			t.Sync()
+			// Softmax: warp h updates head h.
+			if warp < G {
+				v0, v1 := sc[warp*megaChunk+lane], sc[warp*megaChunk+lane+32]
+				mn := gpu.Max(m, gpu.WarpMax(t, gpu.Max(v0, v1)))
+				p0, p1 := gpu.Exp(v0-mn), gpu.Exp(v1-mn)
+				if j0+lane >= s1 {
+					p0 = 0
 				}
-				t.Sync() // sc, ps and ml are rewritten by the next chunk
+				if j0+lane+32 >= s1 {
+					p1 = 0
+				}
+				alpha := gpu.Exp(m - mn)
+				l = l*alpha + gpu.WarpSum(t, p0+p1)
+				m = mn
+				ps[warp*megaChunk+lane], ps[warp*megaChunk+lane+32] = p0, p1
+				if lane == 0 {
+					ml[warp] = alpha
+				}
 			}
-			if warp < G && lane == 0 {
-				ml[8+2*warp], ml[9+2*warp] = m, l
-			}
-			// The warps' accumulators, head by head, summed in warp order.
+			t.Sync()
+			// P·V: warp w adds keys j0+w+16e into lane columns lane+32p.
 			//kern:unroll
 			for h := 0; h < megaMaxG; h++ {
 				if h < G {
-					if mine {
-						gpu.Store4(red, warp*megaMaxD+4*lane, acc[h])
+					al := ml[h]
+					//kern:unroll
+					for p := 0; p < megaLaneElems; p++ {
+						acc[h][p] *= al
 					}
-					t.Sync()
-					if tid < d {
-						o := float32(0)
-						//kern:unroll
-						for w2 := 0; w2 < megaWarps; w2++ {
-							o += red[w2*megaMaxD+tid]
-						}
-						hs := (b*nh+g*G+h)*nsplit + s
-						part[hs*d+tid] = o / ml[9+2*h]
-						if tid == 0 {
-							part[ml0+2*hs], part[ml0+2*hs+1] = ml[8+2*h], ml[9+2*h]
-						}
-					}
-					t.Sync()
 				}
 			}
+			//kern:unroll
+			for e := 0; e < megaKeys; e++ {
+				jj := warp + e*megaWarps
+				//kern:unroll
+				for p := 0; p < megaLaneElems; p++ {
+					//kern:unroll
+					for h := 0; h < megaMaxG; h++ {
+						if h < G {
+							acc[h][p] = gpu.FMA(ps[h*megaChunk+jj], vv[e][p], acc[h][p]) // zero past d; p = 0 past s1
+						}
+					}
+				}
+			}
+			t.Sync() // sc, ps and ml are rewritten by the next chunk
 		}
-		// Every item arrives, an empty split too; the last combines.
+		if warp < G && lane == 0 {
+			ml[8+2*warp], ml[9+2*warp] = m, l
+		}
+		// The warps' accumulators, head by head, summed in warp order.
+		//kern:unroll
+		for h := 0; h < megaMaxG; h++ {
+			if h < G {
+				if mine {
+					gpu.Store4(red, warp*megaMaxD+4*lane, acc[h])
+				}
+				t.Sync()
+				if tid < d {
+					o := float32(0)
+					//kern:unroll
+					for w2 := 0; w2 < megaWarps; w2++ {
+						o += red[w2*megaMaxD+tid]
+					}
+					hs := (b*nh+g*G+h)*nsplit + s
+					part[hs*d+tid] = o / ml[9+2*h]
+					if tid == 0 {
+						part[ml0+2*hs], part[ml0+2*hs+1] = ml[8+2*h], ml[9+2*h]
+					}
+				}
+				t.Sync()
+			}
+		}
+		// Every used split arrives; the last combines.
 		gpu.ThreadFence(t)
 		t.Sync()
 		if tid == 0 {
 			last := int32(0)
-			if gpu.AtomicAdd(&cnt[b*nkv+g], 1) == int32(nsplit-1) {
+			if gpu.AtomicAdd(&cnt[b*nkv+g], 1) == int32(used-1) {
 				last, cnt[b*nkv+g] = 1, 0
 			}
 			flag[0] = last
@@ -348,20 +372,57 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 // position's row, written in the attention phase, is left out), and the
 // block table is the host's, copied before the launch. Entries are
 // clamped to the cache like any prefetch, so a bad one costs nothing
-// here; megaAttention reports it. The item's length, position and slot
-// go to meta for megaAttention, which then starts on its loads of the
-// heads rather than on a round trip for them.
+// here; megaAttention reports it. Every sequence's length, position and
+// slot go to meta (3 words a sequence), and the most splits any sequence
+// uses to meta[3·megaMaxS], for megaAttention, which then starts each
+// item on its loads of the heads, and ends after the last used split,
+// without a round trip or a division. Their loads are issued first and
+// the shared stores come last, so that nothing waits on them; the block's
+// last thread, which has no share of a norm of up to 2048 elements,
+// counts the splits.
 func megaAttnPrefetch[T gpu.Elem](t gpu.Thread, kCache, vCache []T, meta, pos, slots, table, seqLens []int32, S, nkv, d, hd, pageSize, nsplit int) {
-	it := t.BlockIdx().X
-	if it >= S*nkv*nsplit {
+	tid := t.ThreadIdx().X
+	last := tid == megaThreads-1
+	var mn, mp, ms int32
+	if tid < S {
+		mn, mp, ms = seqLens[tid], pos[tid], slots[tid]
+	}
+	var ns [megaMaxS]int32
+	if last {
+		//kern:unroll
+		for b := range megaMaxS {
+			if b < S {
+				ns[b] = seqLens[b]
+			}
+		}
+	}
+	megaPrefetchKV(t, kCache, vCache, table, seqLens, S, nkv, d, hd, pageSize, nsplit)
+	if tid < S {
+		meta[3*tid], meta[3*tid+1], meta[3*tid+2] = mn, mp, ms
+	}
+	if last {
+		used1 := 1
+		//kern:unroll
+		for b := range megaMaxS {
+			if n := int(ns[b]); b < S && n >= 1 {
+				L := megaSplitLen(n, nsplit)
+				used1 = max(used1, min(nsplit, (n+L-1)/L))
+			}
+		}
+		meta[3*megaMaxS] = int32(used1)
+	}
+}
+
+// megaPrefetchKV is megaAttnPrefetch's prefetch of the block's first
+// item's keys and values.
+func megaPrefetchKV[T gpu.Elem](t gpu.Thread, kCache, vCache []T, table, seqLens []int32, S, nkv, d, hd, pageSize, nsplit int) {
+	c := t.BlockIdx().X // the block's first column (megaAttention)
+	if c >= nkv*nsplit {
 		return
 	}
-	b, g, s := megaItem(it, nkv, nsplit)
-	n32, at, slot := seqLens[b], pos[b], slots[b]
-	if t.ThreadIdx().X == 0 {
-		meta[0], meta[1], meta[2] = n32, at, slot
-	}
-	n, P := int(n32), len(table)/S
+	g := c / nsplit
+	b, s := megaItem(c%nsplit, S)
+	n, P := int(seqLens[b]), len(table)/S
 	if n < 1 || n > P*pageSize {
 		return
 	}

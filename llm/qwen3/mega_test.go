@@ -200,7 +200,7 @@ func TestPlanMega(t *testing.T) {
 				t.Errorf("%s: scratch %d/%d short of %d units of %d tiles", name, p.part, p.cnt, units, tiles)
 			}
 		}
-		if items := cfg.NumKeyValueHeads * p.nsplit; items < p.grid || items >= p.grid+cfg.NumKeyValueHeads {
+		if items := cfg.NumKeyValueHeads * p.nsplit; items > p.grid || items <= p.grid-cfg.NumKeyValueHeads {
 			t.Errorf("%s: %d attention items for %d blocks", name, items, p.grid)
 		}
 		t.Logf("%s: %s", name, strings.Join(notes, "; "))

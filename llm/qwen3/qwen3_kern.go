@@ -502,15 +502,16 @@ var megaLayerBF16Kernel = kernMegaLayerBF16Launcher{kern.NewLauncher(kern.Kernel
 		{Name: "ratio", Kind: kern.ScalarParam, Elem: "float64", Size: 8},
 	},
 	Block:       gpu.Dim3{X: 512, Y: 1, Z: 1},
-	SharedBytes: 14688,
+	SharedBytes: 14776,
 	Bounds:      false,
 	Cooperative: true,
+	PDL:         true,
 	Sites: []string{
-		"panic at mega_attn.go:72:9: qwen3: persistent decode: a sequence length is not within its block table",
-		"panic at mega_attn.go:75:9: qwen3: persistent decode: a new token's cache slot is not in the cache",
-		"panic at mega_attn.go:121:10: qwen3: persistent decode: a block table entry is not a page of the cache",
+		"panic at mega_attn.go:93:9: qwen3: persistent decode: a sequence length is not within its block table",
+		"panic at mega_attn.go:96:9: qwen3: persistent decode: a new token's cache slot is not in the cache",
+		"panic at mega_attn.go:146:9: qwen3: persistent decode: a block table entry is not a page of the cache",
 	},
-	SourceHash: "31b76886e7c9ecd8", Source: []string{"kernels.go:bf16w.load", "kernels.go:type bf16w", "mega.go:const megaChunk", "mega.go:const megaCombine", "mega.go:const megaKeys", "mega.go:const megaLaneElems", "mega.go:const megaMaxD", "mega.go:const megaMaxG", "mega.go:const megaMaxKs", "mega.go:const megaNormRegs", "mega.go:const megaPrefetchUnits", "mega.go:const megaRed", "mega.go:const megaThreads", "mega.go:const megaUnroll", "mega.go:const megaWarps", "mega.go:megaCopy", "mega.go:megaLayer", "mega.go:megaLayerBF16", "mega.go:megaNorm", "mega.go:megaScale", "mega.go:megaShape", "mega_attn.go:megaAttention", "mega_attn.go:megaAttnPrefetch", "mega_attn.go:megaItem", "mega_attn.go:megaSplitLen", "mega_gemv.go:bf16w.mma", "mega_gemv.go:bf16w.pack", "mega_gemv.go:const megaResidual", "mega_gemv.go:const megaStore", "mega_gemv.go:const megaSwiGLU", "mega_gemv.go:megaChunk32", "mega_gemv.go:megaGEMV", "mega_gemv.go:megaPrefetch", "mega_gemv.go:megaPrefetchUnit", "mega_gemv.go:type mcodec", "opsfused.go:const qkvPairs", "opsfused.go:headPrep", "opskernels.go:bf16w.store", "opskernels.go:type scodec"},
+	SourceHash: "2c26e15309029690", Source: []string{"kernels.go:bf16w.load", "kernels.go:type bf16w", "mega.go:const megaChunk", "mega.go:const megaCombine", "mega.go:const megaKeys", "mega.go:const megaLaneElems", "mega.go:const megaMaxD", "mega.go:const megaMaxG", "mega.go:const megaMaxKs", "mega.go:const megaMaxS", "mega.go:const megaNormRegs", "mega.go:const megaPrefetchUnits", "mega.go:const megaRed", "mega.go:const megaThreads", "mega.go:const megaUnroll", "mega.go:const megaWarps", "mega.go:megaCopy", "mega.go:megaLayer", "mega.go:megaLayerBF16", "mega.go:megaNorm", "mega.go:megaRowSums", "mega.go:megaScale", "mega.go:megaShape", "mega_attn.go:megaAttention", "mega_attn.go:megaAttnPrefetch", "mega_attn.go:megaColumn", "mega_attn.go:megaItem", "mega_attn.go:megaPrefetchKV", "mega_attn.go:megaSplitLen", "mega_gemv.go:bf16w.mma", "mega_gemv.go:bf16w.pack", "mega_gemv.go:const megaResidual", "mega_gemv.go:const megaStore", "mega_gemv.go:const megaSwiGLU", "mega_gemv.go:megaChunk32", "mega_gemv.go:megaGEMV", "mega_gemv.go:megaPrefetch", "mega_gemv.go:megaPrefetchUnit", "mega_gemv.go:type mcodec", "opsfused.go:const qkvPairs", "opsfused.go:headPrep", "opskernels.go:bf16w.store", "opskernels.go:type scodec"},
 	Native: func(t gpu.Thread, a []any) {
 		megaLayerBF16(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]gpu.BFloat16), a[4].([]gpu.BFloat16), a[5].([]gpu.BFloat16), a[6].([]gpu.BFloat16), a[7].([]gpu.BFloat16), a[8].([]gpu.BFloat16), a[9].([]gpu.BFloat16), a[10].([]gpu.BFloat16), a[11].([]gpu.BFloat16), a[12].([]float32), a[13].([]float32), a[14].([]float32), a[15].([]float32), a[16].([]float32), a[17].([]int32), a[18].([]int32), a[19].([]int32), a[20].([]int32), a[21].([]int32), a[22].(int), a[23].(int), a[24].(int), a[25].(int), a[26].(int), a[27].(int), a[28].(int), a[29].(int), a[30].(int), a[31].(int), a[32].(int), a[33].(int), a[34].(int), a[35].(int), a[36].(int), a[37].(bool), a[38].(bool), a[39].(float32), a[40].(float32), a[41].(float64))
 	},
@@ -572,15 +573,16 @@ var megaLayerF16Kernel = kernMegaLayerF16Launcher{kern.NewLauncher(kern.KernelSp
 		{Name: "ratio", Kind: kern.ScalarParam, Elem: "float64", Size: 8},
 	},
 	Block:       gpu.Dim3{X: 512, Y: 1, Z: 1},
-	SharedBytes: 14688,
+	SharedBytes: 14776,
 	Bounds:      false,
 	Cooperative: true,
+	PDL:         true,
 	Sites: []string{
-		"panic at mega_attn.go:72:9: qwen3: persistent decode: a sequence length is not within its block table",
-		"panic at mega_attn.go:75:9: qwen3: persistent decode: a new token's cache slot is not in the cache",
-		"panic at mega_attn.go:121:10: qwen3: persistent decode: a block table entry is not a page of the cache",
+		"panic at mega_attn.go:93:9: qwen3: persistent decode: a sequence length is not within its block table",
+		"panic at mega_attn.go:96:9: qwen3: persistent decode: a new token's cache slot is not in the cache",
+		"panic at mega_attn.go:146:9: qwen3: persistent decode: a block table entry is not a page of the cache",
 	},
-	SourceHash: "32f03cd6492bbaa4", Source: []string{"kernels.go:f16w.load", "kernels.go:type f16w", "mega.go:const megaChunk", "mega.go:const megaCombine", "mega.go:const megaKeys", "mega.go:const megaLaneElems", "mega.go:const megaMaxD", "mega.go:const megaMaxG", "mega.go:const megaMaxKs", "mega.go:const megaNormRegs", "mega.go:const megaPrefetchUnits", "mega.go:const megaRed", "mega.go:const megaThreads", "mega.go:const megaUnroll", "mega.go:const megaWarps", "mega.go:megaCopy", "mega.go:megaLayer", "mega.go:megaLayerF16", "mega.go:megaNorm", "mega.go:megaScale", "mega.go:megaShape", "mega_attn.go:megaAttention", "mega_attn.go:megaAttnPrefetch", "mega_attn.go:megaItem", "mega_attn.go:megaSplitLen", "mega_gemv.go:const megaResidual", "mega_gemv.go:const megaStore", "mega_gemv.go:const megaSwiGLU", "mega_gemv.go:f16w.mma", "mega_gemv.go:f16w.pack", "mega_gemv.go:megaChunk32", "mega_gemv.go:megaGEMV", "mega_gemv.go:megaPrefetch", "mega_gemv.go:megaPrefetchUnit", "mega_gemv.go:type mcodec", "opsfused.go:const qkvPairs", "opsfused.go:headPrep", "opskernels.go:f16w.store", "opskernels.go:type scodec"},
+	SourceHash: "ec4940511b444668", Source: []string{"kernels.go:f16w.load", "kernels.go:type f16w", "mega.go:const megaChunk", "mega.go:const megaCombine", "mega.go:const megaKeys", "mega.go:const megaLaneElems", "mega.go:const megaMaxD", "mega.go:const megaMaxG", "mega.go:const megaMaxKs", "mega.go:const megaMaxS", "mega.go:const megaNormRegs", "mega.go:const megaPrefetchUnits", "mega.go:const megaRed", "mega.go:const megaThreads", "mega.go:const megaUnroll", "mega.go:const megaWarps", "mega.go:megaCopy", "mega.go:megaLayer", "mega.go:megaLayerF16", "mega.go:megaNorm", "mega.go:megaRowSums", "mega.go:megaScale", "mega.go:megaShape", "mega_attn.go:megaAttention", "mega_attn.go:megaAttnPrefetch", "mega_attn.go:megaColumn", "mega_attn.go:megaItem", "mega_attn.go:megaPrefetchKV", "mega_attn.go:megaSplitLen", "mega_gemv.go:const megaResidual", "mega_gemv.go:const megaStore", "mega_gemv.go:const megaSwiGLU", "mega_gemv.go:f16w.mma", "mega_gemv.go:f16w.pack", "mega_gemv.go:megaChunk32", "mega_gemv.go:megaGEMV", "mega_gemv.go:megaPrefetch", "mega_gemv.go:megaPrefetchUnit", "mega_gemv.go:type mcodec", "opsfused.go:const qkvPairs", "opsfused.go:headPrep", "opskernels.go:f16w.store", "opskernels.go:type scodec"},
 	Native: func(t gpu.Thread, a []any) {
 		megaLayerF16(t, a[0].([]float32), a[1].([]float32), a[2].([]float32), a[3].([]gpu.Half), a[4].([]gpu.Half), a[5].([]gpu.Half), a[6].([]gpu.Half), a[7].([]gpu.Half), a[8].([]gpu.Half), a[9].([]gpu.Half), a[10].([]gpu.Half), a[11].([]gpu.Half), a[12].([]float32), a[13].([]float32), a[14].([]float32), a[15].([]float32), a[16].([]float32), a[17].([]int32), a[18].([]int32), a[19].([]int32), a[20].([]int32), a[21].([]int32), a[22].(int), a[23].(int), a[24].(int), a[25].(int), a[26].(int), a[27].(int), a[28].(int), a[29].(int), a[30].(int), a[31].(int), a[32].(int), a[33].(int), a[34].(int), a[35].(int), a[36].(int), a[37].(bool), a[38].(bool), a[39].(float32), a[40].(float32), a[41].(float64))
 	},
