@@ -79,10 +79,7 @@ func TestLatencyModelDecodeLayer(t *testing.T) {
 // a phase that waits for each of a block's units, slices or splits in
 // turn adds trips here.
 func TestPersistentRoundTrips(t *testing.T) {
-	cfg := Presets["tiny"]
-	cfg.HiddenSize, cfg.IntermediateSize, cfg.HeadDim, cfg.NumAttentionHeads, cfg.NumKeyValueHeads = 256, 768, 128, 4, 2
-	cfg.NumHiddenLayers = 1
-	_, ts := timedDecodeStep(t, cfg, 16, 40, 1)
+	_, ts := timedDecodeStep(t, roundTripModel(), 16, 40, 1)
 	// 22 measured; one of slack for the emulator's order of the blocks
 	// that hand off through memory (split-K's last arrival).
 	holdTrips(t, ts, "megaLayer", 23)
@@ -96,13 +93,20 @@ func TestPersistentRoundTrips(t *testing.T) {
 // costs no round trip. A row at a time, or 8 rounds of attention on the
 // same blocks, adds trips a sequence.
 func TestPersistentBatchRoundTrips(t *testing.T) {
-	cfg := Presets["tiny"]
-	cfg.HiddenSize, cfg.IntermediateSize, cfg.HeadDim, cfg.NumAttentionHeads, cfg.NumKeyValueHeads = 256, 768, 128, 4, 2
-	cfg.NumHiddenLayers = 1
-	_, ts := timedDecodeStep(t, cfg, 16, 40, 8)
+	_, ts := timedDecodeStep(t, roundTripModel(), 16, 40, 8)
 	// 24 measured (92 with a row at a time and the items sequence-major);
 	// one of slack, as TestPersistentRoundTrips.
 	holdTrips(t, ts, "megaLayer", 25)
+}
+
+// roundTripModel is the persistent round-trip tests' one-layer model:
+// at a 16-block grid its projections have more units than blocks and
+// its attention splits.
+func roundTripModel() Config {
+	cfg := Presets["tiny"]
+	cfg.HiddenSize, cfg.IntermediateSize, cfg.HeadDim, cfg.NumAttentionHeads, cfg.NumKeyValueHeads = 256, 768, 128, 4, 2
+	cfg.NumHiddenLayers = 1
+	return cfg
 }
 
 // holdTrips fails unless the first kernel timed whose name starts with

@@ -75,16 +75,16 @@ func megaAttention[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCach
 	}
 }
 
-// megaColumn is KV head g's attention items i, i + nsplit, … below
-// used1·S (megaAttention).
-func megaColumn[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCache []T, qkv, qNorm, kNorm, part, red, qs, sc, ps, ml []float32, cnt, flag, meta, table []int32, g, i, used1, S, nh, nkv, d, hd, pageSize, nsplit int, norm bool, eps, scale float32, ratio float64) {
+// megaColumn is KV head g's attention items first, first + nsplit, …
+// below used1·S (megaAttention).
+func megaColumn[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCache []T, qkv, qNorm, kNorm, part, red, qs, sc, ps, ml []float32, cnt, flag, meta, table []int32, g, first, used1, S, nh, nkv, d, hd, pageSize, nsplit int, norm bool, eps, scale float32, ratio float64) {
 	warp, lane, tid := t.Warp(), t.Lane(), t.ThreadIdx().X
 	pages := len(kCache) / (pageSize * nkv * hd)
 	P := len(table) / S // a sequence's block table row
 	G := nh / nkv
 	half := d / 2
 	ml0 := S * nh * nsplit * d // part's (max, sum) pairs
-	for j := i; j < used1*S; j += nsplit {
+	for j := first; j < used1*S; j += nsplit {
 		b, s := megaItem(j, S)
 		// Read at the layer's start (megaAttnPrefetch): an item, empty
 		// or not, starts without a round trip for them.
@@ -116,11 +116,11 @@ func megaColumn[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCache [
 			}
 		} else if s == used-1 && warp < G+2 && slot >= 0 {
 			isV := warp == G+1
-			j, cache := nh+g, kCache
+			hv, cache := nh+g, kCache // the head vector in the sequence's qkv row
 			if isV {
-				j, cache = nh+nkv+g, vCache
+				hv, cache = nh+nkv+g, vCache
 			}
-			x1, x2 := headPrep(t, qkv, kNorm, row0+j, d, int32(at), isV, norm, eps, ratio)
+			x1, x2 := headPrep(t, qkv, kNorm, row0+hv, d, int32(at), isV, norm, eps, ratio)
 			dst := (slot*nkv + g) * hd
 			//kern:unroll
 			for p := 0; p < qkvPairs; p++ {
