@@ -43,7 +43,7 @@ var intrinsics map[string]intrinsicFunc
 
 func init() {
 	intrinsics = map[string]intrinsicFunc{}
-	for _, table := range []map[string]intrinsicFunc{threadIntrinsics, warpIntrinsics, atomicIntrinsics, mathIntrinsics, packedIntrinsics, tensorIntrinsics, hopperIntrinsics, wgmmaIntrinsics, wgmmaMajorIntrinsics, tmaIntrinsics, setmaxnregIntrinsics, tmaStoreIntrinsics, pdlIntrinsics, gridIntrinsics, prefetchIntrinsics} {
+	for _, table := range []map[string]intrinsicFunc{threadIntrinsics, warpIntrinsics, atomicIntrinsics, mathIntrinsics, packedIntrinsics, tensorIntrinsics, hopperIntrinsics, wgmmaIntrinsics, wgmmaMajorIntrinsics, tmaIntrinsics, setmaxnregIntrinsics, tmaStoreIntrinsics, pdlIntrinsics, gridIntrinsics, prefetchIntrinsics, clockIntrinsics} {
 		for k, v := range table {
 			intrinsics[k] = v
 		}
