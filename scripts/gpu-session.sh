@@ -66,8 +66,10 @@ for ph in $phases; do
 		for p in qwen3-0.6b qwen3-4b; do
 			step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset $p -ops -bandwidth "${bw:-0}" -prompt 512 -n 64
 			# One persistent launch a layer (llm/qwen3/mega.go) against the
-			# six kernels of the row above; untimed once first (its module).
-			step 120 /dev/null "$bin/qwen3" bench -preset $p -ops -persistent -prompt 64 -n 4
+			# six kernels of the row above; once first with the phase timer
+			# (each block's cycle counter at the layer's phase boundaries,
+			# printed per phase), which also loads its module.
+			step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset $p -ops -persistent -phases -prompt 512 -n 4
 			step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset $p -ops -persistent -bandwidth "${bw:-0}" -prompt 512 -n 64
 			# The same without programmatic dependent launch between the
 			# layers' cooperative launches (pdl.go).

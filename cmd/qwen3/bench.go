@@ -24,7 +24,7 @@ import (
 	"github.com/gokern/kern/ops"
 )
 
-func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func bench(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	model := fs.String("model", "", "model directory (its config.json and weights)")
@@ -43,6 +43,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	useOps := fs.Bool("ops", false, "the forward pass on package ops (bf16 activations and KV cache, tensor cores)")
 	graphs := fs.Bool("graphs", true, "with -ops: replay decode steps from a captured graph")
 	persistent := fs.Bool("persistent", false, "with -ops: a decode step of up to 8 sequences as one persistent (cooperative) launch a layer (qwen3.Model.UsePersistentDecode)")
+	phases := fs.Bool("phases", false, "with -persistent: time the layer's phases on the device (each block's cycle counter; qwen3.Model.PersistentPhases) and print them after the run")
 	opsMatmul := fs.Bool("ops-matmul", false, "float32 path with its projections on ops.Matmul over split activations (qwen3.OpsMatmul)")
 	poolTokens := fs.Int("pool", 0, "KV pool capacity in tokens (0: what the run needs); a server's pool holds its batch × context, and the pool sets the split grid of decode attention (ops.DecodePartition), so -pool 40960 times the attention a server runs")
 	batch := fs.Int("batch", 1, "sequences decoding together (continuous batching's step): each gets -prompt tokens, then -n steps; tokens/s is over all of them")
@@ -107,6 +108,19 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	} else if *persistent {
 		return fmt.Errorf("bench: -persistent runs on the ops path: add -ops")
+	}
+	if *phases {
+		if !*persistent {
+			return fmt.Errorf("bench: -phases times the persistent layer: add -ops -persistent")
+		}
+		if err := m.ProfilePersistentDecode(true); err != nil {
+			return err
+		}
+		defer func() {
+			if err == nil {
+				err = printPhases(stdout, dev, m)
+			}
+		}()
 	}
 	if *batch < 1 || *promptLen < 1 || *steps < 0 || *poolTokens < 0 {
 		return fmt.Errorf("bench: -batch and -prompt must be ≥ 1, -n and -pool ≥ 0")
@@ -337,4 +351,27 @@ func launchMode(dev *kern.Device) string {
 		return "programmatic dependent launch (KERN_PDL=0 turns it off)"
 	}
 	return "each kernel after the one before it completes"
+}
+
+// printPhases prints the persistent layer's phase timer (-phases) for
+// the run's last decode step: cycles per block, over every block and
+// layer (instructions on the emulator).
+func printPhases(w io.Writer, dev *kern.Device, m *qwen3.Model) error {
+	ph, err := m.PersistentPhases()
+	if err != nil {
+		return err
+	}
+	unit := "SM cycles"
+	if dev.Kind() != "cuda" {
+		unit = "executed instructions of the block (emulator) or ns (native), not cycles"
+	}
+	fmt.Fprintf(w, "persistent layer phases, the last decode step, per block (%s):\n", unit)
+	fmt.Fprintf(w, "  %-40s %10s %10s %10s\n", "phase", "mean", "min", "max")
+	total := 0.0
+	for _, p := range ph {
+		fmt.Fprintf(w, "  %-40s %10.0f %10.0f %10.0f\n", p.Phase, p.Mean, p.Min, p.Max)
+		total += p.Mean
+	}
+	fmt.Fprintf(w, "  %-40s %10.0f\n", "layer", total)
+	return nil
 }

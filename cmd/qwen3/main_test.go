@@ -198,4 +198,13 @@ func TestPersistentFlag(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "add -ops") {
 		t.Errorf("bench -persistent without -ops: %v", err)
 	}
+	err = bench(context.Background(), []string{"-device", "emu", "-preset", "tiny", "-ops", "-phases", "-prompt", "2", "-n", "1"}, &out, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "-persistent") {
+		t.Errorf("bench -phases without -persistent: %v", err)
+	}
+	out.Reset()
+	err = bench(context.Background(), []string{"-device", "emu", "-preset", "tiny", "-ops", "-persistent", "-phases", "-prompt", "2", "-n", "1"}, &out, io.Discard)
+	if err != nil || !strings.Contains(out.String(), "persistent layer phases") || !strings.Contains(out.String(), "q/k/v GEMV") {
+		t.Errorf("bench -ops -persistent -phases: %v\n%s", err, out.String())
+	}
 }

@@ -77,13 +77,13 @@ const (
 )
 
 //kern:kernel block=512 minblocks=1 nobounds
-func megaLayerBF16(t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext []gpu.BFloat16, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, S, H, nh, nkv, d, hd, I, kp, pageSize, nsplit, ks1, ks2, ks3, ks4, pairs int, next, norm bool, eps, scale float32, ratio float64) {
-	megaLayer(bf16w{}, t, x, x2, qkv, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext, inNorm, postNorm, qNorm, kNorm, part, cnt, pos, slots, table, seqLens, S, H, nh, nkv, d, hd, I, kp, pageSize, nsplit, ks1, ks2, ks3, ks4, pairs, next, norm, eps, scale, ratio)
+func megaLayerBF16(t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext []gpu.BFloat16, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, prof []int64, S, H, nh, nkv, d, hd, I, kp, pageSize, nsplit, ks1, ks2, ks3, ks4, pairs, profAt int, next, norm bool, eps, scale float32, ratio float64) {
+	megaLayer(bf16w{}, t, x, x2, qkv, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext, inNorm, postNorm, qNorm, kNorm, part, cnt, pos, slots, table, seqLens, prof, S, H, nh, nkv, d, hd, I, kp, pageSize, nsplit, ks1, ks2, ks3, ks4, pairs, profAt, next, norm, eps, scale, ratio)
 }
 
 //kern:kernel block=512 minblocks=1 nobounds
-func megaLayerF16(t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext []gpu.Half, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, S, H, nh, nkv, d, hd, I, kp, pageSize, nsplit, ks1, ks2, ks3, ks4, pairs int, next, norm bool, eps, scale float32, ratio float64) {
-	megaLayer(f16w{}, t, x, x2, qkv, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext, inNorm, postNorm, qNorm, kNorm, part, cnt, pos, slots, table, seqLens, S, H, nh, nkv, d, hd, I, kp, pageSize, nsplit, ks1, ks2, ks3, ks4, pairs, next, norm, eps, scale, ratio)
+func megaLayerF16(t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext []gpu.Half, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, prof []int64, S, H, nh, nkv, d, hd, I, kp, pageSize, nsplit, ks1, ks2, ks3, ks4, pairs, profAt int, next, norm bool, eps, scale float32, ratio float64) {
+	megaLayer(f16w{}, t, x, x2, qkv, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext, inNorm, postNorm, qNorm, kNorm, part, cnt, pos, slots, table, seqLens, prof, S, H, nh, nkv, d, hd, I, kp, pageSize, nsplit, ks1, ks2, ks3, ks4, pairs, profAt, next, norm, eps, scale, ratio)
 }
 
 // megaLayer is one layer for S ≤ megaMaxS sequences decoding one token
@@ -91,7 +91,8 @@ func megaLayerF16(t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wq
 // [S, nh·d + 2·nkv·d], a [S, nh·d], act [S, I]; the inputs' shared copy
 // is the dynamic shared memory, S rows of kp (megaPlan), and ks1 … ks4
 // are the four projections' k-splits.
-func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext []T, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, S, H, nh, nkv, d, hd, I, kp, pageSize, nsplit, ks1, ks2, ks3, ks4, pairs int, next, norm bool, eps, scale float32, ratio float64) {
+func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32, a, act, kCache, vCache, wqkv, wo, wgu, wd, wnext []T, inNorm, postNorm, qNorm, kNorm, part []float32, cnt, pos, slots, table, seqLens []int32, prof []int64, S, H, nh, nkv, d, hd, I, kp, pageSize, nsplit, ks1, ks2, ks3, ks4, pairs, profAt int, next, norm bool, eps, scale float32, ratio float64) {
+	megaMark(t, prof, profAt, 0)
 	xs := gpu.DynShared[T](t)
 	red := gpu.Shared[float32](t, megaWarps*8*megaRed)
 	qs := gpu.Shared[float32](t, megaMaxG*megaMaxD)
@@ -114,10 +115,12 @@ func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32
 	// and block table; earlier steps' keys and values), and x, the layer
 	// before's output, is read below.
 	gpu.WaitPriorGrids(t)
+	megaMark(t, prof, profAt, 1)
 	// The four projections are one loop over phases, so that the GEMV's
 	// unrolled body is emitted once (code size: the kernel's PTX, and
 	// the instruction cache).
 	megaNorm(cd, t, xs, x, inNorm, red, S, H, kp, eps)
+	megaMark(t, prof, profAt, 2)
 	for ph := 0; ph < 4; ph++ {
 		// Slices are chosen here, not by a helper: the compiler proves
 		// a weight global (Load8Stream, PrefetchL2) from the parameters
@@ -149,6 +152,7 @@ func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32
 			}
 		}
 		megaPrefetch(t, nw, nn, nk, nks, units)
+		megaMark(t, prof, profAt, megaDone(ph))
 		if ph == 3 {
 			break
 		}
@@ -159,16 +163,49 @@ func megaLayer[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, x, x2, qkv []float32
 			gpu.LaunchDependents(t)
 		}
 		gpu.GridSync(t)
+		megaMark(t, prof, profAt, megaDone(ph)+1)
 		switch ph {
 		case 0:
 			megaAttention(cd, t, a, kCache, vCache, qkv, qNorm, kNorm, part, red, qs, sc, ps, ml, cnt, flag, meta, table, S, nh, nkv, d, hd, pageSize, nsplit, norm, eps, scale, ratio)
+			megaMark(t, prof, profAt, 5)
 			gpu.GridSync(t)
+			megaMark(t, prof, profAt, 6)
 			megaCopy(t, xs, a, S, qdim, kp)
 		case 1:
 			megaNorm(cd, t, xs, x2, postNorm, red, S, H, kp, eps)
+			megaMark(t, prof, profAt, 9)
 		case 2:
 			megaCopy(t, xs, act, S, I, kp)
 		}
+	}
+}
+
+// The phase timer (mega_profile.go): thread 0 of each block reads its
+// SM's cycle counter at megaMarks points of the layer, when the launch
+// profiles (profAt ≥ 0): the start, the PDL wait's end, the input norm's
+// end, each projection's end (megaDone) and the barrier after it, the
+// attention's end and the barrier after it, the post-attention norm's
+// end. Block b's marks are prof[profAt + b·megaMarks …].
+const megaMarks = 16
+
+// megaDone is the mark at the end of projection ph; the next mark is the
+// barrier after it.
+func megaDone(ph int) int {
+	switch ph {
+	case 0:
+		return 3
+	case 1:
+		return 7
+	case 2:
+		return 10
+	}
+	return 12
+}
+
+// megaMark records mark k of the block, when the launch profiles.
+func megaMark(t gpu.Thread, prof []int64, profAt, k int) {
+	if profAt >= 0 && t.ThreadIdx().X == 0 {
+		prof[profAt+t.BlockIdx().X*megaMarks+k] = gpu.Clock64(t)
 	}
 }
 
@@ -437,6 +474,10 @@ type megaState struct {
 	plan megaPlan
 	part *kern.Buffer[float32]
 	cnt  *kern.Buffer[int32]
+	// prof holds the phase timer's marks (mega_profile.go): megaMarks a
+	// block a layer when profiling, else one unused word.
+	prof    *kern.Buffer[int64]
+	profile bool
 }
 
 func (s *megaState) free() {
@@ -448,6 +489,9 @@ func (s *megaState) free() {
 	}
 	if s.cnt != nil {
 		s.cnt.Free()
+	}
+	if s.prof != nil {
+		s.prof.Free()
 	}
 }
 
@@ -482,10 +526,16 @@ func newMegaState[T ops.Half16](m *Model, q kern.Queue, maxGrid int) (*megaState
 		// every block through each barrier: a small grid, not an H100's.
 		grid = min(grid, megaHostGrid)
 	}
-	s := &megaState{plan: planMega(*m.Config, grid, maxS)}
+	s := &megaState{plan: planMega(*m.Config, grid, maxS), profile: m.ops.profile}
+	nprof := 1
+	if s.profile {
+		nprof = len(m.layers) * grid * megaMarks
+	}
 	if s.part, err = kern.Alloc[float32](m.dev, s.plan.part); err == nil {
 		if s.cnt, err = kern.Alloc[int32](m.dev, s.plan.cnt); err == nil {
-			err = s.cnt.CopyFrom(make([]int32, s.plan.cnt))
+			if err = s.cnt.CopyFrom(make([]int32, s.plan.cnt)); err == nil {
+				s.prof, err = kern.Alloc[int64](m.dev, nprof)
+			}
 		}
 	}
 	if err != nil {
@@ -495,13 +545,21 @@ func newMegaState[T ops.Half16](m *Model, q kern.Queue, maxGrid int) (*megaState
 	return s, nil
 }
 
-// megaLaunch runs layer y as one persistent launch: x → x (x2 the
+// megaLaunch runs layer li as one persistent launch: x → x (x2 the
 // attention's residual), q/k/v, attention output and activation through
 // b; next is the layer after it (nil after the last), whose q/k/v
 // weights the launch's end prefetches.
-func megaLaunch[T ops.Half16](m *Model, q kern.Queue, s *megaState, b *opsBufs[T], w *workspace, y, next *layer, kc, vc *kern.Buffer[T], pageSize int) error {
+func megaLaunch[T ops.Half16](m *Model, q kern.Queue, s *megaState, b *opsBufs[T], w *workspace, li int, next *layer, kc, vc *kern.Buffer[T], pageSize int) error {
+	y := &m.layers[li]
 	c := *m.Config
 	p := s.plan
+	profAt := -1
+	if s.profile {
+		profAt = li * p.grid * megaMarks
+		if s.prof.Len() < profAt+p.grid*megaMarks {
+			return fmt.Errorf("qwen3: persistent decode: the phase timer holds %d marks, layer %d writes up to %d", s.prof.Len(), li, profAt+p.grid*megaMarks)
+		}
+	}
 	if err := megaCheck(c, m.ops.hd, p, s, b, w, y, kc, pageSize); err != nil {
 		return fmt.Errorf("qwen3: persistent decode: %w", err)
 	}
@@ -522,16 +580,16 @@ func megaLaunch[T ops.Half16](m *Model, q kern.Queue, s *megaState, b *opsBufs[T
 		bf := func(x *kern.Buffer[T]) *kern.Buffer[gpu.BFloat16] { return any(x).(*kern.Buffer[gpu.BFloat16]) }
 		return megaLayerBF16Kernel.Launch(q, grid, w.x, w.x2, b.qkv, bf(b.au), bf(b.act), bf(kc), bf(vc),
 			bf(wbuf[T](y.q)), bf(wbuf[T](y.o)), bf(wbuf[T](y.gate)), bf(wbuf[T](y.down)), bf(wnext),
-			y.inNorm, y.postNorm, qNorm, kNorm, s.part, s.cnt, w.pos, w.slot, w.table, b.seqLens,
+			y.inNorm, y.postNorm, qNorm, kNorm, s.part, s.cnt, w.pos, w.slot, w.table, b.seqLens, s.prof,
 			S, c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, m.ops.hd, c.IntermediateSize, p.kp, pageSize,
-			p.nsplit, p.ks[0], p.ks[1], p.ks[2], p.ks[3], p.pairs, hasNext, norm, float32(c.RMSNormEps), scale, ratio)
+			p.nsplit, p.ks[0], p.ks[1], p.ks[2], p.ks[3], p.pairs, profAt, hasNext, norm, float32(c.RMSNormEps), scale, ratio)
 	case *kern.Buffer[gpu.Half]:
 		hf := func(x *kern.Buffer[T]) *kern.Buffer[gpu.Half] { return any(x).(*kern.Buffer[gpu.Half]) }
 		return megaLayerF16Kernel.Launch(q, grid, w.x, w.x2, b.qkv, hf(b.au), hf(b.act), hf(kc), hf(vc),
 			hf(wbuf[T](y.q)), hf(wbuf[T](y.o)), hf(wbuf[T](y.gate)), hf(wbuf[T](y.down)), hf(wnext),
-			y.inNorm, y.postNorm, qNorm, kNorm, s.part, s.cnt, w.pos, w.slot, w.table, b.seqLens,
+			y.inNorm, y.postNorm, qNorm, kNorm, s.part, s.cnt, w.pos, w.slot, w.table, b.seqLens, s.prof,
 			S, c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, m.ops.hd, c.IntermediateSize, p.kp, pageSize,
-			p.nsplit, p.ks[0], p.ks[1], p.ks[2], p.ks[3], p.pairs, hasNext, norm, float32(c.RMSNormEps), scale, ratio)
+			p.nsplit, p.ks[0], p.ks[1], p.ks[2], p.ks[3], p.pairs, profAt, hasNext, norm, float32(c.RMSNormEps), scale, ratio)
 	}
 	return fmt.Errorf("qwen3: persistent decode of %T", b.au)
 }

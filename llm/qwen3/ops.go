@@ -74,6 +74,11 @@ type opsState struct {
 	persistent      bool
 	persistentGrid  int
 	persistentSteps int // decode steps run by it, for tests
+	// profile turns the persistent layer's phase timer on
+	// (ProfilePersistentDecode); lastMega is the launch state of the
+	// last step it ran, whose marks PersistentPhases reads.
+	profile  bool
+	lastMega *megaState
 	// mixed and mixedAt: a step that mixes decodes with prefills runs
 	// as two passes (forwardSplit) whose logits meet in mixed, each
 	// pass's rows placed by its mixedAt. Not freed by free, which a

@@ -208,6 +208,7 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 	}
 	if mega {
 		m.ops.persistentSteps++
+		m.ops.lastMega = b.mega
 	}
 	// PagedAttention's split-K scratch, for the steps that run it.
 	if n := paged.Splits(pagedLen); decode && !mega && n > 1 && n > b.splits {
@@ -289,7 +290,7 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 				if i+1 < len(m.layers) {
 					next = &m.layers[i+1]
 				}
-				if err := s("persistent layer", megaLaunch(m, q, b.mega, b, w, &m.layers[i], next, kc, vc, pool.PageSize)); err != nil {
+				if err := s("persistent layer", megaLaunch(m, q, b.mega, b, w, i, next, kc, vc, pool.PageSize)); err != nil {
 					return err
 				}
 				continue
