@@ -16,6 +16,9 @@ func TestPersistentPhases(t *testing.T) {
 		t.Errorf("the timer without the persistent layer: %v", err)
 	}
 	persist(t, m, 4)
+	if _, err := m.PersistentPhases(); err == nil || !strings.Contains(err.Error(), "timer is off") {
+		t.Errorf("reading the timer while it is off: %v", err)
+	}
 	if err := m.ProfilePersistentDecode(true); err != nil {
 		t.Fatal(err)
 	}
