@@ -13,6 +13,7 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
+	"strings"
 
 	"golang.org/x/tools/go/ssa"
 
@@ -175,7 +176,11 @@ func (kb *kernelBuilder) inlineDirect(fr *frame, call *ssa.Call, callee *ssa.Fun
 		kb.argTZ[i] = fr.align.tzAt(a, call.Block())
 	}
 	sub := kb.newFrame(callee, args, levels, base)
-	sub.ret = kb.f.NewBlock("ret_" + ptxIdent(callee.Name()))
+	// A generic helper's label is its name without the type arguments
+	// (the block's number keeps it unique): they spelt out package
+	// paths, up to 170 characters a label.
+	name, _, _ := strings.Cut(callee.Name(), "[")
+	sub.ret = kb.f.NewBlock("ret_" + ptxIdent(name))
 	resT, _ := flatten(callee.Signature.Results())
 	sub.resT = resT
 	for _, t := range resT {
