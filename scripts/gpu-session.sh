@@ -84,6 +84,9 @@ for ph in $phases; do
 		for n in 8 32; do
 			step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset qwen3-4b -ops -batch $n -bandwidth "${bw:-0}" -prompt 512 -n 32
 		done
+		# A step of 8 sequences on the persistent layer (at most 8 a step):
+		# the latency model prices it as one sequence's step.
+		step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset qwen3-4b -ops -persistent -batch 8 -bandwidth "${bw:-0}" -prompt 512 -n 32
 		# The persistent layer at 8 sequences (its most), beside the row above.
 		step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset qwen3-4b -ops -persistent -batch 8 -bandwidth "${bw:-0}" -prompt 512 -n 32
 		# PagedAttention v2 against v3 where the batched steps slowed
