@@ -64,12 +64,7 @@ func TestGridSyncNormalizes(t *testing.T) {
 func TestGridSyncRounds(t *testing.T) {
 	const blocks, threads, rounds = 6, 64, 4
 	n := blocks * threads
-	want := make([]int32, n)
-	for i := range want {
-		for r := 0; r < rounds; r++ {
-			want[i] += int32(r*n + (i+threads*(r+1))%n)
-		}
-	}
+	want := gridRotateWant(blocks, threads, rounds)
 	grid := kern.Blocks(gpu.Dim3{X: blocks, Y: 1, Z: 1}, gpu.Dim3{X: threads, Y: 1, Z: 1})
 	for _, dev := range devices() {
 		buf, _ := kern.Alloc[int32](dev, n)
@@ -109,6 +104,37 @@ func TestGridSyncRounds(t *testing.T) {
 		}
 		s.Close()
 	}
+}
+
+// gridRotateWant is GridRotate's acc after one launch of rounds on blocks
+// of threads (internal/testkernels/grid.go).
+func gridRotateWant(blocks, threads, rounds int) []int32 {
+	n := blocks * threads
+	want := make([]int32, n)
+	for i := range want {
+		for r := 0; r < rounds; r++ {
+			want[i] += int32(r*n + (i+threads*(r+1))%n)
+		}
+	}
+	return want
+}
+
+// stubGridKernel opens the stub libcuda's test hooks and registers the
+// signature of a GridRotate-shaped kernel (two slices, the rounds, the
+// hidden barrier), returning the library's handle.
+func stubGridKernel(t *testing.T, kernel string) uintptr {
+	t.Helper()
+	h, err := purego.Dlopen(cuda.Library(), purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var setSizes func(kernel string, n int32, sizes *int32) int32
+	purego.RegisterLibFunc(&setSizes, h, "stub_set_param_sizes")
+	sizes := []int32{8, 8, 8, 8, 8, 8} // buf ptr, len, acc ptr, len, rounds, kern_grid
+	if setSizes(kernel, int32(len(sizes)), &sizes[0]) != 0 {
+		t.Fatal("stub_set_param_sizes failed")
+	}
+	return h
 }
 
 func expectScaled(t *testing.T, what string, b *kern.Buffer[int32], want []int32, k int32) {
@@ -173,20 +199,11 @@ func TestCooperativeGridLimit(t *testing.T) {
 func TestCooperativeOnTheStubDriver(t *testing.T) {
 	dev := openStubGPU(t, 0)
 	defer dev.Close()
-	h, err := purego.Dlopen(cuda.Library(), purego.RTLD_NOW|purego.RTLD_LOCAL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := stubGridKernel(t, "GridRotate")
 	var lastCoop func() int32
 	var lastParam func(i int32, out *uint64, cap int32) int32
 	purego.RegisterLibFunc(&lastCoop, h, "stub_last_coop")
 	purego.RegisterLibFunc(&lastParam, h, "stub_last_param")
-	var setSizes func(kernel string, n int32, sizes *int32) int32
-	purego.RegisterLibFunc(&setSizes, h, "stub_set_param_sizes")
-	sizes := []int32{8, 8, 8, 8, 8, 8} // buf ptr, len, acc ptr, len, rounds, kern_grid
-	if setSizes("GridRotate", int32(len(sizes)), &sizes[0]) != 0 {
-		t.Fatal("stub_set_param_sizes failed")
-	}
 	block := gpu.Dim3{X: 64, Y: 1, Z: 1}
 	max, err := tk.GridRotateKernel.Kernel().MaxCooperativeBlocks(dev, block, 0)
 	per, sms := 2048/64, dev.Multiprocessors() // the stub's occupancy rule: min(2048/bs, 32, regs)
@@ -248,20 +265,11 @@ func TestCooperativeOnTheStubDriver(t *testing.T) {
 func TestCooperativeCaptureClearsOnce(t *testing.T) {
 	dev := openStubGPU(t, 0)
 	defer dev.Close()
-	h, err := purego.Dlopen(cuda.Library(), purego.RTLD_NOW|purego.RTLD_LOCAL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := stubGridKernel(t, "GridRotate")
 	var calls func(name string) int64
 	var lastParam func(i int32, out *uint64, cap int32) int32
-	var setSizes func(kernel string, n int32, sizes *int32) int32
 	purego.RegisterLibFunc(&calls, h, "stub_calls")
 	purego.RegisterLibFunc(&lastParam, h, "stub_last_param")
-	purego.RegisterLibFunc(&setSizes, h, "stub_set_param_sizes")
-	sizes := []int32{8, 8, 8, 8, 8, 8} // buf ptr, len, acc ptr, len, rounds, kern_grid
-	if setSizes("GridRotate", int32(len(sizes)), &sizes[0]) != 0 {
-		t.Fatal("stub_set_param_sizes failed")
-	}
 	buf, _ := kern.Alloc[int32](dev, 4*64)
 	acc, _ := kern.Alloc[int32](dev, 4*64)
 	grid := kern.Blocks(gpu.Dim3{X: 4, Y: 1, Z: 1}, gpu.Dim3{X: 64, Y: 1, Z: 1})

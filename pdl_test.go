@@ -162,20 +162,11 @@ func TestPDLCooperative(t *testing.T) {
 	dev := openStubGPU(t, 1)
 	defer dev.Close()
 	lastPDL, _ := stubPDLHooks(t)
-	h, err := purego.Dlopen(cuda.Library(), purego.RTLD_NOW|purego.RTLD_LOCAL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := stubGridKernel(t, "GridRotatePDL")
 	var failNext func(name string, code int32)
 	var lastCoop func() int32
-	var setSizes func(kernel string, n int32, sizes *int32) int32
 	purego.RegisterLibFunc(&failNext, h, "stub_fail_next")
 	purego.RegisterLibFunc(&lastCoop, h, "stub_last_coop")
-	purego.RegisterLibFunc(&setSizes, h, "stub_set_param_sizes")
-	sizes := []int32{8, 8, 8, 8, 8, 8} // buf ptr, len, acc ptr, len, rounds, kern_grid
-	if setSizes("GridRotatePDL", int32(len(sizes)), &sizes[0]) != 0 {
-		t.Fatal("stub_set_param_sizes failed")
-	}
 	buf, _ := kern.Alloc[int32](dev, 4*64)
 	acc, _ := kern.Alloc[int32](dev, 4*64)
 	x, _ := kern.Upload(dev, []float32{1, 2, 3})
@@ -200,12 +191,7 @@ func TestPDLCooperative(t *testing.T) {
 
 	const blocks, threads, rounds = 6, 64, 3
 	n := blocks * threads
-	want := make([]int32, n)
-	for i := range want {
-		for r := 0; r < rounds; r++ {
-			want[i] += int32(r*n + (i+threads*(r+1))%n)
-		}
-	}
+	want := gridRotateWant(blocks, threads, rounds)
 	for _, dev := range devices() {
 		buf, _ := kern.Alloc[int32](dev, n)
 		acc, _ := kern.Alloc[int32](dev, n)
