@@ -40,6 +40,13 @@ func megaSplitLen(n, nsplit int) int {
 	return (p + megaChunk - 1) / megaChunk * megaChunk
 }
 
+// megaSplits is a sequence of n's split length and how many of its
+// splits hold keys: at most nsplit, since L ≥ ⌈n/nsplit⌉.
+func megaSplits(n, nsplit int) (L, used int) {
+	L = megaSplitLen(n, nsplit)
+	return L, (n + L - 1) / L
+}
+
 // megaItem is a KV head's attention item j: its sequence and split, of S
 // sequences, split-major, so that a round of the grid takes the first
 // split of every sequence before any takes a second. At a short context
@@ -95,8 +102,7 @@ func megaColumn[T gpu.Elem, C mcodec[T]](cd C, t gpu.Thread, a, kCache, vCache [
 		if slot >= pages*pageSize {
 			panic("qwen3: persistent decode: a new token's cache slot is not in the cache")
 		}
-		L := megaSplitLen(n, nsplit)
-		used := (n + L - 1) / L
+		L, used := megaSplits(n, nsplit)
 		tab := table[b*P : b*P+P]
 		if s >= used {
 			// An empty split (past the sequence's end): no work, and no
@@ -405,8 +411,8 @@ func megaAttnPrefetch[T gpu.Elem](t gpu.Thread, kCache, vCache []T, meta, pos, s
 		//kern:unroll
 		for b := range megaMaxS {
 			if n := int(ns[b]); b < S && n >= 1 {
-				L := megaSplitLen(n, nsplit)
-				used1 = max(used1, min(nsplit, (n+L-1)/L))
+				_, used := megaSplits(n, nsplit)
+				used1 = max(used1, used)
 			}
 		}
 		meta[3*megaMaxS] = int32(used1)
