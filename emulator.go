@@ -156,7 +156,7 @@ func (e *emuBackend) launch(l *launch) error {
 	if err := e.d.Write(slot, raw[:]); err != nil {
 		return err
 	}
-	if l.k.spec.Cooperative && l.gridClearBytes > 0 {
+	if l.gridClearBytes > 0 { // a cooperative launch's barrier (cooperative.go)
 		if err := e.d.Memset(l.gridClear, 0, l.gridClearBytes); err != nil {
 			return err
 		}
