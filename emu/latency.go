@@ -448,14 +448,22 @@ func (w *latWarp) issueOf(a *Access) latTime {
 	return w.issued
 }
 
-// inL2 is when global sector s is in L2: if the launch has not touched
-// it, it is fetched from DRAM by a request issued at cycle at.
+// inL2 is when global sector s is in L2 for a request issued at cycle
+// at: if the launch has not touched it, or its first recorded touch was
+// issued later in the model's time than at, this request is the one that
+// fetches it from DRAM. Blocks run on goroutines, so the emulator's order
+// of touches is not the model's; taking the earliest fetch bounds what a
+// block pays for another's late touch by the fetch itself, and a request
+// never waits longer than its own DRAM trip.
 func (l *latLaunch) inL2(s uint64, at int64, c *LatencyConfig) int64 {
+	own := at + int64(c.DRAM-c.L2)
 	in, ok := l.sectors[s]
 	if !ok {
-		in = at + int64(c.DRAM-c.L2)
-		l.sectors[s] = in
 		l.t.DRAMBytes += 32
+	}
+	if !ok || own < in {
+		in = own
+		l.sectors[s] = in
 	}
 	return in
 }

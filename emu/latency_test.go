@@ -253,6 +253,29 @@ func TestLatencySlots(t *testing.T) {
 	}
 }
 
+// TestLatencyFirstTouchByModelTime: blocks run on goroutines, so a
+// sector's first touch in the emulator's order may be issued later in
+// the model's time than a touch emulated after it. The earlier request
+// fetches the sector itself (one DRAM trip, never a wait for the later
+// one's), and the sector's bytes count once.
+func TestLatencyFirstTouchByModelTime(t *testing.T) {
+	c := H100
+	l := &latLaunch{t: &Timing{}, sectors: map[uint64]int64{}}
+	fetch := int64(c.DRAM - c.L2)
+	if in := l.inL2(0x1000, 5000, &c); in != 5000+fetch {
+		t.Errorf("a first touch at 5000: in L2 at %d, want %d", in, 5000+fetch)
+	}
+	if in := l.inL2(0x1000, 100, &c); in != 100+fetch {
+		t.Errorf("a touch at 100 emulated after one at 5000: in L2 at %d, want its own fetch's %d", in, 100+fetch)
+	}
+	if in := l.inL2(0x1000, 3000, &c); in != 100+fetch {
+		t.Errorf("a touch at 3000: in L2 at %d, want the fetch at 100's %d", in, 100+fetch)
+	}
+	if l.t.DRAMBytes != 32 {
+		t.Errorf("%d DRAM bytes for one sector, want 32", l.t.DRAMBytes)
+	}
+}
+
 func TestClassify(t *testing.T) {
 	for _, c := range []struct {
 		text  string
