@@ -17,9 +17,20 @@ type Buffer[T gpu.Elem] struct {
 	dev  *Device
 	addr uint64
 	n    int
-	// live is shared with the finalizer's closure.
+	// live is shared with the finalizer's closure, and with every view
+	// of the allocation.
 	live *bool
+	// of is the allocation a view (Slice) shares memory with, nil for an
+	// allocation. The view keeps it reachable, so its cleanup cannot free
+	// the memory under the view.
+	of *Buffer[T]
 }
+
+// viewAlign is the byte alignment a view must start at: every buffer a
+// kernel receives is 256-byte aligned (cuMemAlloc and the emulator
+// allocate so), and the compiler proves vector accesses aligned from it
+// (compiler/align.go), so a view may not break it.
+const viewAlign = 256
 
 // Alloc allocates n zeroed elements on dev. A request larger than the
 // device's memory (on the emulator and in native mode, the host's) is an
@@ -99,12 +110,58 @@ func asBytes[T gpu.Elem](xs []T) []byte {
 func (b *Buffer[T]) Len() int { return b.n }
 
 // String names the buffer in messages: element type, length and device,
-// e.g. "Buffer[float32] of 1000 on emu device #2".
+// e.g. "Buffer[float32] of 1000 on emu device #2", and for a view where it
+// starts: "Buffer[float32] of 256 at 512 of 1000 on emu device #2".
 func (b *Buffer[T]) String() string {
 	if b == nil {
 		return "Buffer[" + elemName[T]() + "](nil)"
 	}
+	if b.of != nil {
+		return fmt.Sprintf("Buffer[%s] of %d at %d of %d on %s", elemName[T](), b.n, b.offset(), b.of.n, b.dev.label())
+	}
 	return fmt.Sprintf("Buffer[%s] of %d on %s", elemName[T](), b.n, b.dev.label())
+}
+
+// offset is the index of a view's first element in its allocation.
+func (b *Buffer[T]) offset() int {
+	if b.of == nil {
+		return 0
+	}
+	return int(b.addr-b.of.addr) / elemSize[T]()
+}
+
+// Slice returns the elements [lo, hi) of b as a buffer that shares b's
+// memory, as Go's s[lo:hi] does: a kernel launched on the view reads and
+// writes b's elements lo through hi−1, its len(s) is hi−lo, and an index
+// past the view is a bounds error even where b has memory. It is what a
+// stacked tensor's part (one layer's weights, one sequence's rows) is
+// passed as.
+//
+// The view starts 256-byte aligned, as every buffer does (kernels may
+// assume it), so lo·sizeof(T) must be a multiple of 256: lo a multiple of
+// 64 float32s or 128 halves (an empty view, which no kernel reads, may
+// start anywhere). The view lives as long as the allocation:
+// freeing b (or the buffer b views) frees it too, while Free on the view
+// itself is an error, and the allocation is not collected while a view is
+// reachable. Launches check views as buffers: a kernel may write two
+// views of one allocation that do not overlap, never two that do.
+func (b *Buffer[T]) Slice(lo, hi int) (*Buffer[T], error) {
+	if err := b.check("Slice"); err != nil {
+		return nil, err
+	}
+	if lo < 0 || hi < lo || hi > b.n {
+		return nil, fmt.Errorf("kern: Slice(%d, %d) of %s: want 0 ≤ lo ≤ hi ≤ %d", lo, hi, b, b.n)
+	}
+	size := elemSize[T]()
+	if off := lo * size; off%viewAlign != 0 && hi > lo {
+		return nil, fmt.Errorf("kern: Slice(%d, %d) of %s: the view would start %d bytes in, not a multiple of %d (kernels assume every buffer is %d-byte aligned); start it at a multiple of %d elements",
+			lo, hi, b, off, viewAlign, viewAlign, viewAlign/size)
+	}
+	of := b
+	if b.of != nil {
+		of = b.of
+	}
+	return &Buffer[T]{dev: b.dev, addr: b.addr + uint64(lo*size), n: hi - lo, live: b.live, of: of}, nil
 }
 
 // Device is the device the buffer lives on.
@@ -164,10 +221,15 @@ func (b *Buffer[T]) Download() ([]T, error) {
 	return out, nil
 }
 
-// Free releases the buffer's memory. Freeing twice is an error.
+// Free releases the buffer's memory, and so ends every view of it.
+// Freeing twice is an error, and so is freeing a view: free the buffer it
+// views.
 func (b *Buffer[T]) Free() error {
 	if err := b.check("Free"); err != nil {
 		return err
+	}
+	if b.of != nil {
+		return fmt.Errorf("kern: Free of %s, a view: free the buffer it views", b)
 	}
 	*b.live = false
 	b.dev.mu.Lock()

@@ -3,6 +3,7 @@ package kern
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/gokern/kern/gpu"
@@ -19,9 +20,12 @@ func OpenNative() *Device {
 
 type nativeBackend struct {
 	hostStreams
-	mu   sync.Mutex
-	mem  map[uint64][]byte
-	next uint64
+	mu  sync.Mutex
+	mem map[uint64][]byte
+	// bases are mem's keys in increasing order (addresses only grow), to
+	// find the allocation an address inside it (a view's) belongs to.
+	bases []uint64
+	next  uint64
 }
 
 func (n *nativeBackend) alloc(bytes int) (uint64, error) {
@@ -33,26 +37,33 @@ func (n *nativeBackend) alloc(bytes int) (uint64, error) {
 	addr := n.next
 	n.next += uint64((bytes + 255) &^ 255)
 	n.mem[addr] = b
+	n.bases = append(n.bases, addr)
 	return addr, nil
 }
 
+// get is the memory from addr to the end of the allocation holding it.
 func (n *nativeBackend) get(addr uint64) ([]byte, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	b, ok := n.mem[addr]
-	if !ok {
-		return nil, fmt.Errorf("no allocation at %#x", addr)
+	i, _ := slices.BinarySearch(n.bases, addr+1) // the first base past addr
+	if i > 0 {
+		base := n.bases[i-1]
+		if b := n.mem[base]; addr-base <= uint64(len(b)) {
+			return b[addr-base:], nil
+		}
 	}
-	return b, nil
+	return nil, fmt.Errorf("no allocation at %#x", addr)
 }
 
 func (n *nativeBackend) free(addr uint64) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if _, ok := n.mem[addr]; !ok {
+	i, ok := slices.BinarySearch(n.bases, addr)
+	if !ok {
 		return fmt.Errorf("free of unknown allocation %#x", addr)
 	}
 	delete(n.mem, addr)
+	n.bases = slices.Delete(n.bases, i, i+1)
 	return nil
 }
 
