@@ -87,8 +87,6 @@ for ph in $phases; do
 		# A step of 8 sequences on the persistent layer (at most 8 a step):
 		# the latency model prices it as one sequence's step.
 		step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset qwen3-4b -ops -persistent -batch 8 -bandwidth "${bw:-0}" -prompt 512 -n 32
-		# The persistent layer at 8 sequences (its most), beside the row above.
-		step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset qwen3-4b -ops -persistent -batch 8 -bandwidth "${bw:-0}" -prompt 512 -n 32
 		# PagedAttention v2 against v3 where the batched steps slowed
 		# between the two machines (docs/performance-gpu.md, 2026-11-28).
 		for n in 8 32; do
@@ -99,11 +97,15 @@ for ph in $phases; do
 		# context, ops.DecodePartition) against the run-sized one above.
 		step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset qwen3-0.6b -ops -pool 40960 -bandwidth "${bw:-0}" -prompt 512 -n 64
 		step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset qwen3-4b -ops -batch 8 -pool 40960 -bandwidth "${bw:-0}" -prompt 512 -n 32
-		# As the engine decodes: tokens drawn on the host with Qwen3's
-		# generation config, the logits downloaded every step.
+		# As the engine decodes: tokens drawn with Qwen3's generation
+		# config from each row's 64 largest logits (ops.TopK), then from
+		# the whole rows downloaded every step (-candidates 0, the engine
+		# before llm/engine/candidates.go); and greedy the same two ways.
 		for n in 1 16; do
 			step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset qwen3-0.6b -ops -batch $n -bandwidth "${bw:-0}" -prompt 512 -n 32 -temperature 0.6 -top-k 20 -top-p 0.95
+			step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset qwen3-0.6b -ops -batch $n -bandwidth "${bw:-0}" -prompt 512 -n 32 -temperature 0.6 -top-k 20 -top-p 0.95 -candidates 0
 		done
+		step 120 "$out/qwen3.txt" "$bin/qwen3" bench -preset qwen3-0.6b -ops -bandwidth "${bw:-0}" -prompt 512 -n 64 -candidates 0
 		;;
 	tests)
 		# The test binaries run side by side, each in its package's

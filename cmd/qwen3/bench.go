@@ -14,14 +14,12 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/llm/gguf"
 	"github.com/gokern/kern/llm/qwen3"
 	"github.com/gokern/kern/llm/sample"
-	"github.com/gokern/kern/ops"
 )
 
 func bench(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
@@ -48,7 +46,8 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	poolTokens := fs.Int("pool", 0, "KV pool capacity in tokens (0: what the run needs); a server's pool holds its batch × context, and the pool sets the split grid of decode attention (ops.DecodePartition), so -pool 40960 times the attention a server runs")
 	batch := fs.Int("batch", 1, "sequences decoding together (continuous batching's step): each gets -prompt tokens, then -n steps; tokens/s is over all of them")
 	var sp sample.Params
-	fs.Float64Var(&sp.Temperature, "temperature", 0, "> 0: draw each token on the host as the engine does (logits downloaded, llm/sample), e.g. Qwen3's -temperature 0.6 -top-k 20 -top-p 0.95; 0: greedy")
+	candidates := fs.Int("candidates", 64, "each row's largest logits picked on the device (ops.TopK; one for greedy) and drawn from on the host, as the engine does on a GPU; 0: every row's logits downloaded and drawn from on the host, as on the emulator")
+	fs.Float64Var(&sp.Temperature, "temperature", 0, "> 0: draw each token as the engine does (llm/sample), e.g. Qwen3's -temperature 0.6 -top-k 20 -top-p 0.95; 0: greedy")
 	fs.IntVar(&sp.TopK, "top-k", 0, "with -temperature: keep the k most likely tokens (0: all)")
 	fs.Float64Var(&sp.TopP, "top-p", 0, "with -temperature: nucleus mass (0: all)")
 	if err := fs.Parse(args); err != nil {
@@ -125,12 +124,18 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	if *batch < 1 || *promptLen < 1 || *steps < 0 || *poolTokens < 0 {
 		return fmt.Errorf("bench: -batch and -prompt must be ≥ 1, -n and -pool ≥ 0")
 	}
-	if *batch > 1 {
-		return benchBatch(ctx, stdout, dev, m, *batch, *promptLen, *steps, *poolTokens, *bw, sp)
+	pk, err := newPicker(dev, *batch, m.Config.VocabSize, *candidates, sp)
+	if err != nil {
+		return err
 	}
-	var smp *sample.Sampler
-	if sp.Temperature > 0 {
-		smp, _ = sample.New(sp) // validated above
+	defer pk.free()
+	defer func() {
+		if err == nil {
+			fmt.Fprintln(stdout, pk.summary())
+		}
+	}()
+	if *batch > 1 {
+		return benchBatch(ctx, stdout, dev, m, *batch, *promptLen, *steps, *poolTokens, *bw, sp, pk)
 	}
 	c := m.Config
 	cache, err := m.NewCache(max(*poolTokens, *promptLen+*steps+1)) // + timeSteps' untimed step
@@ -142,30 +147,15 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	for i := range prompt {
 		prompt[i] = int32((i*7919 + 13) % c.VocabSize)
 	}
-	logits := make([]float32, c.VocabSize)
-	ids := prompt
+	next := [][]int32{prompt}
 	step := func() error {
-		out, err := m.Forward(cache, ids, false)
+		out, err := m.Forward(cache, next[0], false)
 		if err != nil {
 			return err
 		}
-		if err := out.CopyTo(logits); err != nil {
-			return err
-		}
-		if smp != nil {
-			ids = []int32{smp.Next(logits, nil)}
-			return nil
-		}
-		best := 0
-		for j, v := range logits {
-			if v > logits[best] {
-				best = j
-			}
-		}
-		ids = []int32{int32(best)}
-		return nil
+		return pk.pick(out, next)
 	}
-	fmt.Fprintf(stdout, "sampling: %s\n", sampling(sp, false))
+	fmt.Fprintf(stdout, "sampling: %s\n", pk.describe(sp))
 	fmt.Fprintf(stdout, "launches: %s\n", launchMode(dev))
 	fmt.Fprintf(stdout, "device: %s\nforward: %s\nmodel: %d layers, hidden %d, heads %d/%d×%d, vocab %d; weights %.1f MB\n",
 		dev, forwardPath(m), c.NumHiddenLayers, c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, c.VocabSize, float64(m.WeightBytes())/1e6)
@@ -223,24 +213,11 @@ func timeSteps(ctx context.Context, stdout io.Writer, m *qwen3.Model, batch, pro
 	return nil
 }
 
-// sampling describes how the bench picks its tokens.
-func sampling(p sample.Params, device bool) string {
-	switch {
-	case p.Temperature > 0:
-		return fmt.Sprintf("on the host, logits downloaded (temperature %g, top-k %d, top-p %g)", p.Temperature, p.TopK, p.TopP)
-	case device:
-		return "greedy on the device (ops.Argmax), ids downloaded"
-	}
-	return "greedy on the host, logits downloaded"
-}
-
 // benchBatch times batch sequences decoding together from one KV pool,
 // as the server's continuous batching runs them: one prefill of all the
-// prompts, then steps of one token per sequence. Greedy, the next tokens
-// are chosen on the device (ops.Argmax) so that only batch ids cross to
-// the host; with a temperature, on the host as the engine draws them
-// (the logits downloaded, each sequence's sampler on a goroutine).
-func benchBatch(ctx context.Context, stdout io.Writer, dev *kern.Device, m *qwen3.Model, batch, promptLen, steps, poolTokens int, bw float64, sp sample.Params) error {
+// prompts, then steps of one token per sequence, the next tokens picked
+// by pk as the engine picks them.
+func benchBatch(ctx context.Context, stdout io.Writer, dev *kern.Device, m *qwen3.Model, batch, promptLen, steps, poolTokens int, bw float64, sp sample.Params, pk *picker) error {
 	c := m.Config
 	const pageSize = 16
 	per := (promptLen + steps + 1 + pageSize - 1) / pageSize // + timeSteps' untimed step
@@ -258,56 +235,14 @@ func benchBatch(ctx context.Context, stdout io.Writer, dev *kern.Device, m *qwen
 			tokens[i][j] = int32((j*7919 + 104729*i + 13) % c.VocabSize)
 		}
 	}
-	ids, err := kern.Alloc[int32](dev, batch)
-	if err != nil {
-		return err
-	}
-	defer ids.Free()
-	next := make([]int32, batch)
-	var smps []*sample.Sampler
-	var host []float32
-	if sp.Temperature > 0 {
-		for i := range batch {
-			p := sp
-			p.Seed += uint64(i)
-			s, _ := sample.New(p) // validated by bench
-			smps = append(smps, s)
-		}
-		host = make([]float32, batch*c.VocabSize)
-	}
 	step := func() error {
 		logits, err := m.ForwardBatch(seqs, tokens)
 		if err != nil {
 			return err
 		}
-		if smps != nil {
-			if err := logits.CopyTo(host); err != nil {
-				return err
-			}
-			V := c.VocabSize
-			var wg sync.WaitGroup
-			for i, s := range smps {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					tokens[i] = []int32{s.Next(host[i*V:(i+1)*V], nil)}
-				}()
-			}
-			wg.Wait()
-			return nil
-		}
-		if err := ops.Argmax(dev, ids, logits, batch, c.VocabSize); err != nil {
-			return err
-		}
-		if err := ids.CopyTo(next); err != nil {
-			return err
-		}
-		for i := range tokens {
-			tokens[i] = []int32{next[i]}
-		}
-		return nil
+		return pk.pick(logits, tokens)
 	}
-	fmt.Fprintf(stdout, "sampling: %s\n", sampling(sp, true))
+	fmt.Fprintf(stdout, "sampling: %s\n", pk.describe(sp))
 	fmt.Fprintf(stdout, "launches: %s\n", launchMode(dev))
 	fmt.Fprintf(stdout, "device: %s\nforward: %s, %d sequences\nmodel: %d layers, hidden %d, heads %d/%d×%d; weights %.1f MB\n",
 		dev, forwardPath(m), batch, c.NumHiddenLayers, c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, float64(m.WeightBytes())/1e6)

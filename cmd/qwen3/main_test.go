@@ -125,14 +125,21 @@ func TestBenchRandomWeights(t *testing.T) {
 	if err := run(context.Background(), []string{"bench", "-device", "emu", "-preset", "tiny", "-batch", "0"}, nil, &out, io.Discard); err == nil {
 		t.Error("-batch 0: no error")
 	}
-	// Tokens drawn on the host, as the engine draws them.
-	for _, b := range []string{"1", "2"} {
+	// Tokens drawn as the engine draws them: from each row's largest
+	// logits (top-k 20 of 64, and greedy's one), or from whole rows.
+	for _, c := range []struct{ batch, candidates, temperature, want string }{
+		{"1", "64", "0.6", "sampling: temperature 0.6, top-k 20, top-p 0.95, each row's 64 largest logits picked on the device (ops.TopK)"},
+		{"2", "64", "0.6", "draws: 8 from the candidates, 0 from whole rows"}, // 2 rows × (prefill, the untimed step, 2 steps)
+		{"2", "64", "0", "sampling: greedy, each row's 1 largest logits picked on the device"},
+		{"1", "0", "0.6", "sampling: temperature 0.6, top-k 20, top-p 0.95, every row's logits downloaded and drawn from on the host"},
+		{"2", "0", "0.6", "draws: 0 from the candidates, 8 from whole rows"},
+	} {
 		out.Reset()
-		args := []string{"bench", "-device", "emu", "-preset", "tiny", "-batch", b, "-prompt", "4", "-n", "2", "-temperature", "0.6", "-top-k", "20", "-top-p", "0.95"}
+		args := []string{"bench", "-device", "emu", "-preset", "tiny", "-batch", c.batch, "-prompt", "4", "-n", "2", "-candidates", c.candidates, "-temperature", c.temperature, "-top-k", "20", "-top-p", "0.95"}
 		if err := run(context.Background(), args, nil, &out, io.Discard); err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
-		for _, want := range []string{"sampling: on the host, logits downloaded (temperature 0.6, top-k 20, top-p 0.95)", "decode:"} {
+		for _, want := range []string{c.want, "decode:"} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("%v: output lacks %q:\n%s", args, want, out.String())
 			}

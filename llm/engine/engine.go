@@ -43,6 +43,11 @@ type Engine struct {
 
 	pool   *qwen3.KVPool
 	prefix *prefixCache
+	// sampleCandidates is Options.SampleCandidates; candVals and candIDs
+	// the device's candidates of the last step (candidates.go).
+	sampleCandidates int
+	candVals         *kern.Buffer[float32]
+	candIDs          *kern.Buffer[int32]
 	stats  stats
 	jobs   chan *job
 	quit   chan struct{}
@@ -101,6 +106,14 @@ type Options struct {
 	// 8 sequences (fewer for a model whose inputs do not fit: 8 up to
 	// Qwen3-8B on an H100).
 	PersistentDecode bool
+	// SampleCandidates is how many of each row's largest logits a decode
+	// step hands the host (ops.TopK) when every sequence sampling in it
+	// draws greedily or with top-k and none asks for logprobs
+	// (candidates.go); the tokens are those the whole rows give. 0: 64 on
+	// a GPU (a cuda device), and the whole rows on the emulator and in
+	// native mode, where they cost no copy; negative: always the whole
+	// rows; at most ops.TopKMax.
+	SampleCandidates int
 }
 
 // Open loads a model directory onto dev and starts the scheduler.
@@ -198,6 +211,7 @@ func NewRunner(m Runner, cfg *qwen3.Config, gen *qwen3.GenerationConfig, tok *to
 	}
 	e := &Engine{Model: m, Config: cfg, Gen: gen, Tok: tok, EOS: map[int32]bool{}, Context: ctxLen, MaxBatch: batch, PrefillChunk: chunk, pool: pool, Metrics: newMetrics(),
 		jobs: make(chan *job), quit: make(chan struct{}), done: make(chan struct{})}
+	e.sampleCandidates = opt.SampleCandidates
 	e.prefix = newPrefixCache(pool, opt.OnKVEvents)
 	e.prefix.off = opt.NoPrefixCache
 	for _, id := range append(append([]int(nil), cfg.EOSTokenID...), gen.EOSTokenID...) {
@@ -215,6 +229,7 @@ func NewRunner(m Runner, cfg *qwen3.Config, gen *qwen3.GenerationConfig, tok *to
 func (e *Engine) Close() {
 	close(e.quit)
 	<-e.done
+	e.freeCandidates()
 	e.pool.Free()
 	e.Model.Free()
 }
@@ -369,17 +384,23 @@ type Stats struct {
 	Forwarded        int64   // token rows run through the model (prefill and decode)
 	MaxBatch         int     // the most requests one step has held
 	KVUsage          float64 // share of the KV pool's pages held by requests, 0 to 1 (idle cached blocks count as free)
+	// CandidateDraws are the tokens drawn from a row's largest logits
+	// alone (candidates.go), WholeRows the steps that downloaded every
+	// row's logits.
+	CandidateDraws, WholeRows int64
 }
 
 type stats struct {
 	running, waiting, maxBatch atomic.Int64
 	steps, forwarded           atomic.Int64
+	candidateDraws, wholeRows  atomic.Int64
 }
 
 // Stats returns the scheduler's counters now.
 func (e *Engine) Stats() Stats {
 	return Stats{Running: int(e.stats.running.Load()), Waiting: int(e.stats.waiting.Load()),
 		Steps: e.stats.steps.Load(), Forwarded: e.stats.forwarded.Load(), MaxBatch: int(e.stats.maxBatch.Load()),
+		CandidateDraws: e.stats.candidateDraws.Load(), WholeRows: e.stats.wholeRows.Load(),
 		KVUsage: 1 - float64(e.pool.FreePages()+int(e.prefix.idle.Load()))/float64(e.pool.Pages)}
 }
 

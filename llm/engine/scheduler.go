@@ -179,12 +179,24 @@ func (e *Engine) schedule() {
 			e.stats.forwarded.Add(int64(len(j.next)))
 		}
 		out, err := e.forward(seqs, inputs, false)
+		var toks []int32
+		rows := true // logits holds every row
 		if err == nil {
 			V := e.Config.VocabSize
 			if len(logits) != len(active)*V {
 				logits = make([]float32, len(active)*V)
 			}
-			err = out.CopyTo(logits)
+			switch c := e.candidates(out, active); {
+			case c < 0: // every job mid-prompt: no logits wanted
+				toks, rows = make([]int32, len(active)), false
+			case c > 0:
+				toks, rows, err = e.pickFromCandidates(out, active, c, logits)
+			default:
+				e.stats.wholeRows.Add(1)
+				if err = out.CopyTo(logits); err == nil {
+					toks = e.sampleAll(active, logits)
+				}
+			}
 		}
 		if err != nil {
 			for _, j := range active {
@@ -193,10 +205,13 @@ func (e *Engine) schedule() {
 			active = active[:0]
 			continue
 		}
-		toks := e.sampleAll(active, logits)
 		keepA = active[:0]
 		for i, j := range active {
-			if done := e.advance(j, logits[i*e.Config.VocabSize:(i+1)*e.Config.VocabSize], toks[i]); done {
+			var row []float32 // only logprobs read it, and they download the rows
+			if rows {
+				row = logits[i*e.Config.VocabSize : (i+1)*e.Config.VocabSize]
+			}
+			if done := e.advance(j, row, toks[i]); done {
 				finish(j, nil)
 			} else {
 				keepA = append(keepA, j)

@@ -133,3 +133,10 @@ func (s *Sampler) NextFrom(vals []float32, ids []int32, seen []int32) (tok int32
 	}
 	return ids[idx[len(idx)-1]], true
 }
+
+// Greedy reports whether the sampler takes the largest logit with no
+// repetition penalty, which the first candidate alone decides.
+func (s *Sampler) Greedy() bool {
+	r := s.p.RepetitionPenalty
+	return s.p.Temperature == 0 && (r == 0 || r == 1)
+}

@@ -102,6 +102,10 @@ func TestNextFromDeclines(t *testing.T) {
 		t.Error("top-k 2 of a row with two finite logits (Next keeps them unfiltered): decided")
 	}
 	g, _ := New(Params{})
+	p, _ := New(Params{RepetitionPenalty: 1.1})
+	if !g.Greedy() || p.Greedy() || s.Greedy() {
+		t.Errorf("Greedy: %v, with a penalty %v, top-k sampling %v; want true, false, false", g.Greedy(), p.Greedy(), s.Greedy())
+	}
 	if _, ok := g.NextFrom([]float32{inf, inf}, []int32{0, 1}, nil); ok {
 		t.Error("greedy over -Inf candidates (the row's argmax may lie outside): decided")
 	}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/llm/sample"
+	"github.com/gokern/kern/ops"
+)
+
+// picker chooses a bench step's next tokens as the engine does
+// (llm/engine/candidates.go): each row's largest logits picked on the
+// device (ops.TopK, one for a greedy draw) and drawn from on the host
+// (sample.Sampler.NextFrom), the whole rows downloaded only for a row
+// they do not decide; or, with candidates ≤ 0, every row downloaded and
+// drawn from whole (sample.Sampler.Next), as the engine does on the
+// emulator.
+type picker struct {
+	smps          []*sample.Sampler // a row's, seeded Seed+row
+	c, V          int
+	vals          *kern.Buffer[float32]
+	ids           *kern.Buffer[int32]
+	host          []float32
+	decided, rows int // draws from candidates, rows drawn whole
+}
+
+func newPicker(dev *kern.Device, rows, V, candidates int, sp sample.Params) (*picker, error) {
+	p := &picker{V: V, c: min(candidates, ops.TopKMax, V), host: make([]float32, rows*V)}
+	for i := range rows {
+		q := sp
+		q.Seed += uint64(i)
+		s, err := sample.New(q)
+		if err != nil {
+			return nil, err
+		}
+		p.smps = append(p.smps, s)
+	}
+	if p.c <= 0 {
+		return p, nil
+	}
+	if p.smps[0].Greedy() {
+		p.c = 1
+	}
+	var err error
+	if p.vals, err = kern.Alloc[float32](dev, rows*p.c); err != nil {
+		return nil, err
+	}
+	if p.ids, err = kern.Alloc[int32](dev, rows*p.c); err != nil {
+		p.vals.Free()
+		return nil, err
+	}
+	return p, nil
+}
+
+// pick sets tokens[i] to row i's next token from logits [rows, V].
+func (p *picker) pick(logits *kern.Buffer[float32], tokens [][]int32) error {
+	rows := len(p.smps)
+	whole := make([]bool, rows)
+	if p.c > 0 {
+		if err := ops.TopK(logits.Device(), p.vals, p.ids, logits, rows, p.V, p.c); err != nil {
+			return err
+		}
+		vals, err := p.vals.Download()
+		if err != nil {
+			return err
+		}
+		ids, err := p.ids.Download()
+		if err != nil {
+			return err
+		}
+		for i, s := range p.smps {
+			tok, ok := s.NextFrom(vals[i*p.c:(i+1)*p.c], ids[i*p.c:(i+1)*p.c], nil)
+			tokens[i], whole[i] = []int32{tok}, !ok
+			if ok {
+				p.decided++
+			}
+		}
+	} else {
+		for i := range whole {
+			whole[i] = true
+		}
+	}
+	any := false
+	for _, w := range whole {
+		any = any || w
+	}
+	if !any {
+		return nil
+	}
+	if err := logits.CopyTo(p.host); err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	for i, s := range p.smps {
+		if !whole[i] {
+			continue
+		}
+		p.rows++
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tokens[i] = []int32{s.Next(p.host[i*p.V:(i+1)*p.V], nil)}
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+// describe says how the tokens are picked, for the bench's header.
+func (p *picker) describe(sp sample.Params) string {
+	draw := "greedy"
+	if sp.Temperature > 0 {
+		draw = fmt.Sprintf("temperature %g, top-k %d, top-p %g", sp.Temperature, sp.TopK, sp.TopP)
+	}
+	if p.c <= 0 {
+		return draw + ", every row's logits downloaded and drawn from on the host"
+	}
+	return fmt.Sprintf("%s, each row's %d largest logits picked on the device (ops.TopK) and drawn from on the host, a row's whole logits only where they do not decide the draw", draw, p.c)
+}
+
+// summary counts the draws, for after the run.
+func (p *picker) summary() string {
+	return fmt.Sprintf("draws: %d from the candidates, %d from whole rows", p.decided, p.rows)
+}
+
+func (p *picker) free() {
+	if p.vals != nil {
+		p.vals.Free()
+		p.ids.Free()
+	}
+}

@@ -1,0 +1,75 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/internal/fixture"
+	"github.com/gokern/kern/llm/sample"
+)
+
+// TestCandidatesMatchWholeRows: requests drawn from each row's largest
+// logits on the device (ops.TopK, then sample.Sampler.NextFrom) get the
+// tokens of the same requests drawn from the whole rows, batched
+// together, greedy or sampled, with a repetition penalty that sends some
+// draws back to the whole row, and with logprobs (whole rows throughout).
+func TestCandidatesMatchWholeRows(t *testing.T) {
+	reqs := []Request{
+		{MaxTokens: 6},
+		{MaxTokens: 7, Sampling: sample.Params{Temperature: 0.6, TopK: 20, TopP: 0.95, Seed: 3}},
+		{MaxTokens: 9, Sampling: sample.Params{Temperature: 1.2, TopK: 12, MinP: 0.02, RepetitionPenalty: 1.5, Seed: 4}},
+		{MaxTokens: 5, Sampling: sample.Params{Temperature: 0.8, TopP: 0.9, Seed: 5}},
+		{MaxTokens: 4, Sampling: sample.Params{Temperature: 0.7, TopK: 5, Seed: 6}, Logprobs: true, TopLogprobs: 2},
+	}
+	run := func(candidates int, batched bool) ([]*Result, Stats) {
+		e, err := Open(kern.OpenEmulator(), fixture.Model(t, "tiny-qwen3-tied"), Options{TokenizerDir: fixture.Tokenizer(t), SampleCandidates: candidates})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		out := make([]*Result, len(reqs))
+		errs := make([]error, len(reqs))
+		var wg sync.WaitGroup
+		for i, r := range reqs {
+			r.Prompt = e.Tok.Encode(strings.Repeat("the cat sat ", i+2))
+			if !batched {
+				out[i], errs[i] = e.Generate(context.Background(), r)
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out[i], errs[i] = e.Generate(context.Background(), r)
+			}()
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("request %d: %v", i, err)
+			}
+		}
+		return out, e.Stats()
+	}
+	whole, ws := run(-1, false)
+	if ws.CandidateDraws != 0 {
+		t.Errorf("SampleCandidates -1: %d draws from candidates", ws.CandidateDraws)
+	}
+	for _, batched := range []bool{false, true} {
+		got, st := run(16, batched)
+		for i := range reqs {
+			if fmt.Sprint(got[i].Tokens) != fmt.Sprint(whole[i].Tokens) {
+				t.Errorf("batched=%v, request %d: %v from candidates, %v from whole rows", batched, i, got[i].Tokens, whole[i].Tokens)
+			}
+			if len(got[i].Logprobs) != len(whole[i].Logprobs) {
+				t.Errorf("batched=%v, request %d: %d logprobs, want %d", batched, i, len(got[i].Logprobs), len(whole[i].Logprobs))
+			}
+		}
+		if !batched && (st.CandidateDraws < 13 || st.WholeRows == 0) {
+			t.Errorf("solo runs: %d draws from candidates and %d whole-row steps; want greedy's and Qwen3's config's 13 at least, and the penalty's, top-p's and logprobs' steps whole", st.CandidateDraws, st.WholeRows)
+		}
+	}
+}
