@@ -48,10 +48,10 @@ type Engine struct {
 	sampleCandidates int
 	candVals         *kern.Buffer[float32]
 	candIDs          *kern.Buffer[int32]
-	stats  stats
-	jobs   chan *job
-	quit   chan struct{}
-	done   chan struct{}
+	stats            stats
+	jobs             chan *job
+	quit             chan struct{}
+	done             chan struct{}
 }
 
 // Options tune Open.
