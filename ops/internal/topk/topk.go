@@ -18,18 +18,24 @@
 //
 //  1. the chunk's k-th largest key T, found bit by bit from the top, as
 //     ops.Sample finds its thresholds: a candidate bit is kept when at
-//     least k keys are ≥ it, counted with gpu.BlockSum. It stops as soon
-//     as exactly k keys are ≥ the threshold; distinct keys make that the
-//     usual case well before the last bit.
+//     least k keys are ≥ it. A warp counts its keys with a ballot per
+//     register (every lane gets the count, no shuffles) and the block
+//     adds the warps' counts behind one barrier a pass. It stops as soon
+//     as exactly k keys are ≥ the threshold: distinct keys make that the
+//     usual case after the bits that tell the k-th key from the next
+//     (17 or 18 passes for random logits, k = 20 to 64).
 //  2. The k keys ≥ T are gathered in shared memory (an atomic slot each),
 //     and each is written at its rank among them, so the chunk's output
 //     is sorted whatever order the atomics ran in.
 //
-// The first level (Part) reads the row, later ones (Merge) the previous
-// level's k keys a chunk, until one chunk is left, whose level writes the
-// values and indices. A Qwen3 row with k = 64 is 38 chunks, then 2,432
-// keys in one. Chunks past a short row's end hold key 0, which no element
-// has (it would be a negative NaN) and which sorts last.
+// The first level (Part) reads the row. Where a row's chunks·k keys fit
+// one chunk, the last block of the row to finish its chunk (an arrival
+// counter, as the split-K GEMVs count) merges them, in the same launch;
+// otherwise further levels (Merge) run until one chunk is left. The last
+// level writes the values and indices. A Qwen3 row with k = 64 is 38
+// chunks, then 2,432 keys merged by the last of them. Chunks past a short
+// row's end hold key 0, which no element has (it would be a negative NaN)
+// and which sorts last.
 //
 // The kernels live in a package of their own for their PTX: the unrolled
 // registers of three element types take 180 KB, which would crowd ops'
@@ -38,6 +44,7 @@ package topk
 
 import (
 	"math"
+	"math/bits"
 
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
@@ -52,48 +59,95 @@ const Max = 128
 // Threads is a block's threads; Chunk the keys one block selects from.
 const (
 	Threads = 256
+	warps   = Threads / 32
 	per     = 16
 	Chunk   = per * Threads
 )
 
 //kern:kernel block=256
-func partF32(t gpu.Thread, out []uint64, vals []float32, ids []int32, x []float32, cols, k, last int) {
-	level(t, out, vals, ids, rowKeys(f32{}, t, x, cols), k, last)
+func partF32(t gpu.Thread, keys []uint64, cnt []uint32, vals []float32, ids []int32, x []float32, cols, k, fuse int) {
+	part(t, keys, cnt, vals, ids, rowKeys(f32{}, t, x, cols), k, fuse)
 }
 
 //kern:kernel block=256
-func partF16(t gpu.Thread, out []uint64, vals []float32, ids []int32, x []gpu.Half, cols, k, last int) {
-	level(t, out, vals, ids, rowKeys(f16{}, t, x, cols), k, last)
+func partF16(t gpu.Thread, keys []uint64, cnt []uint32, vals []float32, ids []int32, x []gpu.Half, cols, k, fuse int) {
+	part(t, keys, cnt, vals, ids, rowKeys(f16{}, t, x, cols), k, fuse)
 }
 
 //kern:kernel block=256
-func partBF16(t gpu.Thread, out []uint64, vals []float32, ids []int32, x []gpu.BFloat16, cols, k, last int) {
-	level(t, out, vals, ids, rowKeys(bf16{}, t, x, cols), k, last)
+func partBF16(t gpu.Thread, keys []uint64, cnt []uint32, vals []float32, ids []int32, x []gpu.BFloat16, cols, k, fuse int) {
+	part(t, keys, cnt, vals, ids, rowKeys(bf16{}, t, x, cols), k, fuse)
 }
 
-// merge is a later level over the row's n keys of the level before.
+// merge is a level after the first, over the row's n keys of the level
+// before, when they are more than one chunk (k·chunks > Chunk).
 //
 //kern:kernel block=256
 func merge(t gpu.Thread, out []uint64, vals []float32, ids []int32, in []uint64, n, k, last int) {
-	var key [per]uint64
-	row, lo := t.BlockIdx().X, t.BlockIdx().Y*Chunk
-	//kern:unroll
-	for e := 0; e < per; e++ {
-		key[e] = 0
-		if j := lo + t.ThreadIdx().X + e*Threads; j < n {
-			key[e] = in[row*n+j]
-		}
-	}
-	level(t, out, vals, ids, key, k, last)
+	level(t, out, vals, ids, loadKeys(t, in, t.BlockIdx().X*n, n, t.BlockIdx().Y*Chunk), k, last)
 }
 
-// Part is the first level's kernel by element type: float32, gpu.Half,
-// gpu.BFloat16; Merge the later levels'. Both take (out, vals, ids, in,
-// n, k, last) over a grid of (rows, chunks) blocks of Threads.
+// Part is the first level's kernel by element type (float32, gpu.Half,
+// gpu.BFloat16), taking (keys, cnt, vals, ids, x, cols, k, fuse) over a
+// grid of (rows, chunks) blocks of Threads. With one chunk a row it
+// writes vals and ids; otherwise each block writes its chunk's k keys to
+// keys, and with fuse set (chunks·k ≤ Chunk) the last block of a row to
+// arrive (cnt[row] counts them, and is left at 0) merges them into vals
+// and ids. Merge takes (out, vals, ids, in, n, k, last) for the levels
+// after an unfused first.
 var (
 	Part  = [3]*kern.Kernel{partF32Kernel.Kernel(), partF16Kernel.Kernel(), partBF16Kernel.Kernel()}
 	Merge = mergeKernel.Kernel()
 )
+
+// part is the first level and, fused, the last.
+func part(t gpu.Thread, keys []uint64, cnt []uint32, vals []float32, ids []int32, key [per]uint64, k, fuse int) {
+	chunks := t.GridDim().Y
+	last := 0
+	if chunks == 1 {
+		last = 1
+	}
+	level(t, keys, vals, ids, key, k, last)
+	if last != 0 || fuse == 0 {
+		return
+	}
+	// The last block of the row to arrive merges the row's chunks·k keys.
+	// Its threads' stores come before thread 0's fence and arrival (the
+	// barrier), and the last arrival fences again before any thread reads
+	// the other blocks' keys.
+	flag := gpu.Shared[int32](t, 1)
+	t.Sync()
+	row := t.BlockIdx().X
+	if t.ThreadIdx().X == 0 {
+		gpu.ThreadFence(t)
+		arrived := int32(0)
+		if gpu.AtomicAdd(&cnt[row], 1) == uint32(chunks-1) {
+			gpu.AtomicExch(&cnt[row], 0) // ready for the next launch
+			arrived = 1
+		}
+		gpu.ThreadFence(t)
+		flag[0] = arrived
+	}
+	t.Sync()
+	if flag[0] == 0 {
+		return
+	}
+	n := chunks * k
+	level(t, keys, vals, ids, loadKeys(t, keys, row*n, n, 0), k, 1)
+}
+
+// loadKeys loads keys[base+lo+j] for the block's j < Chunk, 0 at and past n−lo.
+func loadKeys(t gpu.Thread, keys []uint64, base, n, lo int) [per]uint64 {
+	var key [per]uint64
+	//kern:unroll
+	for e := 0; e < per; e++ {
+		key[e] = 0
+		if j := lo + t.ThreadIdx().X + e*Threads; j < n {
+			key[e] = keys[base+j]
+		}
+	}
+	return key
+}
 
 type f32 struct{}
 type f16 struct{}
@@ -152,22 +206,36 @@ func level(t gpu.Thread, out []uint64, vals []float32, ids []int32, key [per]uin
 	if tid == 0 {
 		slot[0] = 0
 	}
-	if tid < k {
+	if tid < Max {
 		sel[tid] = 0 // what a chunk of fewer than k real keys leaves
 	}
 	t.Sync()
-	// Keep the keys ≥ thr; have is how many are.
+	// Keep the keys ≥ thr; have is how many are. A pass counts a warp's
+	// keys ≥ the candidate with a ballot per register (every lane gets
+	// the warp's count, no shuffles), and the block's with one barrier:
+	// the warps' counts alternate between two halves of counts, and a
+	// warp cannot write a half again before every warp has passed the
+	// barrier after reading it.
+	counts := gpu.Shared[int32](t, 2*warps)
 	thr, have := uint64(0), int32(Chunk)
 	for bit := 63; bit >= 0 && have != int32(k); bit-- {
 		cand := thr | uint64(1)<<bit
+		half := (bit & 1) * warps // provably in range: no check between the loads
 		n := int32(0)
 		//kern:unroll
 		for e := 0; e < per; e++ {
-			if key[e] >= cand {
-				n++
-			}
+			n += int32(bits.OnesCount32(gpu.Ballot(t, key[e] >= cand)))
 		}
-		if c := gpu.BlockSum(t, n); c >= int32(k) {
+		if t.Lane() == 0 {
+			counts[half+t.Warp()] = n
+		}
+		t.Sync()
+		c := int32(0)
+		//kern:unroll
+		for w := 0; w < warps; w++ {
+			c += counts[half+w]
+		}
+		if c >= int32(k) {
 			thr, have = cand, c
 		}
 	}
@@ -177,16 +245,21 @@ func level(t gpu.Thread, out []uint64, vals []float32, ids []int32, key [per]uin
 	//kern:unroll
 	for e := 0; e < per; e++ {
 		if key[e] >= thr && key[e] != 0 {
-			sel[gpu.AtomicAdd(&slot[0], 1)] = key[e]
+			sel[gpu.AtomicAdd(&slot[0], 1)&(Max-1)] = key[e] // < k ≤ Max: the mask only proves it
 		}
 	}
 	t.Sync()
 	if tid < k {
+		// The rank among the gathered keys, four a step: j+u < Max is
+		// proven, so the loads issue together.
 		me := sel[tid]
 		rank := 0
-		for j := 0; j < k; j++ {
-			if o := sel[j]; o > me || o == me && j < tid {
-				rank++
+		for j := 0; j < Max && j < k; j += 4 {
+			//kern:unroll
+			for u := 0; u < 4; u++ {
+				if o := sel[j+u]; j+u < k && (o > me || o == me && j+u < tid) {
+					rank++
+				}
 			}
 		}
 		if last != 0 {
