@@ -8,13 +8,15 @@
 // renormalized distribution. Ties at a top-k or top-p boundary are broken
 // toward the lower token id, so a seed gives the same tokens everywhere.
 //
-// It runs on the host over logits the engine downloads: for one sequence
-// a 150k-entry row is 600 KB, small next to a decode step's weight reads,
-// and every option stays in plain Go. A filter orders only the candidates
-// it needs (order.go): a draw at Qwen3's 151,936 tokens costs 0.75 ms
+// It runs on the host, so every option stays in plain Go. Next takes a
+// whole row of logits: a filter orders only the candidates it needs
+// (order.go), and a draw at Qwen3's 151,936 tokens costs about 0.5 ms
 // with its generation config, where a full sort of the vocabulary took
-// 25 ms (BenchmarkNext). (ops.Sample does temperature/top-k/
-// top-p on the device for batched serving.)
+// 25 ms (BenchmarkNext). NextFrom takes the row's largest logits alone
+// (ops.TopK's, on a GPU, so that a step copies 512 bytes a sequence, not
+// 600 KB), and for greedy decoding and top-k sampling draws the token
+// Next would, in about a microsecond (candidates.go). (ops.Sample does
+// temperature/top-k/top-p on the device, with its own random stream.)
 package sample
 
 import (
