@@ -52,7 +52,7 @@ func testTopK[T Float](t *testing.T, dev *kern.Device) {
 		{3, topk.Chunk + 1, 64},     // a second chunk of one element
 		{2, 3*topk.Chunk + 77, 128}, // 4 chunks, merged in one
 		{1, 40 * topk.Chunk, 128},   // 40 chunks: 5120 keys, merged twice
-		{2, 20000, 1},               // greedy's candidate
+		{4, 20000, 1},               // greedy's candidate
 	} {
 		xv := randn(rng, sh.rows*sh.cols, 3)
 		for r := range sh.rows {

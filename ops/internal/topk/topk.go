@@ -23,7 +23,8 @@
 //     adds the warps' counts behind one barrier a pass. It stops as soon
 //     as exactly k keys are ≥ the threshold: distinct keys make that the
 //     usual case after the bits that tell the k-th key from the next
-//     (17 or 18 passes for random logits, k = 20 to 64).
+//     (17 or 18 passes for random logits, k = 20 to 64). For k = 1 (a
+//     greedy draw) T is the block's largest key, one gpu.BlockMax.
 //  2. The k keys ≥ T are gathered in shared memory (an atomic slot each),
 //     and each is written at its rank among them, so the chunk's output
 //     is sorted whatever order the atomics ran in.
@@ -218,6 +219,15 @@ func level(t gpu.Thread, out []uint64, vals []float32, ids []int32, key [per]uin
 	// barrier after reading it.
 	counts := gpu.Shared[int32](t, 2*warps)
 	thr, have := uint64(0), int32(Chunk)
+	if k == 1 {
+		// A greedy draw's candidate: the largest key, in one reduction.
+		m := key[0]
+		//kern:unroll
+		for e := 1; e < per; e++ {
+			m = max(m, key[e])
+		}
+		thr, have = gpu.BlockMax(t, m), 1
+	}
 	for bit := 63; bit >= 0 && have != int32(k); bit-- {
 		cand := thr | uint64(1)<<bit
 		half := (bit & 1) * warps // provably in range: no check between the loads
