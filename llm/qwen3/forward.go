@@ -27,7 +27,15 @@ type wsKey struct{ R, S, P int }
 // the next step of the same shape (every decode step of a steady batch).
 type workspace struct {
 	wsKey
+	// The step's int32 tables, views of one allocation (tables) that a
+	// step fills from host in one copy: on a GPU each copy is a
+	// synchronous round trip to the device, and a decode step made nine.
+	// seqLens, cuQ and cuK are the ops path's (opsforward.go).
 	ids, pos, slot, rowSeq, lastRow, table *kern.Buffer[int32]
+	seqLens, cuQ, cuK                      *kern.Buffer[int32]
+	tables                                 *kern.Buffer[int32]
+	host                                   []int32 // tables' contents, built each step
+	toff                                   [10]int // each table's offset in tables, then the total
 	emb16                                  *kern.Buffer[gpu.BFloat16]
 	emb16h                                 *kern.Buffer[gpu.Half]
 	x, x2, h, a, o                         *kern.Buffer[float32] // [R, hidden]; a [R, qdim]
@@ -49,10 +57,8 @@ func (w *workspace) free() {
 			b.Free()
 		}
 	}
-	for _, b := range []*kern.Buffer[int32]{w.ids, w.pos, w.slot, w.rowSeq, w.lastRow, w.table} {
-		if b != nil {
-			b.Free()
-		}
+	if w.tables != nil {
+		w.tables.Free() // and its views
 	}
 	if w.emb16 != nil {
 		w.emb16.Free()
@@ -108,11 +114,6 @@ func (m *Model) workspace(key wsKey, all bool) (*workspace, error) {
 		errs = append(errs, err)
 		return b
 	}
-	i32 := func(n int) *kern.Buffer[int32] {
-		b, err := kern.Alloc[int32](m.dev, n)
-		errs = append(errs, err)
-		return b
-	}
 	H := c.HiddenSize
 	w.x, w.x2, w.h, w.o = f(R*H), f(R*H), f(R*H), f(R*H)
 	w.a, w.q, w.qr = f(R*c.QDim()), f(R*c.QDim()), f(R*c.QDim())
@@ -122,9 +123,20 @@ func (m *Model) workspace(key wsKey, all bool) (*workspace, error) {
 	if all {
 		w.logits = f(R * c.VocabSize)
 	}
-	w.ids, w.pos, w.slot, w.rowSeq = i32(R), i32(R), i32(R), i32(R)
-	w.lastRow, w.table = i32(S), i32(S*key.P)
+	sizes := tableSizes(key)
+	for i, n := range sizes {
+		w.toff[i+1] = w.toff[i] + (n+tableAlign-1)/tableAlign*tableAlign
+	}
 	var err error
+	if w.tables, err = kern.Alloc[int32](m.dev, w.toff[len(sizes)]); err == nil {
+		w.host = make([]int32, w.tables.Len())
+		for i, v := range []**kern.Buffer[int32]{&w.ids, &w.pos, &w.slot, &w.rowSeq, &w.lastRow, &w.table, &w.seqLens, &w.cuQ, &w.cuK} {
+			if *v, err = w.tables.Slice(w.toff[i], w.toff[i]+sizes[i]); err != nil {
+				break
+			}
+		}
+	}
+	errs = append(errs, err)
 	switch m.embed.DType {
 	case safetensors.BF16:
 		w.emb16, err = kern.Alloc[gpu.BFloat16](m.dev, R*H)
@@ -138,6 +150,23 @@ func (m *Model) workspace(key wsKey, all bool) (*workspace, error) {
 	}
 	m.ws[key] = w
 	return w, nil
+}
+
+// tableSizes are a step's int32 tables' lengths, in workspace order: ids,
+// pos, slot, rowSeq, lastRow, table, seqLens, cuQ, cuK.
+func tableSizes(k wsKey) [9]int {
+	return [9]int{k.R, k.R, k.R, k.R, k.S, k.S * k.P, k.S, k.S + 1, k.S + 1}
+}
+
+// tableAlign is a table's alignment in tables, in int32s: 256 bytes, as
+// every buffer a kernel takes (kern.Buffer.Slice).
+const tableAlign = 64
+
+// tableHost is table i's part of w.host, cleared.
+func (w *workspace) tableHost(i int) []int32 {
+	h := w.host[w.toff[i] : w.toff[i]+tableSizes(w.wsKey)[i]]
+	clear(h)
+	return h
 }
 
 // scratch returns the attention score buffer with room for n floats.
@@ -207,12 +236,8 @@ func (m *Model) forward(seqs []*Seq, tokens [][]int32, all bool) (*kern.Buffer[f
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]int32, 0, R)
-	pos := make([]int32, 0, R)
-	slot := make([]int32, 0, R)
-	rowSeq := make([]int32, 0, R)
-	last := make([]int32, 0, len(seqs))
-	table := make([]int32, len(seqs)*P)
+	ids, pos, slot, rowSeq := w.tableHost(0)[:0], w.tableHost(1)[:0], w.tableHost(2)[:0], w.tableHost(3)[:0]
+	last, table := w.tableHost(4)[:0], w.tableHost(5)
 	ctx := 0
 	for i, s := range seqs {
 		for j, id := range tokens[i] {
@@ -226,16 +251,9 @@ func (m *Model) forward(seqs []*Seq, tokens [][]int32, all bool) (*kern.Buffer[f
 		copy(table[i*P:], s.pages)
 		ctx = max(ctx, s.Len+len(tokens[i]))
 	}
-	for _, u := range []struct {
-		b  *kern.Buffer[int32]
-		xs []int32
-	}{{w.ids, ids}, {w.pos, pos}, {w.slot, slot}, {w.rowSeq, rowSeq}, {w.lastRow, last}, {w.table, table}} {
-		if err := u.b.CopyFrom(u.xs); err != nil {
-			return nil, fmt.Errorf("qwen3: batch tables: %w", err)
-		}
-	}
+	var st *opsStep
 	if m.ops != nil {
-		st := &opsStep{ctx: ctx, cuQ: make([]int32, 1, len(seqs)+1), cuK: make([]int32, 1, len(seqs)+1)}
+		st = &opsStep{ctx: ctx, seqLens: w.tableHost(6)[:0], cuQ: w.tableHost(7)[:1], cuK: w.tableHost(8)[:1]}
 		for i, s := range seqs {
 			n := s.Len + len(tokens[i])
 			st.maxQ = max(st.maxQ, len(tokens[i]))
@@ -248,6 +266,11 @@ func (m *Model) forward(seqs []*Seq, tokens [][]int32, all bool) (*kern.Buffer[f
 				}
 			}
 		}
+	}
+	if err := w.tables.CopyFrom(w.host); err != nil {
+		return nil, fmt.Errorf("qwen3: batch tables: %w", err)
+	}
+	if m.ops != nil {
 		err = m.opsForward(seqs[0].pool, w, st, all)
 	} else {
 		err = m.layersForward(seqs[0].pool, w, ctx, all)

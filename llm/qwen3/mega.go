@@ -578,14 +578,14 @@ func megaLaunch[T ops.Half16](m *Model, q kern.Queue, s *megaState, b *opsBufs[T
 		bf := func(x *kern.Buffer[T]) *kern.Buffer[gpu.BFloat16] { return any(x).(*kern.Buffer[gpu.BFloat16]) }
 		return megaLayerBF16Kernel.Launch(q, grid, w.x, w.x2, b.qkv, bf(b.au), bf(b.act), bf(kc), bf(vc),
 			bf(wbuf[T](y.q)), bf(wbuf[T](y.o)), bf(wbuf[T](y.gate)), bf(wbuf[T](y.down)), bf(wnext),
-			y.inNorm, y.postNorm, qNorm, kNorm, s.part, s.cnt, w.pos, w.slot, w.table, b.seqLens, s.prof,
+			y.inNorm, y.postNorm, qNorm, kNorm, s.part, s.cnt, w.pos, w.slot, w.table, w.seqLens, s.prof,
 			S, c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, m.ops.hd, c.IntermediateSize, p.kp, pageSize,
 			p.nsplit, p.ks[0], p.ks[1], p.ks[2], p.ks[3], p.pairs, profAt, hasNext, norm, float32(c.RMSNormEps), scale, ratio)
 	case *kern.Buffer[gpu.Half]:
 		hf := func(x *kern.Buffer[T]) *kern.Buffer[gpu.Half] { return any(x).(*kern.Buffer[gpu.Half]) }
 		return megaLayerF16Kernel.Launch(q, grid, w.x, w.x2, b.qkv, hf(b.au), hf(b.act), hf(kc), hf(vc),
 			hf(wbuf[T](y.q)), hf(wbuf[T](y.o)), hf(wbuf[T](y.gate)), hf(wbuf[T](y.down)), hf(wnext),
-			y.inNorm, y.postNorm, qNorm, kNorm, s.part, s.cnt, w.pos, w.slot, w.table, b.seqLens, s.prof,
+			y.inNorm, y.postNorm, qNorm, kNorm, s.part, s.cnt, w.pos, w.slot, w.table, w.seqLens, s.prof,
 			S, c.HiddenSize, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, m.ops.hd, c.IntermediateSize, p.kp, pageSize,
 			p.nsplit, p.ks[0], p.ks[1], p.ks[2], p.ks[3], p.pairs, profAt, hasNext, norm, float32(c.RMSNormEps), scale, ratio)
 	}
@@ -630,7 +630,7 @@ func megaCheck[T ops.Half16](c Config, hd int, p megaPlan, s *megaState, b *opsB
 		{"gate/up weight", wbuf[T](y.gate).Len(), 2 * I * H}, {"down_proj weight", wbuf[T](y.down).Len(), H * I},
 		{"input norm", y.inNorm.Len(), H}, {"post-attention norm", y.postNorm.Len(), H},
 		{"split scratch", s.part.Len(), p.part}, {"arrival counters", s.cnt.Len(), p.cnt},
-		{"positions", w.pos.Len(), S}, {"slots", w.slot.Len(), S}, {"block table", w.table.Len(), S}, {"sequence lengths", b.seqLens.Len(), S},
+		{"positions", w.pos.Len(), S}, {"slots", w.slot.Len(), S}, {"block table", w.table.Len(), S}, {"sequence lengths", w.seqLens.Len(), S},
 		{"key cache", kc.Len(), pageSize * nkv * hd}, {"phase timer", s.prof.Len(), profEnd},
 	} {
 		if e.n < e.min {

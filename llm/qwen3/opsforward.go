@@ -37,8 +37,6 @@ type opsBufs[T ops.Half16] struct {
 	hn       *kern.Buffer[T] // [S, H]
 	a32      *kern.Buffer[float32]
 	qkv      *kern.Buffer[float32] // [R, qdim+2·kvdim] the stacked projection's output
-	seqLens  *kern.Buffer[int32]   // [S] positions after the step
-	cuQ, cuK *kern.Buffer[int32]   // [S+1] FlashAttention's offsets
 	split    *ops.SplitScratch     // PagedAttention's split-K partials, made on the first decode step
 	mega     *megaState            // the persistent layer's plan and scratch (mega.go), made likewise
 	splits   int                   // the splits split holds (0: none yet)
@@ -52,11 +50,6 @@ func (b *opsBufs[T]) free() {
 	}
 	if b.au != nil && b.au != b.a {
 		b.au.Free()
-	}
-	for _, x := range []*kern.Buffer[int32]{b.seqLens, b.cuQ, b.cuK} {
-		if x != nil {
-			x.Free()
-		}
 	}
 	if b.a32 != nil {
 		b.a32.Free()
@@ -78,11 +71,6 @@ func newOpsBufs[T ops.Half16](m *Model, R, S int) (*opsBufs[T], error) {
 		errs = append(errs, err)
 		return b
 	}
-	i32 := func(n int) *kern.Buffer[int32] {
-		b, err := kern.Alloc[int32](m.dev, n)
-		errs = append(errs, err)
-		return b
-	}
 	b := &opsBufs[T]{}
 	b.h, b.hn, b.act = a(R*c.HiddenSize), a(S*c.HiddenSize), a(R*c.IntermediateSize)
 	b.q, b.a = a(R*c.NumAttentionHeads*hd), a(R*c.NumAttentionHeads*hd)
@@ -96,7 +84,6 @@ func newOpsBufs[T ops.Half16](m *Model, R, S int) (*opsBufs[T], error) {
 	errs = append(errs, err)
 	b.qkv, err = kern.Alloc[float32](m.dev, R*(c.QDim()+2*c.KVDim()))
 	errs = append(errs, err)
-	b.seqLens, b.cuQ, b.cuK = i32(S), i32(S+1), i32(S+1)
 	if err := errors.Join(errs...); err != nil {
 		b.free()
 		return nil, err
@@ -220,14 +207,6 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 			b.split.Free()
 		}
 		b.split, b.splits = sc, n
-	}
-	for _, u := range []struct {
-		b  *kern.Buffer[int32]
-		xs []int32
-	}{{b.seqLens, st.seqLens}, {b.cuQ, st.cuQ}, {b.cuK, st.cuK}} {
-		if err := u.b.CopyFrom(u.xs); err != nil {
-			return fmt.Errorf("qwen3: batch tables: %w", err)
-		}
 	}
 	var kg, vg *kern.Buffer[T]
 	var slots *kern.Buffer[int32]
@@ -369,14 +348,14 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 				}
 			}
 			if decode {
-				err = ops.PagedAttention(q, b.a, b.q, kc, vc, w.table, b.seqLens, pagedLen, paged, b.split)
+				err = ops.PagedAttention(q, b.a, b.q, kc, vc, w.table, w.seqLens, pagedLen, paged, b.split)
 			} else {
 				n := nk * nkv * hd
 				if err = gatherKVLaunch(q, kg, kc, slots, nkv*hd, n); err == nil {
 					err = gatherKVLaunch(q, vg, vc, slots, nkv*hd, n)
 				}
 				if err == nil {
-					err = ops.FlashAttention(q, b.a, b.q, kg, vg, nil, b.cuQ, b.cuK,
+					err = ops.FlashAttention(q, b.a, b.q, kg, vg, nil, w.cuQ, w.cuK,
 						ops.Attention{Heads: nh, KVHeads: nkv, HeadDim: hd, Scale: scale, Causal: true, MaxSeqQ: st.maxQ})
 				}
 			}

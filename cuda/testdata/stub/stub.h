@@ -148,6 +148,9 @@ int any_global_capture(void);
 
 /* ---- modules (stub_module.c) ---- */
 
+/* STUB_MAX_FUNCS is the entries a module keeps: a package of ops has hundreds. */
+#define STUB_MAX_FUNCS 1024
+
 struct func {
 	int magic;
 	char name[128];
@@ -161,7 +164,7 @@ struct global {
 };
 struct module {
 	int magic;
-	struct func funcs[32];
+	struct func funcs[STUB_MAX_FUNCS];
 	int nfuncs;
 	struct global globals[16];
 	int nglobals;

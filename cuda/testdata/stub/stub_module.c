@@ -94,7 +94,7 @@ static void parse_global(struct module *m, const char *p) {
 static struct module *parse_module(const char *ptx) {
 	struct module *m = calloc(1, sizeof *m);
 	m->magic = MAGIC_MOD;
-	for (const char *p = ptx; (p = strstr(p, ".entry")) != NULL && m->nfuncs < 32;) {
+	for (const char *p = ptx; (p = strstr(p, ".entry")) != NULL && m->nfuncs < STUB_MAX_FUNCS;) {
 		p += 6;
 		while (*p == ' ' || *p == '\t') p++;
 		const char *s = p;

@@ -1,0 +1,93 @@
+//go:build linux && (amd64 || arm64) && !gpu
+
+package qwen3
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/ebitengine/purego"
+
+	"github.com/gokern/kern"
+	"github.com/gokern/kern/cuda"
+)
+
+// TestStepUploadsItsTablesOnce: on the CUDA device (package cuda's stub
+// driver, built here from its C source: device memory is host memory,
+// kernels do nothing), a step copies its int32 tables (token ids,
+// positions, slots, block table, sequence lengths, offsets) to the device
+// in one cuMemcpyHtoD, on the float32 path and on the ops path, eager and
+// from its decode graph (a prefill on the ops path copies one more table).
+// Each such copy is a synchronous round trip to a GPU; a decode step on
+// the ops path made nine.
+func TestStepUploadsItsTablesOnce(t *testing.T) {
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "cc"
+	}
+	if _, err := exec.LookPath(cc); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no C compiler to build the stub libcuda: %v", err)
+		}
+		t.Skipf("no C compiler to build the stub libcuda: %v", err)
+	}
+	srcs, _ := filepath.Glob(filepath.Join("..", "..", "cuda", "testdata", "stub", "*.c"))
+	lib := filepath.Join(t.TempDir(), "libcuda_stub.so")
+	args := append([]string{"-shared", "-fPIC", "-fvisibility=hidden", "-O1", "-o", lib}, srcs...)
+	if out, err := exec.Command(cc, append(args, "-lpthread")...).CombinedOutput(); err != nil {
+		t.Fatalf("building the stub: %v\n%s", err, out)
+	}
+	t.Setenv("KERN_LIBCUDA", lib)
+	dev, err := kern.OpenCUDA(0)
+	if err != nil {
+		t.Fatalf("opening the stub device: %v", err)
+	}
+	defer dev.Close()
+	h, err := purego.Dlopen(cuda.Library(), purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls func(name string) int64
+	purego.RegisterLibFunc(&calls, h, "stub_calls")
+	uploads := func() int64 { return calls("cuMemcpyHtoD_v2") }
+
+	for _, ops := range []bool{false, true} {
+		m, err := NewRandom(dev, Presets["tiny"], 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ops {
+			if err := m.UseOps(); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.EnableGraphs(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pool, err := m.NewKVPool(8, DefaultPageSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := pool.NewSeq(), pool.NewSeq()
+		for i, toks := range [][][]int32{{{1, 2, 3}, {4, 5}}, {{6}, {7}}, {{8}, {9}}, {{10}, {11}}, {{12}, {13}}} {
+			before := uploads()
+			if _, err := m.ForwardBatch([]*Seq{a, b}, toks); err != nil {
+				t.Fatalf("ops=%v, step %d: %v", ops, i, err)
+			}
+			want := int64(1)
+			if ops && i == 0 {
+				want = 2 // a prefill on the ops path adds the slots its keys are gathered from
+			}
+			if n := uploads() - before; n != want {
+				t.Errorf("ops=%v, step %d (%v): %d host-to-device copies, want %d", ops, i, toks, n, want)
+			}
+		}
+		if ops && m.GraphReplays() == 0 {
+			t.Errorf("ops: no decode step replayed from its graph")
+		}
+		pool.Free()
+		m.Free()
+	}
+}
