@@ -29,17 +29,17 @@ import (
 
 // opsBufs is a workspace's 16-bit activations.
 type opsBufs[T ops.Half16] struct {
-	h        *kern.Buffer[T] // [R, H] a projection's input
-	q        *kern.Buffer[T] // [R, heads, hd]
-	k, v     *kern.Buffer[T] // [R, kvHeads, hd]
-	a, au    *kern.Buffer[T] // attention out [R, heads, hd], unpadded [R, qdim] (= a when hd = headDim)
-	act      *kern.Buffer[T] // [R, I] silu(gate)·up
-	hn       *kern.Buffer[T] // [S, H]
-	a32      *kern.Buffer[float32]
-	qkv      *kern.Buffer[float32] // [R, qdim+2·kvdim] the stacked projection's output
-	split    *ops.SplitScratch     // PagedAttention's split-K partials, made on the first decode step
-	mega     *megaState            // the persistent layer's plan and scratch (mega.go), made likewise
-	splits   int                   // the splits split holds (0: none yet)
+	h      *kern.Buffer[T] // [R, H] a projection's input
+	q      *kern.Buffer[T] // [R, heads, hd]
+	k, v   *kern.Buffer[T] // [R, kvHeads, hd]
+	a, au  *kern.Buffer[T] // attention out [R, heads, hd], unpadded [R, qdim] (= a when hd = headDim)
+	act    *kern.Buffer[T] // [R, I] silu(gate)·up
+	hn     *kern.Buffer[T] // [S, H]
+	a32    *kern.Buffer[float32]
+	qkv    *kern.Buffer[float32] // [R, qdim+2·kvdim] the stacked projection's output
+	split  *ops.SplitScratch     // PagedAttention's split-K partials, made on the first decode step
+	mega   *megaState            // the persistent layer's plan and scratch (mega.go), made likewise
+	splits int                   // the splits split holds (0: none yet)
 }
 
 func (b *opsBufs[T]) free() {
