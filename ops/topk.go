@@ -16,6 +16,7 @@ package ops
 // Versions: v1 only.
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 
@@ -32,6 +33,33 @@ const TopKMax = topk.Max
 // equal values by lower index first; NaN counts as -Inf.
 func TopK[T Float](q kern.Queue, vals *kern.Buffer[float32], ids *kern.Buffer[int32], x *kern.Buffer[T], rows, cols, k int) error {
 	s := newShape("ops.TopK")
+	checkTopK(s, x, rows, cols, k)
+	buf(s, "vals", vals, rows*k, "rows×k")
+	buf(s, "ids", ids, rows*k, "rows×k")
+	if s.err != nil || rows == 0 {
+		return s.err
+	}
+	return topK(s, q, x, rows, cols, k, vals, ids, nil)
+}
+
+// TopKPacked is TopK with each (value, index) pair packed in one uint64
+// of keys ([rows, k]), which TopKPair unpacks: one buffer, so one copy to
+// the host where TopK's result is two.
+func TopKPacked[T Float](q kern.Queue, keys *kern.Buffer[uint64], x *kern.Buffer[T], rows, cols, k int) error {
+	s := newShape("ops.TopKPacked")
+	checkTopK(s, x, rows, cols, k)
+	buf(s, "keys", keys, rows*k, "rows×k")
+	if s.err != nil || rows == 0 {
+		return s.err
+	}
+	return topK(s, q, x, rows, cols, k, nil, nil, keys)
+}
+
+// TopKPair unpacks one of TopKPacked's keys: the value (NaN as -Inf) and
+// its column index.
+func TopKPair(key uint64) (float32, int32) { return topk.Pair(key) }
+
+func checkTopK[T Float](s *shape, x *kern.Buffer[T], rows, cols, k int) {
 	n := rowsCols(s, rows, cols)
 	switch {
 	case k < 1 || k > TopKMax:
@@ -42,11 +70,11 @@ func TopK[T Float](q kern.Queue, vals *kern.Buffer[float32], ids *kern.Buffer[in
 		s.fail("cols = %d, want at most %d (int32 indices, 65535 chunks)", cols, maxArgCols)
 	}
 	buf(s, "x", x, n, "rows×cols")
-	buf(s, "vals", vals, rows*k, "rows×k")
-	buf(s, "ids", ids, rows*k, "rows×k")
-	if s.err != nil || rows == 0 {
-		return s.err
-	}
+}
+
+// topK launches the levels on checked arguments, the result to res if it
+// is not nil, else to vals and ids.
+func topK[T Float](s *shape, q kern.Queue, x *kern.Buffer[T], rows, cols, k int, vals *kern.Buffer[float32], ids *kern.Buffer[int32], res *kern.Buffer[uint64]) error {
 	// The levels: chunks[i] blocks a row, each leaving k keys.
 	chunks := []int{(cols + topk.Chunk - 1) / topk.Chunk}
 	fuse := 0
@@ -67,9 +95,14 @@ func TopK[T Float](q kern.Queue, vals *kern.Buffer[float32], ids *kern.Buffer[in
 	}
 	sc, unlock, err := topkBufs(q, x.Device(), offs[len(chunks)], rows)
 	if err != nil {
-		return fmt.Errorf("ops.TopK: %w", err)
+		return fmt.Errorf("%s: %w", s.op, err)
 	}
 	defer unlock()
+	if res == nil {
+		res = sc.noKeys
+	} else {
+		vals, ids = sc.noVals, sc.noIDs
+	}
 	level := func(i int) (*kern.Buffer[uint64], error) {
 		return sc.keys.Slice(offs[i], offs[i]+rows*chunks[i]*k)
 	}
@@ -78,21 +111,21 @@ func TopK[T Float](q kern.Queue, vals *kern.Buffer[float32], ids *kern.Buffer[in
 	}
 	keys, err := level(0)
 	if err != nil {
-		return fmt.Errorf("ops.TopK: %w", err)
+		return fmt.Errorf("%s: %w", s.op, err)
 	}
-	if err := s.launch(topk.Part[dtypeIndex[T]()], q, grid(chunks[0]), bufArg(keys), bufArg(sc.cnt), bufArg(vals), bufArg(ids), bufArg(x), intArg(cols), intArg(k), intArg(fuse)); err != nil {
+	if err := s.launch(topk.Part[dtypeIndex[T]()], q, grid(chunks[0]), bufArg(keys), bufArg(sc.cnt), bufArg(vals), bufArg(ids), bufArg(res), bufArg(x), intArg(cols), intArg(k), intArg(fuse)); err != nil {
 		return err
 	}
 	for i := 1; i < len(chunks); i++ {
 		out, err := level(i)
 		if err != nil {
-			return fmt.Errorf("ops.TopK: %w", err)
+			return fmt.Errorf("%s: %w", s.op, err)
 		}
 		last := 0
 		if chunks[i] == 1 {
 			last = 1
 		}
-		if err := s.launch(topk.Merge, q, grid(chunks[i]), bufArg(out), bufArg(vals), bufArg(ids), bufArg(keys), intArg(chunks[i-1]*k), intArg(k), intArg(last)); err != nil {
+		if err := s.launch(topk.Merge, q, grid(chunks[i]), bufArg(out), bufArg(vals), bufArg(ids), bufArg(res), bufArg(keys), intArg(chunks[i-1]*k), intArg(k), intArg(last)); err != nil {
 			return err
 		}
 		keys = out
@@ -106,6 +139,10 @@ type topkScratch struct {
 	mu   sync.Mutex
 	keys *kern.Buffer[uint64]
 	cnt  *kern.Buffer[uint32]
+	// Empty stand-ins for the outputs a call does not write.
+	noKeys *kern.Buffer[uint64]
+	noVals *kern.Buffer[float32]
+	noIDs  *kern.Buffer[int32]
 }
 
 var topkScratches sync.Map // kern.Queue → *topkScratch
@@ -130,23 +167,40 @@ func topkBufs(q kern.Queue, dev *kern.Device, nk, rows int) (sc *topkScratch, un
 		if sc.keys.Device() == dev {
 			nk, rows = max(nk, sc.keys.Len()), max(rows, sc.cnt.Len())
 		}
-		sc.keys.Free()
-		sc.cnt.Free()
-		sc.keys, sc.cnt = nil, nil
+		sc.free()
 	}
 	if sc.keys == nil {
-		keys, err := kern.Alloc[uint64](dev, nk)
-		if err != nil {
+		var errs [5]error
+		sc.keys, errs[0] = kern.Alloc[uint64](dev, nk)
+		sc.cnt, errs[1] = kern.Alloc[uint32](dev, rows) // zeroed: no arrivals
+		sc.noKeys, errs[2] = kern.Alloc[uint64](dev, 0)
+		sc.noVals, errs[3] = kern.Alloc[float32](dev, 0)
+		sc.noIDs, errs[4] = kern.Alloc[int32](dev, 0)
+		if err := errors.Join(errs[:]...); err != nil {
+			sc.free()
 			sc.mu.Unlock()
 			return nil, nil, fmt.Errorf("the scratch: %w", err)
 		}
-		cnt, err := kern.Alloc[uint32](dev, rows) // zeroed: no arrivals
-		if err != nil {
-			keys.Free()
-			sc.mu.Unlock()
-			return nil, nil, fmt.Errorf("the scratch: %w", err)
-		}
-		sc.keys, sc.cnt = keys, cnt
 	}
 	return sc, sc.mu.Unlock, nil
+}
+
+// free frees the scratch's buffers (sc.mu held).
+func (sc *topkScratch) free() {
+	if sc.keys != nil {
+		sc.keys.Free()
+	}
+	if sc.cnt != nil {
+		sc.cnt.Free()
+	}
+	if sc.noKeys != nil {
+		sc.noKeys.Free()
+	}
+	if sc.noVals != nil {
+		sc.noVals.Free()
+	}
+	if sc.noIDs != nil {
+		sc.noIDs.Free()
+	}
+	sc.keys, sc.cnt, sc.noKeys, sc.noVals, sc.noIDs = nil, nil, nil, nil, nil
 }

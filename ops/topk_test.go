@@ -79,6 +79,11 @@ func testTopK[T Float](t *testing.T, dev *kern.Device) {
 		}
 		gotV, _ := vals.Download()
 		gotI, _ := ids.Download()
+		keys := alloc[uint64](t, dev, sh.rows*sh.k)
+		if err := TopKPacked(dev, keys, x, sh.rows, sh.cols, sh.k); err != nil {
+			t.Fatal(err)
+		}
+		packed, _ := keys.Download()
 		want := refTopK(xs, sh.rows, sh.cols, sh.k)
 		for r := range sh.rows {
 			for i := range sh.k {
@@ -89,6 +94,9 @@ func testTopK[T Float](t *testing.T, dev *kern.Device) {
 				}
 				if g := gotI[r*sh.k+i]; g != j || gotV[r*sh.k+i] != wv {
 					t.Fatalf("%d×%d k=%d: row %d rank %d = (%d, %v), want (%d, %v)", sh.rows, sh.cols, sh.k, r, i, g, gotV[r*sh.k+i], j, wv)
+				}
+				if v, g := TopKPair(packed[r*sh.k+i]); g != j || v != wv {
+					t.Fatalf("%d×%d k=%d, packed: row %d rank %d = (%d, %v), want (%d, %v)", sh.rows, sh.cols, sh.k, r, i, g, v, j, wv)
 				}
 			}
 		}
@@ -105,4 +113,7 @@ func TestTopKShapeErrors(t *testing.T) {
 	wantErr(t, "kcols", TopK(dev, vals, ids, x, 3, 1, 2), "ops.TopK", "k = 2, want at most cols = 1")
 	wantErr(t, "vals", TopK(dev, vals, ids, x, 3, 4, 3), "ops.TopK", "vals has 6 elements, want rows×k = 9")
 	wantErr(t, "x", TopK(dev, vals, ids, x, 3, 5, 2), "ops.TopK", "x has 12 elements, want rows×cols = 15")
+	keys := alloc[uint64](t, dev, 5)
+	wantErr(t, "keys", TopKPacked(dev, keys, x, 3, 4, 2), "ops.TopKPacked", "keys has 5 elements, want rows×k = 6")
+	wantErr(t, "packed k", TopKPacked(dev, keys, x, 1, 12, 129), "ops.TopKPacked", "k = 129")
 }

@@ -11,7 +11,7 @@ import (
 
 // picker chooses a bench step's next tokens as the engine does
 // (llm/engine/candidates.go): each row's largest logits picked on the
-// device (ops.TopK, one for a greedy draw) and drawn from on the host
+// device (ops.TopKPacked, one for a greedy draw) and drawn from on the host
 // (sample.Sampler.NextFrom), the whole rows downloaded only for a row
 // they do not decide; or, with candidates ≤ 0, every row downloaded and
 // drawn from whole (sample.Sampler.Next), as the engine does on the
@@ -19,8 +19,7 @@ import (
 type picker struct {
 	smps          []*sample.Sampler // a row's, seeded Seed+row
 	c, V          int
-	vals          *kern.Buffer[float32]
-	ids           *kern.Buffer[int32]
+	keys          *kern.Buffer[uint64]
 	host          []float32
 	decided, rows int // draws from candidates, rows drawn whole
 }
@@ -43,11 +42,7 @@ func newPicker(dev *kern.Device, rows, V, candidates int, sp sample.Params) (*pi
 		p.c = 1
 	}
 	var err error
-	if p.vals, err = kern.Alloc[float32](dev, rows*p.c); err != nil {
-		return nil, err
-	}
-	if p.ids, err = kern.Alloc[int32](dev, rows*p.c); err != nil {
-		p.vals.Free()
+	if p.keys, err = kern.Alloc[uint64](dev, rows*p.c); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -58,16 +53,16 @@ func (p *picker) pick(logits *kern.Buffer[float32], tokens [][]int32) error {
 	rows := len(p.smps)
 	whole := make([]bool, rows)
 	if p.c > 0 {
-		if err := ops.TopK(logits.Device(), p.vals, p.ids, logits, rows, p.V, p.c); err != nil {
+		if err := ops.TopKPacked(logits.Device(), p.keys, logits, rows, p.V, p.c); err != nil {
 			return err
 		}
-		vals, err := p.vals.Download()
+		keys, err := p.keys.Download()
 		if err != nil {
 			return err
 		}
-		ids, err := p.ids.Download()
-		if err != nil {
-			return err
+		vals, ids := make([]float32, len(keys)), make([]int32, len(keys))
+		for i, key := range keys {
+			vals[i], ids[i] = ops.TopKPair(key)
 		}
 		for i, s := range p.smps {
 			tok, ok := s.NextFrom(vals[i*p.c:(i+1)*p.c], ids[i*p.c:(i+1)*p.c], nil)
@@ -125,8 +120,7 @@ func (p *picker) summary() string {
 }
 
 func (p *picker) free() {
-	if p.vals != nil {
-		p.vals.Free()
-		p.ids.Free()
+	if p.keys != nil {
+		p.keys.Free()
 	}
 }

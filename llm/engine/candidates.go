@@ -6,7 +6,7 @@ package engine
 // host over every float before the next step can launch. So where every
 // sampling sequence of a step draws greedily or with top-k and none asks
 // for logprobs, the device picks each row's first candidates in the
-// sampler's order (ops.TopK) and the host draws from those
+// sampler's order (ops.TopKPacked) and the host draws from those
 // (sample.Sampler.NextFrom), the same token Next draws from the whole
 // row. A row whose candidates do not decide its draw (a top-k close to
 // the candidates' count with many of them already seen, say) has the
@@ -58,26 +58,24 @@ func (e *Engine) candidates(out *kern.Buffer[float32], active []*job) int {
 // rows.
 func (e *Engine) pickFromCandidates(out *kern.Buffer[float32], active []*job, c int, logits []float32) ([]int32, bool, error) {
 	rows, V := len(active), e.Config.VocabSize
-	if e.candVals == nil || e.candVals.Len() != rows*c || e.candVals.Device() != out.Device() {
+	if e.cand == nil || e.cand.Len() != rows*c || e.cand.Device() != out.Device() {
 		e.freeCandidates()
 		var err error
-		if e.candVals, err = kern.Alloc[float32](out.Device(), rows*c); err != nil {
-			return nil, false, err
-		}
-		if e.candIDs, err = kern.Alloc[int32](out.Device(), rows*c); err != nil {
+		if e.cand, err = kern.Alloc[uint64](out.Device(), rows*c); err != nil {
 			return nil, false, err
 		}
 	}
-	if err := ops.TopK(out.Device(), e.candVals, e.candIDs, out, rows, V, c); err != nil {
+	// Packed (value, id) pairs: one copy to the host, not two.
+	if err := ops.TopKPacked(out.Device(), e.cand, out, rows, V, c); err != nil {
 		return nil, false, err
 	}
-	vals, err := e.candVals.Download()
+	keys, err := e.cand.Download()
 	if err != nil {
 		return nil, false, err
 	}
-	ids, err := e.candIDs.Download()
-	if err != nil {
-		return nil, false, err
+	vals, ids := make([]float32, len(keys)), make([]int32, len(keys))
+	for i, key := range keys {
+		vals[i], ids[i] = ops.TopKPair(key)
 	}
 	toks := make([]int32, rows)
 	var undecided []int
@@ -107,11 +105,10 @@ func (e *Engine) pickFromCandidates(out *kern.Buffer[float32], active []*job, c 
 	return toks, true, nil
 }
 
-// freeCandidates frees the candidates' buffers.
+// freeCandidates frees the candidates' buffer.
 func (e *Engine) freeCandidates() {
-	if e.candVals != nil {
-		e.candVals.Free()
-		e.candIDs.Free()
-		e.candVals, e.candIDs = nil, nil
+	if e.cand != nil {
+		e.cand.Free()
+		e.cand = nil
 	}
 }

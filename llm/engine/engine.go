@@ -43,11 +43,10 @@ type Engine struct {
 
 	pool   *qwen3.KVPool
 	prefix *prefixCache
-	// sampleCandidates is Options.SampleCandidates; candVals and candIDs
-	// the device's candidates of the last step (candidates.go).
+	// sampleCandidates is Options.SampleCandidates; cand the device's
+	// candidates of the last step (candidates.go).
 	sampleCandidates int
-	candVals         *kern.Buffer[float32]
-	candIDs          *kern.Buffer[int32]
+	cand             *kern.Buffer[uint64]
 	stats            stats
 	jobs             chan *job
 	quit             chan struct{}

@@ -66,49 +66,50 @@ const (
 )
 
 //kern:kernel block=256
-func partF32(t gpu.Thread, keys []uint64, cnt []uint32, vals []float32, ids []int32, x []float32, cols, k, fuse int) {
-	part(t, keys, cnt, vals, ids, rowKeys(f32{}, t, x, cols), k, fuse)
+func partF32(t gpu.Thread, keys []uint64, cnt []uint32, vals []float32, ids []int32, res []uint64, x []float32, cols, k, fuse int) {
+	part(t, keys, cnt, vals, ids, res, rowKeys(f32{}, t, x, cols), k, fuse)
 }
 
 //kern:kernel block=256
-func partF16(t gpu.Thread, keys []uint64, cnt []uint32, vals []float32, ids []int32, x []gpu.Half, cols, k, fuse int) {
-	part(t, keys, cnt, vals, ids, rowKeys(f16{}, t, x, cols), k, fuse)
+func partF16(t gpu.Thread, keys []uint64, cnt []uint32, vals []float32, ids []int32, res []uint64, x []gpu.Half, cols, k, fuse int) {
+	part(t, keys, cnt, vals, ids, res, rowKeys(f16{}, t, x, cols), k, fuse)
 }
 
 //kern:kernel block=256
-func partBF16(t gpu.Thread, keys []uint64, cnt []uint32, vals []float32, ids []int32, x []gpu.BFloat16, cols, k, fuse int) {
-	part(t, keys, cnt, vals, ids, rowKeys(bf16{}, t, x, cols), k, fuse)
+func partBF16(t gpu.Thread, keys []uint64, cnt []uint32, vals []float32, ids []int32, res []uint64, x []gpu.BFloat16, cols, k, fuse int) {
+	part(t, keys, cnt, vals, ids, res, rowKeys(bf16{}, t, x, cols), k, fuse)
 }
 
 // merge is a level after the first, over the row's n keys of the level
 // before, when they are more than one chunk (k·chunks > Chunk).
 //
 //kern:kernel block=256
-func merge(t gpu.Thread, out []uint64, vals []float32, ids []int32, in []uint64, n, k, last int) {
-	level(t, out, vals, ids, loadKeys(t, in, t.BlockIdx().X*n, n, t.BlockIdx().Y*Chunk), k, last)
+func merge(t gpu.Thread, out []uint64, vals []float32, ids []int32, res []uint64, in []uint64, n, k, last int) {
+	level(t, out, vals, ids, res, loadKeys(t, in, t.BlockIdx().X*n, n, t.BlockIdx().Y*Chunk), k, last)
 }
 
 // Part is the first level's kernel by element type (float32, gpu.Half,
-// gpu.BFloat16), taking (keys, cnt, vals, ids, x, cols, k, fuse) over a
-// grid of (rows, chunks) blocks of Threads. With one chunk a row it
-// writes vals and ids; otherwise each block writes its chunk's k keys to
-// keys, and with fuse set (chunks·k ≤ Chunk) the last block of a row to
-// arrive (cnt[row] counts them, and is left at 0) merges them into vals
-// and ids. Merge takes (out, vals, ids, in, n, k, last) for the levels
-// after an unfused first.
+// gpu.BFloat16), taking (keys, cnt, vals, ids, res, x, cols, k, fuse)
+// over a grid of (rows, chunks) blocks of Threads. With one chunk a row
+// it writes the result: the keys to res if res is not empty, else values
+// to vals and indices to ids. Otherwise each block writes its chunk's k
+// keys to keys, and with fuse set (chunks·k ≤ Chunk) the last block of a
+// row to arrive (cnt[row] counts them, and is left at 0) merges them
+// into the result. Merge takes (out, vals, ids, res, in, n, k, last) for
+// the levels after an unfused first.
 var (
 	Part  = [3]*kern.Kernel{partF32Kernel.Kernel(), partF16Kernel.Kernel(), partBF16Kernel.Kernel()}
 	Merge = mergeKernel.Kernel()
 )
 
 // part is the first level and, fused, the last.
-func part(t gpu.Thread, keys []uint64, cnt []uint32, vals []float32, ids []int32, key [per]uint64, k, fuse int) {
+func part(t gpu.Thread, keys []uint64, cnt []uint32, vals []float32, ids []int32, res []uint64, key [per]uint64, k, fuse int) {
 	chunks := t.GridDim().Y
 	last := 0
 	if chunks == 1 {
 		last = 1
 	}
-	level(t, keys, vals, ids, key, k, last)
+	level(t, keys, vals, ids, res, key, k, last)
 	if last != 0 || fuse == 0 {
 		return
 	}
@@ -134,7 +135,7 @@ func part(t gpu.Thread, keys []uint64, cnt []uint32, vals []float32, ids []int32
 		return
 	}
 	n := chunks * k
-	level(t, keys, vals, ids, loadKeys(t, keys, row*n, n, 0), k, 1)
+	level(t, keys, vals, ids, res, loadKeys(t, keys, row*n, n, 0), k, 1)
 }
 
 // loadKeys loads keys[base+lo+j] for the block's j < Chunk, 0 at and past n−lo.
@@ -188,6 +189,9 @@ func orderKey(v float32) uint32 {
 	return b | 0x80000000
 }
 
+// Pair is a result key's value and index.
+func Pair(key uint64) (float32, int32) { return keyValue(key), int32(^uint32(key)) }
+
 // keyValue inverts orderKey on a key's upper half.
 func keyValue(key uint64) float32 {
 	b := uint32(key >> 32)
@@ -199,8 +203,9 @@ func keyValue(key uint64) float32 {
 
 // level writes the chunk's k largest keys, sorted, at
 // out[(row·chunks + chunk)·k:], or, when last is set (one chunk a row),
-// their values and indices at vals[row·k:] and ids[row·k:].
-func level(t gpu.Thread, out []uint64, vals []float32, ids []int32, key [per]uint64, k, last int) {
+// at res[row·k:] if res is not empty, else their values and indices at
+// vals[row·k:] and ids[row·k:].
+func level(t gpu.Thread, out []uint64, vals []float32, ids []int32, res []uint64, key [per]uint64, k, last int) {
 	sel := gpu.Shared[uint64](t, Max)
 	slot := gpu.Shared[int32](t, 1)
 	tid := t.ThreadIdx().X
@@ -272,8 +277,9 @@ func level(t gpu.Thread, out []uint64, vals []float32, ids []int32, key [per]uin
 				}
 			}
 		}
-		if last != 0 {
-			o := t.BlockIdx().X*k + rank
+		if o := t.BlockIdx().X*k + rank; last != 0 && len(res) != 0 {
+			res[o] = me
+		} else if last != 0 {
 			vals[o], ids[o] = keyValue(me), int32(^uint32(me))
 		} else {
 			out[(t.BlockIdx().X*t.GridDim().Y+t.BlockIdx().Y)*k+rank] = me
