@@ -18,6 +18,12 @@ import (
 // together, greedy or sampled, with a repetition penalty that sends some
 // draws back to the whole row, and with logprobs (whole rows throughout).
 func TestCandidatesMatchWholeRows(t *testing.T) {
+	testCandidatesMatchWholeRows(t, func() *kern.Device { return kern.OpenEmulator() }, Options{})
+}
+
+// testCandidatesMatchWholeRows runs the requests on engines over devices
+// open makes, with opt besides the candidates.
+func testCandidatesMatchWholeRows(t *testing.T, open func() *kern.Device, opt Options) {
 	reqs := []Request{
 		{MaxTokens: 6},
 		{MaxTokens: 7, Sampling: sample.Params{Temperature: 0.6, TopK: 20, TopP: 0.95, Seed: 3}},
@@ -26,7 +32,9 @@ func TestCandidatesMatchWholeRows(t *testing.T) {
 		{MaxTokens: 4, Sampling: sample.Params{Temperature: 0.7, TopK: 5, Seed: 6}, Logprobs: true, TopLogprobs: 2},
 	}
 	run := func(candidates int, batched bool) ([]*Result, Stats) {
-		e, err := Open(kern.OpenEmulator(), fixture.Model(t, "tiny-qwen3-tied"), Options{TokenizerDir: fixture.Tokenizer(t), SampleCandidates: candidates})
+		o := opt
+		o.TokenizerDir, o.SampleCandidates = fixture.Tokenizer(t), candidates
+		e, err := Open(open(), fixture.Model(t, "tiny-qwen3-tied"), o)
 		if err != nil {
 			t.Fatal(err)
 		}

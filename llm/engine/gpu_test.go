@@ -28,3 +28,19 @@ func TestOpsWhereFastOnGPU(t *testing.T) {
 	}
 	testBatchedRequestsMatchSolo(t, e)
 }
+
+// TestCandidatesOnGPU: on a GPU, where they are the default, tokens drawn
+// from each row's largest logits (ops.TopKPacked) are those of whole
+// rows, on the float32 path and on the ops path.
+func TestCandidatesOnGPU(t *testing.T) {
+	open := func() *kern.Device {
+		dev, err := kern.OpenCUDA(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dev
+	}
+	for _, ops := range []bool{false, true} {
+		testCandidatesMatchWholeRows(t, open, Options{Ops: ops})
+	}
+}
