@@ -39,7 +39,7 @@ func TopK[T Float](q kern.Queue, vals *kern.Buffer[float32], ids *kern.Buffer[in
 	if s.err != nil || rows == 0 {
 		return s.err
 	}
-	return topK(s, q, x, rows, cols, k, vals, ids, nil)
+	return topK(s, q, x, rows, cols, k, vals, ids, nil, false)
 }
 
 // TopKPacked is TopK with each (value, index) pair packed in one uint64
@@ -52,12 +52,43 @@ func TopKPacked[T Float](q kern.Queue, keys *kern.Buffer[uint64], x *kern.Buffer
 	if s.err != nil || rows == 0 {
 		return s.err
 	}
-	return topK(s, q, x, rows, cols, k, nil, nil, keys)
+	return topK(s, q, x, rows, cols, k, nil, nil, keys, false)
 }
 
 // TopKPair unpacks one of TopKPacked's keys: the value (NaN as -Inf) and
 // its column index.
 func TopKPair(key uint64) (float32, int32) { return topk.Pair(key) }
+
+// TopKPackedLSE is TopKPacked with each row's log-sum-exp, log Σ_j e^x_j
+// over its finite elements in float64 (what a log-softmax subtracts;
+// -Inf for a row with none), after its k keys: keys is [rows, k+1], and
+// math.Float64frombits(keys[r·(k+1)+k]) is row r's. The sums are taken
+// per chunk of 4096 and merged in a fixed order, so they agree with a
+// float64 sum over the row to about 1e-15. It needs the row's chunks' keys
+// to fit one merge (TopKPackedLSEFits).
+func TopKPackedLSE[T Float](q kern.Queue, keys *kern.Buffer[uint64], x *kern.Buffer[T], rows, cols, k int) error {
+	s := newShape("ops.TopKPackedLSE")
+	checkTopK(s, x, rows, cols, k)
+	buf(s, "keys", keys, rows*(k+1), "rows×(k+1)")
+	if s.err == nil && !TopKPackedLSEFits(cols, k) {
+		s.fail("cols = %d and k = %d: the %d chunks' keys do not fit one merge of %d (TopKPackedLSEFits)", cols, k, topkChunks(cols), topk.Chunk)
+	}
+	if s.err != nil || rows == 0 {
+		return s.err
+	}
+	return topK(s, q, x, rows, cols, k, nil, nil, keys, true)
+}
+
+// TopKPackedLSEFits reports whether TopKPackedLSE takes rows of cols with
+// k: one chunk of 4096, or chunks whose k keys each fit 4096 (a Qwen3
+// vocabulary of 151,936 up to k = 107).
+func TopKPackedLSEFits(cols, k int) bool {
+	c := topkChunks(cols)
+	return c == 1 || c*k <= topk.Chunk
+}
+
+// topkChunks is the first level's chunks a row.
+func topkChunks(cols int) int { return (cols + topk.Chunk - 1) / topk.Chunk }
 
 func checkTopK[T Float](s *shape, x *kern.Buffer[T], rows, cols, k int) {
 	n := rowsCols(s, rows, cols)
@@ -73,10 +104,11 @@ func checkTopK[T Float](s *shape, x *kern.Buffer[T], rows, cols, k int) {
 }
 
 // topK launches the levels on checked arguments, the result to res if it
-// is not nil, else to vals and ids.
-func topK[T Float](s *shape, q kern.Queue, x *kern.Buffer[T], rows, cols, k int, vals *kern.Buffer[float32], ids *kern.Buffer[int32], res *kern.Buffer[uint64]) error {
+// is not nil, else to vals and ids; with lse, res rows end with the row's
+// log-sum-exp.
+func topK[T Float](s *shape, q kern.Queue, x *kern.Buffer[T], rows, cols, k int, vals *kern.Buffer[float32], ids *kern.Buffer[int32], res *kern.Buffer[uint64], lse bool) error {
 	// The levels: chunks[i] blocks a row, each leaving k keys.
-	chunks := []int{(cols + topk.Chunk - 1) / topk.Chunk}
+	chunks := []int{topkChunks(cols)}
 	fuse := 0
 	if c := chunks[0]; c > 1 && c*k <= topk.Chunk {
 		fuse = 1
@@ -93,7 +125,7 @@ func topK[T Float](s *shape, q kern.Queue, x *kern.Buffer[T], rows, cols, k int,
 	for i, c := range chunks {
 		offs[i+1] = offs[i] + (rows*c*k+31)/32*32
 	}
-	sc, unlock, err := topkBufs(q, x.Device(), offs[len(chunks)], rows)
+	sc, unlock, err := topkBufs(q, x.Device(), offs[len(chunks)], rows, 2*rows*chunks[0])
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.op, err)
 	}
@@ -113,7 +145,11 @@ func topK[T Float](s *shape, q kern.Queue, x *kern.Buffer[T], rows, cols, k int,
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.op, err)
 	}
-	if err := s.launch(topk.Part[dtypeIndex[T]()], q, grid(chunks[0]), bufArg(keys), bufArg(sc.cnt), bufArg(vals), bufArg(ids), bufArg(res), bufArg(x), intArg(cols), intArg(k), intArg(fuse)); err != nil {
+	withLSE := 0
+	if lse {
+		withLSE = 1
+	}
+	if err := s.launch(topk.Part[dtypeIndex[T]()], q, grid(chunks[0]), bufArg(keys), bufArg(sc.cnt), bufArg(sc.stats), bufArg(vals), bufArg(ids), bufArg(res), bufArg(x), intArg(cols), intArg(k), intArg(fuse), intArg(withLSE)); err != nil {
 		return err
 	}
 	for i := 1; i < len(chunks); i++ {
@@ -136,9 +172,10 @@ func topK[T Float](s *shape, q kern.Queue, x *kern.Buffer[T], rows, cols, k int,
 // topkScratch is one queue's TopK scratch: every level's keys, and a
 // row's arrival counter (zero between launches).
 type topkScratch struct {
-	mu   sync.Mutex
-	keys *kern.Buffer[uint64]
-	cnt  *kern.Buffer[uint32]
+	mu    sync.Mutex
+	keys  *kern.Buffer[uint64]
+	cnt   *kern.Buffer[uint32]
+	stats *kern.Buffer[float64] // each chunk's (max, Σ exp) for TopKPackedLSE
 	// Empty stand-ins for the outputs a call does not write.
 	noKeys *kern.Buffer[uint64]
 	noVals *kern.Buffer[float32]
@@ -147,35 +184,36 @@ type topkScratch struct {
 
 var topkScratches sync.Map // kern.Queue → *topkScratch
 
-// topkBufs returns q's scratch with room for nk keys and rows counters,
-// locked until unlock (gemv3Bufs's discipline): a decode step calls TopK
-// every token, where an allocation and a free each time would cost more
-// than the kernel.
-func topkBufs(q kern.Queue, dev *kern.Device, nk, rows int) (sc *topkScratch, unlock func(), err error) {
+// topkBufs returns q's scratch with room for nk keys, rows counters and
+// ns chunk statistics, locked until unlock (gemv3Bufs's discipline): a
+// decode step calls TopK every token, where an allocation and a free each
+// time would cost more than the kernel.
+func topkBufs(q kern.Queue, dev *kern.Device, nk, rows, ns int) (sc *topkScratch, unlock func(), err error) {
 	v, ok := topkScratches.Load(q)
 	if !ok {
 		v, _ = topkScratches.LoadOrStore(q, &topkScratch{})
 	}
 	sc = v.(*topkScratch)
 	sc.mu.Lock()
-	if sc.keys != nil && (sc.keys.Len() < nk || sc.cnt.Len() < rows || sc.keys.Device() != dev) {
+	if sc.keys != nil && (sc.keys.Len() < nk || sc.cnt.Len() < rows || sc.stats.Len() < ns || sc.keys.Device() != dev) {
 		// Earlier launches on q may still read the old scratch.
 		if err := queueSync(q); err != nil {
 			sc.mu.Unlock()
 			return nil, nil, fmt.Errorf("growing the scratch: %w", err)
 		}
 		if sc.keys.Device() == dev {
-			nk, rows = max(nk, sc.keys.Len()), max(rows, sc.cnt.Len())
+			nk, rows, ns = max(nk, sc.keys.Len()), max(rows, sc.cnt.Len()), max(ns, sc.stats.Len())
 		}
 		sc.free()
 	}
 	if sc.keys == nil {
-		var errs [5]error
+		var errs [6]error
 		sc.keys, errs[0] = kern.Alloc[uint64](dev, nk)
 		sc.cnt, errs[1] = kern.Alloc[uint32](dev, rows) // zeroed: no arrivals
-		sc.noKeys, errs[2] = kern.Alloc[uint64](dev, 0)
-		sc.noVals, errs[3] = kern.Alloc[float32](dev, 0)
-		sc.noIDs, errs[4] = kern.Alloc[int32](dev, 0)
+		sc.stats, errs[2] = kern.Alloc[float64](dev, ns)
+		sc.noKeys, errs[3] = kern.Alloc[uint64](dev, 0)
+		sc.noVals, errs[4] = kern.Alloc[float32](dev, 0)
+		sc.noIDs, errs[5] = kern.Alloc[int32](dev, 0)
 		if err := errors.Join(errs[:]...); err != nil {
 			sc.free()
 			sc.mu.Unlock()
@@ -193,6 +231,9 @@ func (sc *topkScratch) free() {
 	if sc.cnt != nil {
 		sc.cnt.Free()
 	}
+	if sc.stats != nil {
+		sc.stats.Free()
+	}
 	if sc.noKeys != nil {
 		sc.noKeys.Free()
 	}
@@ -202,5 +243,5 @@ func (sc *topkScratch) free() {
 	if sc.noIDs != nil {
 		sc.noIDs.Free()
 	}
-	sc.keys, sc.cnt, sc.noKeys, sc.noVals, sc.noIDs = nil, nil, nil, nil, nil
+	sc.keys, sc.cnt, sc.stats, sc.noKeys, sc.noVals, sc.noIDs = nil, nil, nil, nil, nil, nil
 }

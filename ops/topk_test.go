@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/gokern/kern"
@@ -31,6 +32,24 @@ func refTopK(x []float64, rows, cols, k int) [][]int32 {
 		out[r] = idx[:k]
 	}
 	return out
+}
+
+// refLSE is log Σ e^x over the row's values other than NaN, in float64,
+// as llm/engine's logprobs takes it (NaN where +Inf meets +Inf).
+func refLSE(row []float64) float64 {
+	m := math.Inf(-1)
+	for _, v := range row {
+		if !math.IsNaN(v) {
+			m = math.Max(m, v)
+		}
+	}
+	s := 0.0
+	for _, v := range row {
+		if !math.IsNaN(v) && !math.IsInf(v, -1) {
+			s += math.Exp(v - m)
+		}
+	}
+	return m + math.Log(s)
 }
 
 func TestTopK(t *testing.T) {
@@ -84,6 +103,16 @@ func testTopK[T Float](t *testing.T, dev *kern.Device) {
 			t.Fatal(err)
 		}
 		packed, _ := keys.Download()
+		var withLSE []uint64
+		if TopKPackedLSEFits(sh.cols, sh.k) {
+			lk := alloc[uint64](t, dev, sh.rows*(sh.k+1))
+			if err := TopKPackedLSE(dev, lk, x, sh.rows, sh.cols, sh.k); err != nil {
+				t.Fatal(err)
+			}
+			withLSE, _ = lk.Download()
+		} else if err := TopKPackedLSE(dev, alloc[uint64](t, dev, sh.rows*(sh.k+1)), x, sh.rows, sh.cols, sh.k); err == nil || !strings.Contains(err.Error(), "do not fit one merge") {
+			t.Errorf("%d×%d k=%d: TopKPackedLSE where the keys do not fit one merge: %v", sh.rows, sh.cols, sh.k, err)
+		}
 		want := refTopK(xs, sh.rows, sh.cols, sh.k)
 		for r := range sh.rows {
 			for i := range sh.k {
@@ -97,6 +126,15 @@ func testTopK[T Float](t *testing.T, dev *kern.Device) {
 				}
 				if v, g := TopKPair(packed[r*sh.k+i]); g != j || v != wv {
 					t.Fatalf("%d×%d k=%d, packed: row %d rank %d = (%d, %v), want (%d, %v)", sh.rows, sh.cols, sh.k, r, i, g, v, j, wv)
+				}
+				if withLSE != nil && withLSE[r*(sh.k+1)+i] != packed[r*sh.k+i] {
+					t.Fatalf("%d×%d k=%d, with the log-sum-exp: row %d rank %d differs from TopKPacked's", sh.rows, sh.cols, sh.k, r, i)
+				}
+			}
+			if withLSE != nil {
+				got, want := math.Float64frombits(withLSE[r*(sh.k+1)+sh.k]), refLSE(xs[r*sh.cols:(r+1)*sh.cols])
+				if !(got == want || math.IsNaN(got) && math.IsNaN(want) || math.Abs(got-want) <= 1e-13*math.Abs(want)) {
+					t.Errorf("%d×%d k=%d: row %d log-sum-exp %v, want %v", sh.rows, sh.cols, sh.k, r, got, want)
 				}
 			}
 		}

@@ -66,18 +66,18 @@ const (
 )
 
 //kern:kernel block=256
-func partF32(t gpu.Thread, keys []uint64, cnt []uint32, vals []float32, ids []int32, res []uint64, x []float32, cols, k, fuse int) {
-	part(t, keys, cnt, vals, ids, res, rowKeys(f32{}, t, x, cols), k, fuse)
+func partF32(t gpu.Thread, keys []uint64, cnt []uint32, stats []float64, vals []float32, ids []int32, res []uint64, x []float32, cols, k, fuse, lse int) {
+	part(t, keys, cnt, stats, vals, ids, res, rowKeys(f32{}, t, x, cols), k, fuse, lse)
 }
 
 //kern:kernel block=256
-func partF16(t gpu.Thread, keys []uint64, cnt []uint32, vals []float32, ids []int32, res []uint64, x []gpu.Half, cols, k, fuse int) {
-	part(t, keys, cnt, vals, ids, res, rowKeys(f16{}, t, x, cols), k, fuse)
+func partF16(t gpu.Thread, keys []uint64, cnt []uint32, stats []float64, vals []float32, ids []int32, res []uint64, x []gpu.Half, cols, k, fuse, lse int) {
+	part(t, keys, cnt, stats, vals, ids, res, rowKeys(f16{}, t, x, cols), k, fuse, lse)
 }
 
 //kern:kernel block=256
-func partBF16(t gpu.Thread, keys []uint64, cnt []uint32, vals []float32, ids []int32, res []uint64, x []gpu.BFloat16, cols, k, fuse int) {
-	part(t, keys, cnt, vals, ids, res, rowKeys(bf16{}, t, x, cols), k, fuse)
+func partBF16(t gpu.Thread, keys []uint64, cnt []uint32, stats []float64, vals []float32, ids []int32, res []uint64, x []gpu.BFloat16, cols, k, fuse, lse int) {
+	part(t, keys, cnt, stats, vals, ids, res, rowKeys(bf16{}, t, x, cols), k, fuse, lse)
 }
 
 // merge is a level after the first, over the row's n keys of the level
@@ -85,31 +85,46 @@ func partBF16(t gpu.Thread, keys []uint64, cnt []uint32, vals []float32, ids []i
 //
 //kern:kernel block=256
 func merge(t gpu.Thread, out []uint64, vals []float32, ids []int32, res []uint64, in []uint64, n, k, last int) {
-	level(t, out, vals, ids, res, loadKeys(t, in, t.BlockIdx().X*n, n, t.BlockIdx().Y*Chunk), k, last)
+	level(t, out, vals, ids, res, k, loadKeys(t, in, t.BlockIdx().X*n, n, t.BlockIdx().Y*Chunk), k, last)
 }
 
 // Part is the first level's kernel by element type (float32, gpu.Half,
-// gpu.BFloat16), taking (keys, cnt, vals, ids, res, x, cols, k, fuse)
-// over a grid of (rows, chunks) blocks of Threads. With one chunk a row
+// gpu.BFloat16), taking (keys, cnt, stats, vals, ids, res, x, cols, k,
+// fuse, lse) over a grid of (rows, chunks) blocks of Threads. With one chunk a row
 // it writes the result: the keys to res if res is not empty, else values
 // to vals and indices to ids. Otherwise each block writes its chunk's k
 // keys to keys, and with fuse set (chunks·k ≤ Chunk) the last block of a
 // row to arrive (cnt[row] counts them, and is left at 0) merges them
-// into the result. Merge takes (out, vals, ids, res, in, n, k, last) for
-// the levels after an unfused first.
+// into the result. With lse set (fused or one chunk; stats holds two
+// float64 a chunk), res rows are k+1 long and end with the bits of the
+// row's log-sum-exp. Merge takes (out, vals, ids, res, in, n, k, last)
+// for the levels after an unfused first.
 var (
 	Part  = [3]*kern.Kernel{partF32Kernel.Kernel(), partF16Kernel.Kernel(), partBF16Kernel.Kernel()}
 	Merge = mergeKernel.Kernel()
 )
 
-// part is the first level and, fused, the last.
-func part(t gpu.Thread, keys []uint64, cnt []uint32, vals []float32, ids []int32, res []uint64, key [per]uint64, k, fuse int) {
+// part is the first level and, fused, the last. With lse set, res rows
+// are k+1 long and end with the bits of the row's log-sum-exp (float64):
+// each block sums its chunk's exp(x − max) and the last merges the sums.
+func part(t gpu.Thread, keys []uint64, cnt []uint32, stats []float64, vals []float32, ids []int32, res []uint64, key [per]uint64, k, fuse, lse int) {
 	chunks := t.GridDim().Y
+	row, tid := t.BlockIdx().X, t.ThreadIdx().X
 	last := 0
 	if chunks == 1 {
 		last = 1
 	}
-	level(t, keys, vals, ids, res, key, k, last)
+	stride := k + lse
+	level(t, keys, vals, ids, res, stride, key, k, last)
+	if lse != 0 {
+		m, s := chunkMass(t, key)
+		if tid == 0 && last != 0 {
+			res[row*stride+k] = math.Float64bits(m + math.Log(s))
+		} else if tid == 0 {
+			o := 2 * (row*chunks + t.BlockIdx().Y)
+			stats[o], stats[o+1] = m, s
+		}
+	}
 	if last != 0 || fuse == 0 {
 		return
 	}
@@ -119,8 +134,7 @@ func part(t gpu.Thread, keys []uint64, cnt []uint32, vals []float32, ids []int32
 	// the other blocks' keys.
 	flag := gpu.Shared[int32](t, 1)
 	t.Sync()
-	row := t.BlockIdx().X
-	if t.ThreadIdx().X == 0 {
+	if tid == 0 {
 		gpu.ThreadFence(t)
 		arrived := int32(0)
 		if gpu.AtomicAdd(&cnt[row], 1) == uint32(chunks-1) {
@@ -135,8 +149,50 @@ func part(t gpu.Thread, keys []uint64, cnt []uint32, vals []float32, ids []int32
 		return
 	}
 	n := chunks * k
-	level(t, keys, vals, ids, res, loadKeys(t, keys, row*n, n, 0), k, 1)
+	level(t, keys, vals, ids, res, stride, loadKeys(t, keys, row*n, n, 0), k, 1)
+	if lse != 0 {
+		// max over the chunks, then Σ s·exp(m − max), both in fixed
+		// orders: the result does not depend on which block was last.
+		m := negInf64()
+		for j := tid; j < chunks; j += Threads {
+			m = max(m, stats[2*(row*chunks+j)])
+		}
+		m = gpu.BlockMax(t, m)
+		s := 0.0
+		for j := tid; j < chunks; j += Threads {
+			if cs := stats[2*(row*chunks+j)+1]; cs != 0 {
+				s += cs * math.Exp(stats[2*(row*chunks+j)]-m)
+			}
+		}
+		s = gpu.BlockSum(t, s)
+		if tid == 0 {
+			res[row*stride+k] = math.Float64bits(m + math.Log(s))
+		}
+	}
 }
+
+// chunkMass is the chunk's largest value m and Σ exp(x − m) over its
+// finite values, in float64, to every thread: (-Inf, 0) for a chunk with
+// none.
+func chunkMass(t gpu.Thread, key [per]uint64) (float64, float64) {
+	mk := key[0]
+	//kern:unroll
+	for e := 1; e < per; e++ {
+		mk = max(mk, key[e])
+	}
+	m := float64(keyValue(gpu.BlockMax(t, mk)))
+	s := 0.0
+	//kern:unroll
+	for e := 0; e < per; e++ {
+		if v := float64(keyValue(key[e])); key[e] != 0 && v > negInf64() {
+			s += math.Exp(v - m)
+		}
+	}
+	return m, gpu.BlockSum(t, s)
+}
+
+// negInf64 is float64 -Inf.
+func negInf64() float64 { return math.Float64frombits(0xfff0000000000000) }
 
 // loadKeys loads keys[base+lo+j] for the block's j < Chunk, 0 at and past n−lo.
 func loadKeys(t gpu.Thread, keys []uint64, base, n, lo int) [per]uint64 {
@@ -203,9 +259,9 @@ func keyValue(key uint64) float32 {
 
 // level writes the chunk's k largest keys, sorted, at
 // out[(row·chunks + chunk)·k:], or, when last is set (one chunk a row),
-// at res[row·k:] if res is not empty, else their values and indices at
-// vals[row·k:] and ids[row·k:].
-func level(t gpu.Thread, out []uint64, vals []float32, ids []int32, res []uint64, key [per]uint64, k, last int) {
+// at res[row·stride:] if res is not empty, else their values and indices
+// at vals[row·k:] and ids[row·k:].
+func level(t gpu.Thread, out []uint64, vals []float32, ids []int32, res []uint64, stride int, key [per]uint64, k, last int) {
 	sel := gpu.Shared[uint64](t, Max)
 	slot := gpu.Shared[int32](t, 1)
 	tid := t.ThreadIdx().X
@@ -277,9 +333,9 @@ func level(t gpu.Thread, out []uint64, vals []float32, ids []int32, res []uint64
 				}
 			}
 		}
-		if o := t.BlockIdx().X*k + rank; last != 0 && len(res) != 0 {
-			res[o] = me
-		} else if last != 0 {
+		if last != 0 && len(res) != 0 {
+			res[t.BlockIdx().X*stride+rank] = me
+		} else if o := t.BlockIdx().X*k + rank; last != 0 {
 			vals[o], ids[o] = keyValue(me), int32(^uint32(me))
 		} else {
 			out[(t.BlockIdx().X*t.GridDim().Y+t.BlockIdx().Y)*k+rank] = me
