@@ -4,15 +4,20 @@ package engine
 // rows cost a copy of 600 KB a sequence at Qwen3's 151,936-token
 // vocabulary (tens of µs over PCIe, pageable memory) and a pass of the
 // host over every float before the next step can launch. So where every
-// sampling sequence of a step draws greedily or with top-k and none asks
-// for logprobs, the device picks each row's first candidates in the
-// sampler's order (ops.TopKPacked) and the host draws from those
+// sampling sequence of a step draws greedily or with top-k, the device
+// picks each row's first candidates in the sampler's order
+// (ops.TopKPacked) and the host draws from those
 // (sample.Sampler.NextFrom), the same token Next draws from the whole
-// row. A row whose candidates do not decide its draw (a top-k close to
-// the candidates' count with many of them already seen, say) has the
-// whole logits downloaded after all, for that step.
+// row. Logprobs come from the candidates and the row's log-sum-exp
+// (ops.TopKPackedLSE): the sampled token, every token more likely and the
+// top 20 are all candidates. A row whose candidates do not decide its
+// draw (a top-k close to the candidates' count with many of them already
+// seen, say) has the whole logits downloaded after all, for that step.
 
 import (
+	"math"
+	"slices"
+
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/ops"
 )
@@ -23,86 +28,134 @@ import (
 const defaultCandidates = 64
 
 // candidates is how many of each row's logits the step hands the host:
-// 0 for the whole rows, -1 for none (every job is mid-prompt).
-func (e *Engine) candidates(out *kern.Buffer[float32], active []*job) int {
-	c := e.sampleCandidates
+// 0 for the whole rows, -1 for none (every job is mid-prompt); lse is
+// whether a job asks for logprobs, which the candidates give with their
+// row's log-sum-exp.
+func (e *Engine) candidates(out *kern.Buffer[float32], active []*job) (c int, lse bool) {
+	c = e.sampleCandidates
 	if c == 0 && out.Device().Kind() == "cuda" {
 		c = defaultCandidates
 	}
-	sampling, greedy := false, true
+	c = min(c, ops.TopKMax, e.Config.VocabSize)
+	sampling, greedy, top := false, true, 0
 	for _, j := range active {
 		if len(j.rest) > 0 {
 			continue
 		}
-		if j.logprobs {
-			c = 0
-		}
 		sampling = true
-		greedy = greedy && j.smp.Greedy()
+		greedy = greedy && j.smp.Greedy() && !j.logprobs
+		if j.logprobs {
+			lse, top = true, max(top, j.top)
+		}
 	}
 	switch {
 	case !sampling:
-		return -1
-	case c <= 0:
-		return 0
+		return -1, false
+	case c <= 0, lse && (top > c || !ops.TopKPackedLSEFits(e.Config.VocabSize, c)):
+		return 0, false
 	case greedy:
-		return 1 // the largest decides a greedy draw with no penalty
+		return 1, false // the largest decides a greedy draw with no penalty
 	}
-	return min(c, ops.TopKMax, e.Config.VocabSize)
+	return c, lse
+}
+
+// logprobsFrom is logprobs (logprobs.go) for the candidate at pos of a
+// row whose log-sum-exp is lse: the sampled token is a candidate, and so
+// is every token of larger logit and every one of the top k.
+func logprobsFrom(vals []float32, ids []int32, lse float64, pos, k int) SampledLogprob {
+	out := SampledLogprob{TokenLogprob: TokenLogprob{ids[pos], float64(vals[pos]) - lse}, Rank: 1}
+	for _, v := range vals {
+		if v > vals[pos] {
+			out.Rank++
+		}
+	}
+	if k > 0 {
+		out.Top = make([]TokenLogprob, 0, k)
+		for i := range min(k, len(vals)) {
+			out.Top = append(out.Top, TokenLogprob{ids[i], float64(vals[i]) - lse})
+		}
+	}
+	return out
+}
+
+// picked is a step's draws from candidates: each job's token (-1 for a
+// job mid-prompt), its logprobs where it asked for them and they came
+// from the candidates, and whether the whole rows were downloaded into
+// the step's logits (for the rows the candidates did not decide).
+type picked struct {
+	toks  []int32
+	lps   []*SampledLogprob
+	whole bool
 }
 
 // pickFromCandidates draws the next token of every job that samples this
-// step (-1 for a job mid-prompt) from the c largest logits of its row of
-// out, and from the whole row, downloaded into logits, for those whose
-// candidates do not decide it. It reports whether it downloaded the
-// rows.
-func (e *Engine) pickFromCandidates(out *kern.Buffer[float32], active []*job, c int, logits []float32) ([]int32, bool, error) {
+// step from the c largest logits of its row of out (with lse, and the
+// row's log-sum-exp for logprobs), and from the whole row, downloaded
+// into logits, for those whose candidates do not decide it.
+func (e *Engine) pickFromCandidates(out *kern.Buffer[float32], active []*job, c int, lse bool, logits []float32) (picked, error) {
 	rows, V := len(active), e.Config.VocabSize
-	if e.cand == nil || e.cand.Len() != rows*c || e.cand.Device() != out.Device() {
+	stride := c
+	if lse {
+		stride++
+	}
+	if e.cand == nil || e.cand.Len() != rows*stride || e.cand.Device() != out.Device() {
 		e.freeCandidates()
 		var err error
-		if e.cand, err = kern.Alloc[uint64](out.Device(), rows*c); err != nil {
-			return nil, false, err
+		if e.cand, err = kern.Alloc[uint64](out.Device(), rows*stride); err != nil {
+			return picked{}, err
 		}
 	}
 	// Packed (value, id) pairs: one copy to the host, not two.
-	if err := ops.TopKPacked(out.Device(), e.cand, out, rows, V, c); err != nil {
-		return nil, false, err
+	var err error
+	if lse {
+		err = ops.TopKPackedLSE(out.Device(), e.cand, out, rows, V, c)
+	} else {
+		err = ops.TopKPacked(out.Device(), e.cand, out, rows, V, c)
+	}
+	if err != nil {
+		return picked{}, err
 	}
 	keys, err := e.cand.Download()
 	if err != nil {
-		return nil, false, err
+		return picked{}, err
 	}
 	vals, ids := make([]float32, len(keys)), make([]int32, len(keys))
 	for i, key := range keys {
 		vals[i], ids[i] = ops.TopKPair(key)
 	}
-	toks := make([]int32, rows)
+	p := picked{toks: make([]int32, rows), lps: make([]*SampledLogprob, rows)}
 	var undecided []int
 	for i, j := range active {
-		toks[i] = -1
+		p.toks[i] = -1
 		if len(j.rest) > 0 {
 			continue
 		}
-		tok, ok := j.smp.NextFrom(vals[i*c:(i+1)*c], ids[i*c:(i+1)*c], j.seen)
+		v, id := vals[i*stride:i*stride+c], ids[i*stride:i*stride+c]
+		tok, ok := j.smp.NextFrom(v, id, j.seen)
 		if !ok {
 			undecided = append(undecided, i)
 			continue
 		}
-		toks[i] = tok
+		p.toks[i] = tok
 		e.stats.candidateDraws.Add(1)
+		if j.logprobs {
+			pos := slices.Index(id, tok) // a candidate: NextFrom draws from them
+			lp := logprobsFrom(v, id, math.Float64frombits(keys[i*stride+c]), pos, j.top)
+			p.lps[i] = &lp
+		}
 	}
 	if len(undecided) == 0 {
-		return toks, false, nil
+		return p, nil
 	}
 	e.stats.wholeRows.Add(1)
 	if err := out.CopyTo(logits); err != nil {
-		return nil, false, err
+		return picked{}, err
 	}
 	for _, i := range undecided {
-		toks[i] = active[i].smp.Next(logits[i*V:(i+1)*V], active[i].seen)
+		p.toks[i] = active[i].smp.Next(logits[i*V:(i+1)*V], active[i].seen)
 	}
-	return toks, true, nil
+	p.whole = true
+	return p, nil
 }
 
 // freeCandidates frees the candidates' buffer.

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -16,7 +17,9 @@ import (
 // logits on the device (ops.TopK, then sample.Sampler.NextFrom) get the
 // tokens of the same requests drawn from the whole rows, batched
 // together, greedy or sampled, with a repetition penalty that sends some
-// draws back to the whole row, and with logprobs (whole rows throughout).
+// draws back to the whole row, and with logprobs (from the candidates and
+// the row's log-sum-exp: the same ranks and alternatives, the same values
+// to 1e-12).
 func TestCandidatesMatchWholeRows(t *testing.T) {
 	testCandidatesMatchWholeRows(t, func() *kern.Device { return kern.OpenEmulator() }, Options{})
 }
@@ -73,11 +76,31 @@ func testCandidatesMatchWholeRows(t *testing.T, open func() *kern.Device, opt Op
 				t.Errorf("batched=%v, request %d: %v from candidates, %v from whole rows", batched, i, got[i].Tokens, whole[i].Tokens)
 			}
 			if len(got[i].Logprobs) != len(whole[i].Logprobs) {
-				t.Errorf("batched=%v, request %d: %d logprobs, want %d", batched, i, len(got[i].Logprobs), len(whole[i].Logprobs))
+				t.Fatalf("batched=%v, request %d: %d logprobs, want %d", batched, i, len(got[i].Logprobs), len(whole[i].Logprobs))
+			}
+			for n, lp := range got[i].Logprobs {
+				if err := sameLogprob(lp, whole[i].Logprobs[n]); err != nil {
+					t.Errorf("batched=%v, request %d, token %d: %v", batched, i, n, err)
+				}
 			}
 		}
-		if !batched && (st.CandidateDraws < 13 || st.WholeRows == 0) {
-			t.Errorf("solo runs: %d draws from candidates and %d whole-row steps; want greedy's and Qwen3's config's 13 at least, and the penalty's, top-p's and logprobs' steps whole", st.CandidateDraws, st.WholeRows)
+		if !batched && (st.CandidateDraws < 17 || st.WholeRows == 0) {
+			t.Errorf("solo runs: %d draws from candidates and %d whole-row steps; want greedy's, Qwen3's config's and logprobs' 17 at least, and the penalty's and top-p's steps whole", st.CandidateDraws, st.WholeRows)
 		}
 	}
+}
+
+// sameLogprob compares a logprob taken from candidates with one taken
+// from the whole row: the same tokens and ranks, values within 1e-12.
+func sameLogprob(got, want SampledLogprob) error {
+	close := func(a, b float64) bool { return a == b || math.Abs(a-b) <= 1e-12*max(1, math.Abs(b)) }
+	if got.Token != want.Token || got.Rank != want.Rank || !close(got.Logprob, want.Logprob) || len(got.Top) != len(want.Top) {
+		return fmt.Errorf("%+v, want %+v", got, want)
+	}
+	for i := range got.Top {
+		if got.Top[i].Token != want.Top[i].Token || !close(got.Top[i].Logprob, want.Top[i].Logprob) {
+			return fmt.Errorf("alternative %d: %+v, want %+v", i, got.Top[i], want.Top[i])
+		}
+	}
+	return nil
 }

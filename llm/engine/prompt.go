@@ -50,5 +50,5 @@ func (e *Engine) prefillAll(j *job) (bool, error) {
 	}
 	j.next, j.rest = nil, nil
 	j.events <- event{tok: -1, plp: append([]SampledLogprob{}, j.res.PromptLogprobs...)}
-	return e.advance(j, last, j.smp.Next(last, j.seen)), nil
+	return e.advance(j, last, j.smp.Next(last, j.seen), nil), nil
 }

@@ -179,22 +179,21 @@ func (e *Engine) schedule() {
 			e.stats.forwarded.Add(int64(len(j.next)))
 		}
 		out, err := e.forward(seqs, inputs, false)
-		var toks []int32
-		rows := true // logits holds every row
+		var p picked
 		if err == nil {
 			V := e.Config.VocabSize
 			if len(logits) != len(active)*V {
 				logits = make([]float32, len(active)*V)
 			}
-			switch c := e.candidates(out, active); {
+			switch c, lse := e.candidates(out, active); {
 			case c < 0: // every job mid-prompt: no logits wanted
-				toks, rows = make([]int32, len(active)), false
+				p.toks = make([]int32, len(active))
 			case c > 0:
-				toks, rows, err = e.pickFromCandidates(out, active, c, logits)
+				p, err = e.pickFromCandidates(out, active, c, lse, logits)
 			default:
 				e.stats.wholeRows.Add(1)
 				if err = out.CopyTo(logits); err == nil {
-					toks = e.sampleAll(active, logits)
+					p = picked{toks: e.sampleAll(active, logits), whole: true}
 				}
 			}
 		}
@@ -207,11 +206,15 @@ func (e *Engine) schedule() {
 		}
 		keepA = active[:0]
 		for i, j := range active {
-			var row []float32 // only logprobs read it, and they download the rows
-			if rows {
+			var row []float32 // only logprobs read it, where the candidates did not give them
+			if p.whole {
 				row = logits[i*e.Config.VocabSize : (i+1)*e.Config.VocabSize]
 			}
-			if done := e.advance(j, row, toks[i]); done {
+			var lp *SampledLogprob
+			if p.lps != nil {
+				lp = p.lps[i]
+			}
+			if done := e.advance(j, row, p.toks[i], lp); done {
 				finish(j, nil)
 			} else {
 				keepA = append(keepA, j)
@@ -249,9 +252,10 @@ func (e *Engine) sampleAll(active []*job, logits []float32) []int32 {
 	return toks
 }
 
-// advance passes on j's next token tok (sampleAll's); it reports whether
-// j is finished.
-func (e *Engine) advance(j *job, logits []float32, tok int32) bool {
+// advance passes on j's next token tok (sampleAll's); lp, if not nil,
+// is its logprobs taken from the step's candidates (candidates.go), else
+// they come from logits. It reports whether j is finished.
+func (e *Engine) advance(j *job, logits []float32, tok int32, lp *SampledLogprob) bool {
 	if len(j.rest) > 0 { // mid-prompt: the logits are not wanted
 		n := min(len(j.rest), e.PrefillChunk)
 		j.next, j.rest = j.rest[:n], j.rest[n:]
@@ -275,9 +279,12 @@ func (e *Engine) advance(j *job, logits []float32, tok int32) bool {
 	j.next = []int32{tok}
 	ev := event{tok: tok}
 	if j.logprobs {
-		lp := logprobs(logits, tok, j.top)
-		res.Logprobs = append(res.Logprobs, lp)
-		ev.lp = &lp
+		if lp == nil {
+			v := logprobs(logits, tok, j.top)
+			lp = &v
+		}
+		res.Logprobs = append(res.Logprobs, *lp)
+		ev.lp = lp
 	}
 	j.events <- ev
 	stopped := false
