@@ -126,6 +126,33 @@ func (c *cudaBackend) memset(addr uint64, bytes int) error {
 
 func (c *cudaBackend) hostView(uint64) []byte { return nil }
 
+// allocHost is page-locked memory (cuMemAllocHost): a copy from or to it
+// is a DMA queued on its stream, where Go memory is staged by the driver
+// and the host waits.
+func (c *cudaBackend) allocHost(bytes int) ([]byte, error) {
+	var p unsafe.Pointer
+	if err := c.do(func() (err error) { p, err = cuda.MemAllocHost(uint64(bytes)); return }); err != nil {
+		return nil, err
+	}
+	return unsafe.Slice((*byte)(p), bytes), nil
+}
+
+func (c *cudaBackend) freeHost(mem []byte) error {
+	return c.do(func() error { return cuda.MemFreeHost(unsafe.Pointer(&mem[0])) })
+}
+
+func (c *cudaBackend) copyAsync(toDevice bool, addr uint64, host []byte, stream any) error {
+	if len(host) == 0 {
+		return nil
+	}
+	return c.do(func() error {
+		if toDevice {
+			return cuda.MemcpyHtoDAsync(cuda.DevicePtr(addr), unsafe.Pointer(&host[0]), uint64(len(host)), cudaStream(stream))
+		}
+		return cuda.MemcpyDtoHAsync(unsafe.Pointer(&host[0]), cuda.DevicePtr(addr), uint64(len(host)), cudaStream(stream))
+	})
+}
+
 func (c *cudaBackend) load(m *Module) (any, error) {
 	cm := &cudaModule{m: m, funcs: map[string]cuda.Function{}, optin: map[string]int{}}
 	if m.Arch != "" {

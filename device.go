@@ -72,6 +72,12 @@ type backend interface {
 	memset(addr uint64, bytes int) error
 	// hostView returns the allocation as host memory (native mode only).
 	hostView(addr uint64) []byte
+	// allocHost and freeHost are HostBuffer's memory (page-locked on a
+	// GPU); copyAsync queues a copy between it and addr on stream (nil:
+	// the device's default queue), to the device if toDevice.
+	allocHost(bytes int) ([]byte, error)
+	freeHost(mem []byte) error
+	copyAsync(toDevice bool, addr uint64, host []byte, stream any) error
 	load(m *Module) (any, error)
 	launch(l *launch) error
 	sync() error

@@ -115,6 +115,7 @@ func (t teeObserver) Prefetch(a *emu.Access) {
 
 type emuBackend struct {
 	hostStreams
+	goHostMemory
 	d           *emu.Device
 	profile     *emu.Profile
 	profilePath string
@@ -133,6 +134,15 @@ func (e *emuBackend) write(addr uint64, b []byte) error { return e.d.Write(addr,
 func (e *emuBackend) read(addr uint64, b []byte) error  { return e.d.Read(addr, b) }
 func (e *emuBackend) memset(addr uint64, n int) error   { return e.d.Memset(addr, 0, n) }
 func (e *emuBackend) hostView(uint64) []byte            { return nil }
+
+// copyAsync copies at once: the emulator's launches complete when made,
+// so every copy before this one in any queue's order has run.
+func (e *emuBackend) copyAsync(toDevice bool, addr uint64, host []byte, _ any) error {
+	if toDevice {
+		return e.d.Write(addr, host)
+	}
+	return e.d.Read(addr, host)
+}
 func (e *emuBackend) sync() error                       { return nil }
 func (e *emuBackend) load(m *Module) (any, error) {
 	e.loaded = append(e.loaded, m)

@@ -250,16 +250,19 @@ func (nilBuffer) arg() argValue { return argValue{} }
 
 // launch is a checked launch handed to a backend.
 type launch struct {
-	k       *Kernel
-	entry   string // the PTX entry that runs: spec.Entry or spec.Entry32 (index32.go)
-	mod     any
-	blocks  gpu.Dim3
-	threads gpu.Dim3
-	shared  int
-	args    []argValue
-	params  []byte
-	stream  any
-	ctx     context.Context // nil unless launched through WithContext
+	// hostCopy, when set, is a HostBuffer copy recorded by a capture on
+	// a device without driver graphs, and nothing else of launch is.
+	hostCopy func() error
+	k        *Kernel
+	entry    string // the PTX entry that runs: spec.Entry or spec.Entry32 (index32.go)
+	mod      any
+	blocks   gpu.Dim3
+	threads  gpu.Dim3
+	shared   int
+	args     []argValue
+	params   []byte
+	stream   any
+	ctx      context.Context // nil unless launched through WithContext
 	// gridSlot is a cooperative launch's grid barrier (cooperative.go);
 	// the launch clears gridClearBytes from gridClear ahead of its kernel.
 	gridSlot       uint64

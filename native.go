@@ -20,6 +20,7 @@ func OpenNative() *Device {
 
 type nativeBackend struct {
 	hostStreams
+	goHostMemory
 	mu  sync.Mutex
 	mem map[uint64][]byte
 	// bases are mem's keys in increasing order (addresses only grow), to
@@ -92,6 +93,14 @@ func (n *nativeBackend) memset(addr uint64, bytes int) error {
 	}
 	clear(b[:bytes])
 	return nil
+}
+
+// copyAsync copies at once, as native mode's launches complete when made.
+func (n *nativeBackend) copyAsync(toDevice bool, addr uint64, host []byte, _ any) error {
+	if toDevice {
+		return n.write(addr, host)
+	}
+	return n.read(addr, host)
 }
 
 func (n *nativeBackend) hostView(addr uint64) []byte {

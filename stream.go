@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"time"
+	"unsafe"
 )
 
 // Stream is an ordered queue of launches on a device. Launches on one
@@ -180,6 +181,12 @@ func (g *Graph) Launch(s *Stream) error {
 		return g.dev.b.launchGraph(g.g, s.s)
 	}
 	for _, l := range g.launches {
+		if l.hostCopy != nil {
+			if err := l.hostCopy(); err != nil {
+				return fmt.Errorf("kern: graph: a host copy: %w", err)
+			}
+			continue
+		}
 		if err := g.dev.b.launch(l); err != nil {
 			return fmt.Errorf("kern: graph: %s: %w", l.k.spec.Name, err)
 		}
@@ -201,6 +208,18 @@ var errNoDriverGraphs = fmt.Errorf("no driver graphs")
 // they are made (emu, native): streams are ordering only, events are wall
 // clock, and graphs are recorded by the Stream.
 type hostStreams struct{}
+
+// goHostMemory implements HostBuffer's part of backend for devices whose
+// memory is the host's or whose copies complete when made (the emulator,
+// native mode): Go memory, and a copy done at once.
+type goHostMemory struct{}
+
+func (goHostMemory) allocHost(bytes int) ([]byte, error) {
+	words := make([]uint64, (bytes+7)/8) // 8-byte aligned for any element
+	return unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), bytes), nil
+}
+
+func (goHostMemory) freeHost([]byte) error { return nil }
 
 func (hostStreams) newStream() (any, error)     { return nil, nil }
 func (hostStreams) destroyStream(any) error     { return nil }

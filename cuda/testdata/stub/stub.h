@@ -196,5 +196,8 @@ extern long nlaunches;
  * it into s's graph, replayed in order with its launches (stub_launch.c). */
 CUresult memset32(CUdeviceptr dst, unsigned ui, size_t n);
 CUresult capture_memset32(struct stream *s, CUdeviceptr dst, unsigned ui, size_t n);
+/* capture_memcpy records an async copy between host and device memory
+ * into s's graph (both are host memory in the stub). */
+CUresult capture_memcpy(struct stream *s, uint64_t dst, uint64_t src, size_t n);
 
 #endif

@@ -57,9 +57,22 @@ static void copy_launch(struct launch *dst, const struct launch *src) {
  * data[0] the address, data[1] the word, data[2] the count. */
 static const char memsetName[] = "\x01memset32";
 
+/* memcpyName marks a captured cuMemcpyHtoDAsync or cuMemcpyDtoHAsync:
+ * data[0] the destination, data[1] the source, data[2] the bytes (the
+ * stub's device memory is host memory, so both are plain pointers). */
+static const char memcpyName[] = "\x01memcpy";
+
 /* run executes the few kernels the stub knows, on the host, and a graph's
  * recorded memsets (not launches: last and nlaunches are left alone). */
 static void run(const struct launch *l) {
+	if (strcmp(l->name, memcpyName) == 0) {
+		uint64_t d, src, n;
+		memcpy(&d, l->data[0], 8);
+		memcpy(&src, l->data[1], 8);
+		memcpy(&n, l->data[2], 8);
+		memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)src, n);
+		return;
+	}
 	if (strcmp(l->name, memsetName) == 0) {
 		uint64_t p, n;
 		unsigned v;
@@ -108,6 +121,22 @@ CUresult capture_memset32(struct stream *s, CUdeviceptr dst, unsigned ui, size_t
 	rec.sizes[0] = 8, rec.sizes[1] = 4, rec.sizes[2] = 8;
 	memcpy(rec.data[0], &p, 8);
 	memcpy(rec.data[1], &ui, 4);
+	memcpy(rec.data[2], &cnt, 8);
+	struct graph *g = s->g;
+	g->recs = realloc(g->recs, (size_t)(g->n + 1) * sizeof *g->recs);
+	copy_launch(&g->recs[g->n++], &rec);
+	return OK;
+}
+
+CUresult capture_memcpy(struct stream *s, uint64_t dst, uint64_t src, size_t n) {
+	struct launch rec;
+	memset(&rec, 0, sizeof rec);
+	snprintf(rec.name, sizeof rec.name, "%s", memcpyName);
+	uint64_t cnt = n;
+	rec.n = 3;
+	rec.sizes[0] = 8, rec.sizes[1] = 8, rec.sizes[2] = 8;
+	memcpy(rec.data[0], &dst, 8);
+	memcpy(rec.data[1], &src, 8);
 	memcpy(rec.data[2], &cnt, 8);
 	struct graph *g = s->g;
 	g->recs = realloc(g->recs, (size_t)(g->n + 1) * sizeof *g->recs);

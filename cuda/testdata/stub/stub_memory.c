@@ -147,11 +147,15 @@ EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) {
 }
 
 
+/* The async copies between host and device memory are recorded into a
+ * capture's graph (capture_memcpy), as the driver records page-locked
+ * copies. */
 EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, struct stream *s) {
 	ENTER();
 	NEED_CTX();
-	ASYNC_CHECK(s);
+	if (!valid_stream(s)) return E_INVALID_HANDLE;
 	if (!src || !in_range(dst, n)) return E_INVALID_VALUE;
+	if (capturing(s)) return capture_memcpy(s, (uint64_t)dst, (uint64_t)(uintptr_t)src, n);
 	memcpy((void *)(uintptr_t)dst, src, n);
 	return OK;
 }
@@ -159,8 +163,9 @@ EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n,
 EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, struct stream *s) {
 	ENTER();
 	NEED_CTX();
-	ASYNC_CHECK(s);
+	if (!valid_stream(s)) return E_INVALID_HANDLE;
 	if (!dst || !in_range(src, n)) return E_INVALID_VALUE;
+	if (capturing(s)) return capture_memcpy(s, (uint64_t)(uintptr_t)dst, (uint64_t)src, n);
 	memcpy(dst, (const void *)(uintptr_t)src, n);
 	return OK;
 }
