@@ -28,14 +28,17 @@ type wsKey struct{ R, S, P int }
 type workspace struct {
 	wsKey
 	// The step's int32 tables, views of one allocation (tables) that a
-	// step fills from host in one copy: on a GPU each copy is a
+	// step fills from hostTables in one copy: on a GPU each copy was a
 	// synchronous round trip to the device, and a decode step made nine.
-	// seqLens, cuQ and cuK are the ops path's (opsforward.go).
+	// A step replayed from its graph copies them inside the graph
+	// (opsforward.go), with no round trip of its own. seqLens, cuQ and
+	// cuK are the ops path's.
 	ids, pos, slot, rowSeq, lastRow, table *kern.Buffer[int32]
 	seqLens, cuQ, cuK                      *kern.Buffer[int32]
 	tables                                 *kern.Buffer[int32]
-	host                                   []int32 // tables' contents, built each step
-	toff                                   [10]int // each table's offset in tables, then the total
+	hostTables                             *kern.HostBuffer[int32] // page-locked on a GPU
+	host                                   []int32                 // hostTables' Data, built each step
+	toff                                   [10]int                 // each table's offset in tables, then the total
 	emb16                                  *kern.Buffer[gpu.BFloat16]
 	emb16h                                 *kern.Buffer[gpu.Half]
 	x, x2, h, a, o                         *kern.Buffer[float32] // [R, hidden]; a [R, qdim]
@@ -59,6 +62,9 @@ func (w *workspace) free() {
 	}
 	if w.tables != nil {
 		w.tables.Free() // and its views
+	}
+	if w.hostTables != nil {
+		w.hostTables.Free()
 	}
 	if w.emb16 != nil {
 		w.emb16.Free()
@@ -129,7 +135,10 @@ func (m *Model) workspace(key wsKey, all bool) (*workspace, error) {
 	}
 	var err error
 	if w.tables, err = kern.Alloc[int32](m.dev, w.toff[len(sizes)]); err == nil {
-		w.host = make([]int32, w.tables.Len())
+		w.hostTables, err = kern.AllocHost[int32](m.dev, w.tables.Len())
+	}
+	if err == nil {
+		w.host = w.hostTables.Data()
 		for i, v := range []**kern.Buffer[int32]{&w.ids, &w.pos, &w.slot, &w.rowSeq, &w.lastRow, &w.table, &w.seqLens, &w.cuQ, &w.cuK} {
 			if *v, err = w.tables.Slice(w.toff[i], w.toff[i]+sizes[i]); err != nil {
 				break
@@ -267,7 +276,9 @@ func (m *Model) forward(seqs []*Seq, tokens [][]int32, all bool) (*kern.Buffer[f
 			}
 		}
 	}
-	if err := w.tables.CopyFrom(w.host); err != nil {
+	if st != nil && m.viaGraph(w, all) {
+		st.upload = true // inside the step's graph
+	} else if err := w.tables.CopyFrom(w.host); err != nil {
 		return nil, fmt.Errorf("qwen3: batch tables: %w", err)
 	}
 	if m.ops != nil {

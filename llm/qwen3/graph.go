@@ -4,8 +4,9 @@ package qwen3
 // recorded launch list on the emulator and in native mode). A decode
 // step of a steady batch launches the same kernels on the same buffers
 // every time; only the contents of the small tables (token ids,
-// positions, slots, page tables, lengths) change, and those are copied
-// to the device before the replay. So each batch shape (rows, sequences)
+// positions, slots, page tables, lengths) change, and the graph's first
+// node copies those from page-locked host memory (kern.HostBuffer) as
+// the replay reaches it. So each batch shape (rows, sequences)
 // is run once eagerly (ops may allocate on a first call, which a CUDA
 // capture must not do), captured on its second step, and replayed from
 // then on, saving the host cost of ~15 launches per layer.
@@ -65,7 +66,12 @@ func (m *Model) replay(w *workspace, run func() error) error {
 	if w.graph == nil {
 		if !w.warm {
 			w.warm = true
-			return run()
+			if err := run(); err != nil {
+				return err
+			}
+			// Its tables' copy from host memory is queued; the next
+			// step refills that memory.
+			return m.dev.Sync()
 		}
 		g, err := m.stream.Capture(func(s *kern.Stream) error {
 			m.capture = s

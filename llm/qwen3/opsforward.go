@@ -93,6 +93,7 @@ func newOpsBufs[T ops.Half16](m *Model, R, S int) (*opsBufs[T], error) {
 
 // opsStep is what forward hands the ops pass beyond the workspace.
 type opsStep struct {
+	upload  bool    // the step's tables are copied by its launches (a graph's)
 	ctx     int     // the longest sequence after the step
 	maxQ    int     // the most tokens of one sequence in the step
 	seqLens []int32 // per sequence, positions after the step
@@ -229,6 +230,11 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 	// graph records).
 	run := func() error {
 		q := m.queue()
+		if st.upload {
+			if err := step(-1, "batch tables", w.tables.CopyFromHost(q, w.hostTables)); err != nil {
+				return err
+			}
+		}
 		if err := step(-1, "embedding", m.embedRows(w)); err != nil {
 			return err
 		}
@@ -441,8 +447,15 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 		}
 		return m.trace("logits", L, w.logits, R, V)
 	}
-	if decode && !all && m.graphs && m.Trace == nil {
+	if m.viaGraph(w, all) {
 		return m.replay(w, run)
 	}
 	return run()
+}
+
+// viaGraph reports whether a step on the ops path runs through its
+// decode graph (graph.go): a decode step (a token a sequence), graphs on,
+// no trace, no logits of every row.
+func (m *Model) viaGraph(w *workspace, all bool) bool {
+	return w.R == w.S && !all && m.graphs && m.Trace == nil
 }
