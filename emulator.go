@@ -143,7 +143,7 @@ func (e *emuBackend) copyAsync(toDevice bool, addr uint64, host []byte, _ any) e
 	}
 	return e.d.Read(addr, host)
 }
-func (e *emuBackend) sync() error                       { return nil }
+func (e *emuBackend) sync() error { return nil }
 func (e *emuBackend) load(m *Module) (any, error) {
 	e.loaded = append(e.loaded, m)
 	ptx := m.PTX
