@@ -70,6 +70,12 @@ type cudaBackend struct {
 	pdl        bool
 	pdlOff     atomic.Bool
 	pdlCoopOff atomic.Bool
+	// slots is page-locked memory the modules' error slots are read into,
+	// errorSlotBytes a module, on slotStream (checkSlots); slotMu guards
+	// both.
+	slotMu     sync.Mutex
+	slots      []byte
+	slotStream cuda.Stream
 }
 
 type cudaModule struct {
@@ -296,30 +302,81 @@ func (c *cudaBackend) cooperativeBlocks(l *launch) (int, error) {
 }
 
 // checkSlots reads and clears every loaded module's error slot.
+// checkSlots reads every loaded module's error slot (a device global the
+// failure path of a kernel writes) and reports what failed, clearing the
+// slots that were set. The reads are queued together on a stream of
+// their own into page-locked memory, then waited for once: a read apiece
+// was a synchronous round trip to the GPU a module, at every Sync and
+// Download (a Qwen3 decode step loads about eight).
 func (c *cudaBackend) checkSlots() error {
 	c.mu.Lock()
 	mods := append([]*cudaModule(nil), c.mods...)
 	c.mu.Unlock()
-	var errs []error
-	for _, cm := range mods {
-		var raw [errorSlotBytes]byte
-		err := c.do(func() error {
-			if err := cuda.MemcpyDtoH(unsafe.Pointer(&raw[0]), cm.slot, errorSlotBytes); err != nil {
+	if len(mods) == 0 {
+		return nil
+	}
+	c.slotMu.Lock()
+	defer c.slotMu.Unlock()
+	err := c.do(func() error {
+		if c.slotStream == 0 {
+			s, err := cuda.StreamCreate(cuda.StreamNonBlocking)
+			if err != nil {
 				return err
 			}
-			if raw != [errorSlotBytes]byte{} {
-				return cuda.MemsetD8(cm.slot, 0, errorSlotBytes)
+			c.slotStream = s
+		}
+		if need := len(mods) * errorSlotBytes; len(c.slots) < need {
+			if c.slots != nil {
+				if err := cuda.MemFreeHost(unsafe.Pointer(&c.slots[0])); err != nil {
+					return err
+				}
+				c.slots = nil
 			}
-			return nil
-		})
-		if err != nil {
+			n := max(need, 16*errorSlotBytes)
+			p, err := cuda.MemAllocHost(uint64(n))
+			if err != nil {
+				return err
+			}
+			c.slots = unsafe.Slice((*byte)(p), n)
+		}
+		for i, cm := range mods {
+			if err := cuda.MemcpyDtoHAsync(unsafe.Pointer(&c.slots[i*errorSlotBytes]), cm.slot, errorSlotBytes, c.slotStream); err != nil {
+				return err
+			}
+		}
+		if err := c.slotStream.Synchronize(); err != nil {
 			return err
 		}
-		if err := cm.m.slotError(decodeSlot(raw[:])); err != nil {
-			errs = append(errs, err)
+		for i, cm := range mods {
+			if raw := c.slots[i*errorSlotBytes : (i+1)*errorSlotBytes]; !allZero(raw) {
+				if err := cuda.MemsetD8(cm.slot, 0, errorSlotBytes); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for i, cm := range mods {
+		if raw := c.slots[i*errorSlotBytes : (i+1)*errorSlotBytes]; !allZero(raw) {
+			if err := cm.m.slotError(decodeSlot(raw)); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+func allZero(b []byte) bool {
+	for _, x := range b {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *cudaBackend) sync() error {
@@ -330,6 +387,20 @@ func (c *cudaBackend) sync() error {
 }
 
 func (c *cudaBackend) close() error {
+	c.slotMu.Lock()
+	if c.slotStream != 0 || c.slots != nil {
+		c.do(func() error {
+			if c.slotStream != 0 {
+				c.slotStream.Destroy()
+			}
+			if c.slots != nil {
+				cuda.MemFreeHost(unsafe.Pointer(&c.slots[0]))
+			}
+			return nil
+		})
+		c.slotStream, c.slots = 0, nil
+	}
+	c.slotMu.Unlock()
 	return c.ctx.Release()
 }
 

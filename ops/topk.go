@@ -103,29 +103,59 @@ func checkTopK[T Float](s *shape, x *kern.Buffer[T], rows, cols, k int) {
 	buf(s, "x", x, n, "rows×cols")
 }
 
+// TopKReserve makes the scratch TopK, TopKPacked and TopKPackedLSE use on
+// q hold a call of rows and cols with k, allocating now what such a call
+// would: before a Stream.Capture whose launches call them, since a
+// capture must not allocate.
+func TopKReserve(q kern.Queue, rows, cols, k int) error {
+	dev := queueDevice(q)
+	if dev == nil || rows < 1 || cols < 1 || k < 1 || k > TopKMax {
+		return fmt.Errorf("ops.TopKReserve: %d rows of %d with k = %d on %v: want a queue and positive sizes, k ≤ %d", rows, cols, k, q, TopKMax)
+	}
+	nk, _ := topkLevels(rows, cols, k, true)
+	_, unlock, err := topkBufs(q, dev, nk, rows, 2*rows*topkChunks(cols))
+	if err != nil {
+		return fmt.Errorf("ops.TopKReserve: %w", err)
+	}
+	unlock()
+	return nil
+}
+
+// topkLevels is the scratch keys a call needs (every level's, 256-byte
+// aligned) and each level's chunks a row; fuse is whether the last block
+// of a row may merge its chunks (TopKPackedLSE needs it).
+func topkLevels(rows, cols, k int, fuse bool) (nk int, chunks []int) {
+	chunks = []int{topkChunks(cols)}
+	if c := chunks[0]; c > 1 && c*k <= topk.Chunk && fuse {
+		return (rows*c*k + 31) / 32 * 32, chunks
+	}
+	for c := chunks[0]; c > 1; {
+		c = (c*k + topk.Chunk - 1) / topk.Chunk
+		chunks = append(chunks, c)
+	}
+	for _, c := range chunks {
+		nk += (rows*c*k + 31) / 32 * 32
+	}
+	return nk, chunks
+}
+
 // topK launches the levels on checked arguments, the result to res if it
 // is not nil, else to vals and ids; with lse, res rows end with the row's
 // log-sum-exp.
 func topK[T Float](s *shape, q kern.Queue, x *kern.Buffer[T], rows, cols, k int, vals *kern.Buffer[float32], ids *kern.Buffer[int32], res *kern.Buffer[uint64], lse bool) error {
-	// The levels: chunks[i] blocks a row, each leaving k keys.
-	chunks := []int{topkChunks(cols)}
+	// The levels: chunks[i] blocks a row, each leaving k keys; one level
+	// of several chunks merges them in its last block.
+	nk, chunks := topkLevels(rows, cols, k, true)
 	fuse := 0
-	if c := chunks[0]; c > 1 && c*k <= topk.Chunk {
+	if len(chunks) == 1 && chunks[0] > 1 {
 		fuse = 1
-	}
-	for c := chunks[0]; c > 1 && fuse == 0; {
-		c = (c*k + topk.Chunk - 1) / topk.Chunk
-		chunks = append(chunks, c)
-		if c == 1 {
-			break
-		}
 	}
 	// Level i's keys at offs[i] of the scratch, 256-byte aligned views.
 	offs := make([]int, len(chunks)+1)
 	for i, c := range chunks {
 		offs[i+1] = offs[i] + (rows*c*k+31)/32*32
 	}
-	sc, unlock, err := topkBufs(q, x.Device(), offs[len(chunks)], rows, 2*rows*chunks[0])
+	sc, unlock, err := topkBufs(q, x.Device(), nk, rows, 2*rows*chunks[0])
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.op, err)
 	}

@@ -124,7 +124,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) (err er
 	if *batch < 1 || *promptLen < 1 || *steps < 0 || *poolTokens < 0 {
 		return fmt.Errorf("bench: -batch and -prompt must be ≥ 1, -n and -pool ≥ 0")
 	}
-	pk, err := newPicker(dev, *batch, m.Config.VocabSize, *candidates, sp)
+	pk, err := newPicker(dev, m, *batch, *candidates, sp)
 	if err != nil {
 		return err
 	}

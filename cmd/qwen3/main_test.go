@@ -127,15 +127,16 @@ func TestBenchRandomWeights(t *testing.T) {
 	}
 	// Tokens drawn as the engine draws them: from each row's largest
 	// logits (top-k 20 of 64, and greedy's one), or from whole rows.
-	for _, c := range []struct{ batch, candidates, temperature, want string }{
-		{"1", "64", "0.6", "sampling: temperature 0.6, top-k 20, top-p 0.95, each row's 64 largest logits picked on the device (ops.TopK)"},
-		{"2", "64", "0.6", "draws: 8 from the candidates, 0 from whole rows"}, // 2 rows × (prefill, the untimed step, 2 steps)
-		{"2", "64", "0", "sampling: greedy, each row's 1 largest logits picked on the device"},
-		{"1", "0", "0.6", "sampling: temperature 0.6, top-k 20, top-p 0.95, every row's logits downloaded and drawn from on the host"},
-		{"2", "0", "0.6", "draws: 0 from the candidates, 8 from whole rows"},
+	for _, c := range []struct{ batch, candidates, temperature, ops, want string }{
+		{"1", "64", "0.6", "false", "sampling: temperature 0.6, top-k 20, top-p 0.95, each row's 64 largest logits picked on the device (ops.TopK, after the step)"},
+		{"2", "64", "0.6", "false", "draws: 8 from the candidates, 0 from whole rows"}, // 2 rows × (prefill, the untimed step, 2 steps)
+		{"2", "64", "0", "false", "sampling: greedy, each row's 1 largest logits picked on the device"},
+		{"2", "64", "0.6", "true", "each row's 64 largest logits picked on the device (ops.TopK, in the step's graph)"},
+		{"1", "0", "0.6", "false", "sampling: temperature 0.6, top-k 20, top-p 0.95, every row's logits downloaded and drawn from on the host"},
+		{"2", "0", "0.6", "false", "draws: 0 from the candidates, 8 from whole rows"},
 	} {
 		out.Reset()
-		args := []string{"bench", "-device", "emu", "-preset", "tiny", "-batch", c.batch, "-prompt", "4", "-n", "2", "-candidates", c.candidates, "-temperature", c.temperature, "-top-k", "20", "-top-p", "0.95"}
+		args := []string{"bench", "-device", "emu", "-preset", "tiny", "-batch", c.batch, "-prompt", "4", "-n", "2", "-ops=" + c.ops, "-candidates", c.candidates, "-temperature", c.temperature, "-top-k", "20", "-top-p", "0.95"}
 		if err := run(context.Background(), args, nil, &out, io.Discard); err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/gokern/kern"
+	"github.com/gokern/kern/llm/qwen3"
 	"github.com/gokern/kern/llm/sample"
 	"github.com/gokern/kern/ops"
 )
@@ -17,6 +18,7 @@ import (
 // drawn from whole (sample.Sampler.Next), as the engine does on the
 // emulator.
 type picker struct {
+	m             *qwen3.Model
 	smps          []*sample.Sampler // a row's, seeded Seed+row
 	c, V          int
 	keys          *kern.Buffer[uint64]
@@ -24,8 +26,9 @@ type picker struct {
 	decided, rows int // draws from candidates, rows drawn whole
 }
 
-func newPicker(dev *kern.Device, rows, V, candidates int, sp sample.Params) (*picker, error) {
-	p := &picker{V: V, c: min(candidates, ops.TopKMax, V), host: make([]float32, rows*V)}
+func newPicker(dev *kern.Device, m *qwen3.Model, rows, candidates int, sp sample.Params) (*picker, error) {
+	V := m.Config.VocabSize
+	p := &picker{m: m, V: V, c: min(candidates, ops.TopKMax, V), host: make([]float32, rows*V)}
 	for i := range rows {
 		q := sp
 		q.Seed += uint64(i)
@@ -41,6 +44,12 @@ func newPicker(dev *kern.Device, rows, V, candidates int, sp sample.Params) (*pi
 	if p.smps[0].Greedy() {
 		p.c = 1
 	}
+	if m.UsingOps() {
+		// The decode steps pick them in their graphs, as the engine's do.
+		if err := m.SetDecodeCandidates(p.c); err != nil {
+			return nil, err
+		}
+	}
 	var err error
 	if p.keys, err = kern.Alloc[uint64](dev, rows*p.c); err != nil {
 		return nil, err
@@ -53,12 +62,15 @@ func (p *picker) pick(logits *kern.Buffer[float32], tokens [][]int32) error {
 	rows := len(p.smps)
 	whole := make([]bool, rows)
 	if p.c > 0 {
-		if err := ops.TopKPacked(logits.Device(), p.keys, logits, rows, p.V, p.c); err != nil {
-			return err
-		}
-		keys, err := p.keys.Download()
-		if err != nil {
-			return err
+		keys, k := p.m.DecodeCandidates()
+		if keys == nil || k != p.c || len(keys) != rows*k {
+			if err := ops.TopKPacked(logits.Device(), p.keys, logits, rows, p.V, p.c); err != nil {
+				return err
+			}
+			var err error
+			if keys, err = p.keys.Download(); err != nil {
+				return err
+			}
 		}
 		vals, ids := make([]float32, len(keys)), make([]int32, len(keys))
 		for i, key := range keys {
@@ -111,7 +123,11 @@ func (p *picker) describe(sp sample.Params) string {
 	if p.c <= 0 {
 		return draw + ", every row's logits downloaded and drawn from on the host"
 	}
-	return fmt.Sprintf("%s, each row's %d largest logits picked on the device (ops.TopK) and drawn from on the host, a row's whole logits only where they do not decide the draw", draw, p.c)
+	where := "after the step"
+	if p.m.UsingOps() {
+		where = "in the step's graph"
+	}
+	return fmt.Sprintf("%s, each row's %d largest logits picked on the device (ops.TopK, %s) and drawn from on the host, a row's whole logits only where they do not decide the draw", draw, p.c, where)
 }
 
 // summary counts the draws, for after the run.

@@ -19,6 +19,7 @@ import (
 	"slices"
 
 	"github.com/gokern/kern"
+	"github.com/gokern/kern/llm/qwen3"
 	"github.com/gokern/kern/ops"
 )
 
@@ -98,26 +99,35 @@ func (e *Engine) pickFromCandidates(out *kern.Buffer[float32], active []*job, c 
 	if lse {
 		stride++
 	}
-	if e.cand == nil || e.cand.Len() != rows*stride || e.cand.Device() != out.Device() {
-		e.freeCandidates()
-		var err error
-		if e.cand, err = kern.Alloc[uint64](out.Device(), rows*stride); err != nil {
-			return picked{}, err
+	var keys []uint64
+	if src, ok := e.Model.(candidateSource); ok && !lse {
+		// Picked inside the step (its graph's launches and copy).
+		if mk, k := src.DecodeCandidates(); mk != nil && k >= c && len(mk) == rows*k {
+			keys, stride = mk, k
+			e.stats.stepPicks.Add(1)
 		}
 	}
-	// Packed (value, id) pairs: one copy to the host, not two.
-	var err error
-	if lse {
-		err = ops.TopKPackedLSE(out.Device(), e.cand, out, rows, V, c)
-	} else {
-		err = ops.TopKPacked(out.Device(), e.cand, out, rows, V, c)
-	}
-	if err != nil {
-		return picked{}, err
-	}
-	keys, err := e.cand.Download()
-	if err != nil {
-		return picked{}, err
+	if keys == nil {
+		if e.cand == nil || e.cand.Len() != rows*stride || e.cand.Device() != out.Device() {
+			e.freeCandidates()
+			var err error
+			if e.cand, err = kern.Alloc[uint64](out.Device(), rows*stride); err != nil {
+				return picked{}, err
+			}
+		}
+		// Packed (value, id) pairs: one copy to the host, not two.
+		var err error
+		if lse {
+			err = ops.TopKPackedLSE(out.Device(), e.cand, out, rows, V, c)
+		} else {
+			err = ops.TopKPacked(out.Device(), e.cand, out, rows, V, c)
+		}
+		if err != nil {
+			return picked{}, err
+		}
+		if keys, err = e.cand.Download(); err != nil {
+			return picked{}, err
+		}
 	}
 	vals, ids := make([]float32, len(keys)), make([]int32, len(keys))
 	for i, key := range keys {
@@ -156,6 +166,29 @@ func (e *Engine) pickFromCandidates(out *kern.Buffer[float32], active []*job, c 
 	}
 	p.whole = true
 	return p, nil
+}
+
+// candidateSource is a Runner whose decode steps pick each row's largest
+// logits themselves, inside their graph (qwen3.Model.SetDecodeCandidates):
+// the last step's, k a row, or nil.
+type candidateSource interface {
+	DecodeCandidates() (keys []uint64, k int)
+}
+
+// DecodeCandidates implements candidateSource.
+func (s Single) DecodeCandidates() ([]uint64, int) { return s.M.DecodeCandidates() }
+
+// pickInStep has m's decode steps pick the engine's candidates, where the
+// engine takes them (a GPU, or SampleCandidates set) on the ops path.
+func pickInStep(m *qwen3.Model, opt Options) error {
+	k := opt.SampleCandidates
+	if k == 0 && m.Device().Kind() == "cuda" {
+		k = defaultCandidates
+	}
+	if k <= 0 || !m.UsingOps() {
+		return nil
+	}
+	return m.SetDecodeCandidates(min(k, ops.TopKMax, m.Config.VocabSize))
 }
 
 // freeCandidates frees the candidates' buffer.

@@ -21,7 +21,32 @@ import (
 // the row's log-sum-exp: the same ranks and alternatives, the same values
 // to 1e-12).
 func TestCandidatesMatchWholeRows(t *testing.T) {
-	testCandidatesMatchWholeRows(t, func() *kern.Device { return kern.OpenEmulator() }, Options{})
+	for _, ops := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ops=%v", ops), func(t *testing.T) {
+			testCandidatesMatchWholeRows(t, func() *kern.Device { return kern.OpenEmulator() }, Options{Ops: ops})
+		})
+	}
+}
+
+// TestCandidatesPickedInStep: on the ops path the decode steps pick the
+// candidates themselves, in their graphs; the engine picks its own only
+// after a prefill (the first token of each request).
+func TestCandidatesPickedInStep(t *testing.T) {
+	e, err := Open(kern.OpenEmulator(), fixture.Model(t, "tiny-qwen3-tied"), Options{TokenizerDir: fixture.Tokenizer(t), Ops: true, SampleCandidates: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, p := range []sample.Params{{}, {Temperature: 0.7, TopK: 10, Seed: 2}} {
+		if _, err := e.Generate(context.Background(), Request{Prompt: e.Tok.Encode("the cat sat"), MaxTokens: 6, Sampling: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := e.Model.(Single).M
+	if st := e.Stats(); st.CandidateDraws != 12 || st.WholeRows != 0 || e.stats.stepPicks.Load() != 10 || m.GraphReplays() == 0 {
+		t.Errorf("%d draws from candidates, %d whole-row steps, %d picked in the step, %d graph launches; want 12, 0, 10 (all but each request's first token), some",
+			st.CandidateDraws, st.WholeRows, e.stats.stepPicks.Load(), m.GraphReplays())
+	}
 }
 
 // testCandidatesMatchWholeRows runs the requests on engines over devices

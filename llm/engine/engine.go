@@ -195,6 +195,11 @@ func NewRunner(m Runner, cfg *qwen3.Config, gen *qwen3.GenerationConfig, tok *to
 			}
 		}
 	}
+	if s, ok := m.(Single); ok {
+		if err := pickInStep(s.M, opt); err != nil {
+			return nil, err
+		}
+	}
 	if opt.PersistentDecode {
 		s, ok := m.(Single)
 		if !ok || !opt.Ops {
@@ -393,6 +398,7 @@ type stats struct {
 	running, waiting, maxBatch atomic.Int64
 	steps, forwarded           atomic.Int64
 	candidateDraws, wholeRows  atomic.Int64
+	stepPicks                  atomic.Int64 // steps whose candidates the step picked itself
 }
 
 // Stats returns the scheduler's counters now.

@@ -37,8 +37,10 @@ type workspace struct {
 	seqLens, cuQ, cuK                      *kern.Buffer[int32]
 	tables                                 *kern.Buffer[int32]
 	hostTables                             *kern.HostBuffer[int32] // page-locked on a GPU
-	host                                   []int32                 // hostTables' Data, built each step
-	toff                                   [10]int                 // each table's offset in tables, then the total
+	cand                                   *kern.Buffer[uint64]    // a decode step's candidates (candidates.go)
+	candHost                               *kern.HostBuffer[uint64]
+	host                                   []int32 // hostTables' Data, built each step
+	toff                                   [10]int // each table's offset in tables, then the total
 	emb16                                  *kern.Buffer[gpu.BFloat16]
 	emb16h                                 *kern.Buffer[gpu.Half]
 	x, x2, h, a, o                         *kern.Buffer[float32] // [R, hidden]; a [R, qdim]
@@ -65,6 +67,10 @@ func (w *workspace) free() {
 	}
 	if w.hostTables != nil {
 		w.hostTables.Free()
+	}
+	if w.cand != nil {
+		w.cand.Free()
+		w.candHost.Free()
 	}
 	if w.emb16 != nil {
 		w.emb16.Free()
@@ -281,8 +287,17 @@ func (m *Model) forward(seqs []*Seq, tokens [][]int32, all bool) (*kern.Buffer[f
 	} else if err := w.tables.CopyFrom(w.host); err != nil {
 		return nil, fmt.Errorf("qwen3: batch tables: %w", err)
 	}
+	m.lastCand = nil
 	if m.ops != nil {
+		st.pick = m.candK > 0 && R == len(seqs) && !all
 		err = m.opsForward(seqs[0].pool, w, st, all)
+		if err == nil && st.pick {
+			if !m.viaGraph(w, all) {
+				// An eager step's copy is queued on the device.
+				err = m.dev.Sync()
+			}
+			m.lastCand = w.candHost.Data()
+		}
 	} else {
 		err = m.layersForward(seqs[0].pool, w, ctx, all)
 	}

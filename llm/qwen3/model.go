@@ -50,6 +50,11 @@ type Model struct {
 	stream  *kern.Stream // decode graphs' (graph.go)
 	graphs  bool
 	replays int
+	// candK is SetDecodeCandidates's k (0: off); lastCand the last
+	// step's candidates in host memory, nil when it made none
+	// (candidates.go).
+	candK    int
+	lastCand []uint64
 }
 
 // LoadOptions tune Load. The zero value is fine.

@@ -94,6 +94,7 @@ func newOpsBufs[T ops.Half16](m *Model, R, S int) (*opsBufs[T], error) {
 // opsStep is what forward hands the ops pass beyond the workspace.
 type opsStep struct {
 	upload  bool    // the step's tables are copied by its launches (a graph's)
+	pick    bool    // the step picks its candidates (candidates.go)
 	ctx     int     // the longest sequence after the step
 	maxQ    int     // the most tokens of one sequence in the step
 	seqLens []int32 // per sequence, positions after the step
@@ -429,6 +430,11 @@ func opsLayers[T ops.Half16](m *Model, pool *KVPool, w *workspace, st *opsStep, 
 		}
 		if err := step(-1, "lm_head", ops.Matmul(q, w.logitsLast, b.hn, lm, S, V, H, ops.MatmulOpts[float32]{Kernel: kind, StaticWeights: true, RMSNorm: finalNorm})); err != nil {
 			return err
+		}
+		if st.pick {
+			if err := step(-1, "candidates", m.pickCandidates(q, w)); err != nil {
+				return err
+			}
 		}
 		if !all {
 			return nil

@@ -54,6 +54,7 @@ func TestStepUploadsItsTablesOnce(t *testing.T) {
 	var calls func(name string) int64
 	purego.RegisterLibFunc(&calls, h, "stub_calls")
 	uploads := func() [2]int64 { return [2]int64{calls("cuMemcpyHtoD_v2"), calls("cuMemcpyHtoDAsync_v2")} }
+	downloads := func() int64 { return calls("cuMemcpyDtoH_v2") } // synchronous: a round trip each
 
 	for _, ops := range []bool{false, true} {
 		m, err := NewRandom(dev, Presets["tiny"], 1)
@@ -67,16 +68,34 @@ func TestStepUploadsItsTablesOnce(t *testing.T) {
 			if err := m.EnableGraphs(); err != nil {
 				t.Fatal(err)
 			}
+			if err := m.SetDecodeCandidates(4); err != nil {
+				t.Fatal(err)
+			}
 		}
 		pool, err := m.NewKVPool(8, DefaultPageSize)
 		if err != nil {
 			t.Fatal(err)
 		}
 		a, b := pool.NewSeq(), pool.NewSeq()
+		var mark []uint64 // what the candidates' device buffer held before the step
 		for i, toks := range [][][]int32{{{1, 2, 3}, {4, 5}}, {{6}, {7}}, {{8}, {9}}, {{10}, {11}}, {{12}, {13}}} {
-			before := uploads()
+			if w := m.ws[wsKey{2, 2, m.graphPages(pool)}]; w != nil && w.cand != nil {
+				// The stub's kernels do nothing: mark the device buffer,
+				// and the step's copy must bring the mark to the host.
+				mark = []uint64{uint64(i)<<32 | 1, 2, 3, 4, 5, 6, 7, uint64(i)}
+				if err := w.cand.CopyFrom(mark); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before, down := uploads(), downloads()
 			if _, err := m.ForwardBatch([]*Seq{a, b}, toks); err != nil {
 				t.Fatalf("ops=%v, step %d: %v", ops, i, err)
+			}
+			if n := downloads() - down; ops && i >= 3 && n != 0 {
+				t.Errorf("ops=%v, step %d (replayed): %d synchronous device-to-host copies, want 0 (the candidates' copy is the graph's, the modules' error slots are read together on a stream)", ops, i, n)
+			}
+			if keys, _ := m.DecodeCandidates(); ops && i >= 2 && fmt.Sprint(keys) != fmt.Sprint(mark) {
+				t.Errorf("ops=%v, step %d: candidates %v on the host, want the device's %v", ops, i, keys, mark)
 			}
 			after := uploads()
 			got := [2]int64{after[0] - before[0], after[1] - before[1]}
