@@ -71,11 +71,9 @@ type cudaBackend struct {
 	pdlOff     atomic.Bool
 	pdlCoopOff atomic.Bool
 	// slots is page-locked memory the modules' error slots are read into,
-	// errorSlotBytes a module, on slotStream (checkSlots); slotMu guards
-	// both.
-	slotMu     sync.Mutex
-	slots      []byte
-	slotStream cuda.Stream
+	// errorSlotBytes a module (checkSlots); slotMu guards it.
+	slotMu sync.Mutex
+	slots  []byte
 }
 
 type cudaModule struct {
@@ -123,7 +121,7 @@ func (c *cudaBackend) read(addr uint64, dst []byte) error {
 	if err != nil {
 		return err
 	}
-	return c.checkSlots()
+	return c.checkSlots(0, nil)
 }
 
 func (c *cudaBackend) memset(addr uint64, bytes int) error {
@@ -304,27 +302,24 @@ func (c *cudaBackend) cooperativeBlocks(l *launch) (int, error) {
 // checkSlots reads and clears every loaded module's error slot.
 // checkSlots reads every loaded module's error slot (a device global the
 // failure path of a kernel writes) and reports what failed, clearing the
-// slots that were set. The reads are queued together on a stream of
-// their own into page-locked memory, then waited for once: a read apiece
-// was a synchronous round trip to the GPU a module, at every Sync and
-// Download (a Qwen3 decode step loads about eight).
-func (c *cudaBackend) checkSlots() error {
+// slots that were set. The reads are queued together on stream (0: the
+// legacy stream) into page-locked memory, after the work a sync waits
+// for, and wait (nil: a sync of stream) waits for them with that work: a
+// Sync is one round trip to the GPU, where a synchronous read a module (a
+// Qwen3 decode step loads about eight) made it nine.
+func (c *cudaBackend) checkSlots(stream cuda.Stream, wait func() error) error {
 	c.mu.Lock()
 	mods := append([]*cudaModule(nil), c.mods...)
 	c.mu.Unlock()
+	if wait == nil {
+		wait = stream.Synchronize
+	}
 	if len(mods) == 0 {
-		return nil
+		return c.do(wait)
 	}
 	c.slotMu.Lock()
 	defer c.slotMu.Unlock()
 	err := c.do(func() error {
-		if c.slotStream == 0 {
-			s, err := cuda.StreamCreate(cuda.StreamNonBlocking)
-			if err != nil {
-				return err
-			}
-			c.slotStream = s
-		}
 		if need := len(mods) * errorSlotBytes; len(c.slots) < need {
 			if c.slots != nil {
 				if err := cuda.MemFreeHost(unsafe.Pointer(&c.slots[0])); err != nil {
@@ -340,11 +335,11 @@ func (c *cudaBackend) checkSlots() error {
 			c.slots = unsafe.Slice((*byte)(p), n)
 		}
 		for i, cm := range mods {
-			if err := cuda.MemcpyDtoHAsync(unsafe.Pointer(&c.slots[i*errorSlotBytes]), cm.slot, errorSlotBytes, c.slotStream); err != nil {
+			if err := cuda.MemcpyDtoHAsync(unsafe.Pointer(&c.slots[i*errorSlotBytes]), cm.slot, errorSlotBytes, stream); err != nil {
 				return err
 			}
 		}
-		if err := c.slotStream.Synchronize(); err != nil {
+		if err := wait(); err != nil {
 			return err
 		}
 		for i, cm := range mods {
@@ -380,25 +375,14 @@ func allZero(b []byte) bool {
 }
 
 func (c *cudaBackend) sync() error {
-	if err := c.do(cuda.CtxSynchronize); err != nil {
-		return err
-	}
-	return c.checkSlots()
+	return c.checkSlots(0, cuda.CtxSynchronize)
 }
 
 func (c *cudaBackend) close() error {
 	c.slotMu.Lock()
-	if c.slotStream != 0 || c.slots != nil {
-		c.do(func() error {
-			if c.slotStream != 0 {
-				c.slotStream.Destroy()
-			}
-			if c.slots != nil {
-				cuda.MemFreeHost(unsafe.Pointer(&c.slots[0]))
-			}
-			return nil
-		})
-		c.slotStream, c.slots = 0, nil
+	if c.slots != nil {
+		c.do(func() error { return cuda.MemFreeHost(unsafe.Pointer(&c.slots[0])) })
+		c.slots = nil
 	}
 	c.slotMu.Unlock()
 	return c.ctx.Release()
@@ -422,10 +406,7 @@ func (c *cudaBackend) destroyStream(s any) error {
 }
 
 func (c *cudaBackend) syncStream(s any) error {
-	if err := c.do(func() error { return cudaStream(s).Synchronize() }); err != nil {
-		return err
-	}
-	return c.checkSlots()
+	return c.checkSlots(cudaStream(s), nil)
 }
 
 func (c *cudaBackend) record(s any) (any, error) {

@@ -69,6 +69,9 @@ func (s *Stream) Sync() error {
 	if err := s.dev.usable(); err != nil {
 		return fmt.Errorf("kern: stream: %w", err)
 	}
+	if s.capturing {
+		return fmt.Errorf("kern: stream: Sync inside Capture: a capture records work, it does not run it")
+	}
 	if err := s.dev.b.syncStream(s.s); err != nil {
 		return fmt.Errorf("kern: stream: %w", err)
 	}

@@ -55,6 +55,7 @@ func TestStepUploadsItsTablesOnce(t *testing.T) {
 	purego.RegisterLibFunc(&calls, h, "stub_calls")
 	uploads := func() [2]int64 { return [2]int64{calls("cuMemcpyHtoD_v2"), calls("cuMemcpyHtoDAsync_v2")} }
 	downloads := func() int64 { return calls("cuMemcpyDtoH_v2") } // synchronous: a round trip each
+	waits := func() int64 { return calls("cuStreamSynchronize") + calls("cuCtxSynchronize") }
 
 	for _, ops := range []bool{false, true} {
 		m, err := NewRandom(dev, Presets["tiny"], 1)
@@ -87,9 +88,12 @@ func TestStepUploadsItsTablesOnce(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			before, down := uploads(), downloads()
+			before, down, wait := uploads(), downloads(), waits()
 			if _, err := m.ForwardBatch([]*Seq{a, b}, toks); err != nil {
 				t.Fatalf("ops=%v, step %d: %v", ops, i, err)
+			}
+			if n := waits() - wait; ops && i >= 3 && n != 1 {
+				t.Errorf("ops=%v, step %d (replayed): %d waits for the device, want 1 (the graph's, which the error slots' reads join)", ops, i, n)
 			}
 			if n := downloads() - down; ops && i >= 3 && n != 0 {
 				t.Errorf("ops=%v, step %d (replayed): %d synchronous device-to-host copies, want 0 (the candidates' copy is the graph's, the modules' error slots are read together on a stream)", ops, i, n)
