@@ -170,3 +170,23 @@ func TestHostBufferMisuse(t *testing.T) {
 		t.Errorf("String() = %q", s)
 	}
 }
+
+// TestSyncInsideCapture: a capture records work, so waiting for it there
+// is an error (on a GPU it would also queue the error slots' reads into
+// the graph).
+func TestSyncInsideCapture(t *testing.T) {
+	for _, dev := range hostDevices(t) {
+		s, err := dev.NewStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.Capture(func(s *kern.Stream) error { return s.Sync() })
+		if err == nil || !strings.Contains(err.Error(), "Sync inside Capture") {
+			t.Errorf("%s: Sync inside Capture: %v", dev.Kind(), err)
+		}
+		if err := s.Sync(); err != nil {
+			t.Errorf("%s: Sync after the capture: %v", dev.Kind(), err)
+		}
+		s.Close()
+	}
+}
