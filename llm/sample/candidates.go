@@ -94,44 +94,11 @@ func (s *Sampler) NextFrom(vals []float32, ids []int32, seen []int32) (tok int32
 	if s.p.Temperature == 0 {
 		return ids[idx[0]], true
 	}
+	// The first k in order: filterDraw's sorted prefix is all of them
+	// (its ties, broken by slot here, never come up: nothing is sorted
+	// after them).
 	idx = idx[:k]
-	m := x[idx[0]]
-	z := 0.0
-	for _, i := range idx {
-		x[i] = math.Exp(x[i] - m)
-		z += x[i]
-	}
-	if tp := s.p.TopP; tp > 0 && tp < 1 {
-		acc, c := 0.0, 0
-		for c < len(idx) {
-			acc += x[idx[c]] / z
-			c++
-			if acc >= tp {
-				break
-			}
-		}
-		idx = idx[:c]
-		z = acc * z
-	}
-	if mp := s.p.MinP; mp > 0 {
-		kept := idx[:0]
-		z = 0
-		for _, i := range idx {
-			if x[i] >= mp {
-				kept = append(kept, i)
-				z += x[i]
-			}
-		}
-		idx = kept
-	}
-	u := s.rng.Float64() * z
-	for _, i := range idx {
-		u -= x[i]
-		if u < 0 {
-			return ids[i], true
-		}
-	}
-	return ids[idx[len(idx)-1]], true
+	return ids[idx[s.filterDraw(x, idx, x[idx[0]], k)]], true
 }
 
 // Greedy reports whether the sampler takes the largest logit with no

@@ -57,6 +57,7 @@ type Sampler struct {
 	p   Params
 	rng *rand.Rand
 	idx []int32   // scratch: candidate ids
+	pos []int     // scratch: the kept candidates' positions in idx
 	buf []float64 // scratch: penalized logits
 }
 
@@ -125,14 +126,29 @@ func (s *Sampler) Next(logits []float32, seen []int32) int32 {
 		idx = topK(x, idx, k)
 		sorted = len(idx)
 	}
+	if topP && sorted == 0 {
+		sorted = -1 // nucleusOrder orders them once the weights are known
+	}
+	s.idx = idx
+	return idx[s.filterDraw(x, idx, m, sorted)]
+}
+
+// filterDraw weighs the candidates idx (values x[i], the largest m) by
+// exp(x − m), keeps top-p's and then min-p's, and draws one; it returns
+// its position in idx. The first sorted of idx are in before's order (-1:
+// none yet, for top-p to order).
+func (s *Sampler) filterDraw(x []float64, idx []int32, m float64, sorted int) int {
 	z := 0.0
 	for _, i := range idx {
 		x[i] = math.Exp(x[i] - m)
 		z += x[i]
 	}
-	if topP && sorted == 0 {
+	tp := s.p.TopP
+	topP := tp > 0 && tp < 1
+	if topP && sorted < 0 {
 		sorted = nucleusOrder(x, idx, z, tp)
 	}
+	pos := s.pos[:0] // positions in idx kept
 	if topP {
 		// The shortest prefix of the order with mass ≥ tp.
 		acc, n := 0.0, 0
@@ -142,36 +158,40 @@ func (s *Sampler) Next(logits []float32, seen []int32) int32 {
 				sorted = len(idx)
 			}
 			acc += x[idx[n]] / z
+			pos = append(pos, n)
 			n++
 			if acc >= tp {
 				break
 			}
 		}
-		idx = idx[:n]
 		z = acc * z
+	} else {
+		for n := range idx {
+			pos = append(pos, n)
+		}
 	}
 	if mp := s.p.MinP; mp > 0 {
 		// The most likely candidate has weight exp(0) = 1 (before top-p
 		// only if it was kept, which it always is).
-		kept := idx[:0]
+		kept := pos[:0]
 		z = 0
-		for _, i := range idx {
-			if x[i] >= mp {
-				kept = append(kept, i)
-				z += x[i]
+		for _, n := range pos {
+			if x[idx[n]] >= mp {
+				kept = append(kept, n)
+				z += x[idx[n]]
 			}
 		}
-		idx = kept
+		pos = kept
 	}
-	s.idx = idx
+	s.pos = pos
 	u := s.rng.Float64() * z
-	for _, i := range idx {
-		u -= x[i]
+	for _, n := range pos {
+		u -= x[idx[n]]
 		if u < 0 {
-			return i
+			return n
 		}
 	}
-	return idx[len(idx)-1] // rounding left u ≥ 0 at the end
+	return pos[len(pos)-1] // rounding left u ≥ 0 at the end
 }
 
 func argmax(x []float64) int32 {
