@@ -1,14 +1,13 @@
 package kern_test
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gokern/kern"
 	tk "github.com/gokern/kern/internal/testkernels"
+
+	"github.com/gokern/kern/internal/cudastub"
 )
 
 // openStubCUDA opens the CUDA device on the stub libcuda of package cuda's
@@ -28,23 +27,7 @@ func openStubGPU(t *testing.T, ordinal int) *kern.Device {
 		// tests of this build would run on it and pass without a GPU.
 		t.Skip("-tags gpu: this process keeps the real driver; the stub-driver tests run without the tag")
 	}
-	cc := os.Getenv("CC")
-	if cc == "" {
-		cc = "cc"
-	}
-	if _, err := exec.LookPath(cc); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no C compiler to build the stub libcuda: %v", err)
-		}
-		t.Skipf("no C compiler to build the stub libcuda: %v", err)
-	}
-	srcs, _ := filepath.Glob(filepath.Join("cuda", "testdata", "stub", "*.c"))
-	lib := filepath.Join(t.TempDir(), "libcuda_stub.so")
-	args := append([]string{"-shared", "-fPIC", "-fvisibility=hidden", "-O1", "-o", lib}, srcs...)
-	if out, err := exec.Command(cc, append(args, "-lpthread")...).CombinedOutput(); err != nil {
-		t.Fatalf("building the stub: %v\n%s", err, out)
-	}
-	t.Setenv("KERN_LIBCUDA", lib)
+	t.Setenv("KERN_LIBCUDA", cudastub.Libcuda(t))
 	t.Setenv("KERN_DEVICE", "cuda")
 	dev, err := kern.OpenCUDA(ordinal)
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gokern/kern/internal/cudastub"
 )
 
 var benchOpNames = []string{"RMSNorm", "AddRMSNorm", "Softmax", "SiLUMul", "GELU", "Add", "RoPE"}
@@ -143,8 +145,8 @@ func TestParseSizes(t *testing.T) {
 // process (TestBenchStubChild) with KERN_LIBCUDA and KERN_LIBCUBLAS set.
 func TestBenchOnTheStubDriver(t *testing.T) {
 	dir := t.TempDir()
-	cudaLib := buildStubLib(t, filepath.Join(dir, "libcuda_stub.so"), filepath.Join("..", "..", "cuda", "testdata", "stub"))
-	cublasLib := buildStubLib(t, filepath.Join(dir, "libcublas_stub.so"), filepath.Join("..", "..", "cublas", "testdata", "stub"))
+	cudaLib := cudastub.Libcuda(t)
+	cublasLib := cudastub.Build(t, "libcublas_stub.so", filepath.Join("cublas", "testdata", "stub"))
 	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchStubChild$", "-test.v", "-test.count=1")
 	cmd.Env = append(os.Environ(), "KERN_BENCH_STUB_CHILD="+filepath.Join(dir, "bench.json"),
 		"KERN_LIBCUDA="+cudaLib, "KERN_LIBCUBLAS="+cublasLib, "KERN_DEVICE=")
@@ -209,29 +211,4 @@ func TestBenchStubChild(t *testing.T) {
 	if strings.Contains(out, "kern Matmul bf16 128x128 256³") {
 		t.Error("cuda:1: a 128x128 row beside a default that is 128x128")
 	}
-}
-
-// buildStubLib compiles the C files of srcDir into the shared object out,
-// skipping the test without a C compiler (failing it under CI=true).
-func buildStubLib(t *testing.T, out, srcDir string) string {
-	t.Helper()
-	cc := os.Getenv("CC")
-	if cc == "" {
-		cc = "cc"
-	}
-	if _, err := exec.LookPath(cc); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no C compiler to build the stubs: %v", err)
-		}
-		t.Skipf("no C compiler to build the stubs: %v", err)
-	}
-	srcs, _ := filepath.Glob(filepath.Join(srcDir, "*.c"))
-	if len(srcs) == 0 {
-		t.Fatalf("no C sources in %s", srcDir)
-	}
-	args := append([]string{"-shared", "-fPIC", "-fvisibility=hidden", "-O1", "-o", out}, srcs...)
-	if b, err := exec.Command(cc, append(args, "-lm", "-lpthread")...).CombinedOutput(); err != nil {
-		t.Fatalf("building %s: %v\n%s", out, err, b)
-	}
-	return out
 }

@@ -8,13 +8,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gokern/kern/internal/cudastub"
 )
 
 // kern doctor's NCCL line, in child processes (NCCL loads once per
 // process): with package nccl's stub library (built here from its C
 // source) it names the library and its version; with none, why not.
 func TestDoctorReportsNCCL(t *testing.T) {
-	stub := buildStubLib(t, filepath.Join(t.TempDir(), "libnccl_stub.so"), filepath.Join("..", "..", "nccl", "testdata", "stub"))
+	stub := cudastub.Build(t, "libnccl_stub.so", filepath.Join("nccl", "testdata", "stub"))
 	for _, c := range []struct{ lib, want string }{
 		{stub, "NCCL: " + stub + ", version 2.21.5"},
 		{"/nonexistent/libnccl.so.2", "NCCL: not available (nccl: no NCCL library could be loaded"},

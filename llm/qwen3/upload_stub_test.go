@@ -4,15 +4,13 @@ package qwen3
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/ebitengine/purego"
 
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/cuda"
+	"github.com/gokern/kern/internal/cudastub"
 )
 
 // TestStepUploadsItsTablesOnce: on the CUDA device (package cuda's stub
@@ -25,23 +23,7 @@ import (
 // the tables from page-locked host memory. Each synchronous copy is a
 // round trip to a GPU; a decode step on the ops path made nine.
 func TestStepUploadsItsTablesOnce(t *testing.T) {
-	cc := os.Getenv("CC")
-	if cc == "" {
-		cc = "cc"
-	}
-	if _, err := exec.LookPath(cc); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no C compiler to build the stub libcuda: %v", err)
-		}
-		t.Skipf("no C compiler to build the stub libcuda: %v", err)
-	}
-	srcs, _ := filepath.Glob(filepath.Join("..", "..", "cuda", "testdata", "stub", "*.c"))
-	lib := filepath.Join(t.TempDir(), "libcuda_stub.so")
-	args := append([]string{"-shared", "-fPIC", "-fvisibility=hidden", "-O1", "-o", lib}, srcs...)
-	if out, err := exec.Command(cc, append(args, "-lpthread")...).CombinedOutput(); err != nil {
-		t.Fatalf("building the stub: %v\n%s", err, out)
-	}
-	t.Setenv("KERN_LIBCUDA", lib)
+	t.Setenv("KERN_LIBCUDA", cudastub.Libcuda(t))
 	dev, err := kern.OpenCUDA(0)
 	if err != nil {
 		t.Fatalf("opening the stub device: %v", err)

@@ -5,8 +5,6 @@ package tp
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/gpu"
+	"github.com/gokern/kern/internal/cudastub"
 	"github.com/gokern/kern/nccl"
 )
 
@@ -23,8 +22,8 @@ import (
 // through kern.CUDAPointer/CUDAStream, the context's Do and the binding.
 func TestNCCLCommOnTheStubs(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv("KERN_LIBCUDA", buildStub(t, filepath.Join(dir, "libcuda_stub.so"), filepath.Join("..", "..", "cuda", "testdata", "stub")))
-	t.Setenv(nccl.LibraryEnv, buildStub(t, filepath.Join(dir, "libnccl_stub.so"), filepath.Join("..", "..", "nccl", "testdata", "stub")))
+	t.Setenv("KERN_LIBCUDA", cudastub.Libcuda(t))
+	t.Setenv(nccl.LibraryEnv, cudastub.Build(t, "libnccl_stub.so", filepath.Join("nccl", "testdata", "stub")))
 	// Each goroutine plays one process of the one-process-per-GPU
 	// layout: JoinNCCL hands rank 0's id over a Unix socket.
 	sock := filepath.Join(dir, "rank0.sock")
@@ -95,24 +94,4 @@ func ncclRank(ctx context.Context, r, n int, sock string) error {
 		return err
 	}
 	return c.Close()
-}
-
-func buildStub(t *testing.T, out, srcDir string) string {
-	t.Helper()
-	cc := os.Getenv("CC")
-	if cc == "" {
-		cc = "cc"
-	}
-	if _, err := exec.LookPath(cc); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no C compiler to build the stubs: %v", err)
-		}
-		t.Skipf("no C compiler to build the stubs: %v", err)
-	}
-	srcs, _ := filepath.Glob(filepath.Join(srcDir, "*.c"))
-	args := append([]string{"-shared", "-fPIC", "-fvisibility=hidden", "-O1", "-o", out}, srcs...)
-	if b, err := exec.Command(cc, append(args, "-lm", "-lpthread")...).CombinedOutput(); err != nil {
-		t.Fatalf("building %s: %v\n%s", out, err, b)
-	}
-	return out
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gokern/kern"
+	"github.com/gokern/kern/internal/cudastub"
 	"github.com/gokern/kern/internal/fixture"
 	"github.com/gokern/kern/llm/qwen3"
 	"github.com/gokern/kern/nccl"
@@ -107,9 +108,8 @@ func TestBreakAbortsNCCL(t *testing.T) {
 func leadFollowOnTheStubs(t *testing.T) (*Leader, <-chan error) {
 	t.Helper()
 	model := fixture.Model(t, "tiny-qwen3-tied")
-	dir := t.TempDir()
-	t.Setenv("KERN_LIBCUDA", buildStub(t, filepath.Join(dir, "libcuda_stub.so"), filepath.Join("..", "..", "cuda", "testdata", "stub")))
-	t.Setenv(nccl.LibraryEnv, buildStub(t, filepath.Join(dir, "libnccl_stub.so"), filepath.Join("..", "..", "nccl", "testdata", "stub")))
+	t.Setenv("KERN_LIBCUDA", cudastub.Libcuda(t))
+	t.Setenv(nccl.LibraryEnv, cudastub.Build(t, "libnccl_stub.so", filepath.Join("nccl", "testdata", "stub")))
 	rdir, err := os.MkdirTemp("/tmp", "kern-tp-test-") // Unix socket paths are short
 	if err != nil {
 		t.Fatal(err)

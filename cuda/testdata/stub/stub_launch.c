@@ -111,6 +111,14 @@ struct graph {
 	struct launch *recs;
 };
 
+/* capture_rec appends rec to the graph s is capturing into. */
+static CUresult capture_rec(struct stream *s, const struct launch *rec) {
+	struct graph *g = s->g;
+	g->recs = realloc(g->recs, (size_t)(g->n + 1) * sizeof *g->recs);
+	copy_launch(&g->recs[g->n++], rec);
+	return OK;
+}
+
 CUresult capture_memset32(struct stream *s, CUdeviceptr dst, unsigned ui, size_t n) {
 	if (dst % 4 != 0 || !in_range(dst, n * 4)) return E_INVALID_VALUE;
 	struct launch rec;
@@ -122,10 +130,7 @@ CUresult capture_memset32(struct stream *s, CUdeviceptr dst, unsigned ui, size_t
 	memcpy(rec.data[0], &p, 8);
 	memcpy(rec.data[1], &ui, 4);
 	memcpy(rec.data[2], &cnt, 8);
-	struct graph *g = s->g;
-	g->recs = realloc(g->recs, (size_t)(g->n + 1) * sizeof *g->recs);
-	copy_launch(&g->recs[g->n++], &rec);
-	return OK;
+	return capture_rec(s, &rec);
 }
 
 CUresult capture_memcpy(struct stream *s, uint64_t dst, uint64_t src, size_t n) {
@@ -138,10 +143,7 @@ CUresult capture_memcpy(struct stream *s, uint64_t dst, uint64_t src, size_t n) 
 	memcpy(rec.data[0], &dst, 8);
 	memcpy(rec.data[1], &src, 8);
 	memcpy(rec.data[2], &cnt, 8);
-	struct graph *g = s->g;
-	g->recs = realloc(g->recs, (size_t)(g->n + 1) * sizeof *g->recs);
-	copy_launch(&g->recs[g->n++], &rec);
-	return OK;
+	return capture_rec(s, &rec);
 }
 
 static int any_global_capture_flag;
