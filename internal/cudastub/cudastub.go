@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/gokern/kern/internal/fixture"
 )
 
 // Libcuda builds the stub libcuda and returns its path, for KERN_LIBCUDA.
@@ -32,7 +34,7 @@ func Build(t testing.TB, name, srcDir string) string {
 		}
 		t.Skipf("no C compiler to build %s: %v", name, err)
 	}
-	root, err := moduleRoot()
+	root, err := fixture.ModuleRoot()
 	if err != nil {
 		t.Fatalf("building %s: the module root: %v", name, err)
 	}
@@ -46,23 +48,4 @@ func Build(t testing.TB, name, srcDir string) string {
 		t.Fatalf("building %s: %v\n%s", name, err, b)
 	}
 	return out
-}
-
-// moduleRoot walks up from the working directory (a package directory
-// under go test) to the directory holding go.mod.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			return "", os.ErrNotExist
-		}
-		dir = up
-	}
 }
