@@ -36,18 +36,9 @@ const viewAlign = 256
 // device's memory (on the emulator and in native mode, the host's) is an
 // error, not an out-of-memory crash.
 func Alloc[T gpu.Elem](dev *Device, n int) (*Buffer[T], error) {
-	if dev == nil {
-		return nil, fmt.Errorf("kern.Alloc: nil device")
-	}
-	if err := dev.usable(); err != nil {
-		return nil, fmt.Errorf("kern.Alloc: %w", err)
-	}
-	if n < 0 {
-		return nil, fmt.Errorf("kern.Alloc: negative length %d", n)
-	}
 	size := elemSize[T]()
-	if n > math.MaxInt/size {
-		return nil, fmt.Errorf("kern.Alloc: %d elements of %d bytes overflow the byte count", n, size)
+	if err := checkAlloc("kern.Alloc", dev, n, size); err != nil {
+		return nil, err
 	}
 	bytes := n * size
 	if limit := dev.limit.MaxAlloc; limit > 0 && uint64(bytes) > limit {
@@ -79,6 +70,24 @@ func Alloc[T gpu.Elem](dev *Device, n int) (*Buffer[T], error) {
 		}
 	}, b.live)
 	return b, nil
+}
+
+// checkAlloc checks an allocation of n elements of size bytes on dev,
+// for op (Alloc, AllocHost).
+func checkAlloc(op string, dev *Device, n, size int) error {
+	if dev == nil {
+		return fmt.Errorf("%s: nil device", op)
+	}
+	if err := dev.usable(); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if n < 0 {
+		return fmt.Errorf("%s: negative length %d", op, n)
+	}
+	if n > math.MaxInt/size {
+		return fmt.Errorf("%s: %d elements of %d bytes overflow the byte count", op, n, size)
+	}
+	return nil
 }
 
 // Upload allocates a buffer on dev holding a copy of xs.

@@ -2,7 +2,6 @@ package kern
 
 import (
 	"fmt"
-	"math"
 	"runtime"
 	"unsafe"
 
@@ -29,18 +28,9 @@ type HostBuffer[T gpu.Elem] struct {
 // AllocHost allocates n zeroed elements of host memory for dev's queued
 // copies.
 func AllocHost[T gpu.Elem](dev *Device, n int) (*HostBuffer[T], error) {
-	if dev == nil {
-		return nil, fmt.Errorf("kern.AllocHost: nil device")
-	}
-	if err := dev.usable(); err != nil {
-		return nil, fmt.Errorf("kern.AllocHost: %w", err)
-	}
-	if n < 0 {
-		return nil, fmt.Errorf("kern.AllocHost: negative length %d", n)
-	}
 	size := elemSize[T]()
-	if n > math.MaxInt/size {
-		return nil, fmt.Errorf("kern.AllocHost: %d elements of %d bytes overflow the byte count", n, size)
+	if err := checkAlloc("kern.AllocHost", dev, n, size); err != nil {
+		return nil, err
 	}
 	mem, err := dev.b.allocHost(max(n*size, 1))
 	if err != nil {
