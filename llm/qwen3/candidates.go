@@ -9,14 +9,23 @@ package qwen3
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/gokern/kern"
 	"github.com/gokern/kern/ops"
 )
 
+// GraphCopiesOff keeps a decode graph to its kernels: the step's tables
+// are copied before it (synchronously) and no candidates are picked in it
+// (SetDecodeCandidates does nothing), as before host buffers. For a
+// driver that would refuse the copies in a graph; KERN_GRAPH_COPIES=0 in
+// the environment sets it.
+var GraphCopiesOff = os.Getenv("KERN_GRAPH_COPIES") == "0"
+
 // SetDecodeCandidates makes each decode step on the ops path also pick
 // every row's k largest logits (ops.TopKPacked) and copy them to host
-// memory, read with DecodeCandidates after the step; k = 0 stops it.
+// memory, read with DecodeCandidates after the step; k = 0 stops it (and
+// so does GraphCopiesOff).
 // Decode graphs captured before are dropped, to be captured again with
 // the pick.
 func (m *Model) SetDecodeCandidates(k int) error {
@@ -25,6 +34,9 @@ func (m *Model) SetDecodeCandidates(k int) error {
 		return fmt.Errorf("qwen3: SetDecodeCandidates: the candidates are picked on the ops path (UseOps)")
 	case k < 0 || k > min(ops.TopKMax, m.Config.VocabSize):
 		return fmt.Errorf("qwen3: SetDecodeCandidates(%d): want 0 ≤ k ≤ %d", k, min(ops.TopKMax, m.Config.VocabSize))
+	}
+	if GraphCopiesOff {
+		k = 0
 	}
 	if k == m.candK {
 		return nil

@@ -282,7 +282,7 @@ func (m *Model) forward(seqs []*Seq, tokens [][]int32, all bool) (*kern.Buffer[f
 			}
 		}
 	}
-	if st != nil && m.viaGraph(w, all) {
+	if st != nil && m.viaGraph(w, all) && !GraphCopiesOff {
 		st.upload = true // inside the step's graph
 	} else if err := w.tables.CopyFrom(w.host); err != nil {
 		return nil, fmt.Errorf("qwen3: batch tables: %w", err)
