@@ -112,8 +112,8 @@ func TopKReserve(q kern.Queue, rows, cols, k int) error {
 	if dev == nil || rows < 1 || cols < 1 || k < 1 || k > TopKMax {
 		return fmt.Errorf("ops.TopKReserve: %d rows of %d with k = %d on %v: want a queue and positive sizes, k ≤ %d", rows, cols, k, q, TopKMax)
 	}
-	nk, _ := topkLevels(rows, cols, k, true)
-	_, unlock, err := topkBufs(q, dev, nk, rows, 2*rows*topkChunks(cols))
+	chunks, offs := topkLevels(rows, cols, k)
+	_, unlock, err := topkBufs(q, dev, offs[len(chunks)], rows, 2*rows*chunks[0])
 	if err != nil {
 		return fmt.Errorf("ops.TopKReserve: %w", err)
 	}
@@ -121,41 +121,35 @@ func TopKReserve(q kern.Queue, rows, cols, k int) error {
 	return nil
 }
 
-// topkLevels is the scratch keys a call needs (every level's, 256-byte
-// aligned) and each level's chunks a row; fuse is whether the last block
-// of a row may merge its chunks (TopKPackedLSE needs it).
-func topkLevels(rows, cols, k int, fuse bool) (nk int, chunks []int) {
+// topkLevels is each level's chunks a row and the offset of its keys in
+// the scratch (256-byte aligned), then the keys in all: one level when
+// the last block of a row can merge its chunks (TopKPackedLSEFits).
+func topkLevels(rows, cols, k int) (chunks, offs []int) {
 	chunks = []int{topkChunks(cols)}
-	if c := chunks[0]; c > 1 && c*k <= topk.Chunk && fuse {
-		return (rows*c*k + 31) / 32 * 32, chunks
-	}
-	for c := chunks[0]; c > 1; {
+	for c := chunks[0]; c > 1 && !TopKPackedLSEFits(cols, k); {
 		c = (c*k + topk.Chunk - 1) / topk.Chunk
 		chunks = append(chunks, c)
 	}
-	for _, c := range chunks {
-		nk += (rows*c*k + 31) / 32 * 32
+	offs = make([]int, len(chunks)+1)
+	for i, c := range chunks {
+		offs[i+1] = offs[i] + (rows*c*k+31)/32*32
 	}
-	return nk, chunks
+	return chunks, offs
 }
 
 // topK launches the levels on checked arguments, the result to res if it
 // is not nil, else to vals and ids; with lse, res rows end with the row's
 // log-sum-exp.
 func topK[T Float](s *shape, q kern.Queue, x *kern.Buffer[T], rows, cols, k int, vals *kern.Buffer[float32], ids *kern.Buffer[int32], res *kern.Buffer[uint64], lse bool) error {
-	// The levels: chunks[i] blocks a row, each leaving k keys; one level
-	// of several chunks merges them in its last block.
-	nk, chunks := topkLevels(rows, cols, k, true)
+	// The levels: chunks[i] blocks a row, each leaving k keys at offs[i]
+	// of the scratch; one level of several chunks merges them in its last
+	// block.
+	chunks, offs := topkLevels(rows, cols, k)
 	fuse := 0
 	if len(chunks) == 1 && chunks[0] > 1 {
 		fuse = 1
 	}
-	// Level i's keys at offs[i] of the scratch, 256-byte aligned views.
-	offs := make([]int, len(chunks)+1)
-	for i, c := range chunks {
-		offs[i+1] = offs[i] + (rows*c*k+31)/32*32
-	}
-	sc, unlock, err := topkBufs(q, x.Device(), nk, rows, 2*rows*chunks[0])
+	sc, unlock, err := topkBufs(q, x.Device(), offs[len(chunks)], rows, 2*rows*chunks[0])
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.op, err)
 	}
