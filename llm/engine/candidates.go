@@ -33,11 +33,7 @@ const defaultCandidates = 64
 // whether a job asks for logprobs, which the candidates give with their
 // row's log-sum-exp.
 func (e *Engine) candidates(out *kern.Buffer[float32], active []*job) (c int, lse bool) {
-	c = e.sampleCandidates
-	if c == 0 && out.Device().Kind() == "cuda" {
-		c = defaultCandidates
-	}
-	c = min(c, ops.TopKMax, e.Config.VocabSize)
+	c = candidateCount(e.sampleCandidates, out.Device(), e.Config.VocabSize)
 	sampling, greedy, top := false, true, 0
 	for _, j := range active {
 		if len(j.rest) > 0 {
@@ -181,14 +177,20 @@ func (s Single) DecodeCandidates() ([]uint64, int) { return s.M.DecodeCandidates
 // pickInStep has m's decode steps pick the engine's candidates, where the
 // engine takes them (a GPU, or SampleCandidates set) on the ops path.
 func pickInStep(m *qwen3.Model, opt Options) error {
-	k := opt.SampleCandidates
-	if k == 0 && m.Device().Kind() == "cuda" {
-		k = defaultCandidates
-	}
+	k := candidateCount(opt.SampleCandidates, m.Device(), m.Config.VocabSize)
 	if k <= 0 || !m.UsingOps() {
 		return nil
 	}
-	return m.SetDecodeCandidates(min(k, ops.TopKMax, m.Config.VocabSize))
+	return m.SetDecodeCandidates(k)
+}
+
+// candidateCount is the candidates a row hands the host on dev, given
+// Options.SampleCandidates n and the vocabulary V; ≤ 0 for whole rows.
+func candidateCount(n int, dev *kern.Device, V int) int {
+	if n == 0 && dev.Kind() == "cuda" {
+		n = defaultCandidates
+	}
+	return min(n, ops.TopKMax, V)
 }
 
 // freeCandidates frees the candidates' buffer.

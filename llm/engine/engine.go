@@ -106,9 +106,9 @@ type Options struct {
 	// Qwen3-8B on an H100).
 	PersistentDecode bool
 	// SampleCandidates is how many of each row's largest logits a decode
-	// step hands the host (ops.TopK) when every sequence sampling in it
-	// draws greedily or with top-k and none asks for logprobs
-	// (candidates.go); the tokens are those the whole rows give. 0: 64 on
+	// step hands the host (ops.TopKPacked) when every sequence sampling in
+	// it draws greedily or with top-k (candidates.go); the tokens, and
+	// logprobs, are those the whole rows give. 0: 64 on
 	// a GPU (a cuda device), and the whole rows on the emulator and in
 	// native mode, where they cost no copy; negative: always the whole
 	// rows; at most ops.TopKMax.
