@@ -39,7 +39,6 @@ type workspace struct {
 	hostTables                             *kern.HostBuffer[int32] // page-locked on a GPU
 	cand                                   *kern.Buffer[uint64]    // a decode step's candidates (candidates.go)
 	candHost                               *kern.HostBuffer[uint64]
-	host                                   []int32 // hostTables' Data, built each step
 	toff                                   [10]int // each table's offset in tables, then the total
 	emb16                                  *kern.Buffer[gpu.BFloat16]
 	emb16h                                 *kern.Buffer[gpu.Half]
@@ -144,7 +143,6 @@ func (m *Model) workspace(key wsKey, all bool) (*workspace, error) {
 		w.hostTables, err = kern.AllocHost[int32](m.dev, w.tables.Len())
 	}
 	if err == nil {
-		w.host = w.hostTables.Data()
 		for i, v := range []**kern.Buffer[int32]{&w.ids, &w.pos, &w.slot, &w.rowSeq, &w.lastRow, &w.table, &w.seqLens, &w.cuQ, &w.cuK} {
 			if *v, err = w.tables.Slice(w.toff[i], w.toff[i]+sizes[i]); err != nil {
 				break
@@ -177,9 +175,9 @@ func tableSizes(k wsKey) [9]int {
 // every buffer a kernel takes (kern.Buffer.Slice).
 const tableAlign = 64
 
-// tableHost is table i's part of w.host, cleared.
+// tableHost is table i's part of w.hostTables, cleared.
 func (w *workspace) tableHost(i int) []int32 {
-	h := w.host[w.toff[i] : w.toff[i]+tableSizes(w.wsKey)[i]]
+	h := w.hostTables.Data()[w.toff[i] : w.toff[i]+tableSizes(w.wsKey)[i]]
 	clear(h)
 	return h
 }
@@ -284,7 +282,7 @@ func (m *Model) forward(seqs []*Seq, tokens [][]int32, all bool) (*kern.Buffer[f
 	}
 	if st != nil && m.viaGraph(w, all) && !GraphCopiesOff {
 		st.upload = true // inside the step's graph
-	} else if err := w.tables.CopyFrom(w.host); err != nil {
+	} else if err := w.tables.CopyFrom(w.hostTables.Data()); err != nil {
 		return nil, fmt.Errorf("qwen3: batch tables: %w", err)
 	}
 	m.lastCand = nil

@@ -108,7 +108,7 @@ func TestStepUploadsItsTablesOnce(t *testing.T) {
 					w = x
 				}
 			}
-			if dev, err := w.tables.Download(); err != nil || fmt.Sprint(dev) != fmt.Sprint(w.host) {
+			if dev, err := w.tables.Download(); err != nil || fmt.Sprint(dev) != fmt.Sprint(w.hostTables.Data()) {
 				t.Errorf("ops=%v, step %d: the device's tables are not the host's (%v)", ops, i, err)
 			}
 		}
