@@ -22,7 +22,7 @@
 //	embed.go       Embedding row gather with device-checked token ids
 //	argmax.go      Argmax over rows (two stages, ties to the lowest index)
 //	sample.go      top-k / top-p / temperature sampling with a seed
-//	topk.go        TopK, TopKPacked: each row's k largest, sorted, a sampler's candidates (internal/topk)
+//	topk.go        TopK, TopKPacked (TopKPairs unpacks): each row's k largest, sorted, a sampler's candidates (internal/topk)
 //	quant.go       INT8 (per tensor, per channel), INT4 (group 128) and 6-bit dequant
 //	matmul.go      Matmul on the tensor cores with fused epilogues, decode GEMV
 //	               (kernels in internal/mm, internal/gemvtc; v1 GEMV internal/gemv;

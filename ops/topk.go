@@ -59,6 +59,15 @@ func TopKPacked[T Float](q kern.Queue, keys *kern.Buffer[uint64], x *kern.Buffer
 // its column index.
 func TopKPair(key uint64) (float32, int32) { return topk.Pair(key) }
 
+// TopKPairs unpacks every key of TopKPacked's result, in order.
+func TopKPairs(keys []uint64) (vals []float32, ids []int32) {
+	vals, ids = make([]float32, len(keys)), make([]int32, len(keys))
+	for i, key := range keys {
+		vals[i], ids[i] = topk.Pair(key)
+	}
+	return vals, ids
+}
+
 // TopKPackedLSE is TopKPacked with each row's log-sum-exp, log Σ_j e^x_j
 // over its finite elements in float64 (what a log-softmax subtracts;
 // -Inf for a row with none), after its k keys: keys is [rows, k+1], and

@@ -103,6 +103,15 @@ func testTopK[T Float](t *testing.T, dev *kern.Device) {
 			t.Fatal(err)
 		}
 		packed, _ := keys.Download()
+		if pv, pid := TopKPairs(packed); len(pv) != len(packed) || len(pid) != len(packed) {
+			t.Fatalf("TopKPairs of %d keys: %d values, %d ids", len(packed), len(pv), len(pid))
+		} else {
+			for i, key := range packed {
+				if v, id := TopKPair(key); pv[i] != v || pid[i] != id {
+					t.Fatalf("TopKPairs[%d] = (%v, %d), TopKPair gives (%v, %d)", i, pv[i], pid[i], v, id)
+				}
+			}
+		}
 		var withLSE []uint64
 		if TopKPackedLSEFits(sh.cols, sh.k) {
 			lk := alloc[uint64](t, dev, sh.rows*(sh.k+1))

@@ -72,10 +72,7 @@ func (p *picker) pick(logits *kern.Buffer[float32], tokens [][]int32) error {
 				return err
 			}
 		}
-		vals, ids := make([]float32, len(keys)), make([]int32, len(keys))
-		for i, key := range keys {
-			vals[i], ids[i] = ops.TopKPair(key)
-		}
+		vals, ids := ops.TopKPairs(keys)
 		for i, s := range p.smps {
 			tok, ok := s.NextFrom(vals[i*p.c:(i+1)*p.c], ids[i*p.c:(i+1)*p.c], nil)
 			tokens[i], whole[i] = []int32{tok}, !ok

@@ -125,10 +125,7 @@ func (e *Engine) pickFromCandidates(out *kern.Buffer[float32], active []*job, c 
 			return picked{}, err
 		}
 	}
-	vals, ids := make([]float32, len(keys)), make([]int32, len(keys))
-	for i, key := range keys {
-		vals[i], ids[i] = ops.TopKPair(key)
-	}
+	vals, ids := ops.TopKPairs(keys)
 	p := picked{toks: make([]int32, rows), lps: make([]*SampledLogprob, rows)}
 	var undecided []int
 	for i, j := range active {
