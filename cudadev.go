@@ -299,7 +299,6 @@ func (c *cudaBackend) cooperativeBlocks(l *launch) (int, error) {
 	return n, err
 }
 
-// checkSlots reads and clears every loaded module's error slot.
 // checkSlots reads every loaded module's error slot (a device global the
 // failure path of a kernel writes) and reports what failed, clearing the
 // slots that were set. The reads are queued together on stream (0: the
@@ -319,6 +318,7 @@ func (c *cudaBackend) checkSlots(stream cuda.Stream, wait func() error) error {
 	}
 	c.slotMu.Lock()
 	defer c.slotMu.Unlock()
+	var errs []error
 	err := c.do(func() error {
 		if need := len(mods) * errorSlotBytes; len(c.slots) < need {
 			if c.slots != nil {
@@ -342,11 +342,17 @@ func (c *cudaBackend) checkSlots(stream cuda.Stream, wait func() error) error {
 		if err := wait(); err != nil {
 			return err
 		}
+		var zero [errorSlotBytes]byte
 		for i, cm := range mods {
-			if raw := c.slots[i*errorSlotBytes : (i+1)*errorSlotBytes]; !allZero(raw) {
-				if err := cuda.MemsetD8(cm.slot, 0, errorSlotBytes); err != nil {
-					return err
-				}
+			raw := c.slots[i*errorSlotBytes : (i+1)*errorSlotBytes]
+			if [errorSlotBytes]byte(raw) == zero {
+				continue
+			}
+			if err := cuda.MemsetD8(cm.slot, 0, errorSlotBytes); err != nil {
+				return err
+			}
+			if err := cm.m.slotError(decodeSlot(raw)); err != nil {
+				errs = append(errs, err)
 			}
 		}
 		return nil
@@ -354,24 +360,7 @@ func (c *cudaBackend) checkSlots(stream cuda.Stream, wait func() error) error {
 	if err != nil {
 		return err
 	}
-	var errs []error
-	for i, cm := range mods {
-		if raw := c.slots[i*errorSlotBytes : (i+1)*errorSlotBytes]; !allZero(raw) {
-			if err := cm.m.slotError(decodeSlot(raw)); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
 	return errors.Join(errs...)
-}
-
-func allZero(b []byte) bool {
-	for _, x := range b {
-		if x != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 func (c *cudaBackend) sync() error {
