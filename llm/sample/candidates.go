@@ -38,13 +38,12 @@ import (
 // (the header says when); the sampler's random stream is then untouched.
 func (s *Sampler) NextFrom(vals []float32, ids []int32, seen []int32) (tok int32, ok bool) {
 	n := len(vals)
-	r := s.p.RepetitionPenalty
-	penalize := r > 0 && r != 1
-	if n == 0 || len(ids) != n || penalize && r < 1 {
+	r, on := s.penalty()
+	if n == 0 || len(ids) != n || on && r < 1 {
 		return -1, false
 	}
 	var isSeen map[int32]bool
-	if penalize && len(seen) > 0 {
+	if on && len(seen) > 0 {
 		isSeen = make(map[int32]bool, len(seen))
 		for _, id := range seen {
 			isSeen[id] = true
@@ -53,16 +52,9 @@ func (s *Sampler) NextFrom(vals []float32, ids []int32, seen []int32) (tok int32
 	x := s.buf[:0]
 	free := 0 // unseen candidates with a finite logit
 	for i, v := range vals {
-		f := float64(v)
-		if math.IsNaN(f) {
-			f = math.Inf(-1)
-		}
+		f := logit64(v)
 		if isSeen[ids[i]] {
-			if f > 0 {
-				f /= r
-			} else {
-				f *= r
-			}
+			f = penalize(f, r)
 		} else if !math.IsInf(f, -1) {
 			free++
 		}
@@ -104,6 +96,6 @@ func (s *Sampler) NextFrom(vals []float32, ids []int32, seen []int32) (tok int32
 // Greedy reports whether the sampler takes the largest logit with no
 // repetition penalty, which the first candidate alone decides.
 func (s *Sampler) Greedy() bool {
-	r := s.p.RepetitionPenalty
-	return s.p.Temperature == 0 && (r == 0 || r == 1)
+	_, on := s.penalty()
+	return s.p.Temperature == 0 && !on
 }

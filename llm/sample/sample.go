@@ -75,25 +75,17 @@ func New(p Params) (*Sampler, error) {
 func (s *Sampler) Next(logits []float32, seen []int32) int32 {
 	x := s.buf[:0]
 	for _, v := range logits {
-		f := float64(v)
-		if math.IsNaN(f) {
-			f = math.Inf(-1)
-		}
-		x = append(x, f)
+		x = append(x, logit64(v))
 	}
 	s.buf = x
-	if r := s.p.RepetitionPenalty; r > 0 && r != 1 {
+	if r, on := s.penalty(); on {
 		done := map[int32]bool{}
 		for _, id := range seen {
 			if id < 0 || int(id) >= len(x) || done[id] {
 				continue
 			}
 			done[id] = true
-			if x[id] > 0 {
-				x[id] /= r
-			} else {
-				x[id] *= r
-			}
+			x[id] = penalize(x[id], r)
 		}
 	}
 	if s.p.Temperature == 0 {
@@ -192,6 +184,32 @@ func (s *Sampler) filterDraw(x []float64, idx []int32, m float64, sorted int) in
 		}
 	}
 	return pos[len(pos)-1] // rounding left u ≥ 0 at the end
+}
+
+// logit64 is a logit as the sampler computes with it: float64, NaN as
+// -Inf (never drawn).
+func logit64(v float32) float64 {
+	if f := float64(v); !math.IsNaN(f) {
+		return f
+	}
+	return math.Inf(-1)
+}
+
+// penalty is the repetition penalty's factor and whether it applies (not
+// 0 or 1).
+func (s *Sampler) penalty() (float64, bool) {
+	r := s.p.RepetitionPenalty
+	return r, r > 0 && r != 1
+}
+
+// penalize is a seen token's logit x under the repetition penalty r:
+// pushed toward -Inf for r > 1 (divided if positive, multiplied if not),
+// as transformers' RepetitionPenaltyLogitsProcessor does.
+func penalize(x, r float64) float64 {
+	if x > 0 {
+		return x / r
+	}
+	return x * r
 }
 
 func argmax(x []float64) int32 {
